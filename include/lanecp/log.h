@@ -1,0 +1,51 @@
+/*
+ * Logging.
+ *
+ * Each line is formatted whole in a stack buffer, control characters are
+ * escaped (peer-supplied names cannot forge lines or move the cursor), and
+ * the line goes out with a single write(2) so lines from different threads
+ * never interleave.  A per-thread tag (lc_log_set_tag) names the stream or
+ * role the line comes from.
+ */
+#ifndef LANECP_LOG_H
+#define LANECP_LOG_H
+
+#include <stddef.h>
+
+enum lc_log_level {
+	LC_LOG_ERROR = 0,	/* always shown */
+	LC_LOG_WARN = 1,	/* shown unless -q */
+	LC_LOG_INFO = 2,	/* shown unless -q */
+	LC_LOG_VERBOSE = 3,	/* -v */
+	LC_LOG_DEBUG = 4,	/* -vv */
+};
+
+/* Program name prefix ("lanecp"), threshold level and the output fd. */
+void lc_log_init(const char *prog, int level, int fd);
+void lc_log_set_level(int level);
+int lc_log_level(void);
+
+/* Also append every line, timestamped, to this fd (-l FILE); -1 disables. */
+void lc_log_set_file(int fd);
+
+/* Tag for lines from the calling thread ("stream 3"); NULL clears.  The
+ * string must outlive its use (copied into thread-local storage). */
+void lc_log_set_tag(const char *tag);
+
+void lc__log(int level, const char *file, int line, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+
+#define lc_log_error(...) lc__log(LC_LOG_ERROR, __FILE__, __LINE__, __VA_ARGS__)
+#define lc_log_warn(...) lc__log(LC_LOG_WARN, __FILE__, __LINE__, __VA_ARGS__)
+#define lc_log_info(...) lc__log(LC_LOG_INFO, __FILE__, __LINE__, __VA_ARGS__)
+#define lc_log_verbose(...) \
+	lc__log(LC_LOG_VERBOSE, __FILE__, __LINE__, __VA_ARGS__)
+#define lc_log_debug(...) lc__log(LC_LOG_DEBUG, __FILE__, __LINE__, __VA_ARGS__)
+
+/*
+ * Escape control and non-ASCII bytes of src into dst (always NUL
+ * terminated), as \xNN.  Returns dst.
+ */
+char *lc_log_escape(char *dst, size_t dstsz, const char *src);
+
+#endif

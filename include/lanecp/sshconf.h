@@ -1,0 +1,84 @@
+/*
+ * ssh_config(5) subset.
+ *
+ * Resolves the settings for one host the way ssh(1) does: files are read
+ * in order (-F FILE alone, or ~/.ssh/config then /etc/ssh/ssh_config), the
+ * first value obtained for a keyword wins, Host/Match blocks select which
+ * lines apply, Include pulls in files (globs, relative to ~/.ssh or
+ * /etc/ssh).  Understood keywords: Host, Match (all, host, originalhost,
+ * user, localuser; other criteria make the block not match, with a
+ * verbose log line), Include, HostName, User, Port, IdentityFile,
+ * IdentitiesOnly, UserKnownHostsFile, GlobalKnownHostsFile,
+ * StrictHostKeyChecking, ConnectTimeout, ServerAliveInterval,
+ * ServerAliveCountMax, HashKnownHosts, BatchMode.  Other keywords are
+ * ignored (real configs are full of them); a known keyword with a bad value
+ * is an error naming the file and line.
+ *
+ * Token expansion as ssh does for HostName (%h, %%), IdentityFile and
+ * UserKnownHostsFile (%d %h %l %n %p %r %u %%, leading ~).
+ */
+#ifndef LANECP_SSHCONF_H
+#define LANECP_SSHCONF_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "lanecp/err.h"
+
+#define LC_SSHCONF_MAX_FILES 16	/* IdentityFile / known hosts entries */
+
+enum lc_strict {
+	LC_STRICT_UNSET = 0,
+	LC_STRICT_YES,		/* refuse unknown and changed keys */
+	LC_STRICT_ACCEPT_NEW,	/* record unknown keys, refuse changed */
+	LC_STRICT_NO,		/* record unknown keys, refuse changed (as ssh) */
+	LC_STRICT_ASK,		/* "ask": lanecp never prompts: treated as yes */
+};
+
+struct lc_sshconf {
+	char host[256];		/* the name as given on the command line */
+	char hostname[256];	/* HostName, expanded; defaults to host */
+	char user[256];		/* User; "" if not set */
+	uint16_t port;		/* 0 if not set */
+	char *identity_files[LC_SSHCONF_MAX_FILES];	/* expanded paths */
+	size_t n_identity_files;
+	int identities_only;	/* -1 unset, 0 no, 1 yes */
+	char *user_known_hosts[LC_SSHCONF_MAX_FILES];	/* expanded paths */
+	size_t n_user_known_hosts;	/* 0: not set (use defaults) */
+	char *global_known_hosts[LC_SSHCONF_MAX_FILES];
+	size_t n_global_known_hosts;
+	enum lc_strict strict;
+	int connect_timeout;	/* seconds, -1 unset */
+	int server_alive_interval;	/* seconds, -1 unset */
+	int server_alive_count_max;	/* -1 unset */
+	int hash_known_hosts;	/* -1 unset, 0 no, 1 yes */
+	int batch_mode;		/* -1 unset, 0 no, 1 yes */
+};
+
+struct lc_sshconf_ctx {
+	const char *config_file;	/* -F FILE, or NULL for the defaults */
+	const char *home;		/* home directory for ~ and %d */
+	const char *local_user;		/* for %u and Match localuser */
+	const char *cmdline_user;	/* user@ from the command line, or NULL */
+	const char *system_config;	/* NULL: /etc/ssh/ssh_config */
+};
+
+/*
+ * Resolve the settings for host.  A missing default file is fine; a
+ * missing -F file, an unreadable file or a malformed known keyword is
+ * -LC_ERR_CONFIG with e naming file and line.  On success the caller owns
+ * out and frees it with lc_sshconf_free().  User from the command line
+ * (ctx->cmdline_user) takes precedence over User in the file, as in ssh.
+ */
+int lc_sshconf_resolve(const struct lc_sshconf_ctx *ctx, const char *host,
+    struct lc_sshconf *out, struct lc_err *e);
+
+void lc_sshconf_free(struct lc_sshconf *c);
+
+/*
+ * Match a host name against an ssh pattern list ("*.example.com,!bad.*"),
+ * as ssh's match_hostname: 1 match, 0 no match, -1 negated match.
+ */
+int lc_sshconf_match_list(const char *name, const char *patterns);
+
+#endif

@@ -1,0 +1,276 @@
+/*
+ * Wire formats: control messages (over the agent's stdin/stdout) and data
+ * stream frames.  docs/PROTOCOL.md describes both in prose.
+ *
+ * Control frame:  u32 length | u8 type | payload      (length = 1 + payload)
+ * All integers are big-endian; strings are u32 length + bytes (no NUL).
+ * Structures are never cast onto the wire: each message has an encoder that
+ * appends a whole frame to a struct lc_buf and a decoder that parses a
+ * payload on a bounded view and rejects trailing bytes.
+ */
+#ifndef LANECP_WIRE_H
+#define LANECP_WIRE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "lanecp/buf.h"
+
+#define LC_PROTO_MAGIC 0x4c4e4350u	/* "LNCP" */
+#define LC_PROTO_VERSION 1
+#define LC_CTL_MAX (1u << 20)		/* largest control frame */
+#define LC_KEY_LEN 32			/* per-transfer secret */
+#define LC_MAX_STREAMS 64
+#define LC_DEFAULT_STREAMS 4
+#define LC_MIN_BLOCK (4u << 10)
+#define LC_MAX_BLOCK (64u << 20)
+#define LC_DEFAULT_BLOCK (1u << 20)
+#define LC_MAX_WINDOW (1u << 30)
+#define LC_PATH_MAX 4096
+#define LC_SOFT_MAX 64			/* software version string */
+#define LC_HOST_MAX 256
+#define LC_ADDR_MAX 64			/* numeric IPv4/IPv6 address */
+#define LC_CSUM_MAX 160			/* "alg=hex" checksum text */
+
+enum lc_msg_type {
+	LC_MSG_HELLO = 1,
+	LC_MSG_ERROR = 2,
+	LC_MSG_BYE = 3,
+	LC_MSG_SRC_ADD = 10,		/* ctl -> source */
+	LC_MSG_FILE = 11,		/* source -> ctl -> sink */
+	LC_MSG_SRC_LISTED = 12,		/* source -> ctl */
+	LC_MSG_SINK_TARGET = 13,	/* ctl -> sink */
+	LC_MSG_TARGET_OK = 14,		/* sink -> ctl */
+	LC_MSG_FILE_READY = 15,		/* sink -> ctl -> source */
+	LC_MSG_SRC_NOMORE = 16,		/* ctl -> source */
+	LC_MSG_LISTEN = 20,		/* ctl -> sink */
+	LC_MSG_LISTENING = 21,		/* sink -> ctl */
+	LC_MSG_CONNECT = 22,		/* ctl -> source */
+	LC_MSG_CONNECTED = 23,		/* source -> ctl */
+	LC_MSG_FILE_DONE = 30,		/* sink -> ctl */
+	LC_MSG_SRC_DONE = 31,		/* source -> ctl */
+	LC_MSG_SINK_DONE = 32,		/* sink -> ctl */
+	LC_MSG_PROGRESS = 33,		/* sink -> ctl */
+};
+
+/* HELLO flags */
+#define LC_HELLO_RESTRICTED 0x1u	/* agent serves one directory only */
+
+/* File kinds in LC_MSG_FILE */
+enum lc_file_kind {
+	LC_KIND_REG = 1,
+	LC_KIND_DIR = 2,
+};
+
+/* SINK_TARGET flags */
+#define LC_TGT_FORCE 0x1u	/* overwrite an existing target (-f) */
+#define LC_TGT_WANT_DIR 0x2u	/* several sources: target must be a dir */
+#define LC_TGT_RESUME 0x4u	/* -a */
+#define LC_TGT_NO_FSYNC 0x8u
+
+/* LISTEN / CONNECT flags */
+#define LC_XFER_ENCRYPT 0x1u
+#define LC_XFER_MASK 0x1u
+
+/* Decoded messages.  Strings are copied into fixed arrays. */
+struct lc_msg_hello {
+	uint32_t magic;
+	uint16_t proto;
+	char software[LC_SOFT_MAX];
+	/* the fields below are only decoded when proto matches */
+	uint32_t flags;
+	uint32_t max_streams;
+	uint64_t rmem_max;
+	uint64_t wmem_max;
+	uint32_t log_level;
+	char hostname[LC_HOST_MAX];
+};
+
+struct lc_msg_error {
+	uint32_t code;
+	char msg[1024];
+};
+
+struct lc_msg_src_add {
+	uint32_t flags;
+	char path[LC_PATH_MAX];
+};
+
+struct lc_msg_file {
+	uint32_t id;
+	uint8_t kind;
+	uint32_t mode;
+	uint64_t size;
+	int64_t mtime_sec;
+	uint32_t mtime_nsec;
+	char name[LC_PATH_MAX];
+};
+
+struct lc_msg_src_listed {
+	uint32_t files;
+	uint64_t bytes;
+};
+
+struct lc_msg_sink_target {
+	uint32_t flags;
+	uint32_t nsources;
+	char target[LC_PATH_MAX];
+};
+
+struct lc_msg_target_ok {
+	uint8_t is_dir;
+	char resolved[LC_PATH_MAX];
+};
+
+struct lc_msg_file_ready {
+	uint32_t id;
+	uint64_t start;		/* first byte to send (resume) */
+};
+
+struct lc_msg_listen {
+	uint32_t streams;
+	uint32_t window;	/* 0: leave autotuning on */
+	uint32_t block;
+	uint32_t flags;
+	uint8_t key[LC_KEY_LEN];
+};
+
+struct lc_msg_listening {
+	uint32_t streams;
+	uint32_t window;	/* effective SO_RCVBUF, 0 = autotuned */
+	uint32_t block;
+	uint32_t quota;		/* buffers per stream at the sink */
+	uint16_t ports[LC_MAX_STREAMS];
+};
+
+struct lc_msg_connect {
+	char addr[LC_ADDR_MAX];
+	uint32_t streams;
+	uint32_t window;
+	uint32_t block;
+	uint32_t flags;
+	uint8_t key[LC_KEY_LEN];
+	uint16_t ports[LC_MAX_STREAMS];
+};
+
+struct lc_msg_connected {
+	uint32_t streams;
+	uint32_t window;	/* effective SO_SNDBUF, 0 = autotuned */
+};
+
+struct lc_msg_file_done {
+	uint32_t id;
+	uint64_t bytes;
+	char checksum[LC_CSUM_MAX];
+};
+
+struct lc_msg_xfer_done {	/* SRC_DONE and SINK_DONE */
+	uint64_t bytes;
+	uint32_t files;
+};
+
+struct lc_msg_progress {
+	uint64_t bytes;
+};
+
+/*
+ * Encoders append one whole frame to out.  Return 0, -LC_ERR_TOOBIG or
+ * -LC_ERR_NOMEM.
+ */
+int lc_msg_put_hello(struct lc_buf *out, const struct lc_msg_hello *m);
+int lc_msg_put_error(struct lc_buf *out, uint32_t code, const char *msg);
+int lc_msg_put_empty(struct lc_buf *out, uint8_t type);
+int lc_msg_put_src_add(struct lc_buf *out, const struct lc_msg_src_add *m);
+int lc_msg_put_file(struct lc_buf *out, const struct lc_msg_file *m);
+int lc_msg_put_src_listed(struct lc_buf *out,
+    const struct lc_msg_src_listed *m);
+int lc_msg_put_sink_target(struct lc_buf *out,
+    const struct lc_msg_sink_target *m);
+int lc_msg_put_target_ok(struct lc_buf *out, const struct lc_msg_target_ok *m);
+int lc_msg_put_file_ready(struct lc_buf *out,
+    const struct lc_msg_file_ready *m);
+int lc_msg_put_listen(struct lc_buf *out, const struct lc_msg_listen *m);
+int lc_msg_put_listening(struct lc_buf *out,
+    const struct lc_msg_listening *m);
+int lc_msg_put_connect(struct lc_buf *out, const struct lc_msg_connect *m);
+int lc_msg_put_connected(struct lc_buf *out,
+    const struct lc_msg_connected *m);
+int lc_msg_put_file_done(struct lc_buf *out, const struct lc_msg_file_done *m);
+int lc_msg_put_xfer_done(struct lc_buf *out, uint8_t type,
+    const struct lc_msg_xfer_done *m);
+int lc_msg_put_progress(struct lc_buf *out, const struct lc_msg_progress *m);
+
+/*
+ * Frame splitting: if buf holds a whole frame, set *type, *payload, *plen
+ * and *framelen (bytes to consume) and return 1; 0 if more bytes are
+ * needed; -LC_ERR_PROTO for a zero or oversized length.
+ */
+int lc_msg_peek(const uint8_t *buf, size_t len, uint8_t *type,
+    const uint8_t **payload, size_t *plen, size_t *framelen);
+
+/*
+ * Decoders parse a payload (without the length and type bytes).  Return 0
+ * or -LC_ERR_PROTO; lc_msg_get_hello returns -LC_ERR_VERSION with magic,
+ * proto and software filled when the peer speaks another version.
+ */
+int lc_msg_get_hello(const uint8_t *p, size_t n, struct lc_msg_hello *m);
+int lc_msg_get_error(const uint8_t *p, size_t n, struct lc_msg_error *m);
+int lc_msg_get_empty(const uint8_t *p, size_t n);
+int lc_msg_get_src_add(const uint8_t *p, size_t n, struct lc_msg_src_add *m);
+int lc_msg_get_file(const uint8_t *p, size_t n, struct lc_msg_file *m);
+int lc_msg_get_src_listed(const uint8_t *p, size_t n,
+    struct lc_msg_src_listed *m);
+int lc_msg_get_sink_target(const uint8_t *p, size_t n,
+    struct lc_msg_sink_target *m);
+int lc_msg_get_target_ok(const uint8_t *p, size_t n,
+    struct lc_msg_target_ok *m);
+int lc_msg_get_file_ready(const uint8_t *p, size_t n,
+    struct lc_msg_file_ready *m);
+int lc_msg_get_listen(const uint8_t *p, size_t n, struct lc_msg_listen *m);
+int lc_msg_get_listening(const uint8_t *p, size_t n,
+    struct lc_msg_listening *m);
+int lc_msg_get_connect(const uint8_t *p, size_t n, struct lc_msg_connect *m);
+int lc_msg_get_connected(const uint8_t *p, size_t n,
+    struct lc_msg_connected *m);
+int lc_msg_get_file_done(const uint8_t *p, size_t n,
+    struct lc_msg_file_done *m);
+int lc_msg_get_xfer_done(const uint8_t *p, size_t n,
+    struct lc_msg_xfer_done *m);
+int lc_msg_get_progress(const uint8_t *p, size_t n,
+    struct lc_msg_progress *m);
+
+/* Name of a message type for logs ("FILE_READY"), "?" if unknown. */
+const char *lc_msg_name(uint8_t type);
+
+/*
+ * Data stream frame header, 24 bytes:
+ *   u8 type | u8 flags | u16 reserved (0) | u32 file id | u64 offset |
+ *   u32 length (payload bytes on the wire) | u32 raw length
+ */
+#define LC_FRAME_HDR_LEN 24
+
+enum lc_frame_type {
+	LC_FRAME_DATA = 1,	/* payload: file bytes at offset */
+	LC_FRAME_END = 2,	/* no more frames on this stream */
+};
+
+struct lc_frame {
+	uint8_t type;
+	uint8_t flags;
+	uint32_t file_id;
+	uint64_t offset;
+	uint32_t len;
+	uint32_t raw_len;
+};
+
+void lc_frame_put(uint8_t out[LC_FRAME_HDR_LEN], const struct lc_frame *f);
+/*
+ * Decode and validate a header against the negotiated block size: type
+ * known, reserved bits zero, DATA lengths in 1..max_block with raw_len ==
+ * len (no compression yet) and offset + len not overflowing; END all zero.
+ * Returns 0 or -LC_ERR_PROTO.
+ */
+int lc_frame_get(const uint8_t in[LC_FRAME_HDR_LEN], uint32_t max_block,
+    struct lc_frame *f);
+
+#endif

@@ -1,0 +1,650 @@
+#include "lanecp/wire.h"
+#include "lanecp/err.h"
+
+#include <string.h>
+
+/*
+ * Frame construction: lc_msg_begin() appends the length placeholder and the
+ * type, lc_msg_finish() fills in the length.  On any failure the partial
+ * frame is removed again so that out only ever holds whole frames.
+ */
+static size_t
+lc_msg_begin(struct lc_buf *out, uint8_t type, int *r)
+{
+	size_t start = lc_buf_len(out);
+
+	*r = lc_buf_put_u32(out, 0);
+	if (*r == 0)
+		*r = lc_buf_put_u8(out, type);
+	return start;
+}
+
+static int
+lc_msg_finish(struct lc_buf *out, size_t start, int r)
+{
+	size_t flen = lc_buf_len(out) - start;
+
+	if (r == 0 && flen - 4 > LC_CTL_MAX)
+		r = -LC_ERR_TOOBIG;
+	if (r != 0) {
+		lc_buf_unappend(out, flen);
+		return r;
+	}
+	lc_buf_poke_u32(out, start, (uint32_t)(flen - 4));
+	return 0;
+}
+
+int
+lc_msg_peek(const uint8_t *buf, size_t len, uint8_t *type,
+    const uint8_t **payload, size_t *plen, size_t *framelen)
+{
+	uint32_t flen;
+
+	if (len < 4)
+		return 0;
+	flen = lc_peek_u32(buf);
+	if (flen == 0 || flen > LC_CTL_MAX)
+		return -LC_ERR_PROTO;
+	if (len - 4 < flen)
+		return 0;
+	*type = buf[4];
+	*payload = buf + 5;
+	*plen = flen - 1;
+	*framelen = 4 + (size_t)flen;
+	return 1;
+}
+
+const char *
+lc_msg_name(uint8_t type)
+{
+	switch (type) {
+	case LC_MSG_HELLO: return "HELLO";
+	case LC_MSG_ERROR: return "ERROR";
+	case LC_MSG_BYE: return "BYE";
+	case LC_MSG_SRC_ADD: return "SRC_ADD";
+	case LC_MSG_FILE: return "FILE";
+	case LC_MSG_SRC_LISTED: return "SRC_LISTED";
+	case LC_MSG_SINK_TARGET: return "SINK_TARGET";
+	case LC_MSG_TARGET_OK: return "TARGET_OK";
+	case LC_MSG_FILE_READY: return "FILE_READY";
+	case LC_MSG_SRC_NOMORE: return "SRC_NOMORE";
+	case LC_MSG_LISTEN: return "LISTEN";
+	case LC_MSG_LISTENING: return "LISTENING";
+	case LC_MSG_CONNECT: return "CONNECT";
+	case LC_MSG_CONNECTED: return "CONNECTED";
+	case LC_MSG_FILE_DONE: return "FILE_DONE";
+	case LC_MSG_SRC_DONE: return "SRC_DONE";
+	case LC_MSG_SINK_DONE: return "SINK_DONE";
+	case LC_MSG_PROGRESS: return "PROGRESS";
+	default: return "?";
+	}
+}
+
+/* ---- HELLO ---- */
+
+int
+lc_msg_put_hello(struct lc_buf *out, const struct lc_msg_hello *m)
+{
+	int r;
+	size_t s = lc_msg_begin(out, LC_MSG_HELLO, &r);
+
+	(void)(r != 0 ||
+	    (r = lc_buf_put_u32(out, m->magic)) != 0 ||
+	    (r = lc_buf_put_u16(out, m->proto)) != 0 ||
+	    (r = lc_buf_put_cstring(out, m->software)) != 0 ||
+	    (r = lc_buf_put_u32(out, m->flags)) != 0 ||
+	    (r = lc_buf_put_u32(out, m->max_streams)) != 0 ||
+	    (r = lc_buf_put_u64(out, m->rmem_max)) != 0 ||
+	    (r = lc_buf_put_u64(out, m->wmem_max)) != 0 ||
+	    (r = lc_buf_put_u32(out, m->log_level)) != 0 ||
+	    (r = lc_buf_put_cstring(out, m->hostname)) != 0);
+	return lc_msg_finish(out, s, r);
+}
+
+int
+lc_msg_get_hello(const uint8_t *p, size_t n, struct lc_msg_hello *m)
+{
+	struct lc_rd rd;
+
+	memset(m, 0, sizeof(*m));
+	lc_rd_init(&rd, p, n);
+	/* magic, proto and software are the same in every version */
+	if (lc_rd_get_u32(&rd, &m->magic) != 0 || m->magic != LC_PROTO_MAGIC ||
+	    lc_rd_get_u16(&rd, &m->proto) != 0 ||
+	    lc_rd_get_cstring(&rd, m->software, sizeof(m->software)) != 0)
+		return -LC_ERR_PROTO;
+	if (m->proto != LC_PROTO_VERSION)
+		return -LC_ERR_VERSION;
+	if (lc_rd_get_u32(&rd, &m->flags) != 0 ||
+	    lc_rd_get_u32(&rd, &m->max_streams) != 0 ||
+	    lc_rd_get_u64(&rd, &m->rmem_max) != 0 ||
+	    lc_rd_get_u64(&rd, &m->wmem_max) != 0 ||
+	    lc_rd_get_u32(&rd, &m->log_level) != 0 ||
+	    lc_rd_get_cstring(&rd, m->hostname, sizeof(m->hostname)) != 0 ||
+	    lc_rd_end(&rd) != 0)
+		return -LC_ERR_PROTO;
+	return 0;
+}
+
+/* ---- ERROR ---- */
+
+int
+lc_msg_put_error(struct lc_buf *out, uint32_t code, const char *msg)
+{
+	size_t len = strlen(msg);
+	int r;
+	size_t s = lc_msg_begin(out, LC_MSG_ERROR, &r);
+
+	if (len >= sizeof(((struct lc_msg_error *)0)->msg))
+		len = sizeof(((struct lc_msg_error *)0)->msg) - 1;
+	(void)(r != 0 ||
+	    (r = lc_buf_put_u32(out, code)) != 0 ||
+	    (r = lc_buf_put_string(out, msg, len)) != 0);
+	return lc_msg_finish(out, s, r);
+}
+
+int
+lc_msg_get_error(const uint8_t *p, size_t n, struct lc_msg_error *m)
+{
+	struct lc_rd rd;
+
+	memset(m, 0, sizeof(*m));
+	lc_rd_init(&rd, p, n);
+	if (lc_rd_get_u32(&rd, &m->code) != 0 ||
+	    lc_rd_get_cstring(&rd, m->msg, sizeof(m->msg)) != 0 ||
+	    lc_rd_end(&rd) != 0)
+		return -LC_ERR_PROTO;
+	return 0;
+}
+
+/* ---- messages without payload: BYE, SRC_NOMORE ---- */
+
+int
+lc_msg_put_empty(struct lc_buf *out, uint8_t type)
+{
+	int r;
+	size_t s = lc_msg_begin(out, type, &r);
+
+	return lc_msg_finish(out, s, r);
+}
+
+int
+lc_msg_get_empty(const uint8_t *p, size_t n)
+{
+	(void)p;
+	return n == 0 ? 0 : -LC_ERR_PROTO;
+}
+
+/* ---- SRC_ADD ---- */
+
+int
+lc_msg_put_src_add(struct lc_buf *out, const struct lc_msg_src_add *m)
+{
+	int r;
+	size_t s = lc_msg_begin(out, LC_MSG_SRC_ADD, &r);
+
+	(void)(r != 0 ||
+	    (r = lc_buf_put_u32(out, m->flags)) != 0 ||
+	    (r = lc_buf_put_cstring(out, m->path)) != 0);
+	return lc_msg_finish(out, s, r);
+}
+
+int
+lc_msg_get_src_add(const uint8_t *p, size_t n, struct lc_msg_src_add *m)
+{
+	struct lc_rd rd;
+
+	memset(m, 0, sizeof(*m));
+	lc_rd_init(&rd, p, n);
+	if (lc_rd_get_u32(&rd, &m->flags) != 0 ||
+	    lc_rd_get_cstring(&rd, m->path, sizeof(m->path)) != 0 ||
+	    m->path[0] == '\0' || lc_rd_end(&rd) != 0)
+		return -LC_ERR_PROTO;
+	return 0;
+}
+
+/* ---- FILE ---- */
+
+int
+lc_msg_put_file(struct lc_buf *out, const struct lc_msg_file *m)
+{
+	int r;
+	size_t s = lc_msg_begin(out, LC_MSG_FILE, &r);
+
+	(void)(r != 0 ||
+	    (r = lc_buf_put_u32(out, m->id)) != 0 ||
+	    (r = lc_buf_put_u8(out, m->kind)) != 0 ||
+	    (r = lc_buf_put_u32(out, m->mode)) != 0 ||
+	    (r = lc_buf_put_u64(out, m->size)) != 0 ||
+	    (r = lc_buf_put_u64(out, (uint64_t)m->mtime_sec)) != 0 ||
+	    (r = lc_buf_put_u32(out, m->mtime_nsec)) != 0 ||
+	    (r = lc_buf_put_cstring(out, m->name)) != 0);
+	return lc_msg_finish(out, s, r);
+}
+
+int
+lc_msg_get_file(const uint8_t *p, size_t n, struct lc_msg_file *m)
+{
+	struct lc_rd rd;
+	uint64_t mt;
+
+	memset(m, 0, sizeof(*m));
+	lc_rd_init(&rd, p, n);
+	if (lc_rd_get_u32(&rd, &m->id) != 0 ||
+	    lc_rd_get_u8(&rd, &m->kind) != 0 ||
+	    lc_rd_get_u32(&rd, &m->mode) != 0 ||
+	    lc_rd_get_u64(&rd, &m->size) != 0 ||
+	    lc_rd_get_u64(&rd, &mt) != 0 ||
+	    lc_rd_get_u32(&rd, &m->mtime_nsec) != 0 ||
+	    lc_rd_get_cstring(&rd, m->name, sizeof(m->name)) != 0 ||
+	    lc_rd_end(&rd) != 0)
+		return -LC_ERR_PROTO;
+	m->mtime_sec = (int64_t)mt;
+	if (m->id == 0 || (m->kind != LC_KIND_REG && m->kind != LC_KIND_DIR) ||
+	    m->mtime_nsec >= 1000000000u || m->size > (uint64_t)INT64_MAX ||
+	    m->name[0] == '\0' || (m->mode & ~07777u) != 0)
+		return -LC_ERR_PROTO;
+	return 0;
+}
+
+/* ---- SRC_LISTED ---- */
+
+int
+lc_msg_put_src_listed(struct lc_buf *out, const struct lc_msg_src_listed *m)
+{
+	int r;
+	size_t s = lc_msg_begin(out, LC_MSG_SRC_LISTED, &r);
+
+	(void)(r != 0 ||
+	    (r = lc_buf_put_u32(out, m->files)) != 0 ||
+	    (r = lc_buf_put_u64(out, m->bytes)) != 0);
+	return lc_msg_finish(out, s, r);
+}
+
+int
+lc_msg_get_src_listed(const uint8_t *p, size_t n, struct lc_msg_src_listed *m)
+{
+	struct lc_rd rd;
+
+	memset(m, 0, sizeof(*m));
+	lc_rd_init(&rd, p, n);
+	if (lc_rd_get_u32(&rd, &m->files) != 0 ||
+	    lc_rd_get_u64(&rd, &m->bytes) != 0 || lc_rd_end(&rd) != 0)
+		return -LC_ERR_PROTO;
+	return 0;
+}
+
+/* ---- SINK_TARGET / TARGET_OK ---- */
+
+int
+lc_msg_put_sink_target(struct lc_buf *out, const struct lc_msg_sink_target *m)
+{
+	int r;
+	size_t s = lc_msg_begin(out, LC_MSG_SINK_TARGET, &r);
+
+	(void)(r != 0 ||
+	    (r = lc_buf_put_u32(out, m->flags)) != 0 ||
+	    (r = lc_buf_put_u32(out, m->nsources)) != 0 ||
+	    (r = lc_buf_put_cstring(out, m->target)) != 0);
+	return lc_msg_finish(out, s, r);
+}
+
+int
+lc_msg_get_sink_target(const uint8_t *p, size_t n,
+    struct lc_msg_sink_target *m)
+{
+	struct lc_rd rd;
+
+	memset(m, 0, sizeof(*m));
+	lc_rd_init(&rd, p, n);
+	if (lc_rd_get_u32(&rd, &m->flags) != 0 ||
+	    lc_rd_get_u32(&rd, &m->nsources) != 0 ||
+	    lc_rd_get_cstring(&rd, m->target, sizeof(m->target)) != 0 ||
+	    m->target[0] == '\0' || lc_rd_end(&rd) != 0)
+		return -LC_ERR_PROTO;
+	return 0;
+}
+
+int
+lc_msg_put_target_ok(struct lc_buf *out, const struct lc_msg_target_ok *m)
+{
+	int r;
+	size_t s = lc_msg_begin(out, LC_MSG_TARGET_OK, &r);
+
+	(void)(r != 0 ||
+	    (r = lc_buf_put_u8(out, m->is_dir)) != 0 ||
+	    (r = lc_buf_put_cstring(out, m->resolved)) != 0);
+	return lc_msg_finish(out, s, r);
+}
+
+int
+lc_msg_get_target_ok(const uint8_t *p, size_t n, struct lc_msg_target_ok *m)
+{
+	struct lc_rd rd;
+
+	memset(m, 0, sizeof(*m));
+	lc_rd_init(&rd, p, n);
+	if (lc_rd_get_u8(&rd, &m->is_dir) != 0 || m->is_dir > 1 ||
+	    lc_rd_get_cstring(&rd, m->resolved, sizeof(m->resolved)) != 0 ||
+	    lc_rd_end(&rd) != 0)
+		return -LC_ERR_PROTO;
+	return 0;
+}
+
+/* ---- FILE_READY ---- */
+
+int
+lc_msg_put_file_ready(struct lc_buf *out, const struct lc_msg_file_ready *m)
+{
+	int r;
+	size_t s = lc_msg_begin(out, LC_MSG_FILE_READY, &r);
+
+	(void)(r != 0 ||
+	    (r = lc_buf_put_u32(out, m->id)) != 0 ||
+	    (r = lc_buf_put_u64(out, m->start)) != 0);
+	return lc_msg_finish(out, s, r);
+}
+
+int
+lc_msg_get_file_ready(const uint8_t *p, size_t n, struct lc_msg_file_ready *m)
+{
+	struct lc_rd rd;
+
+	memset(m, 0, sizeof(*m));
+	lc_rd_init(&rd, p, n);
+	if (lc_rd_get_u32(&rd, &m->id) != 0 || m->id == 0 ||
+	    lc_rd_get_u64(&rd, &m->start) != 0 || lc_rd_end(&rd) != 0)
+		return -LC_ERR_PROTO;
+	return 0;
+}
+
+/* ---- LISTEN / LISTENING ---- */
+
+static int
+lc_msg_put_ports(struct lc_buf *out, const uint16_t *ports, uint32_t n)
+{
+	int r = 0;
+
+	for (uint32_t i = 0; i < n && r == 0; i++)
+		r = lc_buf_put_u16(out, ports[i]);
+	return r;
+}
+
+static int
+lc_msg_get_ports(struct lc_rd *rd, uint16_t *ports, uint32_t n)
+{
+	for (uint32_t i = 0; i < n; i++) {
+		if (lc_rd_get_u16(rd, &ports[i]) != 0 || ports[i] == 0)
+			return -LC_ERR_PROTO;
+	}
+	return 0;
+}
+
+static int
+lc_xfer_params_ok(uint32_t streams, uint32_t window, uint32_t block,
+    uint32_t flags)
+{
+	return streams >= 1 && streams <= LC_MAX_STREAMS &&
+	    window <= LC_MAX_WINDOW && block >= LC_MIN_BLOCK &&
+	    block <= LC_MAX_BLOCK && (flags & ~LC_XFER_MASK) == 0;
+}
+
+int
+lc_msg_put_listen(struct lc_buf *out, const struct lc_msg_listen *m)
+{
+	int r;
+	size_t s = lc_msg_begin(out, LC_MSG_LISTEN, &r);
+
+	(void)(r != 0 ||
+	    (r = lc_buf_put_u32(out, m->streams)) != 0 ||
+	    (r = lc_buf_put_u32(out, m->window)) != 0 ||
+	    (r = lc_buf_put_u32(out, m->block)) != 0 ||
+	    (r = lc_buf_put_u32(out, m->flags)) != 0 ||
+	    (r = lc_buf_put(out, m->key, LC_KEY_LEN)) != 0);
+	return lc_msg_finish(out, s, r);
+}
+
+int
+lc_msg_get_listen(const uint8_t *p, size_t n, struct lc_msg_listen *m)
+{
+	struct lc_rd rd;
+
+	memset(m, 0, sizeof(*m));
+	lc_rd_init(&rd, p, n);
+	if (lc_rd_get_u32(&rd, &m->streams) != 0 ||
+	    lc_rd_get_u32(&rd, &m->window) != 0 ||
+	    lc_rd_get_u32(&rd, &m->block) != 0 ||
+	    lc_rd_get_u32(&rd, &m->flags) != 0 ||
+	    lc_rd_get_bytes(&rd, m->key, LC_KEY_LEN) != 0 ||
+	    lc_rd_end(&rd) != 0 ||
+	    !lc_xfer_params_ok(m->streams, m->window, m->block, m->flags))
+		return -LC_ERR_PROTO;
+	return 0;
+}
+
+int
+lc_msg_put_listening(struct lc_buf *out, const struct lc_msg_listening *m)
+{
+	int r;
+	size_t s = lc_msg_begin(out, LC_MSG_LISTENING, &r);
+
+	if (m->streams > LC_MAX_STREAMS)
+		r = -LC_ERR_TOOBIG;
+	(void)(r != 0 ||
+	    (r = lc_buf_put_u32(out, m->streams)) != 0 ||
+	    (r = lc_buf_put_u32(out, m->window)) != 0 ||
+	    (r = lc_buf_put_u32(out, m->block)) != 0 ||
+	    (r = lc_buf_put_u32(out, m->quota)) != 0 ||
+	    (r = lc_msg_put_ports(out, m->ports, m->streams)) != 0);
+	return lc_msg_finish(out, s, r);
+}
+
+int
+lc_msg_get_listening(const uint8_t *p, size_t n, struct lc_msg_listening *m)
+{
+	struct lc_rd rd;
+
+	memset(m, 0, sizeof(*m));
+	lc_rd_init(&rd, p, n);
+	if (lc_rd_get_u32(&rd, &m->streams) != 0 ||
+	    lc_rd_get_u32(&rd, &m->window) != 0 ||
+	    lc_rd_get_u32(&rd, &m->block) != 0 ||
+	    lc_rd_get_u32(&rd, &m->quota) != 0 ||
+	    !lc_xfer_params_ok(m->streams, m->window, m->block, 0) ||
+	    m->quota == 0 ||
+	    lc_msg_get_ports(&rd, m->ports, m->streams) != 0 ||
+	    lc_rd_end(&rd) != 0)
+		return -LC_ERR_PROTO;
+	return 0;
+}
+
+/* ---- CONNECT / CONNECTED ---- */
+
+int
+lc_msg_put_connect(struct lc_buf *out, const struct lc_msg_connect *m)
+{
+	int r;
+	size_t s = lc_msg_begin(out, LC_MSG_CONNECT, &r);
+
+	if (m->streams > LC_MAX_STREAMS)
+		r = -LC_ERR_TOOBIG;
+	(void)(r != 0 ||
+	    (r = lc_buf_put_cstring(out, m->addr)) != 0 ||
+	    (r = lc_buf_put_u32(out, m->streams)) != 0 ||
+	    (r = lc_buf_put_u32(out, m->window)) != 0 ||
+	    (r = lc_buf_put_u32(out, m->block)) != 0 ||
+	    (r = lc_buf_put_u32(out, m->flags)) != 0 ||
+	    (r = lc_buf_put(out, m->key, LC_KEY_LEN)) != 0 ||
+	    (r = lc_msg_put_ports(out, m->ports, m->streams)) != 0);
+	return lc_msg_finish(out, s, r);
+}
+
+int
+lc_msg_get_connect(const uint8_t *p, size_t n, struct lc_msg_connect *m)
+{
+	struct lc_rd rd;
+
+	memset(m, 0, sizeof(*m));
+	lc_rd_init(&rd, p, n);
+	if (lc_rd_get_cstring(&rd, m->addr, sizeof(m->addr)) != 0 ||
+	    m->addr[0] == '\0' ||
+	    lc_rd_get_u32(&rd, &m->streams) != 0 ||
+	    lc_rd_get_u32(&rd, &m->window) != 0 ||
+	    lc_rd_get_u32(&rd, &m->block) != 0 ||
+	    lc_rd_get_u32(&rd, &m->flags) != 0 ||
+	    lc_rd_get_bytes(&rd, m->key, LC_KEY_LEN) != 0 ||
+	    !lc_xfer_params_ok(m->streams, m->window, m->block, m->flags) ||
+	    lc_msg_get_ports(&rd, m->ports, m->streams) != 0 ||
+	    lc_rd_end(&rd) != 0)
+		return -LC_ERR_PROTO;
+	return 0;
+}
+
+int
+lc_msg_put_connected(struct lc_buf *out, const struct lc_msg_connected *m)
+{
+	int r;
+	size_t s = lc_msg_begin(out, LC_MSG_CONNECTED, &r);
+
+	(void)(r != 0 ||
+	    (r = lc_buf_put_u32(out, m->streams)) != 0 ||
+	    (r = lc_buf_put_u32(out, m->window)) != 0);
+	return lc_msg_finish(out, s, r);
+}
+
+int
+lc_msg_get_connected(const uint8_t *p, size_t n, struct lc_msg_connected *m)
+{
+	struct lc_rd rd;
+
+	memset(m, 0, sizeof(*m));
+	lc_rd_init(&rd, p, n);
+	if (lc_rd_get_u32(&rd, &m->streams) != 0 ||
+	    m->streams == 0 || m->streams > LC_MAX_STREAMS ||
+	    lc_rd_get_u32(&rd, &m->window) != 0 || lc_rd_end(&rd) != 0)
+		return -LC_ERR_PROTO;
+	return 0;
+}
+
+/* ---- FILE_DONE, SRC_DONE / SINK_DONE, PROGRESS ---- */
+
+int
+lc_msg_put_file_done(struct lc_buf *out, const struct lc_msg_file_done *m)
+{
+	int r;
+	size_t s = lc_msg_begin(out, LC_MSG_FILE_DONE, &r);
+
+	(void)(r != 0 ||
+	    (r = lc_buf_put_u32(out, m->id)) != 0 ||
+	    (r = lc_buf_put_u64(out, m->bytes)) != 0 ||
+	    (r = lc_buf_put_cstring(out, m->checksum)) != 0);
+	return lc_msg_finish(out, s, r);
+}
+
+int
+lc_msg_get_file_done(const uint8_t *p, size_t n, struct lc_msg_file_done *m)
+{
+	struct lc_rd rd;
+
+	memset(m, 0, sizeof(*m));
+	lc_rd_init(&rd, p, n);
+	if (lc_rd_get_u32(&rd, &m->id) != 0 || m->id == 0 ||
+	    lc_rd_get_u64(&rd, &m->bytes) != 0 ||
+	    lc_rd_get_cstring(&rd, m->checksum, sizeof(m->checksum)) != 0 ||
+	    lc_rd_end(&rd) != 0)
+		return -LC_ERR_PROTO;
+	return 0;
+}
+
+int
+lc_msg_put_xfer_done(struct lc_buf *out, uint8_t type,
+    const struct lc_msg_xfer_done *m)
+{
+	int r;
+	size_t s = lc_msg_begin(out, type, &r);
+
+	(void)(r != 0 ||
+	    (r = lc_buf_put_u64(out, m->bytes)) != 0 ||
+	    (r = lc_buf_put_u32(out, m->files)) != 0);
+	return lc_msg_finish(out, s, r);
+}
+
+int
+lc_msg_get_xfer_done(const uint8_t *p, size_t n, struct lc_msg_xfer_done *m)
+{
+	struct lc_rd rd;
+
+	memset(m, 0, sizeof(*m));
+	lc_rd_init(&rd, p, n);
+	if (lc_rd_get_u64(&rd, &m->bytes) != 0 ||
+	    lc_rd_get_u32(&rd, &m->files) != 0 || lc_rd_end(&rd) != 0)
+		return -LC_ERR_PROTO;
+	return 0;
+}
+
+int
+lc_msg_put_progress(struct lc_buf *out, const struct lc_msg_progress *m)
+{
+	int r;
+	size_t s = lc_msg_begin(out, LC_MSG_PROGRESS, &r);
+
+	(void)(r != 0 || (r = lc_buf_put_u64(out, m->bytes)) != 0);
+	return lc_msg_finish(out, s, r);
+}
+
+int
+lc_msg_get_progress(const uint8_t *p, size_t n, struct lc_msg_progress *m)
+{
+	struct lc_rd rd;
+
+	memset(m, 0, sizeof(*m));
+	lc_rd_init(&rd, p, n);
+	if (lc_rd_get_u64(&rd, &m->bytes) != 0 || lc_rd_end(&rd) != 0)
+		return -LC_ERR_PROTO;
+	return 0;
+}
+
+/* ---- data frames ---- */
+
+void
+lc_frame_put(uint8_t out[LC_FRAME_HDR_LEN], const struct lc_frame *f)
+{
+	out[0] = f->type;
+	out[1] = f->flags;
+	out[2] = 0;
+	out[3] = 0;
+	lc_poke_u32(out + 4, f->file_id);
+	lc_poke_u64(out + 8, f->offset);
+	lc_poke_u32(out + 16, f->len);
+	lc_poke_u32(out + 20, f->raw_len);
+}
+
+int
+lc_frame_get(const uint8_t in[LC_FRAME_HDR_LEN], uint32_t max_block,
+    struct lc_frame *f)
+{
+	memset(f, 0, sizeof(*f));
+	f->type = in[0];
+	f->flags = in[1];
+	f->file_id = lc_peek_u32(in + 4);
+	f->offset = lc_peek_u64(in + 8);
+	f->len = lc_peek_u32(in + 16);
+	f->raw_len = lc_peek_u32(in + 20);
+	if (in[2] != 0 || in[3] != 0 || f->flags != 0)
+		return -LC_ERR_PROTO;
+	switch (f->type) {
+	case LC_FRAME_DATA:
+		if (f->file_id == 0 || f->len == 0 || f->len > max_block ||
+		    f->raw_len != f->len ||
+		    f->offset > (uint64_t)INT64_MAX - f->len)
+			return -LC_ERR_PROTO;
+		return 0;
+	case LC_FRAME_END:
+		if (f->file_id != 0 || f->offset != 0 || f->len != 0 ||
+		    f->raw_len != 0)
+			return -LC_ERR_PROTO;
+		return 0;
+	default:
+		return -LC_ERR_PROTO;
+	}
+}

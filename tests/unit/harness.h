@@ -1,0 +1,139 @@
+/*
+ * A tiny unit-test harness.  Each test runs in its own child process with
+ * a timeout, so a crash or hang fails that test and the rest still run.
+ *
+ *     LC_TEST(buf_roundtrip) { ... LC_CHECK(x == 1); LC_CHECK_EQ_U(a, b); }
+ *     LC_TEST_MAIN()
+ *
+ * Run with a test name as argument to run just that test in-process
+ * (handy under gdb).
+ */
+#ifndef LC_TEST_HARNESS_H
+#define LC_TEST_HARNESS_H
+
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#ifndef LC_TEST_TIMEOUT
+#define LC_TEST_TIMEOUT 60
+#endif
+#define LC_TEST_MAX 256
+
+struct lc_test_case {
+	const char *name;
+	void (*fn)(void);
+};
+static struct lc_test_case lc_tests[LC_TEST_MAX];
+static int lc_ntests;
+
+#define LC_TEST(name)                                                        \
+	static void lc_test_##name(void);                                    \
+	__attribute__((constructor)) static void lc_test_reg_##name(void)    \
+	{                                                                    \
+		if (lc_ntests < LC_TEST_MAX)                                 \
+			lc_tests[lc_ntests++] =                              \
+			    (struct lc_test_case){ #name, lc_test_##name };  \
+	}                                                                    \
+	static void lc_test_##name(void)
+
+#define LC_CHECK(cond)                                                       \
+	do {                                                                 \
+		if (!(cond)) {                                               \
+			fprintf(stderr, "%s:%d: check failed: %s\n",         \
+			    __FILE__, __LINE__, #cond);                      \
+			exit(1);                                             \
+		}                                                            \
+	} while (0)
+
+#define LC_CHECK_EQ_U(a, b)                                                  \
+	do {                                                                 \
+		unsigned long long lc_a_ = (unsigned long long)(a);          \
+		unsigned long long lc_b_ = (unsigned long long)(b);          \
+		if (lc_a_ != lc_b_) {                                        \
+			fprintf(stderr, "%s:%d: %s == %s failed: %llu != %llu\n", \
+			    __FILE__, __LINE__, #a, #b, lc_a_, lc_b_);       \
+			exit(1);                                             \
+		}                                                            \
+	} while (0)
+
+#define LC_CHECK_EQ_I(a, b)                                                  \
+	do {                                                                 \
+		long long lc_a_ = (long long)(a);                            \
+		long long lc_b_ = (long long)(b);                            \
+		if (lc_a_ != lc_b_) {                                        \
+			fprintf(stderr, "%s:%d: %s == %s failed: %lld != %lld\n", \
+			    __FILE__, __LINE__, #a, #b, lc_a_, lc_b_);       \
+			exit(1);                                             \
+		}                                                            \
+	} while (0)
+
+#define LC_CHECK_STR(a, b)                                                   \
+	do {                                                                 \
+		const char *lc_a_ = (a), *lc_b_ = (b);                       \
+		if (lc_a_ == NULL || lc_b_ == NULL || strcmp(lc_a_, lc_b_)) { \
+			fprintf(stderr, "%s:%d: %s == %s failed: \"%s\" != \"%s\"\n", \
+			    __FILE__, __LINE__, #a, #b,                      \
+			    lc_a_ ? lc_a_ : "(null)", lc_b_ ? lc_b_ : "(null)"); \
+			exit(1);                                             \
+		}                                                            \
+	} while (0)
+
+static int
+lc_test_run_one(const struct lc_test_case *t)
+{
+	pid_t pid;
+	int st;
+
+	fflush(NULL);
+	if ((pid = fork()) < 0) {
+		perror("fork");
+		return 1;
+	}
+	if (pid == 0) {
+		alarm(LC_TEST_TIMEOUT);
+		t->fn();
+		fflush(NULL);
+		_exit(0);
+	}
+	while (waitpid(pid, &st, 0) < 0)
+		;
+	if (WIFEXITED(st) && WEXITSTATUS(st) == 0) {
+		printf("ok   %s\n", t->name);
+		return 0;
+	}
+	if (WIFSIGNALED(st))
+		printf("FAIL %s (signal %d%s)\n", t->name, WTERMSIG(st),
+		    WTERMSIG(st) == SIGALRM ? ", timeout" : "");
+	else
+		printf("FAIL %s (exit %d)\n", t->name, WEXITSTATUS(st));
+	return 1;
+}
+
+#define LC_TEST_MAIN()                                                       \
+	int main(int argc, char **argv)                                      \
+	{                                                                    \
+		int failed = 0, ran = 0;                                     \
+		for (int i = 0; i < lc_ntests; i++) {                        \
+			if (argc > 1) {                                      \
+				if (strcmp(argv[1], lc_tests[i].name) != 0)  \
+					continue;                            \
+				lc_tests[i].fn();                            \
+				printf("ok   %s\n", lc_tests[i].name);       \
+				return 0;                                    \
+			}                                                    \
+			failed += lc_test_run_one(&lc_tests[i]);             \
+			ran++;                                               \
+		}                                                            \
+		if (argc > 1) {                                              \
+			fprintf(stderr, "no test named %s\n", argv[1]);      \
+			return 2;                                            \
+		}                                                            \
+		printf("%d of %d tests passed\n", ran - failed, ran);        \
+		return failed == 0 && ran > 0 ? 0 : 1;                       \
+	}
+
+#endif
