@@ -1,8 +1,445 @@
-#include <stdio.h>
+/*
+ * lanecp: main().  The option table and the exit codes live here; all the
+ * work is in the core library.
+ */
+#include "lanecp/agent.h"
+#include "lanecp/controller.h"
+#include "lanecp/err.h"
+#include "lanecp/log.h"
+#include "lanecp/parse.h"
+#include "lanecp/util.h"
 #include "lanecp/version.h"
-int
-main(void)
+#include "lanecp/wire.h"
+
+#include <getopt.h>
+#include <libssh2.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* Exit status: documented in --help, man/lanecp.1 and README.md. */
+enum lc_exit {
+	LC_EXIT_OK = 0,
+	LC_EXIT_INTERNAL = 1,
+	LC_EXIT_USAGE = 2,
+	LC_EXIT_SSH = 3,
+	LC_EXIT_HOSTKEY = 4,
+	LC_EXIT_LOCAL_IO = 5,
+	LC_EXIT_REMOTE = 6,
+	LC_EXIT_PROTO = 7,
+	LC_EXIT_STREAM = 8,
+	LC_EXIT_INTEGRITY = 9,
+	LC_EXIT_NOSPACE = 10,
+	LC_EXIT_TIMEOUT = 11,
+	LC_EXIT_CHECKSUM = 12,
+};
+
+struct lc_cli {
+	struct lc_copy_opts copy;
+	int verbose;
+	int quiet;
+	int agent;
+	const char *restrict_dir;
+	int help;
+	int version;
+};
+
+typedef int (*lc_opt_set)(struct lc_cli *, const char *, struct lc_err *);
+
+struct lc_opt {
+	const char *lname;
+	int sname;
+	const char *arg;	/* NULL: no argument */
+	const char *help;
+	lc_opt_set set;
+};
+
+static int
+lc_opt_streams(struct lc_cli *c, const char *a, struct lc_err *e)
 {
-	printf("lanecp %s\n", LC_VERSION_STRING);
+	uint64_t v;
+
+	if (lc_parse_uint(a, 1, LC_MAX_STREAMS, &v) != 0)
+		return lc_err_set(e, LC_ERR_USAGE, "-s %s: streams must be a "
+		    "number from 1 to %u", a, LC_MAX_STREAMS);
+	c->copy.streams = (uint32_t)v;
 	return 0;
+}
+
+static int
+lc_opt_window(struct lc_cli *c, const char *a, struct lc_err *e)
+{
+	uint64_t v;
+
+	if (lc_parse_size(a, 1024, LC_MAX_WINDOW, &v) != 0)
+		return lc_err_set(e, LC_ERR_USAGE, "-w %s: window must be a "
+		    "size from 1k to 1g (k, m, g suffixes)", a);
+	c->copy.window = (uint32_t)v;
+	return 0;
+}
+
+static int
+lc_opt_block(struct lc_cli *c, const char *a, struct lc_err *e)
+{
+	uint64_t v;
+
+	if (lc_parse_size(a, LC_MIN_BLOCK, LC_MAX_BLOCK, &v) != 0)
+		return lc_err_set(e, LC_ERR_USAGE, "-B %s: block size must be "
+		    "a size from 4k to 64m", a);
+	c->copy.block = (uint32_t)v;
+	return 0;
+}
+
+static int
+lc_opt_progress(struct lc_cli *c, const char *a, struct lc_err *e)
+{
+	uint64_t ms;
+
+	if (lc_parse_seconds(a, 0, 86400, &ms) != 0 || ms < 100)
+		return lc_err_set(e, LC_ERR_USAGE, "-P %s: progress interval "
+		    "must be seconds from 0.1 to 86400", a);
+	c->copy.progress_ms = (uint32_t)ms;
+	return 0;
+}
+
+static int
+lc_opt_force(struct lc_cli *c, const char *a, struct lc_err *e)
+{
+	(void)a;
+	(void)e;
+	c->copy.force = 1;
+	return 0;
+}
+
+static int
+lc_opt_verbose(struct lc_cli *c, const char *a, struct lc_err *e)
+{
+	(void)a;
+	(void)e;
+	c->verbose++;
+	return 0;
+}
+
+static int
+lc_opt_quiet(struct lc_cli *c, const char *a, struct lc_err *e)
+{
+	(void)a;
+	(void)e;
+	c->quiet = 1;
+	return 0;
+}
+
+static int
+lc_opt_config(struct lc_cli *c, const char *a, struct lc_err *e)
+{
+	(void)e;
+	c->copy.config_file = a;
+	return 0;
+}
+
+static int
+lc_opt_identity(struct lc_cli *c, const char *a, struct lc_err *e)
+{
+	(void)e;
+	c->copy.identity_file = a;
+	return 0;
+}
+
+static int
+lc_opt_agent_cmd(struct lc_cli *c, const char *a, struct lc_err *e)
+{
+	if (a[0] == '\0' || strlen(a) > 1024)
+		return lc_err_set(e, LC_ERR_USAGE, "-T: bad program name");
+	c->copy.agent_cmd = a;
+	return 0;
+}
+
+static int
+lc_opt_no_fsync(struct lc_cli *c, const char *a, struct lc_err *e)
+{
+	(void)a;
+	(void)e;
+	c->copy.no_fsync = 1;
+	return 0;
+}
+
+static int
+lc_opt_agent(struct lc_cli *c, const char *a, struct lc_err *e)
+{
+	(void)a;
+	(void)e;
+	c->agent = 1;
+	return 0;
+}
+
+static int
+lc_opt_restrict(struct lc_cli *c, const char *a, struct lc_err *e)
+{
+	(void)e;
+	c->restrict_dir = a;
+	return 0;
+}
+
+static int
+lc_opt_help(struct lc_cli *c, const char *a, struct lc_err *e)
+{
+	(void)a;
+	(void)e;
+	c->help = 1;
+	return 0;
+}
+
+static int
+lc_opt_version(struct lc_cli *c, const char *a, struct lc_err *e)
+{
+	(void)a;
+	(void)e;
+	c->version = 1;
+	return 0;
+}
+
+static const struct lc_opt lc_opts[] = {
+	{ "streams", 's', "N", "parallel TCP data streams, 1-64 (default 4)",
+	    lc_opt_streams },
+	{ "window", 'w', "SIZE", "TCP window per stream, e.g. 256k (default: "
+	    "kernel autotuning)", lc_opt_window },
+	{ "block", 'B', "SIZE", "block size, 4k-64m (default 1m)",
+	    lc_opt_block },
+	{ "progress", 'P', "SEC", "report progress every SEC seconds",
+	    lc_opt_progress },
+	{ "force", 'f', NULL, "overwrite an existing target file",
+	    lc_opt_force },
+	{ "ssh-config", 'F', "FILE", "ssh_config file (default "
+	    "~/.ssh/config)", lc_opt_config },
+	{ "identity", 'i', "FILE", "private key file for SSH",
+	    lc_opt_identity },
+	{ "agent-path", 'T', "PATH", "remote lanecp program (default: "
+	    "lanecp on the remote PATH)", lc_opt_agent_cmd },
+	{ "no-fsync", 0, NULL, "do not fsync files before renaming them "
+	    "into place", lc_opt_no_fsync },
+	{ "verbose", 'v', NULL, "say more (negotiated settings, per-file "
+	    "results); twice for debug", lc_opt_verbose },
+	{ "quiet", 'q', NULL, "print errors only", lc_opt_quiet },
+	{ "help", 'h', NULL, "show this help", lc_opt_help },
+	{ "version", 'V', NULL, "show the version", lc_opt_version },
+	{ "agent", 0, NULL, "(internal) run as the remote agent on "
+	    "stdin/stdout", lc_opt_agent },
+	{ "restrict", 0, "DIR", "(agent) serve only paths inside DIR",
+	    lc_opt_restrict },
+};
+#define LC_NOPTS (sizeof(lc_opts) / sizeof(lc_opts[0]))
+
+static void
+lc_usage(FILE *f)
+{
+	fprintf(f,
+	    "usage: lanecp [options] SRC DST\n"
+	    "  SRC and DST are local paths or [user@]host:path; one must be "
+	    "remote.\n"
+	    "  A DST that is a directory or ends in / receives the file "
+	    "under its own name.\n\n"
+	    "options:\n");
+	for (size_t i = 0; i < LC_NOPTS; i++) {
+		const struct lc_opt *o = &lc_opts[i];
+		char left[48];
+		if (o->sname != 0)
+			snprintf(left, sizeof(left), "-%c, --%s%s%s", o->sname,
+			    o->lname, o->arg ? " " : "", o->arg ? o->arg : "");
+		else
+			snprintf(left, sizeof(left), "    --%s%s%s", o->lname,
+			    o->arg ? " " : "", o->arg ? o->arg : "");
+		fprintf(f, "  %-26s %s\n", left, o->help);
+	}
+	fprintf(f,
+	    "\nexit status:\n"
+	    "  0 success            1 internal error      2 usage error\n"
+	    "  3 ssh connect/auth   4 host key refused    5 local file error\n"
+	    "  6 remote file/agent  7 protocol error      8 data stream failed\n"
+	    "  130/143 interrupted (SIGINT/SIGTERM)\n"
+	    "\nexamples:\n"
+	    "  lanecp -s 16 -w 256k bigfile user@host:/data/\n"
+	    "  lanecp -P 2 host:/var/backup/db.xb /restore/\n"
+	    "  lanecp -F ~/.ssh/config-lab bigfile lab:/tmp/x\n");
+}
+
+static int
+lc_parse_cli(int argc, char **argv, struct lc_cli *c, int *first_arg,
+    struct lc_err *e)
+{
+	struct option lopts[LC_NOPTS + 1];
+	char sopts[LC_NOPTS * 2 + 2];
+	size_t sl = 0;
+	int ch, idx;
+
+	sopts[sl++] = '+';	/* stop at the first non-option */
+	for (size_t i = 0; i < LC_NOPTS; i++) {
+		lopts[i].name = lc_opts[i].lname;
+		lopts[i].has_arg = lc_opts[i].arg ? required_argument :
+		    no_argument;
+		lopts[i].flag = NULL;
+		lopts[i].val = lc_opts[i].sname ? lc_opts[i].sname :
+		    256 + (int)i;
+		if (lc_opts[i].sname != 0) {
+			sopts[sl++] = (char)lc_opts[i].sname;
+			if (lc_opts[i].arg)
+				sopts[sl++] = ':';
+		}
+	}
+	memset(&lopts[LC_NOPTS], 0, sizeof(lopts[0]));
+	sopts[sl] = '\0';
+	opterr = 0;
+	while ((ch = getopt_long(argc, argv, sopts, lopts, &idx)) != -1) {
+		const struct lc_opt *o = NULL;
+		int r;
+		if (ch == '?' || ch == ':') {
+			if (optopt != 0 && optopt < 256)
+				return lc_err_set(e, LC_ERR_USAGE,
+				    "unknown option or missing value: -%c",
+				    optopt);
+			return lc_err_set(e, LC_ERR_USAGE, "unknown option or "
+			    "missing value: %s", argv[optind - 1]);
+		}
+		for (size_t i = 0; i < LC_NOPTS && o == NULL; i++)
+			if (ch == (lc_opts[i].sname ? lc_opts[i].sname :
+			    256 + (int)i))
+				o = &lc_opts[i];
+		if (o == NULL)
+			return lc_err_set(e, LC_ERR_INTERNAL, "option table");
+		if ((r = o->set(c, optarg, e)) != 0)
+			return r;
+	}
+	*first_arg = optind;
+	return 0;
+}
+
+static int
+lc_exit_code(const struct lc_err *e)
+{
+	switch (e->code) {
+	case LC_OK:
+		return LC_EXIT_OK;
+	case LC_ERR_USAGE:
+	case LC_ERR_CONFIG:
+		return LC_EXIT_USAGE;
+	case LC_ERR_CONNECT:
+	case LC_ERR_AUTH:
+		return LC_EXIT_SSH;
+	case LC_ERR_HOSTKEY:
+		return LC_EXIT_HOSTKEY;
+	case LC_ERR_IO:
+	case LC_ERR_EXISTS:
+	case LC_ERR_DENIED:
+		return e->remote ? LC_EXIT_REMOTE : LC_EXIT_LOCAL_IO;
+	case LC_ERR_AGENT:
+	case LC_ERR_EOF:
+		return LC_EXIT_REMOTE;
+	case LC_ERR_PROTO:
+	case LC_ERR_VERSION:
+		return LC_EXIT_PROTO;
+	case LC_ERR_STREAM:
+		return LC_EXIT_STREAM;
+	case LC_ERR_INTEGRITY:
+		return LC_EXIT_INTEGRITY;
+	case LC_ERR_NOSPACE:
+		return LC_EXIT_NOSPACE;
+	case LC_ERR_TIMEOUT:
+		return LC_EXIT_TIMEOUT;
+	case LC_ERR_CHECKSUM:
+		return LC_EXIT_CHECKSUM;
+	case LC_ERR_CANCELED:
+		return 128 + (e->signo > 0 ? e->signo : SIGINT);
+	default:
+		return LC_EXIT_INTERNAL;
+	}
+}
+
+static struct lc_wake lc_sigwake = { -1, -1 };
+
+static void
+lc_on_signal(int signo)
+{
+	unsigned char b = (unsigned char)signo;
+
+	if (lc_sigwake.wfd >= 0 && write(lc_sigwake.wfd, &b, 1) < 0) {
+		/* nothing to do in a handler */
+	}
+}
+
+static int
+lc_run_agent(const struct lc_cli *c)
+{
+	struct lc_agent_opts o = { .restrict_dir = c->restrict_dir,
+		.local = 0 };
+	int r;
+
+	lc_log_init("agent", LC_LOG_WARN, 2);
+	r = lc_agent_run(0, 1, &o);
+	return r == 0 ? 0 : 1;
+}
+
+int
+main(int argc, char **argv)
+{
+	struct lc_cli c;
+	struct lc_copy_result res;
+	struct lc_err e;
+	struct sigaction sa;
+	int first, r, level;
+
+	memset(&c, 0, sizeof(c));
+	lc_err_clear(&e);
+	c.copy.streams = LC_DEFAULT_STREAMS;
+	c.copy.block = LC_DEFAULT_BLOCK;
+	signal(SIGPIPE, SIG_IGN);
+	lc_log_init("lanecp", LC_LOG_INFO, 2);
+	if (lc_parse_cli(argc, argv, &c, &first, &e) != 0) {
+		lc_log_error("%s (see lanecp --help)", e.msg);
+		return LC_EXIT_USAGE;
+	}
+	if (c.help) {
+		lc_usage(stdout);
+		return LC_EXIT_OK;
+	}
+	if (c.version) {
+		printf("lanecp %s (protocol %u, %s)\n", LC_VERSION_STRING,
+		    LC_PROTO_VERSION, libssh2_version(0));
+		return LC_EXIT_OK;
+	}
+	if (c.agent)
+		return lc_run_agent(&c);
+	if (c.restrict_dir != NULL) {
+		lc_log_error("--restrict is only for --agent");
+		return LC_EXIT_USAGE;
+	}
+	if (argc - first < 2) {
+		lc_log_error("need a source and a destination (see lanecp "
+		    "--help)");
+		return LC_EXIT_USAGE;
+	}
+	level = c.quiet ? LC_LOG_ERROR : LC_LOG_INFO + c.verbose;
+	lc_log_set_level(level > LC_LOG_DEBUG ? LC_LOG_DEBUG : level);
+	c.copy.sources = (const char *const *)&argv[first];
+	c.copy.nsources = (size_t)(argc - first - 1);
+	c.copy.dest = argv[argc - 1];
+	c.copy.batch = !isatty(0);
+	if (libssh2_init(0) != 0 || lc_wake_open(&lc_sigwake) != 0) {
+		lc_log_error("initialization failed");
+		return LC_EXIT_INTERNAL;
+	}
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = lc_on_signal;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	r = lc_copy_run(&c.copy, lc_sigwake.rfd, &res, &e);
+	if (r != 0) {
+		if (e.code == 0)
+			lc_err_set(&e, -r, "%s", lc_strerror(r));
+		lc_log_error("%s", e.msg);
+	}
+	libssh2_exit();
+	return lc_exit_code(&e);
 }

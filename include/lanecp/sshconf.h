@@ -6,16 +6,24 @@
  * first value obtained for a keyword wins, Host/Match blocks select which
  * lines apply, Include pulls in files (globs, relative to ~/.ssh or
  * /etc/ssh).  Understood keywords: Host, Match (all, host, originalhost,
- * user, localuser; other criteria make the block not match, with a
- * verbose log line), Include, HostName, User, Port, IdentityFile,
+ * user, localuser; canonical and final are false as in ssh's first pass;
+ * other criteria such as exec make the block not match, with a verbose
+ * log line), Include, HostName, User, Port, IdentityFile,
  * IdentitiesOnly, UserKnownHostsFile, GlobalKnownHostsFile,
  * StrictHostKeyChecking, ConnectTimeout, ServerAliveInterval,
- * ServerAliveCountMax, HashKnownHosts, BatchMode.  Other keywords are
- * ignored (real configs are full of them); a known keyword with a bad value
- * is an error naming the file and line.
+ * ServerAliveCountMax, HashKnownHosts, BatchMode (and HostKeyAlias, only
+ * for %k).  Other keywords are ignored (real configs are full of them); a
+ * known keyword with a bad value is an error naming the file and line,
+ * even inside a block that does not apply (as ssh).
  *
- * Token expansion as ssh does for HostName (%h, %%), IdentityFile and
- * UserKnownHostsFile (%d %h %l %n %p %r %u %%, leading ~).
+ * As in ssh, "Host" takes whitespace-separated patterns matched against
+ * the host exactly as typed (case-sensitive, a comma is an ordinary
+ * character); "Match host" and lc_sshconf_match_list() take
+ * comma-separated pattern lists and ignore case.
+ *
+ * Token expansion as ssh does for HostName (%h, %%), IdentityFile,
+ * UserKnownHostsFile and GlobalKnownHostsFile (leading ~ and ~user,
+ * ${ENV}, %d %h %i %k %L %l %n %p %r %u %%; %C and %j are refused).
  */
 #ifndef LANECP_SSHCONF_H
 #define LANECP_SSHCONF_H
@@ -37,7 +45,8 @@ enum lc_strict {
 
 struct lc_sshconf {
 	char host[256];		/* the name as given on the command line */
-	char hostname[256];	/* HostName, expanded; defaults to host */
+	char hostname[256];	/* HostName, expanded; defaults to host;
+				 * lowercased unless an IP address (as ssh) */
 	char user[256];		/* User; "" if not set */
 	uint16_t port;		/* 0 if not set */
 	char *identity_files[LC_SSHCONF_MAX_FILES];	/* expanded paths */
@@ -53,26 +62,41 @@ struct lc_sshconf {
 	int server_alive_count_max;	/* -1 unset */
 	int hash_known_hosts;	/* -1 unset, 0 no, 1 yes */
 	int batch_mode;		/* -1 unset, 0 no, 1 yes */
+	/*
+	 * "none" given (then the matching list above is empty): for identity
+	 * files, do not try the default keys; for known hosts, use no file
+	 * of that kind (rather than the defaults).
+	 */
+	int identity_files_none;
+	int user_known_hosts_none;
+	int global_known_hosts_none;
 };
 
 struct lc_sshconf_ctx {
-	const char *config_file;	/* -F FILE, or NULL for the defaults */
-	const char *home;		/* home directory for ~ and %d */
-	const char *local_user;		/* for %u and Match localuser */
+	const char *config_file;	/* -F FILE, or NULL for the defaults;
+					 * "none": read no file at all */
+	const char *home;		/* home directory for ~ and %d;
+					 * NULL: from the password database */
+	const char *local_user;		/* for %u and Match localuser;
+					 * NULL: from the password database */
 	const char *cmdline_user;	/* user@ from the command line, or NULL */
 	const char *system_config;	/* NULL: /etc/ssh/ssh_config */
 };
 
 /*
  * Resolve the settings for host.  A missing default file is fine; a
- * missing -F file, an unreadable file or a malformed known keyword is
+ * missing -F file, an unreadable file, a malformed known keyword, a bad
+ * token or ~/.ssh/config (or an included file) writable by others is
  * -LC_ERR_CONFIG with e naming file and line.  On success the caller owns
- * out and frees it with lc_sshconf_free().  User from the command line
+ * out and frees it with lc_sshconf_free(); on failure out holds only the
+ * defaults (freeing it is harmless).  User from the command line
  * (ctx->cmdline_user) takes precedence over User in the file, as in ssh.
+ * No global state: safe to call from several threads.
  */
 int lc_sshconf_resolve(const struct lc_sshconf_ctx *ctx, const char *host,
     struct lc_sshconf *out, struct lc_err *e);
 
+/* Free the path lists and reset c to zeros.  NULL and repeats are fine. */
 void lc_sshconf_free(struct lc_sshconf *c);
 
 /*

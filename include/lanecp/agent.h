@@ -1,0 +1,25 @@
+/*
+ * The agent: one endpoint of a transfer (source or sink), speaking the
+ * control protocol on a pair of file descriptors.  `lanecp --agent` runs
+ * it on stdin/stdout under sshd; the controller runs the same code in a
+ * thread on a socketpair for the local side.  One protocol, one
+ * implementation.
+ */
+#ifndef LANECP_AGENT_H
+#define LANECP_AGENT_H
+
+#include "lanecp/err.h"
+
+struct lc_agent_opts {
+	const char *restrict_dir;	/* --restrict DIR, or NULL */
+	int local;			/* in-process (log lines unprefixed) */
+};
+
+/*
+ * Serve one controller until BYE or EOF on in_fd.  Returns 0 after a BYE,
+ * or a negative LC_ERR code (the controller went away, a fatal error was
+ * reported to it).  Never exits the process.
+ */
+int lc_agent_run(int in_fd, int out_fd, const struct lc_agent_opts *o);
+
+#endif

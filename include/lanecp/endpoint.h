@@ -1,0 +1,63 @@
+/*
+ * Controller-side handle on one agent: a remote `lanecp --agent` over an
+ * SSH exec channel, or the same agent code in a local thread on a
+ * socketpair.  Either way the controller sees one file descriptor and
+ * speaks the control protocol on it.
+ */
+#ifndef LANECP_ENDPOINT_H
+#define LANECP_ENDPOINT_H
+
+#include <pthread.h>
+
+#include "lanecp/agent.h"
+#include "lanecp/buf.h"
+#include "lanecp/err.h"
+#include "lanecp/ssh.h"
+#include "lanecp/wire.h"
+
+struct lc_endpoint {
+	int remote;
+	char name[300];		/* "local" or "user@host", for messages */
+	int fd;
+	struct lc_ssh *ssh;
+	pthread_t thread;	/* local agent */
+	int thread_started;
+	int agent_fd;		/* local agent's end of the socketpair */
+	struct lc_buf in;
+	struct lc_buf out;
+	struct lc_msg_hello hello;
+	int hello_seen;
+	int eof;
+};
+
+void lc_endpoint_init(struct lc_endpoint *ep);
+
+/* Start the in-process agent. */
+int lc_endpoint_open_local(struct lc_endpoint *ep, struct lc_err *e);
+
+/* Connect with SSH and run "<agent_cmd> --agent" there. */
+int lc_endpoint_open_remote(struct lc_endpoint *ep,
+    const struct lc_ssh_opts *so, const char *agent_cmd, struct lc_err *e);
+
+/*
+ * Read what is available into ep->in.  Returns 0, or 1 at EOF (ep->eof
+ * set), or -LC_ERR_AGENT on a read error.
+ */
+int lc_endpoint_read(struct lc_endpoint *ep);
+/* Write queued output; 0 or -LC_ERR_AGENT. */
+int lc_endpoint_flush(struct lc_endpoint *ep);
+
+/*
+ * Close the control channel (the agent sees EOF and stops), then reap:
+ * join the local thread, or wait up to timeout_ms for the remote command
+ * and collect its exit status (-1 if unknown).
+ */
+void lc_endpoint_close(struct lc_endpoint *ep, int timeout_ms, int *status);
+
+/* After an unexpected EOF: explain what happened to the agent. */
+int lc_endpoint_lost(struct lc_endpoint *ep, const char *agent_cmd,
+    struct lc_err *e);
+
+void lc_endpoint_free(struct lc_endpoint *ep);
+
+#endif

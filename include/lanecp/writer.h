@@ -1,0 +1,83 @@
+/*
+ * The sink's offset-ordered writer and the per-stream buffer quotas.
+ *
+ * Design.  Each receiver thread owns a pool of `quota` block buffers.  It
+ * takes a buffer from its own pool, reads a block into it and submits it to
+ * the file's writer.  The writer writes blocks strictly in offset order, so
+ * the file on disk is always a valid prefix (resume continues from its
+ * length), writes are sequential, and non-seekable targets (/dev/null, a
+ * FIFO) work unchanged.  A block that arrives early waits, sorted, in the
+ * writer; its buffer stays charged to its stream's quota.
+ *
+ * Memory is bounded by streams x quota x block size, whatever the file
+ * size.  Deadlock freedom: senders take blocks from one global order, so
+ * each stream carries its blocks in increasing order.  The lowest block not
+ * yet written is therefore the next block on some stream s, and every
+ * earlier block of s is already written, so s holds no buffer and can
+ * receive it.
+ *
+ * There is no writer thread: whichever receiver submits the block that
+ * fills the gap becomes the drainer and writes every block that is now in
+ * order (others keep receiving meanwhile); only one drainer per file runs
+ * at a time.
+ */
+#ifndef LANECP_WRITER_H
+#define LANECP_WRITER_H
+
+#include <stdint.h>
+
+#include "lanecp/err.h"
+
+struct lc_pool;
+
+struct lc_wbuf {
+	struct lc_wbuf *next;
+	struct lc_pool *pool;
+	uint64_t off;
+	uint32_t len;
+	uint8_t *data;		/* capacity: the pool's buffer size */
+};
+
+/*
+ * A pool of count buffers of size bytes (allocated on first use, so an
+ * idle stream costs no memory).  0, -LC_ERR_NOMEM.
+ */
+int lc_pool_new(uint32_t count, uint32_t size, struct lc_pool **out);
+/* Take a buffer, waiting until one is free; NULL after lc_pool_abort or
+ * when memory runs out. */
+struct lc_wbuf *lc_pool_get(struct lc_pool *p);
+void lc_pool_put(struct lc_wbuf *b);
+/* Wake and fail every waiter, now and later. */
+void lc_pool_abort(struct lc_pool *p);
+/* Buffers currently allocated (for memory accounting in tests). */
+uint32_t lc_pool_allocated(struct lc_pool *p);
+/* Free the pool; every buffer must have been put back. */
+void lc_pool_free(struct lc_pool *p);
+
+struct lc_wfile;
+
+/*
+ * Writer for bytes [start, end) of fd.  seekable: pwrite(2) at offsets,
+ * else write(2) in order.  name is used in error messages.
+ */
+int lc_wfile_new(int fd, int seekable, uint64_t start, uint64_t end,
+    const char *name, struct lc_wfile **out);
+
+/*
+ * Hand a filled buffer (b->off, b->len) to the writer; the buffer always
+ * goes back to its pool eventually, whatever the result.  Returns 0 or the
+ * file's first error: -LC_ERR_IO / -LC_ERR_NOSPACE from a write, or
+ * -LC_ERR_PROTO for a block outside [start, end) or overlapping another.
+ * *complete is set to 1 by exactly one call: the one that wrote the last
+ * byte.
+ */
+int lc_wfile_submit(struct lc_wfile *f, struct lc_wbuf *b, int *complete,
+    struct lc_err *e);
+
+/* Offset up to which the file has been written. */
+uint64_t lc_wfile_written(struct lc_wfile *f);
+
+/* Free; blocks still waiting go back to their pools.  Does not close fd. */
+void lc_wfile_free(struct lc_wfile *f);
+
+#endif

@@ -1,0 +1,659 @@
+/*
+ * Controller state machine (single thread, poll loop):
+ *
+ *   HELLO both -> negotiate -> sink: SINK_TARGET, LISTEN; source: SRC_ADD*
+ *   sink LISTENING   -> source CONNECT (address the controller itself used)
+ *   source FILE      -> sink FILE
+ *   sink FILE_READY  -> source FILE_READY
+ *   all listed and ready -> source SRC_NOMORE
+ *   SRC_DONE + SINK_DONE + every FILE_DONE -> BYE both -> done
+ *
+ * Any ERROR, or an endpoint vanishing, ends the run: both control channels
+ * are closed at once so the agents stop (the sink keeps its partial file
+ * under the temporary name; the target name is never touched).
+ */
+#include "lanecp/controller.h"
+#include "lanecp/endpoint.h"
+#include "lanecp/location.h"
+#include "lanecp/log.h"
+#include "lanecp/parse.h"
+#include "lanecp/progress.h"
+#include "lanecp/util.h"
+#include "lanecp/version.h"
+#include "lanecp/wire.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <openssl/crypto.h>
+#include <openssl/rand.h>
+
+#define LC_CLOSE_WAIT_MS 3000
+
+struct lc_ctl_file {
+	uint32_t id;
+	uint64_t size;
+	char name[256];
+};
+
+struct lc_ctl {
+	const struct lc_copy_opts *o;
+	struct lc_location *srcs;
+	struct lc_location dst;
+	struct lc_endpoint src;
+	struct lc_endpoint dst_ep;
+	uint8_t key[LC_KEY_LEN];
+	uint32_t streams;
+	uint32_t window;
+	uint32_t block;
+	int negotiated;
+	int listening;
+	uint32_t adds_sent;
+	uint32_t listed;
+	uint32_t files_total;
+	uint32_t files_ready;
+	uint32_t files_done;
+	uint64_t bytes_total;
+	uint64_t bytes_done;
+	int nomore_sent;
+	int src_done;
+	int sink_done;
+	int bye_sent;
+	int src_bye;
+	int dst_bye;
+	uint64_t t_start;
+	struct lc_progress progress;
+	uint64_t next_progress;
+	struct lc_ctl_file *files;
+	size_t nfiles;
+	size_t files_cap;
+	char target_shown[LC_PATH_MAX + 300];
+	struct lc_copy_result *res;
+};
+
+/* ---- helpers ---- */
+
+static const char *
+lc_ctl_agent_cmd(const struct lc_ctl *c)
+{
+	return c->o->agent_cmd != NULL ? c->o->agent_cmd : "lanecp";
+}
+
+static int
+lc_ctl_remote_error(struct lc_endpoint *ep, const uint8_t *p, size_t n,
+    struct lc_err *e)
+{
+	struct lc_msg_error m;
+	int code;
+
+	if (lc_msg_get_error(p, n, &m) != 0)
+		return lc_err_set(e, LC_ERR_PROTO, "%s: malformed ERROR",
+		    ep->name);
+	code = (int)m.code;
+	if (code <= 0 || code >= LC_ERR_MAX)
+		code = LC_ERR_PROTO;
+	if (ep->remote)
+		lc_err_set(e, code, "%s: %s", ep->name, m.msg);
+	else
+		lc_err_set(e, code, "%s", m.msg);
+	e->remote = ep->remote;
+	return -code;
+}
+
+static struct lc_ctl_file *
+lc_ctl_file_find(struct lc_ctl *c, uint32_t id)
+{
+	for (size_t i = 0; i < c->nfiles; i++)
+		if (c->files[i].id == id)
+			return &c->files[i];
+	return NULL;
+}
+
+static int
+lc_ctl_file_add(struct lc_ctl *c, const struct lc_msg_file *m)
+{
+	struct lc_ctl_file *f;
+
+	if (c->nfiles == c->files_cap) {
+		size_t ncap = c->files_cap ? c->files_cap * 2 : 8;
+		struct lc_ctl_file *n = realloc(c->files, ncap * sizeof(*n));
+		if (n == NULL)
+			return -LC_ERR_NOMEM;
+		c->files = n;
+		c->files_cap = ncap;
+	}
+	f = &c->files[c->nfiles++];
+	f->id = m->id;
+	f->size = m->size;
+	snprintf(f->name, sizeof(f->name), "%.*s", 255, m->name);
+	return 0;
+}
+
+/* ---- setup ---- */
+
+static int
+lc_ctl_open(struct lc_ctl *c, struct lc_endpoint *ep,
+    const struct lc_location *loc, struct lc_err *e)
+{
+	struct lc_ssh_opts so;
+
+	if (!lc_location_is_remote(loc))
+		return lc_endpoint_open_local(ep, e);
+	memset(&so, 0, sizeof(so));
+	so.host = loc->host;
+	so.user = loc->user[0] != '\0' ? loc->user : NULL;
+	so.config_file = c->o->config_file;
+	so.identity_file = c->o->identity_file;
+	so.batch = c->o->batch;
+	return lc_endpoint_open_remote(ep, &so, lc_ctl_agent_cmd(c), e);
+}
+
+static int
+lc_ctl_send_hello(struct lc_endpoint *ep)
+{
+	struct lc_msg_hello h;
+
+	memset(&h, 0, sizeof(h));
+	h.magic = LC_PROTO_MAGIC;
+	h.proto = LC_PROTO_VERSION;
+	snprintf(h.software, sizeof(h.software), "%s", LC_VERSION_STRING);
+	h.log_level = (uint32_t)lc_log_level();
+	return lc_msg_put_hello(&ep->out, &h);
+}
+
+static int
+lc_ctl_got_hello(struct lc_ctl *c, struct lc_endpoint *ep, const uint8_t *p,
+    size_t n, struct lc_err *e)
+{
+	int r = lc_msg_get_hello(p, n, &ep->hello);
+
+	(void)c;
+	if (r == -LC_ERR_VERSION)
+		return lc_err_set(e, LC_ERR_VERSION,
+		    "protocol version mismatch: this lanecp %s speaks "
+		    "protocol %u, the agent on %s is lanecp %s with protocol "
+		    "%u; install the same version on both hosts",
+		    LC_VERSION_STRING, LC_PROTO_VERSION, ep->name,
+		    ep->hello.software, ep->hello.proto);
+	if (r != 0)
+		return lc_err_set(e, LC_ERR_PROTO, "%s: malformed HELLO "
+		    "(is '%s' really lanecp?)", ep->name, lc_ctl_agent_cmd(c));
+	ep->hello_seen = 1;
+	if (ep->remote)
+		lc_log_verbose("%s: agent lanecp %s on %s", ep->name,
+		    ep->hello.software, ep->hello.hostname);
+	return 0;
+}
+
+static uint32_t
+lc_min_u32(uint32_t a, uint64_t b)
+{
+	return b != 0 && b < a ? (uint32_t)b : a;
+}
+
+/* Both endpoints answered HELLO: settle parameters and start the work. */
+static int
+lc_ctl_negotiate(struct lc_ctl *c, struct lc_err *e)
+{
+	const struct lc_copy_opts *o = c->o;
+	struct lc_msg_sink_target t;
+	struct lc_msg_listen l;
+	struct lc_msg_src_add a;
+	int r;
+
+	c->negotiated = 1;
+	c->streams = lc_min_u32(o->streams, c->src.hello.max_streams);
+	c->streams = lc_min_u32(c->streams, c->dst_ep.hello.max_streams);
+	if (c->streams == 0)
+		c->streams = 1;
+	if (c->streams < o->streams)
+		lc_log_verbose("streams: %u requested, %u allowed by the "
+		    "agents' descriptor limits", o->streams, c->streams);
+	c->window = o->window;
+	if (c->window != 0) {
+		c->window = lc_min_u32(c->window, c->dst_ep.hello.rmem_max);
+		c->window = lc_min_u32(c->window, c->src.hello.wmem_max);
+		if (c->window < o->window)
+			lc_log_verbose("window: %u requested, clamped to %u "
+			    "by net.core.rmem_max/wmem_max", o->window,
+			    c->window);
+	}
+	c->block = o->block;
+	if (RAND_bytes(c->key, sizeof(c->key)) != 1)
+		return lc_err_set(e, LC_ERR_INTERNAL, "RAND_bytes failed");
+
+	memset(&t, 0, sizeof(t));
+	t.flags = (o->force ? LC_TGT_FORCE : 0) |
+	    (o->nsources > 1 ? LC_TGT_WANT_DIR : 0) |
+	    (o->no_fsync ? LC_TGT_NO_FSYNC : 0);
+	t.nsources = (uint32_t)o->nsources;
+	snprintf(t.target, sizeof(t.target), "%s", c->dst.path);
+	memset(&l, 0, sizeof(l));
+	l.streams = c->streams;
+	l.window = c->window;
+	l.block = c->block;
+	l.flags = o->encrypt ? LC_XFER_ENCRYPT : 0;
+	memcpy(l.key, c->key, sizeof(l.key));
+	r = lc_msg_put_sink_target(&c->dst_ep.out, &t);
+	if (r == 0)
+		r = lc_msg_put_listen(&c->dst_ep.out, &l);
+	OPENSSL_cleanse(&l, sizeof(l));
+	for (size_t i = 0; r == 0 && i < o->nsources; i++) {
+		memset(&a, 0, sizeof(a));
+		snprintf(a.path, sizeof(a.path), "%s", c->srcs[i].path);
+		r = lc_msg_put_src_add(&c->src.out, &a);
+		c->adds_sent++;
+	}
+	if (r != 0)
+		return lc_err_set(e, -r, "control message: %s",
+		    lc_strerror(r));
+	return 0;
+}
+
+/* Address the source connects to: the one the controller itself used. */
+static int
+lc_ctl_data_addr(struct lc_ctl *c, char *out, size_t outsz, struct lc_err *e)
+{
+	const char *a;
+
+	if (c->dst_ep.ssh != NULL)
+		a = lc_ssh_peer_addr(c->dst_ep.ssh);
+	else if (c->src.ssh != NULL)
+		a = lc_ssh_local_addr(c->src.ssh);
+	else
+		a = "127.0.0.1";
+	if (a == NULL || a[0] == '\0' || strlen(a) >= outsz)
+		return lc_err_set(e, LC_ERR_INTERNAL, "no data address");
+	snprintf(out, outsz, "%s", a);
+	return 0;
+}
+
+static int
+lc_ctl_listening(struct lc_ctl *c, const uint8_t *p, size_t n,
+    struct lc_err *e)
+{
+	struct lc_msg_listening l;
+	struct lc_msg_connect m;
+	char win[32];
+	int r;
+
+	if (lc_msg_get_listening(p, n, &l) != 0 || c->listening ||
+	    l.streams > c->streams || l.block != c->block)
+		return lc_err_set(e, LC_ERR_PROTO, "%s: bad LISTENING",
+		    c->dst_ep.name);
+	c->listening = 1;
+	c->streams = l.streams;
+	memset(&m, 0, sizeof(m));
+	if ((r = lc_ctl_data_addr(c, m.addr, sizeof(m.addr), e)) != 0)
+		return r;
+	m.streams = l.streams;
+	m.window = c->window;
+	m.block = c->block;
+	m.flags = c->o->encrypt ? LC_XFER_ENCRYPT : 0;
+	memcpy(m.key, c->key, sizeof(m.key));
+	memcpy(m.ports, l.ports, sizeof(m.ports));
+	r = lc_msg_put_connect(&c->src.out, &m);
+	OPENSSL_cleanse(&m, sizeof(m));
+	if (c->window != 0)
+		lc_fmt_bytes(win, sizeof(win), l.window);
+	lc_log_verbose("%u streams to %s, window %s, block %u KiB, sink "
+	    "quota %u blocks per stream, data %s", l.streams,
+	    c->dst_ep.remote ? c->dst_ep.name : "this host",
+	    c->window != 0 ? win : "autotuned", c->block >> 10, l.quota,
+	    c->o->encrypt ? "encrypted" : "in the clear (authenticated)");
+	c->res->streams = l.streams;
+	c->res->window = l.window;
+	c->res->block = c->block;
+	return r;
+}
+
+static int
+lc_ctl_maybe_nomore(struct lc_ctl *c)
+{
+	if (c->nomore_sent || c->listed < c->adds_sent ||
+	    c->files_ready < c->files_total)
+		return 0;
+	c->nomore_sent = 1;
+	return lc_msg_put_empty(&c->src.out, LC_MSG_SRC_NOMORE);
+}
+
+/* ---- message handlers ---- */
+
+static int
+lc_ctl_from_src(struct lc_ctl *c, uint8_t type, const uint8_t *p, size_t n,
+    struct lc_err *e)
+{
+	union {
+		struct lc_msg_file file;
+		struct lc_msg_src_listed listed;
+		struct lc_msg_connected conn;
+		struct lc_msg_xfer_done done;
+	} m;
+	int r;
+
+	switch (type) {
+	case LC_MSG_FILE:
+		if (lc_msg_get_file(p, n, &m.file) != 0)
+			break;
+		c->files_total++;
+		c->bytes_total += m.file.size;
+		if ((r = lc_ctl_file_add(c, &m.file)) != 0)
+			return lc_err_set(e, -r, "out of memory");
+		return lc_msg_put_file(&c->dst_ep.out, &m.file);
+	case LC_MSG_SRC_LISTED:
+		if (lc_msg_get_src_listed(p, n, &m.listed) != 0)
+			break;
+		c->listed++;
+		return lc_ctl_maybe_nomore(c);
+	case LC_MSG_CONNECTED:
+		if (lc_msg_get_connected(p, n, &m.conn) != 0)
+			break;
+		lc_log_verbose("%u data streams connected", m.conn.streams);
+		return 0;
+	case LC_MSG_SRC_DONE:
+		if (lc_msg_get_xfer_done(p, n, &m.done) != 0)
+			break;
+		c->src_done = 1;
+		return 0;
+	case LC_MSG_BYE:
+		c->src_bye = 1;
+		return 0;
+	default:
+		break;
+	}
+	return lc_err_set(e, LC_ERR_PROTO, "%s: unexpected or malformed %s "
+	    "from the source agent", c->src.name, lc_msg_name(type));
+}
+
+static int
+lc_ctl_file_done(struct lc_ctl *c, const struct lc_msg_file_done *m,
+    struct lc_err *e)
+{
+	struct lc_ctl_file *f = lc_ctl_file_find(c, m->id);
+
+	if (f == NULL || m->bytes != f->size)
+		return lc_err_set(e, LC_ERR_PROTO, "%s: bad FILE_DONE for "
+		    "file %u", c->dst_ep.name, m->id);
+	c->files_done++;
+	lc_log_verbose("%s: %llu bytes written", f->name,
+	    (unsigned long long)m->bytes);
+	return 0;
+}
+
+static int
+lc_ctl_from_dst(struct lc_ctl *c, uint8_t type, const uint8_t *p, size_t n,
+    struct lc_err *e)
+{
+	union {
+		struct lc_msg_target_ok ok;
+		struct lc_msg_file_ready ready;
+		struct lc_msg_file_done done;
+		struct lc_msg_progress prog;
+		struct lc_msg_xfer_done xfer;
+	} m;
+	int r;
+
+	switch (type) {
+	case LC_MSG_TARGET_OK:
+		if (lc_msg_get_target_ok(p, n, &m.ok) != 0)
+			break;
+		return 0;
+	case LC_MSG_LISTENING:
+		return lc_ctl_listening(c, p, n, e);
+	case LC_MSG_FILE_READY:
+		if (lc_msg_get_file_ready(p, n, &m.ready) != 0 ||
+		    lc_ctl_file_find(c, m.ready.id) == NULL)
+			break;
+		c->files_ready++;
+		if ((r = lc_msg_put_file_ready(&c->src.out, &m.ready)) != 0)
+			return lc_err_set(e, -r, "control output");
+		return lc_ctl_maybe_nomore(c);
+	case LC_MSG_FILE_DONE:
+		if (lc_msg_get_file_done(p, n, &m.done) != 0)
+			break;
+		return lc_ctl_file_done(c, &m.done, e);
+	case LC_MSG_PROGRESS:
+		if (lc_msg_get_progress(p, n, &m.prog) != 0)
+			break;
+		c->bytes_done = m.prog.bytes;
+		return 0;
+	case LC_MSG_SINK_DONE:
+		if (lc_msg_get_xfer_done(p, n, &m.xfer) != 0)
+			break;
+		c->sink_done = 1;
+		c->bytes_done = m.xfer.bytes;
+		return 0;
+	case LC_MSG_BYE:
+		c->dst_bye = 1;
+		return 0;
+	default:
+		break;
+	}
+	return lc_err_set(e, LC_ERR_PROTO, "%s: unexpected or malformed %s "
+	    "from the sink agent", c->dst_ep.name, lc_msg_name(type));
+}
+
+/* Run every whole frame in ep->in. */
+static int
+lc_ctl_drain(struct lc_ctl *c, struct lc_endpoint *ep, struct lc_err *e)
+{
+	const uint8_t *payload;
+	size_t plen, flen;
+	uint8_t type;
+	int r;
+
+	while ((r = lc_msg_peek(lc_buf_ptr(&ep->in), lc_buf_len(&ep->in),
+	    &type, &payload, &plen, &flen)) == 1) {
+		if (type == LC_MSG_ERROR)
+			r = lc_ctl_remote_error(ep, payload, plen, e);
+		else if (!ep->hello_seen)
+			r = type == LC_MSG_HELLO ?
+			    lc_ctl_got_hello(c, ep, payload, plen, e) :
+			    lc_err_set(e, LC_ERR_PROTO, "%s: expected HELLO "
+			    "from the agent, got type %u", ep->name, type);
+		else if (ep == &c->src)
+			r = lc_ctl_from_src(c, type, payload, plen, e);
+		else
+			r = lc_ctl_from_dst(c, type, payload, plen, e);
+		lc_buf_consume(&ep->in, flen);
+		if (r != 0)
+			return r;
+	}
+	if (r < 0)
+		return lc_err_set(e, LC_ERR_PROTO, "%s: bad control frame "
+		    "(is '%s' really lanecp?)", ep->name, lc_ctl_agent_cmd(c));
+	return 0;
+}
+
+static int
+lc_ctl_step(struct lc_ctl *c, struct lc_err *e)
+{
+	int r;
+
+	if (!c->negotiated && c->src.hello_seen && c->dst_ep.hello_seen &&
+	    (r = lc_ctl_negotiate(c, e)) != 0)
+		return r;
+	if (c->src_done && c->sink_done && c->files_done == c->files_total &&
+	    !c->bye_sent) {
+		c->bye_sent = 1;
+		c->res->ns = lc_now_ns() - c->t_start;
+		if ((r = lc_msg_put_empty(&c->src.out, LC_MSG_BYE)) != 0 ||
+		    (r = lc_msg_put_empty(&c->dst_ep.out, LC_MSG_BYE)) != 0)
+			return lc_err_set(e, -r, "control output");
+	}
+	return 0;
+}
+
+static int
+lc_ctl_signal(int fd, struct lc_err *e)
+{
+	unsigned char signo = 0;
+
+	if (read(fd, &signo, 1) != 1)
+		return 0;
+	lc_err_set(e, LC_ERR_CANCELED, "interrupted by signal %d", signo);
+	e->signo = signo;
+	return -LC_ERR_CANCELED;
+}
+
+static void
+lc_ctl_tick(struct lc_ctl *c)
+{
+	uint64_t now;
+
+	if (c->o->progress_ms == 0 || !c->negotiated)
+		return;
+	now = lc_now_ms();
+	if (now < c->next_progress)
+		return;
+	c->next_progress = now + c->o->progress_ms;
+	if (c->progress.start_ns == 0)
+		lc_progress_init(&c->progress, 2, c->bytes_total);
+	c->progress.total = c->bytes_total;
+	lc_progress_update(&c->progress, c->bytes_done);
+}
+
+static int
+lc_ctl_loop(struct lc_ctl *c, int signal_fd, struct lc_err *e)
+{
+	struct lc_endpoint *eps[2] = { &c->src, &c->dst_ep };
+	struct pollfd pfd[3];
+	int r;
+
+	while (!(c->src_bye && c->dst_bye)) {
+		int timeout = c->o->progress_ms != 0 ? 200 : -1;
+
+		for (int i = 0; i < 2; i++) {
+			pfd[i].fd = eps[i]->eof ? -1 : eps[i]->fd;
+			pfd[i].events = POLLIN |
+			    (lc_buf_len(&eps[i]->out) > 0 ? POLLOUT : 0);
+		}
+		pfd[2].fd = signal_fd;
+		pfd[2].events = POLLIN;
+		if (poll(pfd, 3, timeout) < 0 && errno != EINTR)
+			return lc_err_sys(e, LC_ERR_INTERNAL, errno, "poll");
+		if (signal_fd >= 0 && (pfd[2].revents & POLLIN) &&
+		    (r = lc_ctl_signal(signal_fd, e)) != 0)
+			return r;
+		for (int i = 0; i < 2; i++) {
+			struct lc_endpoint *ep = eps[i];
+			if (pfd[i].revents == 0)
+				continue;
+			if ((pfd[i].revents & ~POLLOUT) != 0)
+				(void)lc_endpoint_read(ep);
+			if ((r = lc_ctl_drain(c, ep, e)) != 0)
+				return r;
+			if (ep->eof && !(ep == &c->src ? c->src_bye :
+			    c->dst_bye))
+				return lc_endpoint_lost(ep,
+				    lc_ctl_agent_cmd(c), e);
+		}
+		if ((r = lc_ctl_step(c, e)) != 0)
+			return r;
+		for (int i = 0; i < 2; i++) {
+			if (lc_endpoint_flush(eps[i]) != 0)
+				return lc_endpoint_lost(eps[i],
+				    lc_ctl_agent_cmd(c), e);
+		}
+		lc_ctl_tick(c);
+	}
+	return 0;
+}
+
+static int
+lc_ctl_parse_args(struct lc_ctl *c, struct lc_err *e)
+{
+	const struct lc_copy_opts *o = c->o;
+	int r;
+
+	if (o->nsources == 0 || o->dest == NULL)
+		return lc_err_set(e, LC_ERR_USAGE, "need a source and a "
+		    "destination");
+	if ((c->srcs = calloc(o->nsources, sizeof(*c->srcs))) == NULL)
+		return lc_err_set(e, LC_ERR_NOMEM, "out of memory");
+	for (size_t i = 0; i < o->nsources; i++) {
+		if ((r = lc_location_parse(o->sources[i], &c->srcs[i], e)) != 0)
+			return r;
+		if (i > 0 && !lc_location_same_host(&c->srcs[0], &c->srcs[i]))
+			return lc_err_set(e, LC_ERR_USAGE, "all sources must "
+			    "be on the same host (%s)", o->sources[i]);
+	}
+	if ((r = lc_location_parse(o->dest, &c->dst, e)) != 0)
+		return r;
+	if (!lc_location_is_remote(&c->srcs[0]) &&
+	    !lc_location_is_remote(&c->dst) && !o->allow_local)
+		return lc_err_set(e, LC_ERR_USAGE, "neither source nor "
+		    "destination is remote (use host:path on one side; for a "
+		    "local copy use cp)");
+	if (o->nsources > 1)
+		return lc_err_set(e, LC_ERR_USAGE, "one source file per run "
+		    "for now (got %zu)", o->nsources);
+	snprintf(c->target_shown, sizeof(c->target_shown), "%s", o->dest);
+	return 0;
+}
+
+int
+lc_copy_run(const struct lc_copy_opts *o, int signal_fd,
+    struct lc_copy_result *res, struct lc_err *e)
+{
+	struct lc_ctl c;
+	char rate[32];
+	int r;
+
+	memset(&c, 0, sizeof(c));
+	memset(res, 0, sizeof(*res));
+	c.o = o;
+	c.res = res;
+	lc_endpoint_init(&c.src);
+	lc_endpoint_init(&c.dst_ep);
+	if ((r = lc_ctl_parse_args(&c, e)) != 0)
+		goto out;
+	/* the sink first: a bad target is usually the cheaper mistake */
+	if ((r = lc_ctl_open(&c, &c.dst_ep, &c.dst, e)) != 0 ||
+	    (r = lc_ctl_open(&c, &c.src, &c.srcs[0], e)) != 0)
+		goto out;
+	c.t_start = lc_now_ns();
+	if ((r = lc_ctl_send_hello(&c.src)) != 0 ||
+	    (r = lc_ctl_send_hello(&c.dst_ep)) != 0) {
+		lc_err_set(e, -r, "control output");
+		goto out;
+	}
+	if ((r = lc_ctl_loop(&c, signal_fd, e)) != 0)
+		goto out;
+	res->bytes = c.bytes_done;
+	res->files = c.files_done;
+	if (o->progress_ms != 0) {
+		if (c.progress.start_ns == 0)
+			lc_progress_init(&c.progress, 2, c.bytes_total);
+		lc_progress_finish(&c.progress, c.bytes_done);
+	}
+	lc_fmt_rate(rate, sizeof(rate), res->bytes, res->ns);
+	lc_log_verbose("copied %u file%s, %llu bytes in %.3f s (%s) to %s",
+	    res->files, res->files == 1 ? "" : "s",
+	    (unsigned long long)res->bytes, (double)res->ns / 1e9, rate,
+	    c.target_shown);
+ out:
+	if (r != 0 && c.progress.drawn)
+		(void)lc_write_all(2, "\n", 1);
+	/* close both channels first so that both agents stop at once */
+	if (c.src.fd >= 0) {
+		close(c.src.fd);
+		c.src.fd = -1;
+	}
+	if (c.dst_ep.fd >= 0) {
+		close(c.dst_ep.fd);
+		c.dst_ep.fd = -1;
+	}
+	lc_endpoint_close(&c.src, LC_CLOSE_WAIT_MS, NULL);
+	lc_endpoint_close(&c.dst_ep, LC_CLOSE_WAIT_MS, NULL);
+	lc_endpoint_free(&c.src);
+	lc_endpoint_free(&c.dst_ep);
+	OPENSSL_cleanse(c.key, sizeof(c.key));
+	free(c.srcs);
+	free(c.files);
+	return r;
+}

@@ -1,0 +1,181 @@
+#include "lanecp/endpoint.h"
+#include "lanecp/log.h"
+#include "lanecp/util.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#define LC_READ_CHUNK 65536
+
+void
+lc_endpoint_init(struct lc_endpoint *ep)
+{
+	memset(ep, 0, sizeof(*ep));
+	ep->fd = -1;
+	ep->agent_fd = -1;
+	lc_buf_init(&ep->in, LC_CTL_MAX + LC_READ_CHUNK + 4);
+	lc_buf_init(&ep->out, 64u << 20);
+}
+
+static void *
+lc_endpoint_agent_thread(void *arg)
+{
+	struct lc_endpoint *ep = arg;
+	struct lc_agent_opts opts = { .restrict_dir = NULL, .local = 1 };
+
+	(void)lc_agent_run(ep->agent_fd, ep->agent_fd, &opts);
+	return NULL;
+}
+
+int
+lc_endpoint_open_local(struct lc_endpoint *ep, struct lc_err *e)
+{
+	int sv[2];
+
+	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0)
+		return lc_err_sys(e, LC_ERR_INTERNAL, errno, "socketpair");
+	ep->remote = 0;
+	snprintf(ep->name, sizeof(ep->name), "local");
+	ep->fd = sv[0];
+	ep->agent_fd = sv[1];
+	if (lc_thread_start(&ep->thread, "lc-agent", lc_endpoint_agent_thread,
+	    ep) != 0) {
+		close(sv[0]);
+		close(sv[1]);
+		ep->fd = ep->agent_fd = -1;
+		return lc_err_set(e, LC_ERR_INTERNAL, "cannot start agent");
+	}
+	ep->thread_started = 1;
+	(void)lc_set_nonblock(ep->fd, 1);
+	return 0;
+}
+
+int
+lc_endpoint_open_remote(struct lc_endpoint *ep, const struct lc_ssh_opts *so,
+    const char *agent_cmd, struct lc_err *e)
+{
+	char cmd[LC_PATH_MAX + 16];
+	int r, n;
+
+	ep->remote = 1;
+	snprintf(ep->name, sizeof(ep->name), "%s", so->host);
+	n = snprintf(cmd, sizeof(cmd), "%s --agent", agent_cmd);
+	if (n < 0 || (size_t)n >= sizeof(cmd))
+		return lc_err_set(e, LC_ERR_USAGE, "-T: command too long");
+	if ((r = lc_ssh_connect(so, &ep->ssh, e)) != 0)
+		return r;
+	snprintf(ep->name, sizeof(ep->name), "%s", lc_ssh_name(ep->ssh));
+	if ((r = lc_ssh_exec(ep->ssh, cmd, &ep->fd, e)) != 0)
+		return r;
+	(void)lc_set_nonblock(ep->fd, 1);
+	lc_log_verbose("%s: started '%s'", ep->name, cmd);
+	return 0;
+}
+
+int
+lc_endpoint_read(struct lc_endpoint *ep)
+{
+	uint8_t *p;
+	ssize_t n;
+
+	if (lc_buf_reserve(&ep->in, LC_READ_CHUNK, &p) != 0)
+		return -LC_ERR_AGENT;
+	n = read(ep->fd, p, LC_READ_CHUNK);
+	lc_buf_unappend(&ep->in, n > 0 ? LC_READ_CHUNK - (size_t)n :
+	    LC_READ_CHUNK);
+	if (n == 0) {
+		ep->eof = 1;
+		return 1;
+	}
+	if (n < 0) {
+		if (errno == EINTR || errno == EAGAIN)
+			return 0;
+		ep->eof = 1;
+		return 1;	/* ECONNRESET and friends: the agent is gone */
+	}
+	return 0;
+}
+
+int
+lc_endpoint_flush(struct lc_endpoint *ep)
+{
+	while (lc_buf_len(&ep->out) > 0) {
+		ssize_t n = write(ep->fd, lc_buf_ptr(&ep->out),
+		    lc_buf_len(&ep->out));
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			if (errno == EAGAIN)
+				return 0;
+			return -LC_ERR_AGENT;
+		}
+		lc_buf_consume(&ep->out, (size_t)n);
+	}
+	return 0;
+}
+
+void
+lc_endpoint_close(struct lc_endpoint *ep, int timeout_ms, int *status)
+{
+	char sig[32];
+	int st = -1;
+
+	if (ep->fd >= 0) {
+		close(ep->fd);
+		ep->fd = -1;
+	}
+	if (ep->thread_started) {
+		pthread_join(ep->thread, NULL);
+		ep->thread_started = 0;
+		close(ep->agent_fd);
+		ep->agent_fd = -1;
+		st = 0;
+	}
+	if (ep->ssh != NULL)
+		(void)lc_ssh_wait(ep->ssh, timeout_ms, &st, sig, sizeof(sig));
+	if (status != NULL)
+		*status = st;
+}
+
+int
+lc_endpoint_lost(struct lc_endpoint *ep, const char *agent_cmd,
+    struct lc_err *e)
+{
+	char sig[32] = "";
+	int st = -1;
+
+	if (ep->ssh == NULL)
+		return lc_err_set(e, LC_ERR_INTERNAL,
+		    "local agent stopped unexpectedly");
+	if (ep->fd >= 0) {
+		close(ep->fd);
+		ep->fd = -1;
+	}
+	(void)lc_ssh_wait(ep->ssh, 2000, &st, sig, sizeof(sig));
+	if (!ep->hello_seen && (st == 127 || st == 126))
+		return lc_err_set(e, LC_ERR_AGENT, "%s: cannot run the remote "
+		    "agent '%s' (exit %d): install lanecp there or name it "
+		    "with -T PATH", ep->name, agent_cmd, st);
+	if (sig[0] != '\0')
+		return lc_err_set(e, LC_ERR_AGENT,
+		    "%s: remote agent killed by signal %s", ep->name, sig);
+	if (st >= 0)
+		return lc_err_set(e, LC_ERR_AGENT,
+		    "%s: remote agent exited with status %d%s", ep->name, st,
+		    ep->hello_seen ? "" : " before answering");
+	return lc_err_set(e, LC_ERR_AGENT, "%s: connection to the remote "
+	    "agent lost", ep->name);
+}
+
+void
+lc_endpoint_free(struct lc_endpoint *ep)
+{
+	lc_endpoint_close(ep, 0, NULL);
+	lc_ssh_free(ep->ssh);
+	ep->ssh = NULL;
+	lc_buf_free(&ep->in);
+	lc_buf_free(&ep->out);
+}

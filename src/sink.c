@@ -1,0 +1,834 @@
+/*
+ * Sink role: resolves the target, listens for the data streams, receives
+ * blocks and writes them in order, renames finished files into place.
+ *
+ * Threads:
+ *   acceptor   polls the N listening sockets; each new connection gets a
+ *              short-lived auth thread (bounded number) so that a stranger
+ *              who connects and says nothing cannot hold up the real
+ *              streams.  A connection that fails the handshake is logged
+ *              with its address and closed; it never reaches a receiver.
+ *   auth       runs the key handshake with a timeout, then hands the
+ *              connection to receiver[idx] through the sink's mutex/condvar.
+ *   receiver   one per stream: header -> buffer from its own quota ->
+ *              payload -> the file's ordered writer (writer.h).  The thread
+ *              that completes a file also finalizes it (fsync, rename).
+ * Everything reports to the agent's main thread through events.
+ */
+#include "agent_int.h"
+
+#include "lanecp/log.h"
+#include "lanecp/stream.h"
+#include "lanecp/writer.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <openssl/crypto.h>
+#include <openssl/evp.h>
+
+#define LC_SINK_MEM_BUDGET (32u << 20)	/* receive buffers, all streams */
+#define LC_MIN_QUOTA 2
+#define LC_MAX_QUOTA 16
+#define LC_MAX_PENDING_AUTH 16
+#define LC_PART_SUFFIX ".lanecp-part"
+
+struct lc_sfile {
+	uint32_t id;
+	int fd;
+	int direct;		/* writing the target itself, in order */
+	uint64_t size;
+	uint32_t mode;
+	struct lc_wfile *wf;
+	char final[LC_PATH_MAX];
+	char tmp[LC_PATH_MAX];
+};
+
+struct lc_receiver {
+	struct lc_sink *sink;
+	uint32_t idx;
+	pthread_t thread;
+	int started;
+	int listen_fd;
+	uint16_t port;
+	struct lc_pool *pool;
+	struct lc_conn conn;	/* handed over by an auth thread */
+	int has_conn;
+};
+
+struct lc_auth {
+	struct lc_sink *sink;
+	pthread_t thread;
+	int used;
+	atomic_bool finished;
+	uint32_t listener;
+	struct lc_conn conn;
+};
+
+struct lc_sink {
+	struct lc_agent *ag;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	int target_set;
+	int target_is_dir;
+	uint32_t tflags;
+	char target[LC_PATH_MAX];
+	struct lc_sfile **files;	/* by id; under mu */
+	uint32_t files_cap;
+	uint32_t files_total;
+	uint32_t files_done;
+	int listening;
+	uint32_t nstreams;
+	uint32_t block;
+	uint32_t window;
+	uint32_t quota;
+	uint32_t flags;
+	uint8_t key[LC_KEY_LEN];
+	struct lc_receiver recv[LC_MAX_STREAMS];
+	pthread_t acceptor;
+	int acceptor_started;
+	struct lc_wake accept_wake;
+	struct lc_auth auth[LC_MAX_PENDING_AUTH];
+	uint32_t ended;
+	int done_sent;
+	atomic_uint_fast64_t bytes;
+	uint64_t reported;
+};
+
+int
+lc_sink_new(struct lc_agent *a, struct lc_sink **out)
+{
+	struct lc_sink *s;
+
+	*out = NULL;
+	if ((s = calloc(1, sizeof(*s))) == NULL)
+		return -LC_ERR_NOMEM;
+	s->ag = a;
+	pthread_mutex_init(&s->mu, NULL);
+	pthread_cond_init(&s->cv, NULL);
+	atomic_init(&s->bytes, 0);
+	s->accept_wake.rfd = s->accept_wake.wfd = -1;
+	for (uint32_t i = 0; i < LC_MAX_STREAMS; i++) {
+		s->recv[i].listen_fd = -1;
+		s->recv[i].conn.fd = -1;
+	}
+	*out = s;
+	return 0;
+}
+
+/* ---- target and files ---- */
+
+static int
+lc_sink_target(struct lc_sink *s, const struct lc_msg_sink_target *m,
+    struct lc_err *e)
+{
+	struct lc_msg_target_ok ok;
+	char parent[LC_PATH_MAX];
+	struct stat st;
+	size_t len;
+	int r;
+
+	if (s->target_set)
+		return lc_err_set(e, LC_ERR_PROTO, "second SINK_TARGET");
+	if ((r = lc_agent_check_path(s->ag, m->target, s->target,
+	    sizeof(s->target), e)) != 0)
+		return r;
+	len = strlen(m->target);
+	s->tflags = m->flags;
+	if (stat(s->target, &st) == 0) {
+		if (S_ISDIR(st.st_mode))
+			s->target_is_dir = 1;
+		else if ((m->flags & LC_TGT_WANT_DIR) ||
+		    m->target[len - 1] == '/')
+			return lc_err_set(e, LC_ERR_IO,
+			    "%s: not a directory", s->target);
+	} else if (errno != ENOENT) {
+		return lc_err_sys(e, LC_ERR_IO, errno, "%s", s->target);
+	} else if ((m->flags & LC_TGT_WANT_DIR) || m->target[len - 1] == '/') {
+		return lc_err_set(e, LC_ERR_IO,
+		    "%s: no such directory", s->target);
+	} else {
+		lc_path_dirname(s->target, parent, sizeof(parent));
+		if (stat(parent, &st) != 0)
+			return lc_err_sys(e, LC_ERR_IO, errno, "%s", parent);
+		if (!S_ISDIR(st.st_mode))
+			return lc_err_set(e, LC_ERR_IO, "%s: not a directory",
+			    parent);
+	}
+	s->target_set = 1;
+	memset(&ok, 0, sizeof(ok));
+	ok.is_dir = (uint8_t)s->target_is_dir;
+	snprintf(ok.resolved, sizeof(ok.resolved), "%s", s->target);
+	return lc_msg_put_target_ok(&s->ag->out, &ok);
+}
+
+/* A single path component from the peer: no '/', not "." or "..". */
+static int
+lc_sink_name_ok(const char *name)
+{
+	return name[0] != '\0' && strchr(name, '/') == NULL &&
+	    strcmp(name, ".") != 0 && strcmp(name, "..") != 0;
+}
+
+/* dir/.NAME.lanecp-part, or a hashed name when that would be too long. */
+static int
+lc_sink_part_name(const char *final, char *out, size_t outsz)
+{
+	char dir[LC_PATH_MAX], base[LC_PATH_MAX];
+	int n;
+
+	lc_path_dirname(final, dir, sizeof(dir));
+	lc_path_basename(final, base, sizeof(base));
+	if (strlen(base) + sizeof(LC_PART_SUFFIX) + 1 <= 255) {
+		n = snprintf(out, outsz, "%s/.%s%s", dir, base, LC_PART_SUFFIX);
+	} else {
+		unsigned char md[EVP_MAX_MD_SIZE];
+		unsigned int mdlen = 0;
+		char hex[33];
+
+		if (EVP_Digest(base, strlen(base), md, &mdlen, EVP_sha256(),
+		    NULL) != 1)
+			return -LC_ERR_INTERNAL;
+		for (unsigned i = 0; i < 16; i++)
+			snprintf(hex + 2 * i, 3, "%02x", md[i]);
+		n = snprintf(out, outsz, "%s/.lanecp-%s%s", dir, hex,
+		    LC_PART_SUFFIX);
+	}
+	return n < 0 || (size_t)n >= outsz ? -LC_ERR_TOOBIG : 0;
+}
+
+static int
+lc_sink_open_direct(struct lc_sfile *f, struct lc_err *e)
+{
+	/* O_NONBLOCK so a FIFO without a reader fails instead of hanging */
+	f->fd = open(f->final, O_WRONLY | O_NOCTTY | O_CLOEXEC | O_NONBLOCK);
+	if (f->fd < 0) {
+		if (errno == ENXIO)
+			return lc_err_set(e, LC_ERR_IO,
+			    "%s: FIFO has no reader", f->final);
+		return lc_err_sys(e, LC_ERR_IO, errno, "%s", f->final);
+	}
+	(void)lc_set_nonblock(f->fd, 0);
+	f->direct = 1;
+	return 0;
+}
+
+static int
+lc_sink_open_part(struct lc_sink *s, struct lc_sfile *f, struct lc_err *e)
+{
+	(void)s;
+	if (lc_sink_part_name(f->final, f->tmp, sizeof(f->tmp)) != 0)
+		return lc_err_set(e, LC_ERR_IO, "%s: name too long", f->final);
+	f->fd = open(f->tmp, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW |
+	    O_NOCTTY, 0600);
+	if (f->fd < 0)
+		return lc_err_sys(e, LC_ERR_IO, errno, "%s", f->tmp);
+	if (flock(f->fd, LOCK_EX | LOCK_NB) != 0) {
+		if (errno == EWOULDBLOCK)
+			return lc_err_set(e, LC_ERR_IO, "%s: another lanecp is "
+			    "writing this file", f->final);
+		return lc_err_sys(e, LC_ERR_IO, errno, "lock %s", f->tmp);
+	}
+	if (ftruncate(f->fd, 0) != 0)
+		return lc_err_sys(e, LC_ERR_IO, errno, "truncate %s", f->tmp);
+	return 0;
+}
+
+static int
+lc_sink_fsync_dir(const char *path, struct lc_err *e)
+{
+	char dir[LC_PATH_MAX];
+	int fd, r = 0;
+
+	lc_path_dirname(path, dir, sizeof(dir));
+	if ((fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
+		return lc_err_sys(e, LC_ERR_IO, errno, "%s", dir);
+	if (fsync(fd) != 0 && errno != EINVAL)
+		r = lc_err_sys(e, LC_ERR_IO, errno, "fsync %s", dir);
+	close(fd);
+	return r;
+}
+
+/*
+ * The whole file is written: make it durable and give it its name.  The
+ * order (data fsync, rename, directory fsync) means a crash leaves either
+ * the old target or the complete new one under the target name.
+ */
+static int
+lc_sink_finalize(struct lc_sink *s, struct lc_sfile *f, struct lc_err *e)
+{
+	int fsync_on = !(s->tflags & LC_TGT_NO_FSYNC);
+	int fd = f->fd, r;
+
+	f->fd = -1;
+	if (f->direct) {
+		if (close(fd) != 0)
+			return lc_err_sys(e, LC_ERR_IO, errno, "close %s",
+			    f->final);
+		return 0;
+	}
+	if (fchmod(fd, (mode_t)f->mode & ~s->ag->umask & 07777) != 0) {
+		r = lc_err_sys(e, LC_ERR_IO, errno, "chmod %s", f->tmp);
+		close(fd);
+		return r;
+	}
+	if (fsync_on && fsync(fd) != 0) {
+		r = lc_err_sys(e, LC_ERR_IO, errno, "fsync %s", f->tmp);
+		close(fd);
+		return r;
+	}
+	/* close after rename: the lock keeps a second writer off until then */
+	if (rename(f->tmp, f->final) != 0) {
+		r = lc_err_sys(e, LC_ERR_IO, errno, "rename %s to %s", f->tmp,
+		    f->final);
+		close(fd);
+		return r;
+	}
+	f->tmp[0] = '\0';
+	if (close(fd) != 0)
+		return lc_err_sys(e, LC_ERR_IO, errno, "close %s", f->final);
+	if (fsync_on)
+		return lc_sink_fsync_dir(f->final, e);
+	return 0;
+}
+
+static int
+lc_sink_table_put(struct lc_sink *s, struct lc_sfile *f)
+{
+	int r = 0;
+
+	pthread_mutex_lock(&s->mu);
+	if (f->id >= s->files_cap) {
+		uint32_t ncap = s->files_cap < 16 ? 16 : s->files_cap;
+		struct lc_sfile **n;
+		while (ncap <= f->id)
+			ncap *= 2;
+		n = realloc(s->files, (size_t)ncap * sizeof(*n));
+		if (n == NULL) {
+			r = -LC_ERR_NOMEM;
+			goto out;
+		}
+		memset(n + s->files_cap, 0,
+		    (size_t)(ncap - s->files_cap) * sizeof(*n));
+		s->files = n;
+		s->files_cap = ncap;
+	}
+	if (s->files[f->id] != NULL) {
+		r = -LC_ERR_PROTO;
+		goto out;
+	}
+	s->files[f->id] = f;
+ out:
+	pthread_mutex_unlock(&s->mu);
+	return r;
+}
+
+static struct lc_sfile *
+lc_sink_table_get(struct lc_sink *s, uint32_t id)
+{
+	struct lc_sfile *f = NULL;
+
+	pthread_mutex_lock(&s->mu);
+	if (id < s->files_cap)
+		f = s->files[id];
+	pthread_mutex_unlock(&s->mu);
+	return f;
+}
+
+static void
+lc_sfile_free(struct lc_sfile *f)
+{
+	if (f == NULL)
+		return;
+	lc_wfile_free(f->wf);
+	if (f->fd >= 0)
+		close(f->fd);
+	free(f);
+}
+
+static int
+lc_sink_file(struct lc_sink *s, const struct lc_msg_file *m, struct lc_err *e)
+{
+	struct lc_msg_file_ready ready;
+	struct lc_msg_file_done done;
+	struct lc_sfile *f = NULL;
+	struct stat st;
+	int r, n;
+
+	if (!s->target_set || !s->listening)
+		return lc_err_set(e, LC_ERR_PROTO, "FILE before target/LISTEN");
+	if (m->kind != LC_KIND_REG)
+		return lc_err_set(e, LC_ERR_PROTO, "FILE: unsupported kind");
+	if (s->target_is_dir && !lc_sink_name_ok(m->name))
+		return lc_err_set(e, LC_ERR_DENIED,
+		    "refusing unsafe file name from peer: %s", m->name);
+	if ((f = calloc(1, sizeof(*f))) == NULL)
+		return -LC_ERR_NOMEM;
+	f->fd = -1;
+	f->id = m->id;
+	f->size = m->size;
+	f->mode = m->mode;
+	n = s->target_is_dir ?
+	    snprintf(f->final, sizeof(f->final), "%s%s%s", s->target,
+		s->target[strlen(s->target) - 1] == '/' ? "" : "/", m->name) :
+	    snprintf(f->final, sizeof(f->final), "%s", s->target);
+	if (n < 0 || (size_t)n >= sizeof(f->final)) {
+		r = lc_err_set(e, LC_ERR_IO, "%s/%s: name too long", s->target,
+		    m->name);
+		goto out;
+	}
+	if (stat(f->final, &st) == 0) {
+		if (S_ISDIR(st.st_mode)) {
+			r = lc_err_set(e, LC_ERR_IO, "%s: is a directory",
+			    f->final);
+			goto out;
+		}
+		if (S_ISREG(st.st_mode) && !(s->tflags & LC_TGT_FORCE)) {
+			r = lc_err_set(e, LC_ERR_EXISTS,
+			    "%s: file exists (use -f to overwrite)", f->final);
+			goto out;
+		}
+		r = S_ISREG(st.st_mode) ? lc_sink_open_part(s, f, e) :
+		    lc_sink_open_direct(f, e);
+	} else if (errno == ENOENT) {
+		r = lc_sink_open_part(s, f, e);
+	} else {
+		r = lc_err_sys(e, LC_ERR_IO, errno, "%s", f->final);
+	}
+	if (r != 0)
+		goto out;
+	if ((r = lc_wfile_new(f->fd, !f->direct, 0, f->size, f->final,
+	    &f->wf)) != 0)
+		goto out;
+	if ((r = lc_sink_table_put(s, f)) != 0) {
+		r = lc_err_set(e, -r, "FILE: duplicate or bad id %u", f->id);
+		goto out;
+	}
+	s->files_total++;
+	memset(&ready, 0, sizeof(ready));
+	ready.id = f->id;
+	if ((r = lc_msg_put_file_ready(&s->ag->out, &ready)) != 0)
+		return r;	/* f is in the table now */
+	if (f->size == 0) {	/* nothing will arrive for it */
+		if ((r = lc_sink_finalize(s, f, e)) != 0)
+			return r;
+		s->files_done++;
+		memset(&done, 0, sizeof(done));
+		done.id = f->id;
+		return lc_msg_put_file_done(&s->ag->out, &done);
+	}
+	return 0;
+ out:
+	lc_sfile_free(f);
+	return r;
+}
+
+/* ---- data streams ---- */
+
+static void *
+lc_auth_main(void *arg)
+{
+	struct lc_auth *au = arg;
+	struct lc_sink *s = au->sink;
+	struct lc_receiver *rv;
+	struct lc_err e;
+	int r;
+
+	lc_log_set_tag("accept");
+	lc_err_clear(&e);
+	(void)lc_sock_set_timeout(au->conn.fd, LC_HANDSHAKE_TIMEOUT_MS);
+	r = lc_stream_accept_auth(&au->conn, s->key, s->nstreams, &e);
+	if (r == 0 && au->conn.idx != au->listener)
+		r = lc_err_set(&e, LC_ERR_STREAM, "stream %u on the port of "
+		    "stream %u", au->conn.idx, au->listener);
+	if (r == 0) {
+		rv = &s->recv[au->conn.idx];
+		pthread_mutex_lock(&s->mu);
+		if (rv->has_conn) {
+			r = lc_err_set(&e, LC_ERR_STREAM,
+			    "stream %u is already connected", au->conn.idx);
+		} else {
+			(void)lc_sock_set_timeout(au->conn.fd, 0);
+			rv->conn = au->conn;
+			rv->has_conn = 1;
+			au->conn.fd = -1;	/* transferred */
+			pthread_cond_broadcast(&s->cv);
+		}
+		pthread_mutex_unlock(&s->mu);
+	}
+	if (r != 0 && !atomic_load(&s->ag->cancel))
+		lc_log_warn("dropped data connection from %s: %s",
+		    au->conn.peer, e.msg);
+	pthread_mutex_lock(&s->mu);
+	if (au->conn.fd >= 0)
+		lc_conn_close(&au->conn);
+	pthread_mutex_unlock(&s->mu);
+	atomic_store(&au->finished, true);
+	return NULL;
+}
+
+static void
+lc_acceptor_reap(struct lc_sink *s, int all)
+{
+	for (int i = 0; i < LC_MAX_PENDING_AUTH; i++) {
+		struct lc_auth *au = &s->auth[i];
+		if (!au->used)
+			continue;
+		if (all) {
+			pthread_mutex_lock(&s->mu);
+			lc_conn_shutdown(&au->conn);
+			pthread_mutex_unlock(&s->mu);
+		} else if (!atomic_load(&au->finished)) {
+			continue;
+		}
+		pthread_join(au->thread, NULL);
+		au->used = 0;
+	}
+}
+
+static void
+lc_acceptor_take(struct lc_sink *s, uint32_t listener, int fd)
+{
+	struct lc_auth *au = NULL;
+	char peer[LC_PEER_MAX];
+
+	lc_acceptor_reap(s, 0);
+	for (int i = 0; i < LC_MAX_PENDING_AUTH && au == NULL; i++)
+		if (!s->auth[i].used)
+			au = &s->auth[i];
+	if (au == NULL) {
+		lc_sock_peer_name(fd, peer, sizeof(peer));
+		lc_log_warn("dropped data connection from %s: too many "
+		    "connections waiting for authentication", peer);
+		close(fd);
+		return;
+	}
+	memset(au, 0, sizeof(*au));
+	au->sink = s;
+	au->listener = listener;
+	atomic_init(&au->finished, false);
+	lc_conn_init(&au->conn, fd);
+	if (lc_thread_start(&au->thread, "lc-auth", lc_auth_main, au) != 0) {
+		lc_log_warn("dropped data connection from %s: no thread",
+		    au->conn.peer);
+		close(fd);
+		return;
+	}
+	au->used = 1;
+}
+
+static void *
+lc_acceptor_main(void *arg)
+{
+	struct lc_sink *s = arg;
+	struct pollfd pfd[LC_MAX_STREAMS + 1];
+	uint32_t n = s->nstreams;
+
+	lc_log_set_tag("accept");
+	while (!atomic_load(&s->ag->cancel)) {
+		for (uint32_t i = 0; i < n; i++) {
+			pfd[i].fd = s->recv[i].listen_fd;
+			pfd[i].events = POLLIN;
+		}
+		pfd[n].fd = s->accept_wake.rfd;
+		pfd[n].events = POLLIN;
+		if (poll(pfd, n + 1, 1000) < 0 && errno != EINTR)
+			break;
+		if (pfd[n].revents != 0)
+			lc_wake_drain(&s->accept_wake);
+		for (uint32_t i = 0; i < n; i++) {
+			int fd;
+			if (!(pfd[i].revents & POLLIN))
+				continue;
+			fd = accept4(pfd[i].fd, NULL, NULL, SOCK_CLOEXEC);
+			if (fd >= 0)
+				lc_acceptor_take(s, i, fd);
+		}
+		lc_acceptor_reap(s, 0);
+	}
+	lc_acceptor_reap(s, 1);
+	return NULL;
+}
+
+static int
+lc_receiver_complete(struct lc_sink *s, struct lc_sfile *f, struct lc_err *e)
+{
+	int r;
+
+	if ((r = lc_sink_finalize(s, f, e)) != 0)
+		return r;
+	lc_log_debug("%s complete", f->final);
+	lc_agent_post(s->ag, LC_EV_FILE_DONE, f->id, f->size, NULL);
+	return 0;
+}
+
+static int
+lc_receiver_loop(struct lc_receiver *rv, struct lc_err *e)
+{
+	struct lc_sink *s = rv->sink;
+	uint8_t hdr[LC_FRAME_HDR_LEN];
+	struct lc_frame fr;
+	struct lc_sfile *f;
+	struct lc_wbuf *b;
+	int r, complete;
+
+	for (;;) {
+		r = lc_conn_read_full(&rv->conn, hdr, sizeof(hdr), e);
+		if (r == -LC_ERR_EOF)
+			return lc_err_set(e, LC_ERR_STREAM, "data stream %u "
+			    "from %s closed before the end of the transfer",
+			    rv->idx, rv->conn.peer);
+		if (r != 0)
+			return r;
+		if (lc_frame_get(hdr, s->block, &fr) != 0)
+			return lc_err_set(e, LC_ERR_PROTO,
+			    "data stream %u: malformed frame header", rv->idx);
+		if (fr.type == LC_FRAME_END)
+			return 0;
+		if ((f = lc_sink_table_get(s, fr.file_id)) == NULL ||
+		    f->wf == NULL)
+			return lc_err_set(e, LC_ERR_PROTO, "data stream %u: "
+			    "data for unknown file %u", rv->idx, fr.file_id);
+		if ((b = lc_pool_get(rv->pool)) == NULL)
+			return lc_err_set(e, LC_ERR_CANCELED, "canceled");
+		b->off = fr.offset;
+		b->len = fr.len;
+		if ((r = lc_conn_read_full(&rv->conn, b->data, fr.len,
+		    e)) != 0) {
+			lc_pool_put(b);
+			if (r == -LC_ERR_EOF)
+				r = lc_err_set(e, LC_ERR_STREAM, "data stream "
+				    "%u closed in mid-frame", rv->idx);
+			return r;
+		}
+		if ((r = lc_wfile_submit(f->wf, b, &complete, e)) != 0)
+			return r;
+		atomic_fetch_add(&s->bytes, fr.len);
+		if (complete && (r = lc_receiver_complete(s, f, e)) != 0)
+			return r;
+	}
+}
+
+static void *
+lc_receiver_main(void *arg)
+{
+	struct lc_receiver *rv = arg;
+	struct lc_sink *s = rv->sink;
+	struct lc_err e;
+	char tag[32];
+	int r;
+
+	snprintf(tag, sizeof(tag), "stream %u", rv->idx);
+	lc_log_set_tag(tag);
+	lc_err_clear(&e);
+	pthread_mutex_lock(&s->mu);
+	while (!rv->has_conn && !atomic_load(&s->ag->cancel))
+		pthread_cond_wait(&s->cv, &s->mu);
+	pthread_mutex_unlock(&s->mu);
+	if (atomic_load(&s->ag->cancel))
+		return NULL;
+	lc_log_debug("connected from %s", rv->conn.peer);
+	r = lc_receiver_loop(rv, &e);
+	if (r != 0) {
+		if (!atomic_load(&s->ag->cancel))
+			lc_agent_post(s->ag, LC_EV_ERROR, rv->idx, 0, &e);
+		return NULL;
+	}
+	lc_agent_post(s->ag, LC_EV_RECEIVER_DONE, rv->idx, 0, NULL);
+	return NULL;
+}
+
+static uint32_t
+lc_sink_quota(uint32_t streams, uint32_t block)
+{
+	uint64_t q = LC_SINK_MEM_BUDGET / ((uint64_t)streams * block);
+
+	if (q < LC_MIN_QUOTA)
+		q = LC_MIN_QUOTA;
+	if (q > LC_MAX_QUOTA)
+		q = LC_MAX_QUOTA;
+	return (uint32_t)q;
+}
+
+static int
+lc_sink_listen(struct lc_sink *s, const struct lc_msg_listen *m,
+    struct lc_err *e)
+{
+	struct lc_msg_listening l;
+	char name[32];
+	int r;
+
+	if (s->listening)
+		return lc_err_set(e, LC_ERR_PROTO, "second LISTEN");
+	s->listening = 1;
+	s->nstreams = m->streams;
+	s->block = m->block;
+	s->window = m->window;
+	s->flags = m->flags;
+	s->quota = lc_sink_quota(s->nstreams, s->block);
+	memcpy(s->key, m->key, LC_KEY_LEN);
+	memset(&l, 0, sizeof(l));
+	for (uint32_t i = 0; i < s->nstreams; i++) {
+		struct lc_receiver *rv = &s->recv[i];
+		rv->sink = s;
+		rv->idx = i;
+		if ((r = lc_pool_new(s->quota, s->block, &rv->pool)) != 0)
+			return lc_err_set(e, LC_ERR_NOMEM, "out of memory");
+		if ((r = lc_sock_listen(s->window, &rv->listen_fd, &rv->port,
+		    e)) != 0)
+			return r;
+		l.ports[i] = rv->port;
+	}
+	if (lc_wake_open(&s->accept_wake) != 0)
+		return lc_err_set(e, LC_ERR_INTERNAL, "pipe");
+	for (uint32_t i = 0; i < s->nstreams; i++) {
+		snprintf(name, sizeof(name), "lc-recv-%u", i);
+		if (lc_thread_start(&s->recv[i].thread, name,
+		    lc_receiver_main, &s->recv[i]) != 0)
+			return lc_err_set(e, LC_ERR_INTERNAL, "thread");
+		s->recv[i].started = 1;
+	}
+	if (lc_thread_start(&s->acceptor, "lc-accept", lc_acceptor_main,
+	    s) != 0)
+		return lc_err_set(e, LC_ERR_INTERNAL, "thread");
+	s->acceptor_started = 1;
+	l.streams = s->nstreams;
+	l.window = s->window != 0 ? lc_sock_rcvbuf(s->recv[0].listen_fd) : 0;
+	l.block = s->block;
+	l.quota = s->quota;
+	lc_log_debug("listening on %u ports, quota %u x %u bytes",
+	    s->nstreams, s->quota, s->block);
+	return lc_msg_put_listening(&s->ag->out, &l);
+}
+
+int
+lc_sink_handle(struct lc_sink *s, uint8_t type, const uint8_t *p, size_t n,
+    struct lc_err *e)
+{
+	union {
+		struct lc_msg_sink_target tgt;
+		struct lc_msg_listen listen;
+		struct lc_msg_file file;
+	} m;
+	int r;
+
+	switch (type) {
+	case LC_MSG_SINK_TARGET:
+		if (lc_msg_get_sink_target(p, n, &m.tgt) != 0)
+			return lc_err_set(e, LC_ERR_PROTO,
+			    "malformed SINK_TARGET");
+		return lc_sink_target(s, &m.tgt, e);
+	case LC_MSG_LISTEN:
+		if (lc_msg_get_listen(p, n, &m.listen) != 0)
+			return lc_err_set(e, LC_ERR_PROTO, "malformed LISTEN");
+		r = lc_sink_listen(s, &m.listen, e);
+		OPENSSL_cleanse(&m.listen, sizeof(m.listen));
+		return r;
+	case LC_MSG_FILE:
+		if (lc_msg_get_file(p, n, &m.file) != 0)
+			return lc_err_set(e, LC_ERR_PROTO, "malformed FILE");
+		return lc_sink_file(s, &m.file, e);
+	default:
+		return lc_err_set(e, LC_ERR_PROTO, "unexpected %s at sink",
+		    lc_msg_name(type));
+	}
+}
+
+int
+lc_sink_event(struct lc_sink *s, const struct lc_event *ev, struct lc_err *e)
+{
+	struct lc_msg_file_done fd;
+	struct lc_msg_xfer_done d;
+
+	switch (ev->type) {
+	case LC_EV_FILE_DONE:
+		s->files_done++;
+		memset(&fd, 0, sizeof(fd));
+		fd.id = ev->a;
+		fd.bytes = ev->b;
+		return lc_msg_put_file_done(&s->ag->out, &fd);
+	case LC_EV_RECEIVER_DONE:
+		if (++s->ended < s->nstreams || s->done_sent)
+			return 0;
+		if (s->files_done != s->files_total)
+			return lc_err_set(e, LC_ERR_PROTO, "all data streams "
+			    "ended with %u of %u files incomplete",
+			    s->files_total - s->files_done, s->files_total);
+		s->done_sent = 1;
+		d.bytes = atomic_load(&s->bytes);
+		d.files = s->files_done;
+		(void)lc_sink_tick(s, 0);
+		return lc_msg_put_xfer_done(&s->ag->out, LC_MSG_SINK_DONE, &d);
+	default:
+		return lc_err_set(e, LC_ERR_INTERNAL, "sink: event %d",
+		    ev->type);
+	}
+}
+
+int
+lc_sink_tick(struct lc_sink *s, uint64_t now_ms)
+{
+	struct lc_msg_progress p;
+	uint64_t b = atomic_load(&s->bytes);
+
+	(void)now_ms;
+	if (!s->listening || b == s->reported)
+		return 0;
+	s->reported = b;
+	p.bytes = b;
+	return lc_msg_put_progress(&s->ag->out, &p);
+}
+
+void
+lc_sink_abort(struct lc_sink *s)
+{
+	if (s == NULL)
+		return;
+	pthread_mutex_lock(&s->mu);
+	for (uint32_t i = 0; i < s->nstreams; i++) {
+		lc_conn_shutdown(&s->recv[i].conn);
+		if (s->recv[i].pool != NULL)
+			lc_pool_abort(s->recv[i].pool);
+	}
+	pthread_cond_broadcast(&s->cv);
+	pthread_mutex_unlock(&s->mu);
+	lc_wake_signal(&s->accept_wake);
+}
+
+void
+lc_sink_free(struct lc_sink *s)
+{
+	if (s == NULL)
+		return;
+	lc_sink_abort(s);
+	if (s->acceptor_started)
+		pthread_join(s->acceptor, NULL);
+	for (uint32_t i = 0; i < s->nstreams; i++) {
+		if (s->recv[i].started)
+			pthread_join(s->recv[i].thread, NULL);
+	}
+	/* files first: their waiting blocks go back to the pools */
+	for (uint32_t i = 0; i < s->files_cap; i++)
+		lc_sfile_free(s->files[i]);
+	free(s->files);
+	for (uint32_t i = 0; i < s->nstreams; i++) {
+		struct lc_receiver *rv = &s->recv[i];
+		lc_conn_close(&rv->conn);
+		if (rv->listen_fd >= 0)
+			close(rv->listen_fd);
+		lc_pool_free(rv->pool);
+	}
+	lc_wake_close(&s->accept_wake);
+	OPENSSL_cleanse(s->key, sizeof(s->key));
+	pthread_cond_destroy(&s->cv);
+	pthread_mutex_destroy(&s->mu);
+	free(s);
+}

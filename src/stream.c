@@ -1,0 +1,430 @@
+#include "lanecp/stream.h"
+#include "lanecp/buf.h"
+#include "lanecp/util.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <openssl/crypto.h>
+#include <openssl/evp.h>
+#include <openssl/hmac.h>
+#include <openssl/rand.h>
+
+#define LC_NONCE_LEN 32
+#define LC_MAC_LEN 32
+#define LC_HS_VERSION 1
+
+static void
+lc_sock_set_window(int fd, uint32_t window)
+{
+	int v = (int)window;
+
+	if (window == 0)
+		return;
+	(void)setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &v, sizeof(v));
+	(void)setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &v, sizeof(v));
+}
+
+static uint32_t
+lc_sock_getbuf(int fd, int opt)
+{
+	int v = 0;
+	socklen_t l = sizeof(v);
+
+	if (getsockopt(fd, SOL_SOCKET, opt, &v, &l) != 0 || v < 0)
+		return 0;
+	return (uint32_t)v / 2;	/* Linux doubles the value for overhead */
+}
+
+uint32_t
+lc_sock_rcvbuf(int fd)
+{
+	return lc_sock_getbuf(fd, SO_RCVBUF);
+}
+
+uint32_t
+lc_sock_sndbuf(int fd)
+{
+	return lc_sock_getbuf(fd, SO_SNDBUF);
+}
+
+int
+lc_sock_set_timeout(int fd, int ms)
+{
+	struct timeval tv = { .tv_sec = ms / 1000,
+		.tv_usec = (ms % 1000) * 1000 };
+
+	if (setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) != 0 ||
+	    setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv)) != 0)
+		return -LC_ERR_STREAM;
+	return 0;
+}
+
+static void
+lc_sockaddr_name(const struct sockaddr *sa, socklen_t len, char *out,
+    size_t outsz)
+{
+	char host[NI_MAXHOST], serv[NI_MAXSERV];
+
+	if (getnameinfo(sa, len, host, sizeof(host), serv, sizeof(serv),
+	    NI_NUMERICHOST | NI_NUMERICSERV) != 0) {
+		snprintf(out, outsz, "?");
+		return;
+	}
+	if (strncmp(host, "::ffff:", 7) == 0)	/* v4-mapped */
+		memmove(host, host + 7, strlen(host + 7) + 1);
+	snprintf(out, outsz, "%s port %s", host, serv);
+}
+
+void
+lc_sock_peer_name(int fd, char *out, size_t outsz)
+{
+	struct sockaddr_storage ss;
+	socklen_t len = sizeof(ss);
+
+	if (getpeername(fd, (struct sockaddr *)&ss, &len) != 0) {
+		snprintf(out, outsz, "?");
+		return;
+	}
+	lc_sockaddr_name((struct sockaddr *)&ss, len, out, outsz);
+}
+
+static int
+lc_sock_listen_family(int family, uint32_t window, int *fdp, uint16_t *port)
+{
+	struct sockaddr_storage ss;
+	socklen_t len;
+	int fd, off = 0;
+
+	memset(&ss, 0, sizeof(ss));
+	if ((fd = socket(family, SOCK_STREAM | SOCK_CLOEXEC, 0)) < 0)
+		return -errno;
+	if (family == AF_INET6) {
+		struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)&ss;
+		(void)setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &off,
+		    sizeof(off));
+		s6->sin6_family = AF_INET6;
+		s6->sin6_addr = in6addr_any;
+		len = sizeof(*s6);
+	} else {
+		struct sockaddr_in *s4 = (struct sockaddr_in *)&ss;
+		s4->sin_family = AF_INET;
+		s4->sin_addr.s_addr = htonl(INADDR_ANY);
+		len = sizeof(*s4);
+	}
+	lc_sock_set_window(fd, window);
+	if (bind(fd, (struct sockaddr *)&ss, len) != 0 ||
+	    listen(fd, 16) != 0) {
+		int err = errno;
+		close(fd);
+		return -err;
+	}
+	len = sizeof(ss);
+	if (getsockname(fd, (struct sockaddr *)&ss, &len) != 0) {
+		int err = errno;
+		close(fd);
+		return -err;
+	}
+	*port = ntohs(family == AF_INET6 ?
+	    ((struct sockaddr_in6 *)&ss)->sin6_port :
+	    ((struct sockaddr_in *)&ss)->sin_port);
+	*fdp = fd;
+	return 0;
+}
+
+int
+lc_sock_listen(uint32_t window, int *fd, uint16_t *port, struct lc_err *e)
+{
+	int r;
+
+	*fd = -1;
+	*port = 0;
+	r = lc_sock_listen_family(AF_INET6, window, fd, port);
+	if (r == -EAFNOSUPPORT || r == -EADDRNOTAVAIL)
+		r = lc_sock_listen_family(AF_INET, window, fd, port);
+	if (r != 0)
+		return lc_err_sys(e, LC_ERR_STREAM, -r,
+		    "cannot listen for data streams");
+	return 0;
+}
+
+int
+lc_sock_connect(const char *addr, uint16_t port, uint32_t window,
+    int timeout_ms, const atomic_bool *cancel, int *fdp, struct lc_err *e)
+{
+	struct addrinfo hints, *res = NULL;
+	struct pollfd pfd;
+	char serv[8];
+	int fd = -1, r, err = 0, one = 1;
+	socklen_t el = sizeof(err);
+
+	*fdp = -1;
+	memset(&hints, 0, sizeof(hints));
+	hints.ai_socktype = SOCK_STREAM;
+	hints.ai_flags = AI_NUMERICHOST | AI_NUMERICSERV;
+	snprintf(serv, sizeof(serv), "%u", (unsigned)port);
+	if ((r = getaddrinfo(addr, serv, &hints, &res)) != 0)
+		return lc_err_set(e, LC_ERR_STREAM,
+		    "bad data stream address %s: %s", addr, gai_strerror(r));
+	fd = socket(res->ai_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK,
+	    0);
+	if (fd < 0) {
+		r = lc_err_sys(e, LC_ERR_STREAM, errno, "socket");
+		goto out;
+	}
+	lc_sock_set_window(fd, window);
+	(void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	if (connect(fd, res->ai_addr, res->ai_addrlen) != 0) {
+		if (errno != EINPROGRESS) {
+			r = lc_err_sys(e, LC_ERR_STREAM, errno,
+			    "data stream connect to %s port %u", addr,
+			    (unsigned)port);
+			goto out;
+		}
+		pfd.fd = fd;
+		pfd.events = POLLOUT;
+		/* short slices so that a cancel is seen promptly */
+		for (int waited = 0;; waited += 100) {
+			if (cancel != NULL && atomic_load(cancel)) {
+				r = lc_err_set(e, LC_ERR_CANCELED, "canceled");
+				goto out;
+			}
+			r = poll(&pfd, 1, 100);
+			if (r != 0 && !(r < 0 && errno == EINTR))
+				break;
+			if (waited >= timeout_ms) {
+				r = 0;
+				break;
+			}
+		}
+		if (r == 0) {
+			r = lc_err_set(e, LC_ERR_STREAM,
+			    "data stream connect to %s port %u: timed out",
+			    addr, (unsigned)port);
+			goto out;
+		}
+		if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &el) != 0)
+			err = errno;
+		if (err != 0) {
+			r = lc_err_sys(e, LC_ERR_STREAM, err,
+			    "data stream connect to %s port %u", addr,
+			    (unsigned)port);
+			goto out;
+		}
+	}
+	if ((r = lc_set_nonblock(fd, 0)) != 0) {
+		r = lc_err_sys(e, LC_ERR_STREAM, -r, "fcntl");
+		goto out;
+	}
+	*fdp = fd;
+	fd = -1;	/* transferred */
+	r = 0;
+ out:
+	if (fd >= 0)
+		close(fd);
+	freeaddrinfo(res);
+	return r;
+}
+
+void
+lc_conn_init(struct lc_conn *c, int fd)
+{
+	memset(c, 0, sizeof(*c));
+	c->fd = fd;
+	if (fd >= 0)
+		lc_sock_peer_name(fd, c->peer, sizeof(c->peer));
+}
+
+int
+lc_conn_write_all(struct lc_conn *c, const void *p, size_t n,
+    struct lc_err *e)
+{
+	const uint8_t *b = p;
+
+	while (n > 0) {
+		ssize_t w = send(c->fd, b, n, MSG_NOSIGNAL);
+		if (w < 0) {
+			if (errno == EINTR)
+				continue;
+			if (errno == EAGAIN || errno == EWOULDBLOCK)
+				return lc_err_set(e, LC_ERR_TIMEOUT,
+				    "data stream to %s: send timed out",
+				    c->peer);
+			return lc_err_sys(e, LC_ERR_STREAM, errno,
+			    "data stream to %s", c->peer);
+		}
+		b += w;
+		n -= (size_t)w;
+	}
+	return 0;
+}
+
+int
+lc_conn_read_full(struct lc_conn *c, void *p, size_t n, struct lc_err *e)
+{
+	uint8_t *b = p;
+	size_t got = 0;
+
+	while (got < n) {
+		ssize_t r = recv(c->fd, b + got, n - got, MSG_WAITALL);
+		if (r < 0) {
+			if (errno == EINTR)
+				continue;
+			if (errno == EAGAIN || errno == EWOULDBLOCK)
+				return lc_err_set(e, LC_ERR_TIMEOUT,
+				    "data stream from %s: receive timed out",
+				    c->peer);
+			return lc_err_sys(e, LC_ERR_STREAM, errno,
+			    "data stream from %s", c->peer);
+		}
+		if (r == 0) {
+			if (got == 0)
+				return lc_err_set(e, LC_ERR_EOF,
+				    "data stream from %s closed", c->peer);
+			return lc_err_set(e, LC_ERR_STREAM,
+			    "data stream from %s closed in mid-frame",
+			    c->peer);
+		}
+		got += (size_t)r;
+	}
+	return 0;
+}
+
+void
+lc_conn_shutdown(struct lc_conn *c)
+{
+	if (c->fd >= 0)
+		(void)shutdown(c->fd, SHUT_RDWR);
+}
+
+void
+lc_conn_close(struct lc_conn *c)
+{
+	if (c->fd >= 0)
+		close(c->fd);
+	c->fd = -1;
+}
+
+/* ---- handshake ---- */
+
+static const char lc_hs_client_label[] = "lanecp data client v1";
+static const char lc_hs_server_label[] = "lanecp data server v1";
+
+static int
+lc_hs_mac(const uint8_t key[LC_KEY_LEN], const char *label,
+    const uint8_t nonce_s[LC_NONCE_LEN], const uint8_t nonce_c[LC_NONCE_LEN],
+    uint32_t idx, uint8_t mac[LC_MAC_LEN])
+{
+	uint8_t msg[sizeof(lc_hs_client_label) + 2 * LC_NONCE_LEN + 4];
+	size_t ll = strlen(label), off = 0;
+	unsigned int maclen = 0;
+
+	memcpy(msg, label, ll);
+	off += ll;
+	memcpy(msg + off, nonce_s, LC_NONCE_LEN);
+	off += LC_NONCE_LEN;
+	memcpy(msg + off, nonce_c, LC_NONCE_LEN);
+	off += LC_NONCE_LEN;
+	lc_poke_u32(msg + off, idx);
+	off += 4;
+	if (HMAC(EVP_sha256(), key, LC_KEY_LEN, msg, off, mac, &maclen) ==
+	    NULL || maclen != LC_MAC_LEN)
+		return -LC_ERR_INTERNAL;
+	return 0;
+}
+
+int
+lc_stream_accept_auth(struct lc_conn *c, const uint8_t key[LC_KEY_LEN],
+    uint32_t nstreams, struct lc_err *e)
+{
+	uint8_t hello[8 + LC_NONCE_LEN];
+	uint8_t resp[8 + LC_NONCE_LEN + LC_MAC_LEN];
+	uint8_t fin[4 + LC_MAC_LEN];
+	uint8_t want[LC_MAC_LEN];
+	struct lc_err sub;
+	uint32_t idx;
+	int r;
+
+	lc_err_clear(&sub);
+	memcpy(hello, "LCDS", 4);
+	hello[4] = LC_HS_VERSION;
+	hello[5] = 0;
+	hello[6] = hello[7] = 0;
+	if (RAND_bytes(hello + 8, LC_NONCE_LEN) != 1)
+		return lc_err_set(e, LC_ERR_INTERNAL, "RAND_bytes failed");
+	if ((r = lc_conn_write_all(c, hello, sizeof(hello), &sub)) != 0 ||
+	    (r = lc_conn_read_full(c, resp, sizeof(resp), &sub)) != 0)
+		return lc_err_set(e, LC_ERR_STREAM, "handshake: %s", sub.msg);
+	if (memcmp(resp, "LCDC", 4) != 0)
+		return lc_err_set(e, LC_ERR_STREAM, "not a lanecp data stream");
+	idx = lc_peek_u32(resp + 4);
+	if (idx >= nstreams)
+		return lc_err_set(e, LC_ERR_STREAM, "bad stream index %u",
+		    idx);
+	if ((r = lc_hs_mac(key, lc_hs_client_label, hello + 8, resp + 8, idx,
+	    want)) != 0)
+		return lc_err_set(e, LC_ERR_INTERNAL, "HMAC failed");
+	if (CRYPTO_memcmp(want, resp + 8 + LC_NONCE_LEN, LC_MAC_LEN) != 0) {
+		OPENSSL_cleanse(want, sizeof(want));
+		return lc_err_set(e, LC_ERR_STREAM,
+		    "authentication failed (wrong transfer key)");
+	}
+	memcpy(fin, "LCDA", 4);
+	if ((r = lc_hs_mac(key, lc_hs_server_label, hello + 8, resp + 8, idx,
+	    fin + 4)) != 0)
+		return lc_err_set(e, LC_ERR_INTERNAL, "HMAC failed");
+	if ((r = lc_conn_write_all(c, fin, sizeof(fin), &sub)) != 0)
+		return lc_err_set(e, LC_ERR_STREAM, "handshake: %s", sub.msg);
+	c->idx = idx;
+	return 0;
+}
+
+int
+lc_stream_connect_auth(struct lc_conn *c, const uint8_t key[LC_KEY_LEN],
+    uint32_t idx, struct lc_err *e)
+{
+	uint8_t hello[8 + LC_NONCE_LEN];
+	uint8_t resp[8 + LC_NONCE_LEN + LC_MAC_LEN];
+	uint8_t fin[4 + LC_MAC_LEN];
+	uint8_t want[LC_MAC_LEN];
+	struct lc_err sub;
+	int r;
+
+	lc_err_clear(&sub);
+	if ((r = lc_conn_read_full(c, hello, sizeof(hello), &sub)) != 0)
+		return lc_err_set(e, LC_ERR_STREAM,
+		    "data stream %u handshake: %s", idx, sub.msg);
+	if (memcmp(hello, "LCDS", 4) != 0 || hello[4] != LC_HS_VERSION)
+		return lc_err_set(e, LC_ERR_STREAM,
+		    "data stream %u: %s is not a lanecp sink (or another "
+		    "version)", idx, c->peer);
+	memcpy(resp, "LCDC", 4);
+	lc_poke_u32(resp + 4, idx);
+	if (RAND_bytes(resp + 8, LC_NONCE_LEN) != 1)
+		return lc_err_set(e, LC_ERR_INTERNAL, "RAND_bytes failed");
+	if (lc_hs_mac(key, lc_hs_client_label, hello + 8, resp + 8, idx,
+	    resp + 8 + LC_NONCE_LEN) != 0)
+		return lc_err_set(e, LC_ERR_INTERNAL, "HMAC failed");
+	if ((r = lc_conn_write_all(c, resp, sizeof(resp), &sub)) != 0 ||
+	    (r = lc_conn_read_full(c, fin, sizeof(fin), &sub)) != 0)
+		return lc_err_set(e, LC_ERR_STREAM,
+		    "data stream %u handshake: %s", idx, sub.msg);
+	if (lc_hs_mac(key, lc_hs_server_label, hello + 8, resp + 8, idx,
+	    want) != 0)
+		return lc_err_set(e, LC_ERR_INTERNAL, "HMAC failed");
+	if (memcmp(fin, "LCDA", 4) != 0 ||
+	    CRYPTO_memcmp(want, fin + 4, LC_MAC_LEN) != 0)
+		return lc_err_set(e, LC_ERR_STREAM,
+		    "data stream %u: %s failed to prove the transfer key",
+		    idx, c->peer);
+	c->idx = idx;
+	return 0;
+}

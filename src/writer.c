@@ -1,0 +1,295 @@
+#include "lanecp/writer.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+struct lc_pool {
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	struct lc_wbuf *free_list;
+	uint32_t count;		/* quota */
+	uint32_t allocated;
+	uint32_t size;
+	int aborted;
+};
+
+int
+lc_pool_new(uint32_t count, uint32_t size, struct lc_pool **out)
+{
+	struct lc_pool *p;
+
+	*out = NULL;
+	if (count == 0 || size == 0 || (p = calloc(1, sizeof(*p))) == NULL)
+		return -LC_ERR_NOMEM;
+	pthread_mutex_init(&p->mu, NULL);
+	pthread_cond_init(&p->cv, NULL);
+	p->count = count;
+	p->size = size;
+	*out = p;
+	return 0;
+}
+
+static struct lc_wbuf *
+lc_pool_alloc_locked(struct lc_pool *p)
+{
+	struct lc_wbuf *b;
+	void *mem = NULL;
+
+	if ((b = calloc(1, sizeof(*b))) == NULL)
+		return NULL;
+	/* page aligned: ready for O_DIRECT and friendly to the page cache */
+	if (posix_memalign(&mem, 4096, p->size) != 0) {
+		free(b);
+		return NULL;
+	}
+	b->data = mem;
+	b->pool = p;
+	p->allocated++;
+	return b;
+}
+
+struct lc_wbuf *
+lc_pool_get(struct lc_pool *p)
+{
+	struct lc_wbuf *b = NULL;
+
+	pthread_mutex_lock(&p->mu);
+	for (;;) {
+		if (p->aborted)
+			break;
+		if (p->free_list != NULL) {
+			b = p->free_list;
+			p->free_list = b->next;
+			break;
+		}
+		if (p->allocated < p->count) {
+			b = lc_pool_alloc_locked(p);
+			break;
+		}
+		pthread_cond_wait(&p->cv, &p->mu);
+	}
+	pthread_mutex_unlock(&p->mu);
+	if (b != NULL) {
+		b->next = NULL;
+		b->off = 0;
+		b->len = 0;
+	}
+	return b;
+}
+
+void
+lc_pool_put(struct lc_wbuf *b)
+{
+	struct lc_pool *p = b->pool;
+
+	pthread_mutex_lock(&p->mu);
+	b->next = p->free_list;
+	p->free_list = b;
+	pthread_cond_signal(&p->cv);
+	pthread_mutex_unlock(&p->mu);
+}
+
+void
+lc_pool_abort(struct lc_pool *p)
+{
+	pthread_mutex_lock(&p->mu);
+	p->aborted = 1;
+	pthread_cond_broadcast(&p->cv);
+	pthread_mutex_unlock(&p->mu);
+}
+
+uint32_t
+lc_pool_allocated(struct lc_pool *p)
+{
+	uint32_t n;
+
+	pthread_mutex_lock(&p->mu);
+	n = p->allocated;
+	pthread_mutex_unlock(&p->mu);
+	return n;
+}
+
+void
+lc_pool_free(struct lc_pool *p)
+{
+	struct lc_wbuf *b, *n;
+
+	if (p == NULL)
+		return;
+	for (b = p->free_list; b != NULL; b = n) {
+		n = b->next;
+		free(b->data);
+		free(b);
+	}
+	pthread_cond_destroy(&p->cv);
+	pthread_mutex_destroy(&p->mu);
+	free(p);
+}
+
+struct lc_wfile {
+	pthread_mutex_t mu;
+	int fd;
+	int seekable;
+	uint64_t next;		/* written up to here */
+	uint64_t end;
+	struct lc_wbuf *pending;	/* sorted by offset */
+	int draining;
+	int err;		/* first error, negative */
+	struct lc_err errinfo;
+	char name[512];
+};
+
+int
+lc_wfile_new(int fd, int seekable, uint64_t start, uint64_t end,
+    const char *name, struct lc_wfile **out)
+{
+	struct lc_wfile *f;
+
+	*out = NULL;
+	if (start > end || (f = calloc(1, sizeof(*f))) == NULL)
+		return -LC_ERR_NOMEM;
+	pthread_mutex_init(&f->mu, NULL);
+	f->fd = fd;
+	f->seekable = seekable;
+	f->next = start;
+	f->end = end;
+	snprintf(f->name, sizeof(f->name), "%s", name);
+	*out = f;
+	return 0;
+}
+
+static int
+lc_wfile_write(struct lc_wfile *f, const struct lc_wbuf *b, struct lc_err *e)
+{
+	const uint8_t *p = b->data;
+	uint64_t off = b->off;
+	size_t left = b->len;
+
+	while (left > 0) {
+		ssize_t w = f->seekable ? pwrite(f->fd, p, left, (off_t)off) :
+		    write(f->fd, p, left);
+		if (w < 0) {
+			if (errno == EINTR)
+				continue;
+			return lc_err_sys(e, LC_ERR_IO, errno, "write %s",
+			    f->name);
+		}
+		if (w == 0)
+			return lc_err_set(e, LC_ERR_IO, "write %s: no progress",
+			    f->name);
+		p += w;
+		off += (uint64_t)w;
+		left -= (size_t)w;
+	}
+	return 0;
+}
+
+/* Insert b sorted; -LC_ERR_PROTO if it is out of range or overlaps. */
+static int
+lc_wfile_insert_locked(struct lc_wfile *f, struct lc_wbuf *b)
+{
+	struct lc_wbuf **pp = &f->pending;
+
+	if (b->len == 0 || b->off < f->next || b->off > f->end ||
+	    f->end - b->off < b->len)
+		return -LC_ERR_PROTO;
+	while (*pp != NULL && (*pp)->off < b->off)
+		pp = &(*pp)->next;
+	if (*pp != NULL && b->off + b->len > (*pp)->off)
+		return -LC_ERR_PROTO;	/* overlaps the one after */
+	if (pp != &f->pending) {
+		/* the one before: find it to check its end */
+		struct lc_wbuf *prev = f->pending;
+		while (prev->next != *pp)
+			prev = prev->next;
+		if (prev->off + prev->len > b->off)
+			return -LC_ERR_PROTO;
+	}
+	b->next = *pp;
+	*pp = b;
+	return 0;
+}
+
+int
+lc_wfile_submit(struct lc_wfile *f, struct lc_wbuf *b, int *complete,
+    struct lc_err *e)
+{
+	struct lc_wbuf *w;
+	uint32_t len;
+	int r;
+
+	*complete = 0;
+	pthread_mutex_lock(&f->mu);
+	if (f->err != 0) {
+		r = f->err;
+		if (e != NULL)
+			*e = f->errinfo;
+		pthread_mutex_unlock(&f->mu);
+		lc_pool_put(b);
+		return r;
+	}
+	if ((r = lc_wfile_insert_locked(f, b)) != 0) {
+		r = lc_err_set(e, LC_ERR_PROTO,
+		    "%s: bad block at offset %llu length %u (written %llu of "
+		    "%llu)", f->name, (unsigned long long)b->off, b->len,
+		    (unsigned long long)f->next, (unsigned long long)f->end);
+		pthread_mutex_unlock(&f->mu);
+		lc_pool_put(b);
+		return r;
+	}
+	if (f->draining) {	/* the drainer will write it */
+		pthread_mutex_unlock(&f->mu);
+		return 0;
+	}
+	f->draining = 1;
+	while ((w = f->pending) != NULL && w->off == f->next) {
+		f->pending = w->next;
+		pthread_mutex_unlock(&f->mu);
+		len = w->len;
+		r = lc_wfile_write(f, w, e);
+		lc_pool_put(w);
+		pthread_mutex_lock(&f->mu);
+		if (r != 0) {
+			f->err = r;
+			if (e != NULL)
+				f->errinfo = *e;
+			break;
+		}
+		f->next += len;
+		if (f->next == f->end)
+			*complete = 1;
+	}
+	f->draining = 0;
+	pthread_mutex_unlock(&f->mu);
+	return r;
+}
+
+uint64_t
+lc_wfile_written(struct lc_wfile *f)
+{
+	uint64_t v;
+
+	pthread_mutex_lock(&f->mu);
+	v = f->next;
+	pthread_mutex_unlock(&f->mu);
+	return v;
+}
+
+void
+lc_wfile_free(struct lc_wfile *f)
+{
+	struct lc_wbuf *b, *n;
+
+	if (f == NULL)
+		return;
+	for (b = f->pending; b != NULL; b = n) {
+		n = b->next;
+		lc_pool_put(b);
+	}
+	pthread_mutex_destroy(&f->mu);
+	free(f);
+}
