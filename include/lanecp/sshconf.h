@@ -16,6 +16,10 @@
  * known keyword with a bad value is an error naming the file and line,
  * even inside a block that does not apply (as ssh).
  *
+ * ConnectTimeout and ServerAliveInterval take ssh's time syntax ("30",
+ * "1m30s", "none" = unset); ServerAliveCountMax a plain integer; Port
+ * 1..65535 (numeric only, no service names).
+ *
  * As in ssh, "Host" takes whitespace-separated patterns matched against
  * the host exactly as typed (case-sensitive, a comma is an ordinary
  * character); "Match host" and lc_sshconf_match_list() take
