@@ -166,19 +166,20 @@ lc_opt_no_fsync(struct lc_cli *c, const char *a, struct lc_err *e)
 }
 
 static int
+lc_opt_no_encrypt(struct lc_cli *c, const char *a, struct lc_err *e)
+{
+	(void)a;
+	(void)e;
+	c->copy.encrypt = 0;
+	return 0;
+}
+
+static int
 lc_opt_agent(struct lc_cli *c, const char *a, struct lc_err *e)
 {
 	(void)a;
 	(void)e;
 	c->agent = 1;
-	return 0;
-}
-
-static int
-lc_opt_restrict(struct lc_cli *c, const char *a, struct lc_err *e)
-{
-	(void)e;
-	c->restrict_dir = a;
 	return 0;
 }
 
@@ -217,6 +218,8 @@ static const struct lc_opt lc_opts[] = {
 	    lc_opt_identity },
 	{ "agent-path", 'T', "PATH", "remote lanecp program (default: "
 	    "lanecp on the remote PATH)", lc_opt_agent_cmd },
+	{ "no-encrypt", 0, NULL, "send data in the clear (streams are still "
+	    "authenticated); for trusted networks", lc_opt_no_encrypt },
 	{ "no-fsync", 0, NULL, "do not fsync files before renaming them "
 	    "into place", lc_opt_no_fsync },
 	{ "verbose", 'v', NULL, "say more (negotiated settings, per-file "
@@ -226,8 +229,6 @@ static const struct lc_opt lc_opts[] = {
 	{ "version", 'V', NULL, "show the version", lc_opt_version },
 	{ "agent", 0, NULL, "(internal) run as the remote agent on "
 	    "stdin/stdout", lc_opt_agent },
-	{ "restrict", 0, "DIR", "(agent) serve only paths inside DIR",
-	    lc_opt_restrict },
 };
 #define LC_NOPTS (sizeof(lc_opts) / sizeof(lc_opts[0]))
 
@@ -273,7 +274,7 @@ lc_parse_cli(int argc, char **argv, struct lc_cli *c, int *first_arg,
 	size_t sl = 0;
 	int ch, idx;
 
-	sopts[sl++] = '+';	/* stop at the first non-option */
+	sopts[sl++] = ':';	/* report a missing value as ':' */
 	for (size_t i = 0; i < LC_NOPTS; i++) {
 		lopts[i].name = lc_opts[i].lname;
 		lopts[i].has_arg = lc_opts[i].arg ? required_argument :
@@ -371,7 +372,7 @@ static int
 lc_run_agent(const struct lc_cli *c)
 {
 	struct lc_agent_opts o = { .restrict_dir = c->restrict_dir,
-		.local = 0 };
+		.local = 0, .exit_deadline_s = 1 };
 	int r;
 
 	lc_log_init("agent", LC_LOG_WARN, 2);
@@ -386,12 +387,13 @@ main(int argc, char **argv)
 	struct lc_copy_result res;
 	struct lc_err e;
 	struct sigaction sa;
-	int first, r, level;
+	int first = 0, r, level;
 
 	memset(&c, 0, sizeof(c));
 	lc_err_clear(&e);
 	c.copy.streams = LC_DEFAULT_STREAMS;
 	c.copy.block = LC_DEFAULT_BLOCK;
+	c.copy.encrypt = 1;
 	signal(SIGPIPE, SIG_IGN);
 	lc_log_init("lanecp", LC_LOG_INFO, 2);
 	if (lc_parse_cli(argc, argv, &c, &first, &e) != 0) {
@@ -409,10 +411,6 @@ main(int argc, char **argv)
 	}
 	if (c.agent)
 		return lc_run_agent(&c);
-	if (c.restrict_dir != NULL) {
-		lc_log_error("--restrict is only for --agent");
-		return LC_EXIT_USAGE;
-	}
 	if (argc - first < 2) {
 		lc_log_error("need a source and a destination (see lanecp "
 		    "--help)");

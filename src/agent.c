@@ -334,8 +334,11 @@ lc_agent_run(int in_fd, int out_fd, const struct lc_agent_opts *o)
 			break;
 		}
 	}
-	if (rc != 0)
+	if (rc != 0) {
 		lc_log_debug("control channel closed; stopping");
+		if (o->exit_deadline_s > 0)
+			alarm(o->exit_deadline_s);
+	}
  out:
 	lc_agent_abort(&a);
 	lc_source_free(a.src);

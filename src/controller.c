@@ -298,13 +298,22 @@ lc_ctl_listening(struct lc_ctl *c, const uint8_t *p, size_t n,
 	memcpy(m.ports, l.ports, sizeof(m.ports));
 	r = lc_msg_put_connect(&c->src.out, &m);
 	OPENSSL_cleanse(&m, sizeof(m));
+	if (lc_log_level() >= LC_LOG_DEBUG) {
+		char ports[LC_MAX_STREAMS * 6 + 1] = "";
+		size_t o = 0;
+		for (uint32_t i = 0; i < l.streams; i++)
+			o += (size_t)snprintf(ports + o, sizeof(ports) - o,
+			    "%s%u", i ? "," : "", (unsigned)l.ports[i]);
+		lc_log_debug("data ports %s", ports);
+	}
 	if (c->window != 0)
 		lc_fmt_bytes(win, sizeof(win), l.window);
 	lc_log_verbose("%u streams to %s, window %s, block %u KiB, sink "
 	    "quota %u blocks per stream, data %s", l.streams,
 	    c->dst_ep.remote ? c->dst_ep.name : "this host",
 	    c->window != 0 ? win : "autotuned", c->block >> 10, l.quota,
-	    c->o->encrypt ? "encrypted" : "in the clear (authenticated)");
+	    c->o->encrypt ? "encrypted (TLS 1.3, AES-128-GCM)" :
+	    "in the clear (--no-encrypt; streams authenticated)");
 	c->res->streams = l.streams;
 	c->res->window = l.window;
 	c->res->block = c->block;
@@ -505,7 +514,9 @@ lc_ctl_tick(struct lc_ctl *c)
 {
 	uint64_t now;
 
-	if (c->o->progress_ms == 0 || !c->negotiated)
+	/* the total is known once every source has been listed */
+	if (c->o->progress_ms == 0 || !c->negotiated ||
+	    c->listed < c->adds_sent)
 		return;
 	now = lc_now_ms();
 	if (now < c->next_progress)
@@ -629,6 +640,7 @@ lc_copy_run(const struct lc_copy_opts *o, int signal_fd,
 	if (o->progress_ms != 0) {
 		if (c.progress.start_ns == 0)
 			lc_progress_init(&c.progress, 2, c.bytes_total);
+		c.progress.total = c.bytes_total;
 		lc_progress_finish(&c.progress, c.bytes_done);
 	}
 	lc_fmt_rate(rate, sizeof(rate), res->bytes, res->ns);

@@ -19,6 +19,7 @@
 
 #include "lanecp/log.h"
 #include "lanecp/stream.h"
+#include "lanecp/tls.h"
 #include "lanecp/writer.h"
 
 #include <errno.h>
@@ -92,6 +93,7 @@ struct lc_sink {
 	uint32_t quota;
 	uint32_t flags;
 	uint8_t key[LC_KEY_LEN];
+	struct lc_tls *tls;	/* NULL: --no-encrypt */
 	struct lc_receiver recv[LC_MAX_STREAMS];
 	pthread_t acceptor;
 	int acceptor_started;
@@ -267,6 +269,7 @@ lc_sink_finalize(struct lc_sink *s, struct lc_sfile *f, struct lc_err *e)
 {
 	int fsync_on = !(s->tflags & LC_TGT_NO_FSYNC);
 	int fd = f->fd, r;
+	struct stat st;
 
 	f->fd = -1;
 	if (f->direct) {
@@ -274,6 +277,18 @@ lc_sink_finalize(struct lc_sink *s, struct lc_sfile *f, struct lc_err *e)
 			return lc_err_sys(e, LC_ERR_IO, errno, "close %s",
 			    f->final);
 		return 0;
+	}
+	if (fstat(fd, &st) != 0) {
+		r = lc_err_sys(e, LC_ERR_IO, errno, "stat %s", f->tmp);
+		close(fd);
+		return r;
+	}
+	if ((uint64_t)st.st_size != f->size) {
+		r = lc_err_set(e, LC_ERR_IO, "%s: size is %lld after writing, "
+		    "expected %llu; not renaming it into place", f->tmp,
+		    (long long)st.st_size, (unsigned long long)f->size);
+		close(fd);
+		return r;
 	}
 	if (fchmod(fd, (mode_t)f->mode & ~s->ag->umask & 07777) != 0) {
 		r = lc_err_sys(e, LC_ERR_IO, errno, "chmod %s", f->tmp);
@@ -445,7 +460,9 @@ lc_auth_main(void *arg)
 	lc_log_set_tag("accept");
 	lc_err_clear(&e);
 	(void)lc_sock_set_timeout(au->conn.fd, LC_HANDSHAKE_TIMEOUT_MS);
-	r = lc_stream_accept_auth(&au->conn, s->key, s->nstreams, &e);
+	r = s->tls != NULL ? lc_tls_accept(s->tls, &au->conn, &e) : 0;
+	if (r == 0)
+		r = lc_stream_accept_auth(&au->conn, s->key, s->nstreams, &e);
 	if (r == 0 && au->conn.idx != au->listener)
 		r = lc_err_set(&e, LC_ERR_STREAM, "stream %u on the port of "
 		    "stream %u", au->conn.idx, au->listener);
@@ -460,6 +477,7 @@ lc_auth_main(void *arg)
 			rv->conn = au->conn;
 			rv->has_conn = 1;
 			au->conn.fd = -1;	/* transferred */
+			au->conn.ssl = NULL;
 			pthread_cond_broadcast(&s->cv);
 		}
 		pthread_mutex_unlock(&s->mu);
@@ -468,8 +486,7 @@ lc_auth_main(void *arg)
 		lc_log_warn("dropped data connection from %s: %s",
 		    au->conn.peer, e.msg);
 	pthread_mutex_lock(&s->mu);
-	if (au->conn.fd >= 0)
-		lc_conn_close(&au->conn);
+	lc_conn_close(&au->conn);
 	pthread_mutex_unlock(&s->mu);
 	atomic_store(&au->finished, true);
 	return NULL;
@@ -675,6 +692,9 @@ lc_sink_listen(struct lc_sink *s, const struct lc_msg_listen *m,
 	s->flags = m->flags;
 	s->quota = lc_sink_quota(s->nstreams, s->block);
 	memcpy(s->key, m->key, LC_KEY_LEN);
+	if ((s->flags & LC_XFER_ENCRYPT) &&
+	    (r = lc_tls_new(1, s->key, &s->tls, e)) != 0)
+		return r;
 	memset(&l, 0, sizeof(l));
 	for (uint32_t i = 0; i < s->nstreams; i++) {
 		struct lc_receiver *rv = &s->recv[i];
@@ -827,6 +847,7 @@ lc_sink_free(struct lc_sink *s)
 		lc_pool_free(rv->pool);
 	}
 	lc_wake_close(&s->accept_wake);
+	lc_tls_free(s->tls);
 	OPENSSL_cleanse(s->key, sizeof(s->key));
 	pthread_cond_destroy(&s->cv);
 	pthread_mutex_destroy(&s->mu);

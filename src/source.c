@@ -13,6 +13,7 @@
 #include "lanecp/dispenser.h"
 #include "lanecp/log.h"
 #include "lanecp/stream.h"
+#include "lanecp/tls.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -60,6 +61,7 @@ struct lc_source {
 	char addr[LC_ADDR_MAX];
 	uint16_t ports[LC_MAX_STREAMS];
 	uint8_t key[LC_KEY_LEN];
+	struct lc_tls *tls;	/* NULL: --no-encrypt */
 	uint32_t up;
 	uint32_t finished;
 	struct lc_sender senders[LC_MAX_STREAMS];
@@ -271,6 +273,19 @@ lc_sender_main(void *arg)
 	fd = -1;
 	sn->sndbuf = lc_sock_sndbuf(sn->conn.fd);
 	(void)lc_sock_set_timeout(sn->conn.fd, LC_HANDSHAKE_TIMEOUT_MS);
+	if (s->tls != NULL) {
+		struct lc_conn tmp = sn->conn;
+		struct lc_err sub;
+		lc_err_clear(&sub);
+		if ((r = lc_tls_connect(s->tls, &tmp, &sub)) != 0) {
+			r = lc_err_set(&e, -r, "data stream %u to %s: %s",
+			    sn->idx, sn->conn.peer, sub.msg);
+			goto out;
+		}
+		pthread_mutex_lock(&s->mu);
+		sn->conn.ssl = tmp.ssl;
+		pthread_mutex_unlock(&s->mu);
+	}
 	if ((r = lc_stream_connect_auth(&sn->conn, s->key, sn->idx, &e)) != 0)
 		goto out;
 	(void)lc_sock_set_timeout(sn->conn.fd, 0);
@@ -308,6 +323,9 @@ lc_source_connect(struct lc_source *s, const struct lc_msg_connect *m,
 	memcpy(s->addr, m->addr, sizeof(s->addr));
 	memcpy(s->ports, m->ports, sizeof(s->ports));
 	memcpy(s->key, m->key, LC_KEY_LEN);
+	if ((s->flags & LC_XFER_ENCRYPT) &&
+	    (r = lc_tls_new(0, s->key, &s->tls, e)) != 0)
+		return r;
 	if ((s->disp = lc_dispenser_new(s->block)) == NULL)
 		return -LC_ERR_NOMEM;
 	for (uint32_t i = 0; i < s->nstreams; i++) {
@@ -426,6 +444,7 @@ lc_source_free(struct lc_source *s)
 		lc_conn_close(&s->senders[i].conn);
 	}
 	lc_dispenser_free(s->disp);
+	lc_tls_free(s->tls);
 	for (l = s->listed; l != NULL; l = n) {
 		n = l->next;
 		close(l->fd);

@@ -13,8 +13,12 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <limits.h>
+
 #include <openssl/crypto.h>
+#include <openssl/err.h>
 #include <openssl/evp.h>
+#include <openssl/ssl.h>
 #include <openssl/hmac.h>
 #include <openssl/rand.h>
 
@@ -243,6 +247,40 @@ lc_conn_init(struct lc_conn *c, int fd)
 		lc_sock_peer_name(fd, c->peer, sizeof(c->peer));
 }
 
+/* Map a failed SSL_read/SSL_write to an error. */
+static int
+lc_conn_ssl_error(struct lc_conn *c, int ret, int reading, size_t got,
+    struct lc_err *e)
+{
+	const char *dir = reading ? "from" : "to";
+	int err = SSL_get_error(c->ssl, ret), saved = errno;
+	unsigned long code = ERR_peek_last_error();
+	const char *why = ERR_reason_error_string(code);
+
+	ERR_clear_error();
+	if (err == SSL_ERROR_ZERO_RETURN ||
+	    (err == SSL_ERROR_SSL &&
+	    ERR_GET_REASON(code) == SSL_R_UNEXPECTED_EOF_WHILE_READING) ||
+	    (err == SSL_ERROR_SYSCALL && saved == 0)) {
+		if (reading && got == 0)
+			return lc_err_set(e, LC_ERR_EOF,
+			    "data stream %s %s closed", dir, c->peer);
+		return lc_err_set(e, LC_ERR_STREAM,
+		    "data stream %s %s closed in mid-frame", dir, c->peer);
+	}
+	if (err == SSL_ERROR_SYSCALL) {
+		if (saved == EAGAIN || saved == EWOULDBLOCK)
+			return lc_err_set(e, LC_ERR_TIMEOUT, "data stream %s "
+			    "%s: %s timed out", dir, c->peer,
+			    reading ? "receive" : "send");
+		return lc_err_sys(e, LC_ERR_STREAM, saved, "data stream %s %s",
+		    dir, c->peer);
+	}
+	return lc_err_set(e, LC_ERR_INTEGRITY, "data stream %s %s failed its "
+	    "integrity check (%s): data was changed in transit", dir, c->peer,
+	    why != NULL ? why : "TLS error");
+}
+
 int
 lc_conn_write_all(struct lc_conn *c, const void *p, size_t n,
     struct lc_err *e)
@@ -250,8 +288,14 @@ lc_conn_write_all(struct lc_conn *c, const void *p, size_t n,
 	const uint8_t *b = p;
 
 	while (n > 0) {
-		ssize_t w = send(c->fd, b, n, MSG_NOSIGNAL);
-		if (w < 0) {
+		ssize_t w;
+		if (c->ssl != NULL) {
+			int k = SSL_write(c->ssl, b, n > INT_MAX ? INT_MAX :
+			    (int)n);
+			if (k <= 0)
+				return lc_conn_ssl_error(c, k, 0, 0, e);
+			w = k;
+		} else if ((w = send(c->fd, b, n, MSG_NOSIGNAL)) < 0) {
 			if (errno == EINTR)
 				continue;
 			if (errno == EAGAIN || errno == EWOULDBLOCK)
@@ -274,7 +318,16 @@ lc_conn_read_full(struct lc_conn *c, void *p, size_t n, struct lc_err *e)
 	size_t got = 0;
 
 	while (got < n) {
-		ssize_t r = recv(c->fd, b + got, n - got, MSG_WAITALL);
+		ssize_t r;
+		if (c->ssl != NULL) {
+			int k = SSL_read(c->ssl, b + got, n - got > INT_MAX ?
+			    INT_MAX : (int)(n - got));
+			if (k <= 0)
+				return lc_conn_ssl_error(c, k, 1, got, e);
+			got += (size_t)k;
+			continue;
+		}
+		r = recv(c->fd, b + got, n - got, MSG_WAITALL);
 		if (r < 0) {
 			if (errno == EINTR)
 				continue;
@@ -308,6 +361,8 @@ lc_conn_shutdown(struct lc_conn *c)
 void
 lc_conn_close(struct lc_conn *c)
 {
+	SSL_free(c->ssl);
+	c->ssl = NULL;
 	if (c->fd >= 0)
 		close(c->fd);
 	c->fd = -1;
@@ -341,6 +396,24 @@ lc_hs_mac(const uint8_t key[LC_KEY_LEN], const char *label,
 	return 0;
 }
 
+/* Over TLS: the client names its stream inside the authenticated channel. */
+static int
+lc_stream_accept_tls(struct lc_conn *c, uint32_t nstreams, struct lc_err *e)
+{
+	uint8_t m[8];
+	struct lc_err sub;
+	uint32_t idx;
+
+	lc_err_clear(&sub);
+	if (lc_conn_read_full(c, m, sizeof(m), &sub) != 0)
+		return lc_err_set(e, LC_ERR_STREAM, "handshake: %s", sub.msg);
+	idx = lc_peek_u32(m + 4);
+	if (memcmp(m, "LCDI", 4) != 0 || idx >= nstreams)
+		return lc_err_set(e, LC_ERR_STREAM, "bad stream announcement");
+	c->idx = idx;
+	return 0;
+}
+
 int
 lc_stream_accept_auth(struct lc_conn *c, const uint8_t key[LC_KEY_LEN],
     uint32_t nstreams, struct lc_err *e)
@@ -353,6 +426,8 @@ lc_stream_accept_auth(struct lc_conn *c, const uint8_t key[LC_KEY_LEN],
 	uint32_t idx;
 	int r;
 
+	if (c->ssl != NULL)
+		return lc_stream_accept_tls(c, nstreams, e);
 	lc_err_clear(&sub);
 	memcpy(hello, "LCDS", 4);
 	hello[4] = LC_HS_VERSION;
@@ -399,6 +474,15 @@ lc_stream_connect_auth(struct lc_conn *c, const uint8_t key[LC_KEY_LEN],
 	int r;
 
 	lc_err_clear(&sub);
+	if (c->ssl != NULL) {
+		memcpy(hello, "LCDI", 4);
+		lc_poke_u32(hello + 4, idx);
+		if (lc_conn_write_all(c, hello, 8, &sub) != 0)
+			return lc_err_set(e, LC_ERR_STREAM,
+			    "data stream %u handshake: %s", idx, sub.msg);
+		c->idx = idx;
+		return 0;
+	}
 	if ((r = lc_conn_read_full(c, hello, sizeof(hello), &sub)) != 0)
 		return lc_err_set(e, LC_ERR_STREAM,
 		    "data stream %u handshake: %s", idx, sub.msg);

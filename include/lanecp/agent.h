@@ -13,6 +13,12 @@
 struct lc_agent_opts {
 	const char *restrict_dir;	/* --restrict DIR, or NULL */
 	int local;			/* in-process (log lines unprefixed) */
+	/*
+	 * Standalone agent process: once the controller is gone, give the
+	 * threads this long to stop, then let SIGALRM end the process (a
+	 * thread can be stuck in a write to a FIFO or a hung filesystem).
+	 */
+	unsigned exit_deadline_s;
 };
 
 /*

@@ -33,8 +33,11 @@
 #define LC_HANDSHAKE_TIMEOUT_MS 10000
 #define LC_PEER_MAX (LC_ADDR_MAX + 8)
 
+struct ssl_st;
+
 struct lc_conn {
 	int fd;
+	struct ssl_st *ssl;	/* NULL: plain TCP (--no-encrypt) */
 	uint32_t idx;		/* stream index, set by the handshake */
 	char peer[LC_PEER_MAX];	/* "addr port" for logs */
 };
@@ -67,8 +70,10 @@ void lc_sock_peer_name(int fd, char *out, size_t outsz);
 void lc_conn_init(struct lc_conn *c, int fd);
 
 /*
- * Transport I/O.  lc_conn_read_full returns 0, -LC_ERR_EOF when the peer
- * closed before the first byte, -LC_ERR_STREAM on a reset, a close in the
+ * Transport I/O, through TLS when c->ssl is set.  lc_conn_read_full
+ * returns 0, -LC_ERR_EOF when the peer closed before the first byte,
+ * -LC_ERR_INTEGRITY when a TLS record fails its check, -LC_ERR_TIMEOUT when
+ * a socket timeout expires, -LC_ERR_STREAM on a reset, a close in the
  * middle or another error (e gets the text).
  */
 int lc_conn_write_all(struct lc_conn *c, const void *p, size_t n,
@@ -80,9 +85,12 @@ void lc_conn_shutdown(struct lc_conn *c);
 void lc_conn_close(struct lc_conn *c);
 
 /*
- * Handshakes (run with socket timeouts set by the caller).  The server
- * accepts stream indexes below nstreams; -LC_ERR_STREAM with e saying why
- * for a peer that fails.
+ * Stream authentication (run with socket timeouts set by the caller).
+ * Plain TCP: the HMAC challenge-response above.  Over TLS the PSK
+ * handshake has already proved the key both ways, so the client just
+ * names its stream: "LCDI" u32 stream, inside TLS.  The server accepts
+ * stream indexes below nstreams; -LC_ERR_STREAM with e saying why for a
+ * peer that fails.
  */
 int lc_stream_accept_auth(struct lc_conn *c, const uint8_t key[LC_KEY_LEN],
     uint32_t nstreams, struct lc_err *e);

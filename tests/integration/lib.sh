@@ -1,0 +1,395 @@
+# shellcheck shell=bash
+#
+# lanecp integration test library: a throwaway sshd on 127.0.0.1 and small
+# assertion helpers.  Source it from a bash test script:
+#
+#   . "$LC_SRC_DIR/tests/integration/lib.sh"
+#   lc_sshd_start                       # sshd + keys + client config
+#   "$LC_TOOLS_DIR/lc_sshexec" -F "$LC_SSH_CONFIG" lctest 'echo hi'
+#   "$LANECP" -F "$LC_SSH_CONFIG" ... lctest:/path
+#
+# lc_sshd_start [DIR...]
+#   Makes a temp dir (removed on exit), host keys (ed25519, plus ecdsa so
+#   that the server offers two key types), a user key with its
+#   authorized_keys, an sshd_config (127.0.0.1, a free port, StrictModes
+#   no, UsePAM no, public keys only, LogLevel VERBOSE), checks it with
+#   sshd -t, starts "sshd -D -E log" and waits until it listens (10 s).
+#   sshd is killed on exit.  The DIRs (default: the directory of $LANECP,
+#   if set) are put in front of PATH for the remote commands, with sshd's
+#   "SetEnv PATH=..." (it works for exec sessions on OpenSSH 9.2: SetEnv
+#   is applied after sshd's default PATH); "SetEnv SHLVL=1" keeps bash from
+#   sourcing ~/.bashrc for them.  It exports:
+#     LC_SSHD_DIR     the temp dir (use it for test files too)
+#     LC_SSHD_PORT    sshd's port on 127.0.0.1
+#     LC_SSHD_PID     sshd's pid
+#     LC_SSHD_LOG     sshd's log file
+#     LC_SSHD_CONFIG  the sshd_config
+#     LC_SSH_CONFIG   client config with "Host lctest" (HostName 127.0.0.1,
+#                     Port, User, IdentityFile, IdentitiesOnly yes,
+#                     UserKnownHostsFile, GlobalKnownHostsFile /dev/null,
+#                     StrictHostKeyChecking yes, ConnectTimeout 10)
+#     LC_SSH_HOST     "lctest"
+#     LC_USER         the current user name (the remote user as well)
+#     LC_USER_KEY     the user's private key (LC_USER_KEY.pub: public)
+#     LC_KNOWN_HOSTS  known_hosts with the "[127.0.0.1]:PORT" ed25519 entry
+#     LC_HOST_KEY     the ed25519 host public key file
+#     LC_HOST_KEY_ECDSA  the ecdsa host public key file
+#   and sets SSH_AUTH_SOCK to empty so that a developer's agent stays out.
+#   LC_SSHD_OPTIONS, if set, is appended to the sshd_config (lines such as
+#   "ClientAliveInterval 1").
+#
+# lc_ssh_config FILE [Key=Value...]
+#   Writes a client config like LC_SSH_CONFIG to FILE, with keys changed,
+#   added, or dropped ("Key=" with an empty value).  Values are written
+#   as given (several files: UserKnownHostsFile="$a $b"; quote a path with
+#   spaces yourself).
+# lc_agent_start       starts ssh-agent (killed on exit), exports
+#                      SSH_AUTH_SOCK and SSH_AGENT_PID.
+# lc_free_port         prints a 127.0.0.1 port nobody listens on.
+# lc_on_exit CMD...    runs CMD on exit (in reverse order of registration).
+# lc_fail MSG...       prints "FAIL: MSG" to stderr and exits 1.
+# lc_expect_exit CODE CMD...
+#                      runs CMD, fails unless it exits with CODE.
+# lc_log_has PATTERN FILE
+#                      fails (showing FILE) unless the extended regex
+#                      PATTERN occurs in FILE.
+# lc_log_lacks PATTERN FILE   the opposite.
+# lc_re STRING         prints STRING with regex metacharacters escaped,
+#                      for the patterns above: "$(lc_re "$path") line 3".
+# lc_note MSG...       prints a progress line.
+#
+# Works as root (then /run/sshd is created) and as a normal user.  Set
+# LC_KEEP_TMP=1 to keep the temp dir (keys, configs, logs) for debugging.
+
+LC_SSH_HOST=lctest
+LC__EXIT_CMDS=()
+
+lc_note() {
+	printf '=== %s\n' "$*"
+}
+
+lc_fail() {
+	printf 'FAIL: %s\n' "$*" >&2
+	exit 1
+}
+
+lc_on_exit() {
+	LC__EXIT_CMDS+=("$*")
+}
+
+lc__cleanup() {
+	local i rc=$?
+	for ((i = ${#LC__EXIT_CMDS[@]} - 1; i >= 0; i--)); do
+		eval "${LC__EXIT_CMDS[$i]}" >/dev/null 2>&1 || true
+	done
+	return $rc
+}
+trap lc__cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+lc_expect_exit() {
+	local want=$1 got=0
+	shift
+	"$@" || got=$?
+	if [[ $got != "$want" ]]; then
+		lc_fail "expected exit $want, got $got: $*"
+	fi
+}
+
+lc__show() {
+	printf -- '--- %s:\n' "$1" >&2
+	sed 's/^/| /' "$1" >&2 2>/dev/null || true
+}
+
+lc_log_has() {
+	if ! grep -Eq -- "$1" "$2" 2>/dev/null; then
+		lc__show "$2"
+		lc_fail "expected /$1/ in $2"
+	fi
+}
+
+lc_re() {
+	printf '%s' "$1" | sed 's/[][\\.*^$+?(){}|]/\\&/g'
+}
+
+lc_log_lacks() {
+	if grep -Eq -- "$1" "$2" 2>/dev/null; then
+		lc__show "$2"
+		lc_fail "did not expect /$1/ in $2"
+	fi
+}
+
+# Does something listen on 127.0.0.1:$1?
+lc__listening() {
+	(exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null
+}
+
+# Below the ephemeral range (32768+), so outgoing connections do not
+# collide with it.
+lc_free_port() {
+	local port i
+	for ((i = 0; i < 100; i++)); do
+		port=$((20000 + RANDOM % 12000))
+		if ! lc__listening "$port"; then
+			echo "$port"
+			return 0
+		fi
+	done
+	lc_fail "no free port found"
+}
+
+# Pids of all descendants of $1 (from /proc, so procps is not needed).
+lc__descendants() {
+	local p line rest ppid kids=()
+	local -a f
+	for p in /proc/[0-9]*; do
+		read -r line <"$p/stat" 2>/dev/null || continue
+		rest=${line##*) }
+		read -r -a f <<<"$rest"
+		ppid=${f[1]}
+		[[ $ppid == "$1" ]] && kids+=("${p#/proc/}")
+	done
+	for p in "${kids[@]}"; do
+		lc__descendants "$p"
+		echo "$p"
+	done
+}
+
+# Kill a process we started and everything below it.
+lc__kill_tree() {
+	local pid=$1 p
+	[[ -n $pid ]] || return 0
+	for p in $(lc__descendants "$pid"); do
+		kill -KILL "$p" 2>/dev/null || true
+	done
+	kill -TERM "$pid" 2>/dev/null || true
+	kill -CONT "$pid" 2>/dev/null || true
+	wait "$pid" 2>/dev/null || true
+}
+
+lc__quote() {
+	if [[ $1 == *[[:space:]]* ]]; then
+		printf '"%s"' "$1"
+	else
+		printf '%s' "$1"
+	fi
+}
+
+lc_ssh_config() {
+	local out=$1 kv k
+	shift
+	local -a keys=(HostName Port User IdentityFile IdentitiesOnly
+		UserKnownHostsFile GlobalKnownHostsFile StrictHostKeyChecking
+		ConnectTimeout)
+	local -A val=(
+		[HostName]=127.0.0.1
+		[Port]=$LC_SSHD_PORT
+		[User]=$LC_USER
+		[IdentityFile]=$(lc__quote "$LC_USER_KEY")
+		[IdentitiesOnly]=yes
+		[UserKnownHostsFile]=$(lc__quote "$LC_KNOWN_HOSTS")
+		[GlobalKnownHostsFile]=/dev/null
+		[StrictHostKeyChecking]=yes
+		[ConnectTimeout]=10
+	)
+	for kv in "$@"; do
+		k=${kv%%=*}
+		[[ -n ${val[$k]+set} ]] || keys+=("$k")
+		val[$k]=${kv#*=}
+	done
+	{
+		echo "Host $LC_SSH_HOST"
+		for k in "${keys[@]}"; do
+			if [[ -n ${val[$k]} ]]; then
+				printf '    %s %s\n' "$k" "${val[$k]}"
+			fi
+		done
+	} >"$out"
+}
+
+lc__sshd_bin() {
+	local c
+	for c in "$(command -v sshd 2>/dev/null)" /usr/sbin/sshd \
+	    /usr/local/sbin/sshd; do
+		if [[ -n $c && -x $c ]]; then
+			echo "$c"
+			return 0
+		fi
+	done
+	lc_fail "sshd not found (install openssh-server)"
+}
+
+lc__write_sshd_config() {
+	local cfg=$1 port=$2 path=$3 d=$LC_SSHD_DIR
+	cat >"$cfg" <<EOF
+ListenAddress 127.0.0.1
+Port $port
+HostKey $d/ssh_host_ed25519_key
+HostKey $d/ssh_host_ecdsa_key
+PidFile $d/sshd.pid
+AuthorizedKeysFile $d/authorized_keys
+StrictModes no
+UsePAM no
+PubkeyAuthentication yes
+PasswordAuthentication no
+KbdInteractiveAuthentication no
+PermitRootLogin prohibit-password
+UseDNS no
+PrintMotd no
+LogLevel VERBOSE
+MaxStartups 100
+MaxSessions 100
+SetEnv SHLVL=1 "PATH=$path"
+EOF
+	if [[ -n ${LC_SSHD_OPTIONS-} ]]; then
+		printf '%s\n' "$LC_SSHD_OPTIONS" >>"$cfg"
+	fi
+}
+
+lc_sshd_start() {
+	local sshd d port cfg log path attempt i
+	local -a dirs=("$@")
+	sshd=$(lc__sshd_bin)
+	if [[ ${#dirs[@]} -eq 0 && -n ${LANECP-} ]]; then
+		dirs=("$(cd "$(dirname "$LANECP")" && pwd)")
+	fi
+	path=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+	for ((i = ${#dirs[@]} - 1; i >= 0; i--)); do
+		path="${dirs[$i]}:$path"
+	done
+
+	d=$(mktemp -d "${TMPDIR:-/tmp}/lanecp-sshd.XXXXXX") ||
+		lc_fail "mktemp failed"
+	LC_SSHD_DIR=$d
+	if [[ -n ${LC_KEEP_TMP-} ]]; then
+		lc_on_exit "echo 'kept $d' >&2"
+	else
+		lc_on_exit "rm -rf '$d'"
+	fi
+	if [[ $(id -u) == 0 ]]; then
+		# sshd's privilege separation directory
+		if ! { mkdir -p /run/sshd && chmod 0755 /run/sshd; }; then
+			lc_fail "cannot create /run/sshd"
+		fi
+	fi
+	if ! { ssh-keygen -q -t ed25519 -N '' -C lanecp-test-host \
+		-f "$d/ssh_host_ed25519_key" </dev/null &&
+	    ssh-keygen -q -t ecdsa -N '' -C lanecp-test-host \
+		-f "$d/ssh_host_ecdsa_key" </dev/null &&
+	    ssh-keygen -q -t ed25519 -N '' -C lanecp-test-user \
+		-f "$d/id_ed25519" </dev/null; }; then
+		lc_fail "ssh-keygen failed"
+	fi
+	cp "$d/id_ed25519.pub" "$d/authorized_keys"
+	chmod 0600 "$d/authorized_keys"
+
+	LC_USER=$(id -un)
+	LC_USER_KEY=$d/id_ed25519
+	LC_HOST_KEY=$d/ssh_host_ed25519_key.pub
+	LC_HOST_KEY_ECDSA=$d/ssh_host_ecdsa_key.pub
+	LC_KNOWN_HOSTS=$d/known_hosts
+	LC_SSHD_CONFIG=$d/sshd_config
+	LC_SSHD_LOG=$d/sshd.log
+	LC_SSH_CONFIG=$d/ssh_config
+	cfg=$LC_SSHD_CONFIG
+	log=$LC_SSHD_LOG
+
+	for ((attempt = 0; attempt < 20; attempt++)); do
+		port=$(lc_free_port)
+		lc__write_sshd_config "$cfg" "$port" "$path"
+		if ! "$sshd" -t -f "$cfg" >"$d/sshd-t.out" 2>&1; then
+			lc__show "$d/sshd-t.out"
+			lc_fail "sshd -t rejects $cfg"
+		fi
+		: >"$log"
+		"$sshd" -D -f "$cfg" -E "$log" </dev/null &
+		LC_SSHD_PID=$!
+		for ((i = 0; i < 100; i++)); do
+			if grep -q "Server listening on 127.0.0.1 port $port" \
+			    "$log" && lc__listening "$port"; then
+				break 2
+			fi
+			if ! kill -0 "$LC_SSHD_PID" 2>/dev/null; then
+				break
+			fi
+			sleep 0.1
+		done
+		lc__kill_tree "$LC_SSHD_PID"
+		LC_SSHD_PID=
+		if ! grep -q "Address already in use" "$log"; then
+			lc__show "$log"
+			lc_fail "sshd did not start"
+		fi
+	done
+	[[ -n $LC_SSHD_PID ]] || lc_fail "sshd: no usable port"
+	lc_on_exit "lc__kill_tree $LC_SSHD_PID"
+	LC_SSHD_PORT=$port
+
+	printf '[127.0.0.1]:%s %s\n' "$port" \
+		"$(cut -d' ' -f1,2 "$LC_HOST_KEY")" >"$LC_KNOWN_HOSTS"
+	lc_ssh_config "$LC_SSH_CONFIG"
+	SSH_AUTH_SOCK=
+	export SSH_AUTH_SOCK LC_SSHD_DIR LC_SSHD_PORT LC_SSHD_PID LC_SSHD_LOG \
+		LC_SSHD_CONFIG LC_SSH_CONFIG LC_SSH_HOST LC_USER LC_USER_KEY \
+		LC_KNOWN_HOSTS LC_HOST_KEY LC_HOST_KEY_ECDSA
+}
+
+lc_agent_start() {
+	local out
+	out=$(ssh-agent -s) || lc_fail "ssh-agent failed"
+	eval "$out" >/dev/null
+	[[ -n ${SSH_AGENT_PID-} ]] || lc_fail "ssh-agent: no pid"
+	lc_on_exit "kill $SSH_AGENT_PID"
+	export SSH_AUTH_SOCK SSH_AGENT_PID
+}
+
+# lc_lanecp ARGS...
+#   Runs "$LANECP -F $LC_SSH_CONFIG ARGS..." and fails unless it exits 0.
+#   Its stderr is kept in $LC_ERR (and shown on failure); a sanitizer
+#   report anywhere in it (local or relayed from a remote agent) fails the
+#   test even when the exit status is 0.
+# lc_lanecp_expect CODE PATTERN ARGS...
+#   The same, but expects exit status CODE and the extended regex PATTERN
+#   in stderr (on one line: every lanecp error is one line).
+LC_ERR=
+lc__lanecp_run() {
+	LC_ERR=$LC_SSHD_DIR/lanecp.err
+	local rc=0
+	"$LANECP" -F "$LC_SSH_CONFIG" "$@" 2>"$LC_ERR" || rc=$?
+	if grep -Eq 'Sanitizer|runtime error:' "$LC_ERR"; then
+		lc__show "$LC_ERR"
+		lc_fail "sanitizer report from: lanecp $*"
+	fi
+	return $rc
+}
+
+lc_lanecp() {
+	local rc=0
+	lc__lanecp_run "$@" || rc=$?
+	if [[ $rc != 0 ]]; then
+		lc__show "$LC_ERR"
+		lc_fail "lanecp $* exited $rc"
+	fi
+}
+
+lc_lanecp_expect() {
+	local want=$1 pat=$2 rc=0
+	shift 2
+	lc__lanecp_run "$@" || rc=$?
+	if [[ $rc != "$want" ]]; then
+		lc__show "$LC_ERR"
+		lc_fail "lanecp $* exited $rc, expected $want"
+	fi
+	lc_log_has "$pat" "$LC_ERR"
+}
+
+# Pids of processes whose command line contains STRING (from /proc).
+lc_pids_matching() {
+	local p cmd
+	for p in /proc/[0-9]*; do
+		{ cmd=$(tr '\0' ' ' <"$p/cmdline"); } 2>/dev/null || continue
+		[[ $cmd == *"$1"* ]] && echo "${p#/proc/}"
+	done
+	return 0
+}

@@ -1,0 +1,121 @@
+#!/usr/bin/env bash
+# Data stream safety and agent lifetime:
+#  - strangers connecting to the data ports mid-copy are logged with their
+#    address and dropped; the copy still succeeds byte for byte;
+#  - when the controller is killed (SIGKILL) the remote agent exits within
+#    2 s, pushing and pulling.
+# A FIFO target whose reader waits keeps the copy in flight for as long as
+# the test needs.
+set -euo pipefail
+. "$LC_SRC_DIR/tests/integration/lib.sh"
+lc_sshd_start
+
+d=$LC_SSHD_DIR
+H=$LC_SSH_HOST
+mkdir -p "$d/remote" "$d/local"
+head -c $((32 << 20)) /dev/urandom >"$d/local/src"
+
+# wait_for PATTERN FILE SECONDS
+wait_for() {
+	local i
+	for ((i = 0; i < $3 * 10; i++)); do
+		grep -Eq -- "$1" "$2" 2>/dev/null && return 0
+		sleep 0.1
+	done
+	lc__show "$2"
+	lc_fail "timed out waiting for /$1/ in $2"
+}
+
+# stranger_test MODE: a copy is held in flight (the FIFO reader waits 3 s)
+# while three strangers connect to its data ports: one speaks the plain
+# handshake with a made-up MAC, one speaks HTTP, one says nothing.  The first
+# two are logged with their address and dropped; the copy succeeds.
+stranger_test() {
+	local mode=$1 flag=() want_auth
+	if [[ $mode == plain ]]; then
+		flag=(--no-encrypt)
+		want_auth='authentication failed \(wrong transfer key\)'
+	else
+		want_auth='TLS handshake failed'
+	fi
+	rm -f "$d/remote/fifo" "$d/remote/out"
+	mkfifo "$d/remote/fifo"
+	{ sleep 3; cat; } <"$d/remote/fifo" >"$d/remote/out" &
+	local reader=$!
+	"$LANECP" -F "$LC_SSH_CONFIG" -vv -s 3 "${flag[@]}" "$d/local/src" \
+		"$H:$d/remote/fifo" 2>"$d/push-$mode.log" &
+	local copy=$!
+	lc_on_exit "kill -9 $copy"
+	wait_for 'data ports [0-9,]+' "$d/push-$mode.log" 10
+	local ports p0 p1 p2
+	ports=$(grep -Eo 'data ports [0-9,]+' "$d/push-$mode.log" | head -1 |
+		cut -d' ' -f3)
+	IFS=, read -r p0 p1 p2 <<<"$ports"
+	exec 5<>"/dev/tcp/127.0.0.1/$p0"
+	if [[ $mode == plain ]]; then
+		head -c 40 <&5 >/dev/null
+		{ printf 'LCDC\x00\x00\x00\x00'; head -c 64 /dev/urandom; } >&5
+	else
+		# a TLS ClientHello-shaped record with junk inside
+		{ printf '\x16\x03\x01\x00\x40'; head -c 64 /dev/urandom; } >&5
+	fi
+	exec 6<>"/dev/tcp/127.0.0.1/$p1"
+	printf 'GET / HTTP/1.0\r\n\r\n%.0s' 1 2 3 4 5 >&6
+	exec 7<>"/dev/tcp/127.0.0.1/$p2"
+	wait_for "dropped data connection from 127\\.0\\.0\\.1 port [0-9]+: $want_auth" \
+		"$d/push-$mode.log" 10
+	wait_for 'dropped data connection from 127\.0\.0\.1 port [0-9]+: .*(not a lanecp data stream|TLS handshake failed)' \
+		"$d/push-$mode.log" 10
+	local rc=0
+	wait "$copy" || rc=$?
+	wait "$reader" || true
+	exec 5>&- 6>&- 7>&-
+	[[ $rc == 0 ]] || {
+		lc__show "$d/push-$mode.log"
+		lc_fail "$mode copy with strangers exited $rc"
+	}
+	cmp "$d/local/src" "$d/remote/out" ||
+		lc_fail "$mode copy with strangers differs"
+	[[ $(grep -c 'dropped data connection' "$d/push-$mode.log") -ge 2 ]] ||
+		lc_fail "$mode: expected two dropped connections"
+	lc_log_lacks 'Sanitizer|runtime error:' "$d/push-$mode.log"
+}
+
+lc_note "strangers on the data ports mid-copy are dropped and logged (TLS)"
+stranger_test tls
+lc_note "strangers on the data ports mid-copy are dropped and logged (--no-encrypt)"
+stranger_test plain
+
+# kill_test NAME SRC DST FIFO: the copy stalls on FIFO (a reader that never
+# reads); SIGKILL the controller; the agent must be gone within 2 s.
+kill_test() {
+	local name=$1 src=$2 dst=$3 fifo=$4 agent=$d/agent-$1 i
+	ln -sf "$LANECP" "$agent"
+	mkfifo "$fifo"
+	sleep 60 <"$fifo" &
+	local holder=$!
+	lc_on_exit "kill $holder"
+	"$LANECP" -F "$LC_SSH_CONFIG" -vv -T "$agent" "$src" "$dst" \
+		2>"$d/$name.log" &
+	local copy=$!
+	wait_for 'data ports' "$d/$name.log" 10
+	sleep 0.5	# let the data streams fill up and block
+	[[ -n $(lc_pids_matching "$agent --agent") ]] ||
+		lc_fail "$name: no agent process found"
+	kill -9 "$copy"
+	wait "$copy" 2>/dev/null || true
+	for ((i = 0; i < 20; i++)); do
+		[[ -z $(lc_pids_matching "$agent --agent") ]] && break
+		sleep 0.1
+	done
+	[[ -z $(lc_pids_matching "$agent --agent") ]] ||
+		lc_fail "$name: agent still running 2 s after the controller died"
+	kill "$holder" 2>/dev/null || true
+}
+
+lc_note "SIGKILL of the controller: remote agent (sink) exits within 2 s"
+kill_test push "$d/local/src" "$H:$d/remote/fifo2" "$d/remote/fifo2"
+lc_note "SIGKILL of the controller: remote agent (source) exits within 2 s"
+kill_test pull "$H:$d/local/src" "$d/local/fifo3" "$d/local/fifo3"
+
+echo PASS
