@@ -184,6 +184,15 @@ lc_opt_agent(struct lc_cli *c, const char *a, struct lc_err *e)
 }
 
 static int
+lc_opt_restrict(struct lc_cli *c, const char *a, struct lc_err *e)
+{
+	if (a[0] == '\0')
+		return lc_err_set(e, LC_ERR_USAGE, "--restrict: empty DIR");
+	c->restrict_dir = a;
+	return 0;
+}
+
+static int
 lc_opt_help(struct lc_cli *c, const char *a, struct lc_err *e)
 {
 	(void)a;
@@ -229,6 +238,8 @@ static const struct lc_opt lc_opts[] = {
 	{ "version", 'V', NULL, "show the version", lc_opt_version },
 	{ "agent", 0, NULL, "(internal) run as the remote agent on "
 	    "stdin/stdout", lc_opt_agent },
+	{ "restrict", 0, "DIR", "(with --agent) serve only paths inside DIR, "
+	    "e.g. as a forced command", lc_opt_restrict },
 };
 #define LC_NOPTS (sizeof(lc_opts) / sizeof(lc_opts[0]))
 
@@ -258,6 +269,7 @@ lc_usage(FILE *f)
 	    "  0 success            1 internal error      2 usage error\n"
 	    "  3 ssh connect/auth   4 host key refused    5 local file error\n"
 	    "  6 remote file/agent  7 protocol error      8 data stream failed\n"
+	    "  9 data integrity check failed (data changed in transit)\n"
 	    "  130/143 interrupted (SIGINT/SIGTERM)\n"
 	    "\nexamples:\n"
 	    "  lanecp -s 16 -w 256k bigfile user@host:/data/\n"
@@ -411,6 +423,10 @@ main(int argc, char **argv)
 	}
 	if (c.agent)
 		return lc_run_agent(&c);
+	if (c.restrict_dir != NULL) {
+		lc_log_error("--restrict only applies to --agent");
+		return LC_EXIT_USAGE;
+	}
 	if (argc - first < 2) {
 		lc_log_error("need a source and a destination (see lanecp "
 		    "--help)");

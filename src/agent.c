@@ -58,18 +58,6 @@ lc_agent_send_error(struct lc_agent *a, const struct lc_err *e)
 	    e->msg[0] != '\0' ? e->msg : lc_strerror(code));
 }
 
-int
-lc_agent_check_path(struct lc_agent *a, const char *path, char *out,
-    size_t outsz, struct lc_err *e)
-{
-	if (strlen(path) >= outsz)
-		return lc_err_set(e, LC_ERR_DENIED, "path too long: %.64s...",
-		    path);
-	(void)a;
-	snprintf(out, outsz, "%s", path);
-	return 0;
-}
-
 static uint32_t
 lc_agent_max_streams(void)
 {
@@ -95,7 +83,7 @@ lc_agent_hello(struct lc_agent *a, const uint8_t *p, size_t n,
 	me.magic = LC_PROTO_MAGIC;
 	me.proto = LC_PROTO_VERSION;
 	snprintf(me.software, sizeof(me.software), "%s", LC_VERSION_STRING);
-	me.flags = a->restrict_dir[0] != '\0' ? LC_HELLO_RESTRICTED : 0;
+	me.flags = a->conf.root_fd >= 0 ? LC_HELLO_RESTRICTED : 0;
 	me.max_streams = lc_agent_max_streams();
 	me.rmem_max = lc_proc_u64("/proc/sys/net/core/rmem_max");
 	me.wmem_max = lc_proc_u64("/proc/sys/net/core/wmem_max");
@@ -276,6 +264,7 @@ lc_agent_run(int in_fd, int out_fd, const struct lc_agent_opts *o)
 	int rc = -LC_ERR_EOF, eof = 0;
 
 	memset(&a, 0, sizeof(a));
+	a.conf.root_fd = -1;
 	a.in_fd = in_fd;
 	a.out_fd = out_fd;
 	a.opts = o;
@@ -289,12 +278,14 @@ lc_agent_run(int in_fd, int out_fd, const struct lc_agent_opts *o)
 		rc = -LC_ERR_INTERNAL;
 		goto out;
 	}
-	if (o->restrict_dir != NULL && realpath(o->restrict_dir,
-	    a.restrict_dir) == NULL) {
-		lc_log_error("--restrict %s: %s", o->restrict_dir,
-		    strerror(errno));
-		rc = -LC_ERR_USAGE;
-		goto out;
+	{
+		struct lc_err e;
+		lc_err_clear(&e);
+		if ((rc = lc_confine_init(&a.conf, o->restrict_dir, &e)) != 0) {
+			lc_log_error("%s", e.msg);
+			goto out;
+		}
+		rc = -LC_ERR_EOF;
 	}
 	(void)lc_set_nonblock(in_fd, 1);
 	(void)lc_set_nonblock(out_fd, 1);
@@ -348,6 +339,7 @@ lc_agent_run(int in_fd, int out_fd, const struct lc_agent_opts *o)
 	a.failed = 1;
 	lc_agent_events(&a);	/* free leftovers */
 	lc_wake_close(&a.wake);
+	lc_confine_free(&a.conf);
 	pthread_mutex_destroy(&a.ev_mu);
 	lc_buf_free(&a.in);
 	lc_buf_free(&a.out);

@@ -16,6 +16,7 @@
 
 #include "lanecp/agent.h"
 #include "lanecp/buf.h"
+#include "lanecp/confine.h"
 #include "lanecp/err.h"
 #include "lanecp/util.h"
 #include "lanecp/wire.h"
@@ -49,7 +50,7 @@ struct lc_agent {
 	struct lc_event *ev_head, *ev_tail;
 	atomic_bool cancel;	/* stop everything */
 	const struct lc_agent_opts *opts;
-	char restrict_dir[LC_PATH_MAX];	/* realpath, "" if none */
+	struct lc_confine conf;	/* --restrict DIR */
 	int hello_done;
 	int failed;		/* an ERROR was sent */
 	int bye;
@@ -86,11 +87,5 @@ int lc_sink_tick(struct lc_sink *s, uint64_t now_ms);
 void lc_sink_abort(struct lc_sink *s);
 void lc_sink_free(struct lc_sink *s);
 
-/*
- * Restricted agents: map a peer-supplied path to a real path inside
- * a->restrict_dir, refusing escapes.  Without --restrict, copies path.
- */
-int lc_agent_check_path(struct lc_agent *a, const char *path, char *out,
-    size_t outsz, struct lc_err *e);
 
 #endif

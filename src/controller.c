@@ -18,6 +18,7 @@
 #include "lanecp/log.h"
 #include "lanecp/parse.h"
 #include "lanecp/progress.h"
+#include "lanecp/testhook.h"
 #include "lanecp/util.h"
 #include "lanecp/version.h"
 #include "lanecp/wire.h"
@@ -73,6 +74,7 @@ struct lc_ctl {
 	size_t files_cap;
 	char target_shown[LC_PATH_MAX + 300];
 	struct lc_copy_result *res;
+	pid_t test_proxy;
 };
 
 /* ---- helpers ---- */
@@ -296,6 +298,9 @@ lc_ctl_listening(struct lc_ctl *c, const uint8_t *p, size_t n,
 	m.flags = c->o->encrypt ? LC_XFER_ENCRYPT : 0;
 	memcpy(m.key, c->key, sizeof(m.key));
 	memcpy(m.ports, l.ports, sizeof(m.ports));
+	if ((r = lc_testhook_proxy(m.addr, m.ports, m.streams,
+	    &c->test_proxy, e)) != 0)
+		return r;
 	r = lc_msg_put_connect(&c->src.out, &m);
 	OPENSSL_cleanse(&m, sizeof(m));
 	if (lc_log_level() >= LC_LOG_DEBUG) {
@@ -617,6 +622,7 @@ lc_copy_run(const struct lc_copy_opts *o, int signal_fd,
 
 	memset(&c, 0, sizeof(c));
 	memset(res, 0, sizeof(*res));
+	c.test_proxy = -1;
 	c.o = o;
 	c.res = res;
 	lc_endpoint_init(&c.src);
@@ -664,6 +670,7 @@ lc_copy_run(const struct lc_copy_opts *o, int signal_fd,
 	lc_endpoint_close(&c.dst_ep, LC_CLOSE_WAIT_MS, NULL);
 	lc_endpoint_free(&c.src);
 	lc_endpoint_free(&c.dst_ep);
+	lc_testhook_proxy_stop(c.test_proxy);
 	OPENSSL_cleanse(c.key, sizeof(c.key));
 	free(c.srcs);
 	free(c.files);

@@ -17,6 +17,7 @@
  */
 #include "agent_int.h"
 
+#include "lanecp/confine.h"
 #include "lanecp/log.h"
 #include "lanecp/stream.h"
 #include "lanecp/tls.h"
@@ -46,11 +47,13 @@ struct lc_sfile {
 	uint32_t id;
 	int fd;
 	int direct;		/* writing the target itself, in order */
+	int beneath;		/* name resolved beneath the sink's dir_fd */
+	char name[256];		/* final component in dir_fd */
 	uint64_t size;
 	uint32_t mode;
 	struct lc_wfile *wf;
-	char final[LC_PATH_MAX];
-	char tmp[LC_PATH_MAX];
+	char final[LC_PATH_MAX];	/* for messages */
+	char tmp[LC_PATH_MAX];		/* part file name in dir_fd */
 };
 
 struct lc_receiver {
@@ -82,6 +85,8 @@ struct lc_sink {
 	int target_is_dir;
 	uint32_t tflags;
 	char target[LC_PATH_MAX];
+	char target_name[256];	/* file target: its last component */
+	int dir_fd;		/* where files are created */
 	struct lc_sfile **files;	/* by id; under mu */
 	uint32_t files_cap;
 	uint32_t files_total;
@@ -118,6 +123,7 @@ lc_sink_new(struct lc_agent *a, struct lc_sink **out)
 	pthread_cond_init(&s->cv, NULL);
 	atomic_init(&s->bytes, 0);
 	s->accept_wake.rfd = s->accept_wake.wfd = -1;
+	s->dir_fd = -1;
 	for (uint32_t i = 0; i < LC_MAX_STREAMS; i++) {
 		s->recv[i].listen_fd = -1;
 		s->recv[i].conn.fd = -1;
@@ -126,51 +132,13 @@ lc_sink_new(struct lc_agent *a, struct lc_sink **out)
 	return 0;
 }
 
-/* ---- target and files ---- */
-
-static int
-lc_sink_target(struct lc_sink *s, const struct lc_msg_sink_target *m,
-    struct lc_err *e)
-{
-	struct lc_msg_target_ok ok;
-	char parent[LC_PATH_MAX];
-	struct stat st;
-	size_t len;
-	int r;
-
-	if (s->target_set)
-		return lc_err_set(e, LC_ERR_PROTO, "second SINK_TARGET");
-	if ((r = lc_agent_check_path(s->ag, m->target, s->target,
-	    sizeof(s->target), e)) != 0)
-		return r;
-	len = strlen(m->target);
-	s->tflags = m->flags;
-	if (stat(s->target, &st) == 0) {
-		if (S_ISDIR(st.st_mode))
-			s->target_is_dir = 1;
-		else if ((m->flags & LC_TGT_WANT_DIR) ||
-		    m->target[len - 1] == '/')
-			return lc_err_set(e, LC_ERR_IO,
-			    "%s: not a directory", s->target);
-	} else if (errno != ENOENT) {
-		return lc_err_sys(e, LC_ERR_IO, errno, "%s", s->target);
-	} else if ((m->flags & LC_TGT_WANT_DIR) || m->target[len - 1] == '/') {
-		return lc_err_set(e, LC_ERR_IO,
-		    "%s: no such directory", s->target);
-	} else {
-		lc_path_dirname(s->target, parent, sizeof(parent));
-		if (stat(parent, &st) != 0)
-			return lc_err_sys(e, LC_ERR_IO, errno, "%s", parent);
-		if (!S_ISDIR(st.st_mode))
-			return lc_err_set(e, LC_ERR_IO, "%s: not a directory",
-			    parent);
-	}
-	s->target_set = 1;
-	memset(&ok, 0, sizeof(ok));
-	ok.is_dir = (uint8_t)s->target_is_dir;
-	snprintf(ok.resolved, sizeof(ok.resolved), "%s", s->target);
-	return lc_msg_put_target_ok(&s->ag->out, &ok);
-}
+/* ---- target and files ----
+ *
+ * All file operations are relative to one directory descriptor (dir_fd):
+ * the target directory, or the directory holding the target file.  Peer
+ * names are opened beneath it (confine.h), the temporary file is created
+ * in it with O_NOFOLLOW, and renameat(2) moves it into place within it.
+ */
 
 /* A single path component from the peer: no '/', not "." or "..". */
 static int
@@ -180,44 +148,99 @@ lc_sink_name_ok(const char *name)
 	    strcmp(name, ".") != 0 && strcmp(name, "..") != 0;
 }
 
-/* dir/.NAME.lanecp-part, or a hashed name when that would be too long. */
 static int
-lc_sink_part_name(const char *final, char *out, size_t outsz)
+lc_sink_open_dir(struct lc_sink *s, const char *path, struct lc_err *e)
 {
-	char dir[LC_PATH_MAX], base[LC_PATH_MAX];
+	return lc_confine_open(&s->ag->conf, -1, path, O_RDONLY | O_DIRECTORY,
+	    0, &s->dir_fd, e);
+}
+
+static int
+lc_sink_target(struct lc_sink *s, const struct lc_msg_sink_target *m,
+    struct lc_err *e)
+{
+	struct lc_msg_target_ok ok;
+	char parent[LC_PATH_MAX];
+	int want_dir, err, r;
+	struct stat st;
+
+	if (s->target_set)
+		return lc_err_set(e, LC_ERR_PROTO, "second SINK_TARGET");
+	snprintf(s->target, sizeof(s->target), "%s", m->target);
+	s->tflags = m->flags;
+	want_dir = (m->flags & LC_TGT_WANT_DIR) ||
+	    m->target[strlen(m->target) - 1] == '/';
+	r = lc_confine_stat(&s->ag->conf, -1, s->target, &st, &err, e);
+	if (r == -LC_ERR_DENIED)
+		return r;
+	if (r == 0 && S_ISDIR(st.st_mode)) {
+		s->target_is_dir = 1;
+		if ((r = lc_sink_open_dir(s, s->target, e)) != 0)
+			return r;
+	} else if (r == 0 && want_dir) {
+		return lc_err_set(e, LC_ERR_IO, "%s: not a directory",
+		    s->target);
+	} else if (r != 0 && err != ENOENT) {
+		return r;
+	} else if (r != 0 && want_dir) {
+		return lc_err_set(e, LC_ERR_IO, "%s: no such directory",
+		    s->target);
+	} else {
+		/* a file: created or replaced in its parent directory */
+		lc_path_basename(s->target, s->target_name,
+		    sizeof(s->target_name));
+		lc_path_dirname(s->target, parent, sizeof(parent));
+		if (!lc_sink_name_ok(s->target_name))
+			return lc_err_set(e, LC_ERR_IO, "%s: not a file name",
+			    s->target);
+		lc_err_clear(e);
+		if ((r = lc_sink_open_dir(s, parent, e)) != 0)
+			return r;
+	}
+	s->target_set = 1;
+	memset(&ok, 0, sizeof(ok));
+	ok.is_dir = (uint8_t)s->target_is_dir;
+	snprintf(ok.resolved, sizeof(ok.resolved), "%s", s->target);
+	return lc_msg_put_target_ok(&s->ag->out, &ok);
+}
+
+/* .NAME.lanecp-part, or a hashed name when that would be too long. */
+static int
+lc_sink_part_name(const char *name, char *out, size_t outsz)
+{
 	int n;
 
-	lc_path_dirname(final, dir, sizeof(dir));
-	lc_path_basename(final, base, sizeof(base));
-	if (strlen(base) + sizeof(LC_PART_SUFFIX) + 1 <= 255) {
-		n = snprintf(out, outsz, "%s/.%s%s", dir, base, LC_PART_SUFFIX);
+	if (strlen(name) + sizeof(LC_PART_SUFFIX) + 1 <= 255) {
+		n = snprintf(out, outsz, ".%s%s", name, LC_PART_SUFFIX);
 	} else {
 		unsigned char md[EVP_MAX_MD_SIZE];
 		unsigned int mdlen = 0;
 		char hex[33];
 
-		if (EVP_Digest(base, strlen(base), md, &mdlen, EVP_sha256(),
+		if (EVP_Digest(name, strlen(name), md, &mdlen, EVP_sha256(),
 		    NULL) != 1)
 			return -LC_ERR_INTERNAL;
 		for (unsigned i = 0; i < 16; i++)
 			snprintf(hex + 2 * i, 3, "%02x", md[i]);
-		n = snprintf(out, outsz, "%s/.lanecp-%s%s", dir, hex,
-		    LC_PART_SUFFIX);
+		n = snprintf(out, outsz, ".lanecp-%s%s", hex, LC_PART_SUFFIX);
 	}
 	return n < 0 || (size_t)n >= outsz ? -LC_ERR_TOOBIG : 0;
 }
 
 static int
-lc_sink_open_direct(struct lc_sfile *f, struct lc_err *e)
+lc_sink_open_direct(struct lc_sink *s, struct lc_sfile *f, struct lc_err *e)
 {
+	int r;
+
 	/* O_NONBLOCK so a FIFO without a reader fails instead of hanging */
-	f->fd = open(f->final, O_WRONLY | O_NOCTTY | O_CLOEXEC | O_NONBLOCK);
-	if (f->fd < 0) {
-		if (errno == ENXIO)
-			return lc_err_set(e, LC_ERR_IO,
-			    "%s: FIFO has no reader", f->final);
-		return lc_err_sys(e, LC_ERR_IO, errno, "%s", f->final);
-	}
+	r = lc_confine_open(&s->ag->conf, f->beneath ? s->dir_fd : -1,
+	    f->beneath ? f->name : s->target, O_WRONLY | O_NOCTTY | O_NONBLOCK,
+	    0, &f->fd, e);
+	if (r == -LC_ERR_IO && e != NULL && e->sys_errno == ENXIO)
+		return lc_err_set(e, LC_ERR_IO, "%s: FIFO has no reader",
+		    f->final);
+	if (r != 0)
+		return r;
 	(void)lc_set_nonblock(f->fd, 0);
 	f->direct = 1;
 	return 0;
@@ -226,13 +249,13 @@ lc_sink_open_direct(struct lc_sfile *f, struct lc_err *e)
 static int
 lc_sink_open_part(struct lc_sink *s, struct lc_sfile *f, struct lc_err *e)
 {
-	(void)s;
-	if (lc_sink_part_name(f->final, f->tmp, sizeof(f->tmp)) != 0)
+	int r;
+
+	if (lc_sink_part_name(f->name, f->tmp, sizeof(f->tmp)) != 0)
 		return lc_err_set(e, LC_ERR_IO, "%s: name too long", f->final);
-	f->fd = open(f->tmp, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW |
-	    O_NOCTTY, 0600);
-	if (f->fd < 0)
-		return lc_err_sys(e, LC_ERR_IO, errno, "%s", f->tmp);
+	if ((r = lc_confine_open(&s->ag->conf, s->dir_fd, f->tmp, O_WRONLY |
+	    O_CREAT | O_NOFOLLOW | O_NOCTTY, 0600, &f->fd, e)) != 0)
+		return r;
 	if (flock(f->fd, LOCK_EX | LOCK_NB) != 0) {
 		if (errno == EWOULDBLOCK)
 			return lc_err_set(e, LC_ERR_IO, "%s: another lanecp is "
@@ -244,21 +267,6 @@ lc_sink_open_part(struct lc_sink *s, struct lc_sfile *f, struct lc_err *e)
 	return 0;
 }
 
-static int
-lc_sink_fsync_dir(const char *path, struct lc_err *e)
-{
-	char dir[LC_PATH_MAX];
-	int fd, r = 0;
-
-	lc_path_dirname(path, dir, sizeof(dir));
-	if ((fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0)
-		return lc_err_sys(e, LC_ERR_IO, errno, "%s", dir);
-	if (fsync(fd) != 0 && errno != EINVAL)
-		r = lc_err_sys(e, LC_ERR_IO, errno, "fsync %s", dir);
-	close(fd);
-	return r;
-}
-
 /*
  * The whole file is written: make it durable and give it its name.  The
  * order (data fsync, rename, directory fsync) means a crash leaves either
@@ -268,7 +276,7 @@ static int
 lc_sink_finalize(struct lc_sink *s, struct lc_sfile *f, struct lc_err *e)
 {
 	int fsync_on = !(s->tflags & LC_TGT_NO_FSYNC);
-	int fd = f->fd, r;
+	int fd = f->fd, r = 0;
 	struct stat st;
 
 	f->fd = -1;
@@ -278,40 +286,30 @@ lc_sink_finalize(struct lc_sink *s, struct lc_sfile *f, struct lc_err *e)
 			    f->final);
 		return 0;
 	}
-	if (fstat(fd, &st) != 0) {
+	if (fstat(fd, &st) != 0)
 		r = lc_err_sys(e, LC_ERR_IO, errno, "stat %s", f->tmp);
-		close(fd);
-		return r;
-	}
-	if ((uint64_t)st.st_size != f->size) {
+	else if ((uint64_t)st.st_size != f->size)
 		r = lc_err_set(e, LC_ERR_IO, "%s: size is %lld after writing, "
 		    "expected %llu; not renaming it into place", f->tmp,
 		    (long long)st.st_size, (unsigned long long)f->size);
-		close(fd);
-		return r;
-	}
-	if (fchmod(fd, (mode_t)f->mode & ~s->ag->umask & 07777) != 0) {
+	else if (fchmod(fd, (mode_t)f->mode & ~s->ag->umask & 07777) != 0)
 		r = lc_err_sys(e, LC_ERR_IO, errno, "chmod %s", f->tmp);
-		close(fd);
-		return r;
-	}
-	if (fsync_on && fsync(fd) != 0) {
-		r = lc_err_sys(e, LC_ERR_IO, errno, "fsync %s", f->tmp);
-		close(fd);
-		return r;
-	}
-	/* close after rename: the lock keeps a second writer off until then */
-	if (rename(f->tmp, f->final) != 0) {
-		r = lc_err_sys(e, LC_ERR_IO, errno, "rename %s to %s", f->tmp,
+	else if (fsync_on && fsync(fd) != 0)
+		r = lc_err_sys(e, LC_ERR_IO, errno, "fsync %s", f->final);
+	/* rename before close: the lock keeps a second writer off */
+	else if (renameat(s->dir_fd, f->tmp, s->dir_fd, f->name) != 0)
+		r = lc_err_sys(e, LC_ERR_IO, errno, "rename %s into place",
 		    f->final);
+	if (r != 0) {
 		close(fd);
 		return r;
 	}
 	f->tmp[0] = '\0';
 	if (close(fd) != 0)
 		return lc_err_sys(e, LC_ERR_IO, errno, "close %s", f->final);
-	if (fsync_on)
-		return lc_sink_fsync_dir(f->final, e);
+	if (fsync_on && fsync(s->dir_fd) != 0 && errno != EINVAL)
+		return lc_err_sys(e, LC_ERR_IO, errno, "fsync directory of %s",
+		    f->final);
 	return 0;
 }
 
@@ -369,13 +367,36 @@ lc_sfile_free(struct lc_sfile *f)
 	free(f);
 }
 
+/* Where does this file go, and how is it written?  Opens f->fd. */
+static int
+lc_sink_open_file(struct lc_sink *s, struct lc_sfile *f, struct lc_err *e)
+{
+	struct stat st;
+	int err, r;
+
+	r = lc_confine_stat(&s->ag->conf, f->beneath ? s->dir_fd : -1,
+	    f->beneath ? f->name : s->target, &st, &err, e);
+	if (r != 0 && err != ENOENT)
+		return r;
+	lc_err_clear(e);
+	if (r != 0)
+		return lc_sink_open_part(s, f, e);
+	if (S_ISDIR(st.st_mode))
+		return lc_err_set(e, LC_ERR_IO, "%s: is a directory", f->final);
+	if (!S_ISREG(st.st_mode))	/* /dev/null, a FIFO: write in order */
+		return lc_sink_open_direct(s, f, e);
+	if (!(s->tflags & LC_TGT_FORCE))
+		return lc_err_set(e, LC_ERR_EXISTS,
+		    "%s: file exists (use -f to overwrite)", f->final);
+	return lc_sink_open_part(s, f, e);
+}
+
 static int
 lc_sink_file(struct lc_sink *s, const struct lc_msg_file *m, struct lc_err *e)
 {
 	struct lc_msg_file_ready ready;
 	struct lc_msg_file_done done;
 	struct lc_sfile *f = NULL;
-	struct stat st;
 	int r, n;
 
 	if (!s->target_set || !s->listening)
@@ -391,6 +412,17 @@ lc_sink_file(struct lc_sink *s, const struct lc_msg_file *m, struct lc_err *e)
 	f->id = m->id;
 	f->size = m->size;
 	f->mode = m->mode;
+	/* names from the peer, and everything under a restricted agent,
+	 * are resolved beneath the target directory */
+	f->beneath = s->target_is_dir || s->ag->conf.root_fd >= 0;
+	if (strlen(s->target_is_dir ? m->name : s->target_name) >=
+	    sizeof(f->name)) {
+		r = lc_err_set(e, LC_ERR_IO, "%s: file name too long",
+		    m->name);
+		goto out;
+	}
+	memcpy(f->name, s->target_is_dir ? m->name : s->target_name,
+	    strlen(s->target_is_dir ? m->name : s->target_name) + 1);
 	n = s->target_is_dir ?
 	    snprintf(f->final, sizeof(f->final), "%s%s%s", s->target,
 		s->target[strlen(s->target) - 1] == '/' ? "" : "/", m->name) :
@@ -400,25 +432,7 @@ lc_sink_file(struct lc_sink *s, const struct lc_msg_file *m, struct lc_err *e)
 		    m->name);
 		goto out;
 	}
-	if (stat(f->final, &st) == 0) {
-		if (S_ISDIR(st.st_mode)) {
-			r = lc_err_set(e, LC_ERR_IO, "%s: is a directory",
-			    f->final);
-			goto out;
-		}
-		if (S_ISREG(st.st_mode) && !(s->tflags & LC_TGT_FORCE)) {
-			r = lc_err_set(e, LC_ERR_EXISTS,
-			    "%s: file exists (use -f to overwrite)", f->final);
-			goto out;
-		}
-		r = S_ISREG(st.st_mode) ? lc_sink_open_part(s, f, e) :
-		    lc_sink_open_direct(f, e);
-	} else if (errno == ENOENT) {
-		r = lc_sink_open_part(s, f, e);
-	} else {
-		r = lc_err_sys(e, LC_ERR_IO, errno, "%s", f->final);
-	}
-	if (r != 0)
+	if ((r = lc_sink_open_file(s, f, e)) != 0)
 		goto out;
 	if ((r = lc_wfile_new(f->fd, !f->direct, 0, f->size, f->final,
 	    &f->wf)) != 0)
@@ -848,6 +862,8 @@ lc_sink_free(struct lc_sink *s)
 	}
 	lc_wake_close(&s->accept_wake);
 	lc_tls_free(s->tls);
+	if (s->dir_fd >= 0)
+		close(s->dir_fd);
 	OPENSSL_cleanse(s->key, sizeof(s->key));
 	pthread_cond_destroy(&s->cv);
 	pthread_mutex_destroy(&s->mu);

@@ -99,11 +99,10 @@ lc_source_add(struct lc_source *s, const struct lc_msg_src_add *m,
 	struct stat st;
 	int fd = -1, r;
 
-	if ((r = lc_agent_check_path(s->ag, m->path, path, sizeof(path),
-	    e)) != 0)
+	snprintf(path, sizeof(path), "%s", m->path);
+	if ((r = lc_confine_open(&s->ag->conf, -1, path, O_RDONLY | O_NOCTTY,
+	    0, &fd, e)) != 0)
 		return r;
-	if ((fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY)) < 0)
-		return lc_err_sys(e, LC_ERR_IO, errno, "%s", path);
 	if (fstat(fd, &st) != 0) {
 		r = lc_err_sys(e, LC_ERR_IO, errno, "%s", path);
 		goto out;

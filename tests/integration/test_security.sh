@@ -1,0 +1,173 @@
+#!/usr/bin/env bash
+# Data stream security: encryption on the wire, integrity, replay, and the
+# per-transfer key staying out of sight.
+set -euo pipefail
+. "$LC_SRC_DIR/tests/integration/lib.sh"
+lc_sshd_start
+
+d=$LC_SSHD_DIR
+H=$LC_SSH_HOST
+PROXY=$LC_TOOLS_DIR/lc_proxy
+mkdir -p "$d/remote" "$d/local"
+marker=LANECP-SECRET-MARKER-7f3a9c
+for ((i = 0; i < 40000; i++)); do echo "$marker $i"; done >"$d/local/secret.txt"
+
+wait_for() {
+	local i
+	for ((i = 0; i < $3 * 10; i++)); do
+		grep -Eq -- "$1" "$2" 2>/dev/null && return 0
+		sleep 0.1
+	done
+	lc__show "$2"
+	lc_fail "timed out waiting for /$1/ in $2"
+}
+
+# capture NAME ARGS...: copy the marker file with a packet capture of
+# loopback running (everything but sshd's port), leave it in $d/NAME.pcap.
+capture() {
+	local name=$1
+	shift
+	command -v tcpdump >/dev/null || lc_fail "tcpdump not installed"
+	tcpdump -i lo -U -s 0 -w "$d/$name.pcap" \
+		"tcp and not port $LC_SSHD_PORT" 2>"$d/$name.tcpdump" &
+	local tp=$!
+	lc_on_exit "kill $tp"
+	wait_for 'listening on' "$d/$name.tcpdump" 10
+	lc_lanecp -f "$@" "$d/local/secret.txt" "$H:$d/remote/secret.txt"
+	cmp "$d/local/secret.txt" "$d/remote/secret.txt" || lc_fail "$name differs"
+	sleep 0.5
+	kill "$tp"
+	wait "$tp" 2>/dev/null || true
+	[[ -s $d/$name.pcap ]] || lc_fail "$name: empty capture"
+}
+
+lc_note "a capture of a default copy never shows the file's content"
+capture tls -v -s 4
+lc_log_has 'data encrypted \(TLS 1\.3' "$LC_ERR"
+if grep -aq "$marker" "$d/tls.pcap"; then
+	lc_fail "marker visible on the wire in an encrypted copy"
+fi
+lc_note "with --no-encrypt it does (so the capture does see the streams)"
+capture plain -v -s 4 --no-encrypt
+lc_log_has 'in the clear \(--no-encrypt' "$LC_ERR"
+grep -aq "$marker" "$d/plain.pcap" ||
+	lc_fail "marker not found in the --no-encrypt capture"
+
+lc_note "a byte flipped in transit: integrity error, target never created"
+head -c $((24 << 20)) /dev/urandom >"$d/local/big"
+export LANECP_TEST_PROXY=$PROXY LC_PROXY_LOG=$d/proxy.log
+LC_PROXY_FLIP=1:3000000 lc_lanecp_expect 9 \
+	'data stream .* failed its integrity check .*changed in transit' \
+	-s 2 "$d/local/big" "$H:$d/remote/big"
+lc_log_has 'stream 1: flipped byte 3000000' "$d/proxy.log"
+[[ ! -e $d/remote/big ]] || lc_fail "target created despite the integrity error"
+part=$d/remote/.big.lanecp-part
+if [[ -e $part ]]; then
+	# whatever was written is a correct prefix: nothing from the bad record
+	n=$(stat -c %s "$part")
+	cmp -n "$n" "$part" "$d/local/big" || lc_fail "bad bytes in the partial file"
+	(( n < 24 << 20 )) || lc_fail "partial file is complete: $n bytes"
+fi
+lc_note "the same flip with --no-encrypt goes unnoticed by the transport"
+LC_PROXY_FLIP=1:3000000 lc_lanecp --no-encrypt -s 2 "$d/local/big" "$H:$d/remote/big.plain"
+cmp -s "$d/local/big" "$d/remote/big.plain" &&
+	lc_fail "the proxy did not change the data (test is blind)"
+unset LANECP_TEST_PROXY
+
+# replay MODE: record what the source sends on stream 0, then replay it
+# to stream 0's port of the same, still running transfer.
+replay() {
+	local mode=$1 flag=() want
+	if [[ $mode == plain ]]; then
+		flag=(--no-encrypt)
+		want='authentication failed'
+	else
+		want='TLS handshake failed'
+	fi
+	rm -rf "$d/rec" "$d/remote/fifo" "$d/remote/out"
+	mkdir "$d/rec"
+	mkfifo "$d/remote/fifo"
+	{ sleep 3; cat; } <"$d/remote/fifo" >"$d/remote/out" &
+	local reader=$!
+	LANECP_TEST_PROXY=$PROXY LC_PROXY_RECORD=$d/rec \
+		"$LANECP" -F "$LC_SSH_CONFIG" -vv -s 2 "${flag[@]}" \
+		"$d/local/big" "$H:$d/remote/fifo" 2>"$d/replay-$mode.log" &
+	local copy=$!
+	lc_on_exit "kill -9 $copy"
+	wait_for 'data ports [0-9,]+' "$d/replay-$mode.log" 10
+	local port
+	port=$(grep -Eo 'data ports [0-9]+' "$d/replay-$mode.log" | head -1 |
+		cut -d' ' -f3)
+	local i
+	for ((i = 0; i < 50; i++)); do
+		[[ $(stat -c %s "$d/rec/stream-0.bin" 2>/dev/null || echo 0) -ge 4096 ]] && break
+		sleep 0.1
+	done
+	exec 5<>"/dev/tcp/127.0.0.1/$port"
+	cat "$d/rec/stream-0.bin" >&5 || true
+	wait_for "dropped data connection from 127\\.0\\.0\\.1 port [0-9]+: .*$want" \
+		"$d/replay-$mode.log" 10
+	exec 5>&-
+	local rc=0
+	wait "$copy" || rc=$?
+	wait "$reader" || true
+	[[ $rc == 0 ]] || { lc__show "$d/replay-$mode.log"; lc_fail "replay $mode: exit $rc"; }
+	cmp "$d/local/big" "$d/remote/out" || lc_fail "replay $mode: copy differs"
+}
+lc_note "a replayed handshake is refused and logged; the copy succeeds (TLS)"
+replay tls
+lc_note "a replayed handshake is refused and logged; the copy succeeds (--no-encrypt)"
+replay plain
+
+lc_note "the transfer key is in no command line or environment"
+mkfifo "$d/remote/fifo3"
+sleep 30 <"$d/remote/fifo3" &
+holder=$!
+lc_on_exit "kill $holder"
+"$LANECP" -F "$LC_SSH_CONFIG" -vv "$d/local/big" "$H:$d/remote/fifo3" 2>"$d/key.log" &
+copy=$!
+lc_on_exit "kill -9 $copy"
+wait_for 'data ports' "$d/key.log" 10
+agents=$(lc_pids_matching "lanecp --agent")
+[[ -n $agents ]] || lc_fail "no agent found"
+for p in $agents $copy; do
+	cmd=$(tr '\0' ' ' <"/proc/$p/cmdline")
+	case $cmd in
+	*"--agent "|"$LANECP -F $LC_SSH_CONFIG -vv $d/local/big $H:$d/remote/fifo3 ") ;;
+	*) lc_fail "unexpected command line: $cmd" ;;
+	esac
+	# no key-shaped value (hex or base64 of 32 bytes) in the environment
+	tr '\0' '\n' <"/proc/$p/environ" |
+		grep -qE '[0-9a-fA-F]{64}|[A-Za-z0-9+/]{43}=' &&
+		lc_fail "key-shaped value in the environment of $p"
+done
+lc_log_lacks '[0-9a-f]{64}' "$d/key.log"
+kill -9 "$copy"
+
+lc_note "host keys: accept-new records an unknown key, then it is known"
+: >"$d/kh_new"
+lc_ssh_config "$d/accept_config" UserKnownHostsFile="$d/kh_new" \
+	StrictHostKeyChecking=accept-new
+rc=0
+"$LANECP" -F "$d/accept_config" "$d/local/secret.txt" "$H:$d/remote/an1" \
+	2>"$d/err" || rc=$?
+[[ $rc == 0 ]] || { lc__show "$d/err"; lc_fail "accept-new: exit $rc"; }
+lc_log_has "added '\\[127\\.0\\.0\\.1\\]:$LC_SSHD_PORT'" "$d/err"
+grep -q "^\\[127.0.0.1\\]:$LC_SSHD_PORT " "$d/kh_new" ||
+	grep -q '^|1|' "$d/kh_new" || lc_fail "key not recorded"
+lc_ssh_config "$d/after_config" UserKnownHostsFile="$d/kh_new"
+"$LANECP" -F "$d/after_config" "$d/local/secret.txt" "$H:$d/remote/an2" ||
+	lc_fail "recorded key not accepted"
+lc_note "StrictHostKeyChecking no still refuses a changed key"
+ssh-keygen -q -t ed25519 -N '' -f "$d/other_key" </dev/null
+printf '[127.0.0.1]:%s %s\n' "$LC_SSHD_PORT" "$(cut -d' ' -f1,2 "$d/other_key.pub")" \
+	>"$d/kh_wrong"
+lc_ssh_config "$d/no_config" UserKnownHostsFile="$d/kh_wrong" \
+	StrictHostKeyChecking=no
+rc=0
+"$LANECP" -F "$d/no_config" "$d/local/secret.txt" "$H:$d/remote/an3" \
+	2>"$d/err" || rc=$?
+[[ $rc == 4 ]] || { lc__show "$d/err"; lc_fail "changed key with no: exit $rc"; }
+[[ ! -e $d/remote/an3 ]] || lc_fail "copied to a host with a changed key"
+
+echo PASS

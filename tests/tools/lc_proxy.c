@@ -1,0 +1,270 @@
+/*
+ * lc_proxy: a test-only TCP proxy for lanecp's data streams, started by the
+ * controller when LANECP_TEST_PROXY names it (see src/testhook.c):
+ *
+ *     lc_proxy ADDR PORT...
+ *
+ * listens on one ephemeral 127.0.0.1 port per PORT, prints them on one line
+ * and relays connection i to ADDR:PORT[i].  What it does to the streams is
+ * set by the environment (STREAM is a stream index, OFFSET a byte count in
+ * the source-to-sink direction of that stream's first connection):
+ *
+ *   LC_PROXY_FLIP=STREAM:OFFSET    flip the bits of the byte at OFFSET
+ *   LC_PROXY_RESET=STREAM:OFFSET   reset both sides after OFFSET bytes
+ *   LC_PROXY_STALL=STREAM:OFFSET   stop relaying after OFFSET bytes (the
+ *                                  connections stay open, nothing moves)
+ *   LC_PROXY_RECORD=DIR            save the first 64 KiB the source sends
+ *                                  on each stream in DIR/stream-N.bin
+ *   LC_PROXY_LOG=FILE              append one line per event
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#define MAXS 64
+#define RECORD_MAX (64 << 10)
+
+struct action {
+	int stream;		/* -1: none */
+	unsigned long long at;
+};
+
+static struct action flip = { -1, 0 }, reset_at = { -1, 0 },
+    stall = { -1, 0 };
+static const char *record_dir, *log_path;
+static const char *dst_addr;
+static int dst_port[MAXS];
+static int listen_fd[MAXS];
+static int seen[MAXS];
+static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+
+static void
+plog(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+static void
+plog(const char *fmt, ...)
+{
+	va_list ap;
+	FILE *f;
+
+	if (log_path == NULL || (f = fopen(log_path, "a")) == NULL)
+		return;
+	va_start(ap, fmt);
+	vfprintf(f, fmt, ap);
+	va_end(ap);
+	fputc('\n', f);
+	fclose(f);
+}
+
+static int
+parse_action(const char *name, struct action *a)
+{
+	const char *v = getenv(name);
+	char *end;
+	long s;
+
+	if (v == NULL || *v == '\0')
+		return 0;
+	errno = 0;
+	s = strtol(v, &end, 10);
+	if (errno != 0 || *end != ':' || s < 0 || s >= MAXS)
+		return -1;
+	a->stream = (int)s;
+	a->at = strtoull(end + 1, &end, 10);
+	return *end == '\0' ? 0 : -1;
+}
+
+struct pipe_arg {
+	int from, to;
+	int stream;
+	int first;		/* first connection of this stream */
+	int upstream;		/* source -> sink direction */
+};
+
+static void
+hard_reset(int fd)
+{
+	struct linger l = { 1, 0 };
+
+	setsockopt(fd, SOL_SOCKET, SO_LINGER, &l, sizeof(l));
+	shutdown(fd, SHUT_RDWR);
+}
+
+static void *
+relay(void *arg)
+{
+	struct pipe_arg *p = arg;
+	unsigned char buf[65536];
+	unsigned long long off = 0;
+	int rec = -1;
+
+	if (p->upstream && p->first && record_dir != NULL) {
+		char path[4096];
+		snprintf(path, sizeof(path), "%s/stream-%d.bin", record_dir,
+		    p->stream);
+		rec = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	}
+	for (;;) {
+		size_t want = sizeof(buf);
+		ssize_t n;
+		int tamper = p->upstream && p->first;
+
+		if (tamper && reset_at.stream == p->stream &&
+		    off + want > reset_at.at)
+			want = (size_t)(reset_at.at - off);
+		if (tamper && stall.stream == p->stream &&
+		    off + want > stall.at)
+			want = (size_t)(stall.at - off);
+		if (want == 0) {
+			if (reset_at.stream == p->stream &&
+			    off >= reset_at.at) {
+				plog("stream %d: reset at %llu", p->stream,
+				    off);
+				hard_reset(p->from);
+				hard_reset(p->to);
+				break;
+			}
+			plog("stream %d: stalled at %llu", p->stream, off);
+			pause();	/* stall: hold both sockets */
+		}
+		n = read(p->from, buf, want);
+		if (n <= 0)
+			break;
+		if (rec >= 0 && off < RECORD_MAX) {
+			size_t k = (size_t)n;
+			if (off + k > RECORD_MAX)
+				k = (size_t)(RECORD_MAX - off);
+			if (write(rec, buf, k) < 0)
+				break;
+		}
+		if (tamper && flip.stream == p->stream && flip.at >= off &&
+		    flip.at < off + (unsigned long long)n) {
+			buf[flip.at - off] ^= 0xff;
+			plog("stream %d: flipped byte %llu", p->stream,
+			    flip.at);
+		}
+		if (write(p->to, buf, (size_t)n) != n)
+			break;
+		off += (unsigned long long)n;
+	}
+	if (rec >= 0)
+		close(rec);
+	shutdown(p->to, SHUT_WR);
+	return NULL;
+}
+
+static int
+connect_dst(int port)
+{
+	struct addrinfo hints, *res;
+	char serv[16];
+	int fd;
+
+	memset(&hints, 0, sizeof(hints));
+	hints.ai_socktype = SOCK_STREAM;
+	hints.ai_flags = AI_NUMERICHOST | AI_NUMERICSERV;
+	snprintf(serv, sizeof(serv), "%d", port);
+	if (getaddrinfo(dst_addr, serv, &hints, &res) != 0)
+		return -1;
+	fd = socket(res->ai_family, SOCK_STREAM, 0);
+	if (fd >= 0 && connect(fd, res->ai_addr, res->ai_addrlen) != 0) {
+		close(fd);
+		fd = -1;
+	}
+	freeaddrinfo(res);
+	return fd;
+}
+
+static void *
+serve(void *arg)
+{
+	int i = (int)(intptr_t)arg;
+
+	for (;;) {
+		int c = accept(listen_fd[i], NULL, NULL), u, first;
+		pthread_t t1, t2;
+		struct pipe_arg *a, *b;
+
+		if (c < 0)
+			continue;
+		if ((u = connect_dst(dst_port[i])) < 0) {
+			close(c);
+			continue;
+		}
+		pthread_mutex_lock(&mu);
+		first = !seen[i];
+		seen[i] = 1;
+		pthread_mutex_unlock(&mu);
+		a = calloc(1, sizeof(*a));
+		b = calloc(1, sizeof(*b));
+		if (a == NULL || b == NULL)
+			exit(1);
+		*a = (struct pipe_arg){ c, u, i, first, 1 };
+		*b = (struct pipe_arg){ u, c, i, first, 0 };
+		pthread_create(&t1, NULL, relay, a);
+		pthread_create(&t2, NULL, relay, b);
+		pthread_detach(t1);
+		pthread_detach(t2);
+	}
+	return NULL;
+}
+
+int
+main(int argc, char **argv)
+{
+	struct sockaddr_in sin;
+	socklen_t len;
+	int n = argc - 2;
+
+	if (argc < 3 || n > MAXS) {
+		fprintf(stderr, "usage: lc_proxy ADDR PORT...\n");
+		return 2;
+	}
+	signal(SIGPIPE, SIG_IGN);
+	if (parse_action("LC_PROXY_FLIP", &flip) != 0 ||
+	    parse_action("LC_PROXY_RESET", &reset_at) != 0 ||
+	    parse_action("LC_PROXY_STALL", &stall) != 0) {
+		fprintf(stderr, "lc_proxy: bad LC_PROXY_* value\n");
+		return 2;
+	}
+	record_dir = getenv("LC_PROXY_RECORD");
+	log_path = getenv("LC_PROXY_LOG");
+	dst_addr = argv[1];
+	for (int i = 0; i < n; i++) {
+		dst_port[i] = atoi(argv[i + 2]);
+		listen_fd[i] = socket(AF_INET, SOCK_STREAM, 0);
+		memset(&sin, 0, sizeof(sin));
+		sin.sin_family = AF_INET;
+		sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+		len = sizeof(sin);
+		if (listen_fd[i] < 0 ||
+		    bind(listen_fd[i], (struct sockaddr *)&sin, sizeof(sin)) ||
+		    listen(listen_fd[i], 16) ||
+		    getsockname(listen_fd[i], (struct sockaddr *)&sin, &len)) {
+			perror("lc_proxy: listen");
+			return 1;
+		}
+		printf("%s%u", i ? " " : "", (unsigned)ntohs(sin.sin_port));
+	}
+	printf("\n");
+	fflush(stdout);
+	plog("proxy for %s, %d streams", dst_addr, n);
+	for (int i = 0; i < n; i++) {
+		pthread_t t;
+		pthread_create(&t, NULL, serve, (void *)(intptr_t)i);
+		pthread_detach(t);
+	}
+	for (;;)
+		pause();
+}
