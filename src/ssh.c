@@ -269,6 +269,15 @@ lc_ssh_connect_addr(int fd, const struct addrinfo *ai, uint64_t deadline)
 	return soerr;
 }
 
+/* ServerAliveInterval * ServerAliveCountMax in ms, at most INT_MAX. */
+static int
+lc_ssh_alive_ms(unsigned interval_s, unsigned count)
+{
+	uint64_t ms = (uint64_t)interval_s * count * 1000;
+
+	return ms > INT_MAX ? INT_MAX : (int)ms;
+}
+
 static void
 lc_ssh_sockopts(struct lc_ssh *s, unsigned alive_count, int sndbuf)
 {
@@ -292,7 +301,8 @@ lc_ssh_sockopts(struct lc_ssh *s, unsigned alive_count, int sndbuf)
 	 * unacknowledged for ServerAliveInterval * ServerAliveCountMax.
 	 */
 	if (s->keepalive_s > 0) {
-		unsigned ms = s->keepalive_s * alive_count * 1000u;
+		unsigned ms = (unsigned)lc_ssh_alive_ms(s->keepalive_s,
+		    alive_count);
 
 		if (setsockopt(s->sock, IPPROTO_TCP, TCP_USER_TIMEOUT, &ms,
 		    sizeof(ms)) != 0)
@@ -1211,8 +1221,8 @@ lc_ssh_connect(const struct lc_ssh_opts *o, struct lc_ssh **out,
 	    LC_SSH_ALIVE_INTERVAL : (unsigned)conf.server_alive_interval;
 	count = conf.server_alive_count_max < 1 ? LC_SSH_ALIVE_COUNT :
 	    (unsigned)conf.server_alive_count_max;
-	s->step_timeout_ms = s->keepalive_s > 0 && s->keepalive_s < 3600 ?
-	    (int)(s->keepalive_s * count * 1000) : LC_SSH_STEP_TIMEOUT_MS;
+	s->step_timeout_ms = s->keepalive_s > 0 ?
+	    lc_ssh_alive_ms(s->keepalive_s, count) : LC_SSH_STEP_TIMEOUT_MS;
 	if (conf.connect_timeout > 0)
 		deadline = lc_now_ms() + (uint64_t)conf.connect_timeout * 1000;
 
@@ -1699,8 +1709,6 @@ lc_pump_poll(struct lc_pump *p)
 		pf[n].events = (short)ev;
 		pf[n++].revents = 0;
 	}
-	if (getenv("LC_DBG") && !p->dead && !p->chan_closed) { static uint64_t last; unsigned long avail = 0, init = 0, w = libssh2_channel_window_read_ex(s->chan, &avail, &init);
-		if (lc_now_ms() - last > 500) { last = lc_now_ms(); fprintf(stderr, "DBG queued=%lu window=%lu init=%lu out=%zu\n", avail, w, init, lc_buf_len(&p->out)); } }
 	if (poll(pf, n, ms) > 0 && (pf[0].revents & POLLIN))
 		lc_wake_drain(&s->wake);
 }

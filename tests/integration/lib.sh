@@ -43,6 +43,9 @@
 #   added, or dropped ("Key=" with an empty value).  Values are written
 #   as given (several files: UserKnownHostsFile="$a $b"; quote a path with
 #   spaces yourself).
+# lc_sshd_drop         kills (SIGKILL) the per-connection sshd processes:
+#                      every session's TCP connection drops at once; the
+#                      remote commands live on (kill them yourself).
 # lc_agent_start       starts ssh-agent (killed on exit), exports
 #                      SSH_AUTH_SOCK and SSH_AGENT_PID.
 # lc_free_port         prints a 127.0.0.1 port nobody listens on.
@@ -333,6 +336,16 @@ lc_sshd_start() {
 	export SSH_AUTH_SOCK LC_SSHD_DIR LC_SSHD_PORT LC_SSHD_PID LC_SSHD_LOG \
 		LC_SSHD_CONFIG LC_SSH_CONFIG LC_SSH_HOST LC_USER LC_USER_KEY \
 		LC_KNOWN_HOSTS LC_HOST_KEY LC_HOST_KEY_ECDSA
+}
+
+lc_sshd_drop() {
+	local p comm
+	for p in $(lc__descendants "$LC_SSHD_PID"); do
+		read -r comm <"/proc/$p/comm" 2>/dev/null || continue
+		if [[ $comm == sshd* ]]; then
+			kill -KILL "$p" 2>/dev/null || true
+		fi
+	done
 }
 
 lc_agent_start() {

@@ -336,7 +336,7 @@ lc_expect_exit 0 x alive -F "$T/cfg_alive" "$H" 'sleep 3; echo awake' </dev/null
 
 lc_note "a dropped connection ends the session with EOF"
 : >"$T/drop.out"
-"$X" -F "$LC_SSH_CONFIG" "$H" 'echo started; exec sleep 60' </dev/null \
+"$X" -F "$LC_SSH_CONFIG" "$H" 'echo started $$; exec sleep 60' </dev/null \
 	>"$T/drop.out" 2>"$T/drop.err" &
 DROP=$!
 for ((i = 0; i < 100; i++)); do
@@ -344,11 +344,9 @@ for ((i = 0; i < 100; i++)); do
 	sleep 0.1
 done
 grep -q started "$T/drop.out" || lc_fail "remote command did not start"
-# the per-connection sshd processes (and the sleep) are below the listener
-for p in $(lc__descendants "$LC_SSHD_PID"); do
-	kill -KILL "$p" 2>/dev/null
-done
-t0=$(now_ms)
+SLEEPER=$(awk '/^started/ {print $2}' "$T/drop.out")
+[[ $SLEEPER =~ ^[0-9]+$ ]] && lc_on_exit "kill $SLEEPER"
+lc_sshd_drop
 rc=0
 for ((i = 0; i < 100; i++)); do
 	kill -0 "$DROP" 2>/dev/null || break
@@ -361,6 +359,7 @@ fi
 wait "$DROP" || rc=$?
 [[ $rc == 255 ]] || lc_fail "dropped connection: exit $rc, expected 255"
 lc_log_has "connection (to $LC_USER@$H )?lost" "$T/drop.err"
+kill "$SLEEPER" 2>/dev/null
 
 lc_note "sshd still works after all that"
 lc_expect_exit 0 x final -F "$LC_SSH_CONFIG" "$H" 'echo ok' </dev/null
