@@ -3,6 +3,7 @@
  * work is in the core library.
  */
 #include "lanecp/agent.h"
+#include "lanecp/checksum.h"
 #include "lanecp/controller.h"
 #include "lanecp/err.h"
 #include "lanecp/log.h"
@@ -38,6 +39,7 @@ enum lc_exit {
 
 struct lc_cli {
 	struct lc_copy_opts copy;
+	int json;
 	int verbose;
 	int quiet;
 	int agent;
@@ -175,6 +177,107 @@ lc_opt_no_encrypt(struct lc_cli *c, const char *a, struct lc_err *e)
 }
 
 static int
+lc_opt_resume(struct lc_cli *c, const char *a, struct lc_err *e)
+{
+	(void)a;
+	(void)e;
+	c->copy.resume = 1;
+	return 0;
+}
+
+static int
+lc_opt_check(struct lc_cli *c, const char *a, struct lc_err *e)
+{
+	(void)a;
+	(void)e;
+	if (c->copy.csum_alg == LC_CSUM_NONE)
+		c->copy.csum_alg = LC_CSUM_SHA256;
+	return 0;
+}
+
+static int
+lc_opt_checksum(struct lc_cli *c, const char *a, struct lc_err *e)
+{
+	if (lc_csum_parse_arg(a, &c->copy.csum_alg, c->copy.expect) != 0)
+		return lc_err_set(e, LC_ERR_USAGE, "-E %s: want sha256, crc32 "
+		    "or adler32, optionally =HEX (64 or 8 hex digits)", a);
+	c->copy.print_sums = 1;
+	return 0;
+}
+
+static int
+lc_opt_rate(struct lc_cli *c, const char *a, struct lc_err *e)
+{
+	if (lc_parse_size(a, 1024, 1ULL << 40, &c->copy.rate) != 0)
+		return lc_err_set(e, LC_ERR_USAGE, "-x %s: rate must be bytes "
+		    "per second from 1k to 1t (k, m, g suffixes)", a);
+	return 0;
+}
+
+static int
+lc_opt_timeout(struct lc_cli *c, const char *a, struct lc_err *e)
+{
+	uint64_t v;
+
+	if (lc_parse_uint(a, 0, 7 * 86400, &v) != 0)
+		return lc_err_set(e, LC_ERR_USAGE, "--timeout %s: seconds from "
+		    "0 (none) to 604800", a);
+	c->copy.timeout_s = (uint32_t)v;
+	return 0;
+}
+
+static int
+lc_opt_stream_timeout(struct lc_cli *c, const char *a, struct lc_err *e)
+{
+	uint64_t v;
+
+	if (lc_parse_uint(a, 0, 86400, &v) != 0)
+		return lc_err_set(e, LC_ERR_USAGE, "--stream-timeout %s: "
+		    "seconds from 0 (never) to 86400", a);
+	c->copy.stall_s = (uint32_t)v;
+	return 0;
+}
+
+static int
+lc_opt_retries(struct lc_cli *c, const char *a, struct lc_err *e)
+{
+	uint64_t v;
+
+	if (lc_parse_uint(a, 0, 1000, &v) != 0)
+		return lc_err_set(e, LC_ERR_USAGE, "--retries %s: a number "
+		    "from 0 to 1000", a);
+	c->copy.retries = (uint32_t)v;
+	return 0;
+}
+
+static int
+lc_opt_no_space_check(struct lc_cli *c, const char *a, struct lc_err *e)
+{
+	(void)a;
+	(void)e;
+	c->copy.no_space_check = 1;
+	return 0;
+}
+
+static int
+lc_opt_json(struct lc_cli *c, const char *a, struct lc_err *e)
+{
+	(void)a;
+	(void)e;
+	c->json = 1;
+	return 0;
+}
+
+static int
+lc_opt_log(struct lc_cli *c, const char *a, struct lc_err *e)
+{
+	if (a[0] == '\0')
+		return lc_err_set(e, LC_ERR_USAGE, "-l: empty file name");
+	c->copy.log_path = a;
+	return 0;
+}
+
+static int
 lc_opt_agent(struct lc_cli *c, const char *a, struct lc_err *e)
 {
 	(void)a;
@@ -221,6 +324,26 @@ static const struct lc_opt lc_opts[] = {
 	    lc_opt_progress },
 	{ "force", 'f', NULL, "overwrite an existing target file",
 	    lc_opt_force },
+	{ "append", 'a', NULL, "resume: keep the verified prefix of a "
+	    "partial copy", lc_opt_resume },
+	{ "check", 'e', NULL, "verify end to end with a whole-file sha256",
+	    lc_opt_check },
+	{ "checksum", 'E', "ALG[=HEX]", "verify with ALG (sha256, crc32, "
+	    "adler32), print it; =HEX: must match", lc_opt_checksum },
+	{ "rate", 'x', "RATE", "cap the total rate, bytes/s (k/m/g "
+	    "suffixes)", lc_opt_rate },
+	{ "retries", 0, "N", "retry transient failures N times, resuming "
+	    "(backoff 1 s to 60 s)", lc_opt_retries },
+	{ "timeout", 0, "SEC", "fail when nothing moves for SEC seconds "
+	    "(default 300, 0: never)", lc_opt_timeout },
+	{ "stream-timeout", 0, "SEC", "give up on one stalled stream after "
+	    "SEC s, resend on others (default 30)", lc_opt_stream_timeout },
+	{ "no-space-check", 0, NULL, "do not check free space at the target "
+	    "first", lc_opt_no_space_check },
+	{ "json", 0, NULL, "print a JSON summary on stdout at the end",
+	    lc_opt_json },
+	{ "log", 'l', "FILE", "append a timestamped record of the run to "
+	    "FILE", lc_opt_log },
 	{ "ssh-config", 'F', "FILE", "ssh_config file (default "
 	    "~/.ssh/config)", lc_opt_config },
 	{ "identity", 'i', "FILE", "private key file for SSH",
@@ -270,6 +393,8 @@ lc_usage(FILE *f)
 	    "  3 ssh connect/auth   4 host key refused    5 local file error\n"
 	    "  6 remote file/agent  7 protocol error      8 data stream failed\n"
 	    "  9 data integrity check failed (data changed in transit)\n"
+	    " 10 no space left at the target  11 timed out (no progress)\n"
+	    " 12 end-to-end checksum mismatch\n"
 	    "  130/143 interrupted (SIGINT/SIGTERM)\n"
 	    "\nexamples:\n"
 	    "  lanecp -s 16 -w 256k bigfile user@host:/data/\n"
@@ -370,6 +495,18 @@ lc_exit_code(const struct lc_err *e)
 
 static struct lc_wake lc_sigwake = { -1, -1 };
 
+/* The command line, for the -l log. */
+static void
+lc_cmdline(int argc, char **argv, char *out, size_t outsz)
+{
+	size_t o = 0;
+
+	out[0] = '\0';
+	for (int i = 0; i < argc && o + 2 < outsz; i++)
+		o += (size_t)snprintf(out + o, outsz - o, "%s%s", i ? " " : "",
+		    argv[i]);
+}
+
 static void
 lc_on_signal(int signo)
 {
@@ -398,18 +535,24 @@ main(int argc, char **argv)
 	struct lc_cli c;
 	struct lc_copy_result res;
 	struct lc_err e;
+	char cmdline[2048];
 	struct sigaction sa;
 	int first = 0, r, level;
 
 	memset(&c, 0, sizeof(c));
+	memset(&res, 0, sizeof(res));
 	lc_err_clear(&e);
 	c.copy.streams = LC_DEFAULT_STREAMS;
 	c.copy.block = LC_DEFAULT_BLOCK;
 	c.copy.encrypt = 1;
+	c.copy.timeout_s = 300;
+	c.copy.stall_s = 30;
 	signal(SIGPIPE, SIG_IGN);
 	lc_log_init("lanecp", LC_LOG_INFO, 2);
 	if (lc_parse_cli(argc, argv, &c, &first, &e) != 0) {
 		lc_log_error("%s (see lanecp --help)", e.msg);
+		if (c.json)
+			lc_copy_json(1, &c.copy, &res, &e, LC_EXIT_USAGE);
 		return LC_EXIT_USAGE;
 	}
 	if (c.help) {
@@ -428,8 +571,10 @@ main(int argc, char **argv)
 		return LC_EXIT_USAGE;
 	}
 	if (argc - first < 2) {
-		lc_log_error("need a source and a destination (see lanecp "
-		    "--help)");
+		lc_err_set(&e, LC_ERR_USAGE, "need a source and a destination");
+		lc_log_error("%s (see lanecp --help)", e.msg);
+		if (c.json)
+			lc_copy_json(1, &c.copy, &res, &e, LC_EXIT_USAGE);
 		return LC_EXIT_USAGE;
 	}
 	level = c.quiet ? LC_LOG_ERROR : LC_LOG_INFO + c.verbose;
@@ -448,12 +593,17 @@ main(int argc, char **argv)
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGHUP, &sa, NULL);
-	r = lc_copy_run(&c.copy, lc_sigwake.rfd, &res, &e);
+	lc_cmdline(argc, argv, cmdline, sizeof(cmdline));
+	c.copy.cmdline = cmdline;
+	c.copy.print_sums = c.copy.print_sums && !c.json;
+	r = lc_copy(&c.copy, lc_sigwake.rfd, &res, &e);
 	if (r != 0) {
 		if (e.code == 0)
 			lc_err_set(&e, -r, "%s", lc_strerror(r));
 		lc_log_error("%s", e.msg);
 	}
+	if (c.json)
+		lc_copy_json(1, &c.copy, &res, &e, lc_exit_code(&e));
 	libssh2_exit();
 	return lc_exit_code(&e);
 }

@@ -22,9 +22,9 @@
 
 #define LC_AGENT_TICK_MS 1000
 
-void
-lc_agent_post(struct lc_agent *a, int type, uint32_t x, uint64_t y,
-    const struct lc_err *err)
+static void
+lc_agent_post_ev(struct lc_agent *a, int type, uint32_t x, uint64_t y,
+    const struct lc_err *err, const char *text)
 {
 	struct lc_event *ev = calloc(1, sizeof(*ev));
 
@@ -38,6 +38,8 @@ lc_agent_post(struct lc_agent *a, int type, uint32_t x, uint64_t y,
 	ev->b = y;
 	if (err != NULL)
 		ev->err = *err;
+	if (text != NULL)
+		snprintf(ev->text, sizeof(ev->text), "%s", text);
 	pthread_mutex_lock(&a->ev_mu);
 	if (a->ev_tail != NULL)
 		a->ev_tail->next = ev;
@@ -46,6 +48,20 @@ lc_agent_post(struct lc_agent *a, int type, uint32_t x, uint64_t y,
 	a->ev_tail = ev;
 	pthread_mutex_unlock(&a->ev_mu);
 	lc_wake_signal(&a->wake);
+}
+
+void
+lc_agent_post(struct lc_agent *a, int type, uint32_t x, uint64_t y,
+    const struct lc_err *err)
+{
+	lc_agent_post_ev(a, type, x, y, err, NULL);
+}
+
+void
+lc_agent_post_text(struct lc_agent *a, int type, uint32_t x, uint64_t y,
+    const char *text)
+{
+	lc_agent_post_ev(a, type, x, y, NULL, text);
 }
 
 int
@@ -131,6 +147,9 @@ lc_agent_dispatch(struct lc_agent *a, uint8_t type, const uint8_t *p,
 	case LC_MSG_FILE_READY:
 	case LC_MSG_CONNECT:
 	case LC_MSG_SRC_NOMORE:
+	case LC_MSG_FILE_PREFIX:
+	case LC_MSG_STREAM_LOST:
+	case LC_MSG_ACK:
 		if (a->sink != NULL)
 			break;
 		if (a->src == NULL && (r = lc_source_new(a, &a->src)) != 0)
@@ -139,6 +158,8 @@ lc_agent_dispatch(struct lc_agent *a, uint8_t type, const uint8_t *p,
 	case LC_MSG_SINK_TARGET:
 	case LC_MSG_LISTEN:
 	case LC_MSG_FILE:
+	case LC_MSG_FILE_SUM:
+	case LC_MSG_PREFIX_MATCH:
 		if (a->src != NULL)
 			break;
 		if (a->sink == NULL && (r = lc_sink_new(a, &a->sink)) != 0)
@@ -312,6 +333,8 @@ lc_agent_run(int in_fd, int out_fd, const struct lc_agent_opts *o)
 			next_tick = now + LC_AGENT_TICK_MS;
 			if (a.sink != NULL && !a.failed)
 				(void)lc_sink_tick(a.sink, now);
+			if (a.src != NULL && !a.failed)
+				(void)lc_source_tick(a.src, now);
 		}
 		if (atomic_load(&a.cancel) && !a.failed) {
 			struct lc_err e;

@@ -24,9 +24,15 @@
 enum lc_event_type {
 	LC_EV_ERROR = 1,	/* err: fatal for the transfer */
 	LC_EV_STREAM_UP,	/* a = stream index (source) */
-	LC_EV_SENDER_DONE,	/* a = stream index */
+	LC_EV_SENDER_DONE,	/* a = stream index, b = 1 if it sent END */
+	LC_EV_SENDER_FAILED,	/* a = stream index, err: why (not fatal) */
+	LC_EV_SRC_SUM,		/* a = file id, text = checksum */
+	LC_EV_PREFIX_DONE,	/* a = file id, b = matching bytes / hashed */
 	LC_EV_RECEIVER_DONE,	/* a = stream index */
-	LC_EV_FILE_DONE,	/* a = file id, b = bytes */
+	LC_EV_STREAM_LOST,	/* a = stream index, err: why */
+	LC_EV_FILE_WRITTEN,	/* a = file id */
+	LC_EV_RESUME_READY,	/* a = file id: seeded, ready to receive */
+	LC_EV_FILE_DONE,	/* a = file id, b = bytes, text = checksum */
 };
 
 struct lc_event {
@@ -35,6 +41,7 @@ struct lc_event {
 	uint32_t a;
 	uint64_t b;
 	struct lc_err err;
+	char text[LC_CSUM_MAX];
 };
 
 struct lc_source;
@@ -63,6 +70,9 @@ struct lc_agent {
  * the agent but must not lose the fact of failure: it sets cancel. */
 void lc_agent_post(struct lc_agent *a, int type, uint32_t x, uint64_t y,
     const struct lc_err *err);
+/* The same with a text (a checksum). */
+void lc_agent_post_text(struct lc_agent *a, int type, uint32_t x,
+    uint64_t y, const char *text);
 
 /* Queue a control message (main thread only); returns 0 or -LC_ERR_*. */
 int lc_agent_send_error(struct lc_agent *a, const struct lc_err *e);
@@ -82,8 +92,9 @@ int lc_sink_handle(struct lc_sink *s, uint8_t type, const uint8_t *p,
     size_t n, struct lc_err *e);
 int lc_sink_event(struct lc_sink *s, const struct lc_event *ev,
     struct lc_err *e);
-/* Periodic tick from the main loop (progress reports). */
+/* Periodic tick from the main loop (heartbeat, stall checks). */
 int lc_sink_tick(struct lc_sink *s, uint64_t now_ms);
+int lc_source_tick(struct lc_source *s, uint64_t now_ms);
 void lc_sink_abort(struct lc_sink *s);
 void lc_sink_free(struct lc_sink *s);
 

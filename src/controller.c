@@ -75,6 +75,12 @@ struct lc_ctl {
 	char target_shown[LC_PATH_MAX + 300];
 	struct lc_copy_result *res;
 	pid_t test_proxy;
+	uint64_t src_sent;	/* from the source's heartbeat */
+	uint64_t t_src_msg;	/* last message from each agent (ms) */
+	uint64_t t_dst_msg;
+	uint64_t t_progress;	/* last time data or files moved */
+	uint64_t last_bytes;
+	int target_is_dir;
 };
 
 /* ---- helpers ---- */
@@ -231,7 +237,9 @@ lc_ctl_negotiate(struct lc_ctl *c, struct lc_err *e)
 	memset(&t, 0, sizeof(t));
 	t.flags = (o->force ? LC_TGT_FORCE : 0) |
 	    (o->nsources > 1 ? LC_TGT_WANT_DIR : 0) |
-	    (o->no_fsync ? LC_TGT_NO_FSYNC : 0);
+	    (o->no_fsync ? LC_TGT_NO_FSYNC : 0) |
+	    (o->resume ? LC_TGT_RESUME : 0) |
+	    (o->no_space_check ? LC_TGT_NO_SPACE_CHECK : 0);
 	t.nsources = (uint32_t)o->nsources;
 	snprintf(t.target, sizeof(t.target), "%s", c->dst.path);
 	memset(&l, 0, sizeof(l));
@@ -239,6 +247,8 @@ lc_ctl_negotiate(struct lc_ctl *c, struct lc_err *e)
 	l.window = c->window;
 	l.block = c->block;
 	l.flags = o->encrypt ? LC_XFER_ENCRYPT : 0;
+	l.csum = (uint32_t)o->csum_alg;
+	l.stall_s = o->stall_s;
 	memcpy(l.key, c->key, sizeof(l.key));
 	r = lc_msg_put_sink_target(&c->dst_ep.out, &t);
 	if (r == 0)
@@ -296,6 +306,8 @@ lc_ctl_listening(struct lc_ctl *c, const uint8_t *p, size_t n,
 	m.window = c->window;
 	m.block = c->block;
 	m.flags = c->o->encrypt ? LC_XFER_ENCRYPT : 0;
+	m.csum = (uint32_t)c->o->csum_alg;
+	m.rate = c->o->rate;
 	memcpy(m.key, c->key, sizeof(m.key));
 	memcpy(m.ports, l.ports, sizeof(m.ports));
 	if ((r = lc_testhook_proxy(m.addr, m.ports, m.streams,
@@ -322,6 +334,7 @@ lc_ctl_listening(struct lc_ctl *c, const uint8_t *p, size_t n,
 	c->res->streams = l.streams;
 	c->res->window = l.window;
 	c->res->block = c->block;
+	c->res->encrypted = c->o->encrypt;
 	return r;
 }
 
@@ -346,10 +359,36 @@ lc_ctl_from_src(struct lc_ctl *c, uint8_t type, const uint8_t *p, size_t n,
 		struct lc_msg_src_listed listed;
 		struct lc_msg_connected conn;
 		struct lc_msg_xfer_done done;
+		struct lc_msg_file_sum sum;
+		struct lc_msg_prefix_match match;
+		struct lc_msg_progress prog;
 	} m;
 	int r;
 
 	switch (type) {
+	case LC_MSG_FILE_SUM:
+		if (lc_msg_get_file_sum(p, n, &m.sum) != 0 ||
+		    lc_ctl_file_find(c, m.sum.id) == NULL)
+			break;
+		if (c->o->expect[0] != '\0' &&
+		    strcmp(m.sum.checksum, c->o->expect) != 0)
+			return lc_err_set(e, LC_ERR_CHECKSUM, "%s: the source "
+			    "file has %s, not the expected %s",
+			    c->srcs[0].path, m.sum.checksum, c->o->expect);
+		c->t_progress = lc_now_ms();
+		return lc_msg_put_file_sum(&c->dst_ep.out, &m.sum);
+	case LC_MSG_PREFIX_MATCH:
+		if (lc_msg_get_prefix_match(p, n, &m.match) != 0 ||
+		    lc_ctl_file_find(c, m.match.id) == NULL)
+			break;
+		c->res->resumed += m.match.match;
+		c->t_progress = lc_now_ms();
+		return lc_msg_put_prefix_match(&c->dst_ep.out, &m.match);
+	case LC_MSG_PROGRESS:
+		if (lc_msg_get_progress(p, n, &m.prog) != 0)
+			break;
+		c->src_sent = m.prog.bytes;
+		return 0;
 	case LC_MSG_FILE:
 		if (lc_msg_get_file(p, n, &m.file) != 0)
 			break;
@@ -372,6 +411,7 @@ lc_ctl_from_src(struct lc_ctl *c, uint8_t type, const uint8_t *p, size_t n,
 		if (lc_msg_get_xfer_done(p, n, &m.done) != 0)
 			break;
 		c->src_done = 1;
+		c->src_sent = m.done.bytes;
 		return 0;
 	case LC_MSG_BYE:
 		c->src_bye = 1;
@@ -381,6 +421,43 @@ lc_ctl_from_src(struct lc_ctl *c, uint8_t type, const uint8_t *p, size_t n,
 	}
 	return lc_err_set(e, LC_ERR_PROTO, "%s: unexpected or malformed %s "
 	    "from the source agent", c->src.name, lc_msg_name(type));
+}
+
+/* Where a file landed, "host:path" style, for -E lines and --json. */
+static void
+lc_ctl_file_where(struct lc_ctl *c, const struct lc_ctl_file *f, char *out,
+    size_t outsz)
+{
+	const char *host = c->dst.host;
+	const char *p = c->dst.path;
+	size_t pl = strlen(p);
+	int dir = c->target_is_dir || p[pl - 1] == '/';
+
+	snprintf(out, outsz, "%s%s%s%s%s", host, host[0] ? ":" : "", p,
+	    dir && p[pl - 1] != '/' ? "/" : "", dir ? f->name : "");
+}
+
+static void
+lc_ctl_record_sum(struct lc_ctl *c, const struct lc_ctl_file *f,
+    const char *sum)
+{
+	struct lc_copy_result *res = c->res;
+	char where[LC_PATH_MAX + 600];
+	const char *colon = strchr(sum, ':');
+
+	lc_ctl_file_where(c, f, where, sizeof(where));
+	if (c->o->print_sums && colon != NULL) {
+		printf("%.*s %s %s\n", (int)(colon - sum), sum, colon + 1,
+		    where);
+		fflush(stdout);
+	}
+	if (res->nsums < LC_RESULT_SUMS) {
+		snprintf(res->sums[res->nsums].path,
+		    sizeof(res->sums[res->nsums].path), "%.500s", where);
+		snprintf(res->sums[res->nsums].sum,
+		    sizeof(res->sums[res->nsums].sum), "%.79s", sum);
+		res->nsums++;
+	}
 }
 
 static int
@@ -393,8 +470,12 @@ lc_ctl_file_done(struct lc_ctl *c, const struct lc_msg_file_done *m,
 		return lc_err_set(e, LC_ERR_PROTO, "%s: bad FILE_DONE for "
 		    "file %u", c->dst_ep.name, m->id);
 	c->files_done++;
-	lc_log_verbose("%s: %llu bytes written", f->name,
-	    (unsigned long long)m->bytes);
+	c->t_progress = lc_now_ms();
+	lc_log_verbose("%s: %llu bytes written%s%s", f->name,
+	    (unsigned long long)m->bytes, m->checksum[0] ? ", " : "",
+	    m->checksum);
+	if (m->checksum[0] != '\0')
+		lc_ctl_record_sum(c, f, m->checksum);
 	return 0;
 }
 
@@ -408,14 +489,30 @@ lc_ctl_from_dst(struct lc_ctl *c, uint8_t type, const uint8_t *p, size_t n,
 		struct lc_msg_file_done done;
 		struct lc_msg_progress prog;
 		struct lc_msg_xfer_done xfer;
+		struct lc_msg_file_prefix prefix;
+		struct lc_msg_stream_lost lost;
 	} m;
+	struct lc_msg_ack ack;
 	int r;
 
 	switch (type) {
 	case LC_MSG_TARGET_OK:
 		if (lc_msg_get_target_ok(p, n, &m.ok) != 0)
 			break;
+		c->target_is_dir = m.ok.is_dir;
 		return 0;
+	case LC_MSG_FILE_PREFIX:
+		if (lc_msg_get_file_prefix(p, n, &m.prefix) != 0 ||
+		    lc_ctl_file_find(c, m.prefix.id) == NULL)
+			break;
+		c->t_progress = lc_now_ms();
+		return lc_msg_put_file_prefix(&c->src.out, &m.prefix);
+	case LC_MSG_STREAM_LOST:
+		if (lc_msg_get_stream_lost(p, n, &m.lost) != 0)
+			break;
+		lc_log_warn("data stream %u lost (%s); resending its blocks "
+		    "on the others", m.lost.stream, m.lost.reason);
+		return lc_msg_put_stream_lost(&c->src.out, &m.lost);
 	case LC_MSG_LISTENING:
 		return lc_ctl_listening(c, p, n, e);
 	case LC_MSG_FILE_READY:
@@ -434,7 +531,11 @@ lc_ctl_from_dst(struct lc_ctl *c, uint8_t type, const uint8_t *p, size_t n,
 		if (lc_msg_get_progress(p, n, &m.prog) != 0)
 			break;
 		c->bytes_done = m.prog.bytes;
-		return 0;
+		if (!c->listening || c->src_done)
+			return 0;
+		ack.file = m.prog.file;
+		ack.written = m.prog.written;
+		return lc_msg_put_ack(&c->src.out, &ack);
 	case LC_MSG_SINK_DONE:
 		if (lc_msg_get_xfer_done(p, n, &m.xfer) != 0)
 			break;
@@ -474,6 +575,10 @@ lc_ctl_drain(struct lc_ctl *c, struct lc_endpoint *ep, struct lc_err *e)
 		else
 			r = lc_ctl_from_dst(c, type, payload, plen, e);
 		lc_buf_consume(&ep->in, flen);
+		if (ep == &c->src)
+			c->t_src_msg = lc_now_ms();
+		else
+			c->t_dst_msg = lc_now_ms();
 		if (r != 0)
 			return r;
 	}
@@ -533,6 +638,43 @@ lc_ctl_tick(struct lc_ctl *c)
 	lc_progress_update(&c->progress, c->bytes_done);
 }
 
+/*
+ * --timeout: fail a copy that makes no progress, naming the side that
+ * stalled.  Both agents send a heartbeat every second, so silence means
+ * the agent or its SSH connection is stuck; heartbeats without bytes mean
+ * the data path is.
+ */
+static int
+lc_ctl_watchdog(struct lc_ctl *c, struct lc_err *e)
+{
+	uint64_t now = lc_now_ms(), t = (uint64_t)c->o->timeout_s * 1000;
+
+	if (t == 0 || c->bye_sent)
+		return 0;
+	if (c->bytes_done != c->last_bytes) {
+		c->last_bytes = c->bytes_done;
+		c->t_progress = now;
+	}
+	if (now - c->t_dst_msg > t)
+		return lc_err_set(e, LC_ERR_TIMEOUT, "no word from the agent "
+		    "on %s for %u s (the receiving side or its SSH connection "
+		    "is stuck)", c->dst_ep.name, c->o->timeout_s);
+	if (now - c->t_src_msg > t)
+		return lc_err_set(e, LC_ERR_TIMEOUT, "no word from the agent "
+		    "on %s for %u s (the sending side or its SSH connection "
+		    "is stuck)", c->src.name, c->o->timeout_s);
+	if (now - c->t_progress <= t)
+		return 0;
+	/* bytes handed to the network but not received: the path is stuck */
+	if (c->src_sent <= c->bytes_done)
+		return lc_err_set(e, LC_ERR_TIMEOUT, "no progress for %u s: "
+		    "the source on %s has sent nothing", c->o->timeout_s,
+		    c->src.name);
+	return lc_err_set(e, LC_ERR_TIMEOUT, "no progress for %u s: data sent "
+	    "by %s is not arriving at %s (network or data streams stalled)",
+	    c->o->timeout_s, c->src.name, c->dst_ep.name);
+}
+
 static int
 lc_ctl_loop(struct lc_ctl *c, int signal_fd, struct lc_err *e)
 {
@@ -540,8 +682,10 @@ lc_ctl_loop(struct lc_ctl *c, int signal_fd, struct lc_err *e)
 	struct pollfd pfd[3];
 	int r;
 
+	c->t_src_msg = c->t_dst_msg = c->t_progress = lc_now_ms();
 	while (!(c->src_bye && c->dst_bye)) {
-		int timeout = c->o->progress_ms != 0 ? 200 : -1;
+		int timeout = c->o->progress_ms != 0 || c->o->timeout_s != 0 ?
+		    200 : -1;
 
 		for (int i = 0; i < 2; i++) {
 			pfd[i].fd = eps[i]->eof ? -1 : eps[i]->fd;
@@ -576,6 +720,8 @@ lc_ctl_loop(struct lc_ctl *c, int signal_fd, struct lc_err *e)
 				    lc_ctl_agent_cmd(c), e);
 		}
 		lc_ctl_tick(c);
+		if ((r = lc_ctl_watchdog(c, e)) != 0)
+			return r;
 	}
 	return 0;
 }
@@ -655,6 +801,9 @@ lc_copy_run(const struct lc_copy_opts *o, int signal_fd,
 	    (unsigned long long)res->bytes, (double)res->ns / 1e9, rate,
 	    c.target_shown);
  out:
+	res->sent = c.src_sent;
+	if (res->ns == 0 && c.t_start != 0)
+		res->ns = lc_now_ns() - c.t_start;
 	if (r != 0 && c.progress.drawn)
 		(void)lc_write_all(2, "\n", 1);
 	/* close both channels first so that both agents stop at once */

@@ -3,24 +3,34 @@
 
 #include <pthread.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 struct lc_dfile {
 	struct lc_dfile *next;	/* queue link */
+	struct lc_dfile *all_next;	/* every live file */
 	uint32_t id;
 	int fd;
 	uint64_t pos;		/* next offset to hand out */
 	uint64_t end;
 	uint32_t outstanding;	/* blocks handed out, not released */
 	int queued;		/* still in the queue (more to hand out) */
+	struct lc_csum *csum;	/* NULL: no checksum */
+	uint64_t hashed;	/* checksum covers [0, hashed) */
 };
 
 struct lc_dispenser {
 	pthread_mutex_t mu;
-	pthread_cond_t cv;
+	pthread_cond_t cv;	/* queue changes */
+	pthread_cond_t hash_cv;	/* a file's hashed offset moved */
 	struct lc_dfile *head, *tail;
+	struct lc_dfile *all;
+	struct lc_block *requeued;	/* sorted, lowest first */
+	size_t nrequeued;
+	size_t requeued_cap;
 	uint32_t block;
 	uint64_t dispensed;
+	uint64_t outstanding;	/* all files */
 	int finished;
 	int aborted;
 };
@@ -34,21 +44,49 @@ lc_dispenser_new(uint32_t block)
 		return NULL;
 	pthread_mutex_init(&d->mu, NULL);
 	pthread_cond_init(&d->cv, NULL);
+	pthread_cond_init(&d->hash_cv, NULL);
 	d->block = block;
 	return d;
 }
 
+static void
+lc_dfile_free(struct lc_dfile *f)
+{
+	close(f->fd);
+	lc_csum_free(f->csum);
+	free(f);
+}
+
+/* Unlink f from the list of live files (locked). */
+static void
+lc_dispenser_unlink(struct lc_dispenser *d, struct lc_dfile *f)
+{
+	struct lc_dfile **pp;
+
+	for (pp = &d->all; *pp != NULL && *pp != f; pp = &(*pp)->all_next)
+		;
+	if (*pp == f)
+		*pp = f->all_next;
+}
+
 int
 lc_dispenser_add(struct lc_dispenser *d, uint32_t id, int fd,
-    uint64_t start, uint64_t end)
+    uint64_t start, uint64_t end, struct lc_csum *csum,
+    char sum[LC_CSUM_TEXT_MAX])
 {
 	struct lc_dfile *f;
 
+	if (sum != NULL)
+		sum[0] = '\0';
 	if (start >= end) {	/* nothing to send */
+		if (csum != NULL && sum != NULL)
+			lc_csum_text(csum, sum);
+		lc_csum_free(csum);
 		close(fd);
 		return 0;
 	}
 	if ((f = calloc(1, sizeof(*f))) == NULL) {
+		lc_csum_free(csum);
 		close(fd);
 		return -LC_ERR_NOMEM;
 	}
@@ -57,11 +95,12 @@ lc_dispenser_add(struct lc_dispenser *d, uint32_t id, int fd,
 	f->pos = start;
 	f->end = end;
 	f->queued = 1;
+	f->csum = csum;
+	f->hashed = start;
 	pthread_mutex_lock(&d->mu);
 	if (d->finished) {
 		pthread_mutex_unlock(&d->mu);
-		close(fd);
-		free(f);
+		lc_dfile_free(f);
 		return -LC_ERR_INTERNAL;
 	}
 	if (d->tail != NULL)
@@ -69,6 +108,8 @@ lc_dispenser_add(struct lc_dispenser *d, uint32_t id, int fd,
 	else
 		d->head = f;
 	d->tail = f;
+	f->all_next = d->all;
+	d->all = f;
 	pthread_cond_broadcast(&d->cv);
 	pthread_mutex_unlock(&d->mu);
 	return 0;
@@ -89,25 +130,46 @@ lc_dispenser_abort(struct lc_dispenser *d)
 	pthread_mutex_lock(&d->mu);
 	d->aborted = 1;
 	pthread_cond_broadcast(&d->cv);
+	pthread_cond_broadcast(&d->hash_cv);
+	pthread_mutex_unlock(&d->mu);
+}
+
+void
+lc_dispenser_kick(struct lc_dispenser *d)
+{
+	pthread_mutex_lock(&d->mu);
+	pthread_cond_broadcast(&d->cv);
 	pthread_mutex_unlock(&d->mu);
 }
 
 int
-lc_dispenser_next(struct lc_dispenser *d, struct lc_block *b)
+lc_dispenser_next(struct lc_dispenser *d, struct lc_block *b,
+    const atomic_bool *stop)
 {
 	struct lc_dfile *f;
 	uint64_t left;
 	int r;
 
 	pthread_mutex_lock(&d->mu);
-	while (!d->aborted && d->head == NULL && !d->finished)
+	while (!d->aborted && !(stop != NULL && atomic_load(stop)) &&
+	    d->nrequeued == 0 && d->head == NULL &&
+	    !(d->finished && d->outstanding == 0))
 		pthread_cond_wait(&d->cv, &d->mu);
-	if (d->aborted) {
+	if (d->aborted || (stop != NULL && atomic_load(stop))) {
 		r = -LC_ERR_CANCELED;
 		goto out;
 	}
+	if (d->nrequeued > 0) {	/* lowest requeued block first */
+		*b = d->requeued[0];
+		memmove(d->requeued, d->requeued + 1,
+		    (d->nrequeued - 1) * sizeof(*d->requeued));
+		d->nrequeued--;
+		d->dispensed += b->len;
+		r = 1;	/* still outstanding: it never was released */
+		goto out;
+	}
 	if ((f = d->head) == NULL) {
-		r = 0;	/* finished and drained */
+		r = 0;	/* finished, drained and all released */
 		goto out;
 	}
 	left = f->end - f->pos;
@@ -118,6 +180,7 @@ lc_dispenser_next(struct lc_dispenser *d, struct lc_block *b)
 	b->len = left < d->block ? (uint32_t)left : d->block;
 	f->pos += b->len;
 	f->outstanding++;
+	d->outstanding++;
 	d->dispensed += b->len;
 	if (f->pos == f->end) {	/* last block: dequeue */
 		d->head = f->next;
@@ -132,6 +195,40 @@ lc_dispenser_next(struct lc_dispenser *d, struct lc_block *b)
 	return r;
 }
 
+int
+lc_dispenser_hash(struct lc_dispenser *d, const struct lc_block *b,
+    const void *data, int *done, char sum[LC_CSUM_TEXT_MAX])
+{
+	struct lc_dfile *f = b->file;
+
+	*done = 0;
+	if (f->csum == NULL)
+		return 0;
+	pthread_mutex_lock(&d->mu);
+	while (!d->aborted && f->hashed < b->offset)
+		pthread_cond_wait(&d->hash_cv, &d->mu);
+	if (d->aborted) {
+		pthread_mutex_unlock(&d->mu);
+		return -LC_ERR_CANCELED;
+	}
+	if (f->hashed > b->offset) {	/* sent before, already fed */
+		pthread_mutex_unlock(&d->mu);
+		return 0;
+	}
+	pthread_mutex_unlock(&d->mu);
+	/* our turn: nobody else touches f->csum until hashed moves */
+	lc_csum_update(f->csum, data, b->len);
+	pthread_mutex_lock(&d->mu);
+	f->hashed += b->len;
+	if (f->hashed == f->end) {
+		lc_csum_text(f->csum, sum);
+		*done = 1;
+	}
+	pthread_cond_broadcast(&d->hash_cv);
+	pthread_mutex_unlock(&d->mu);
+	return 0;
+}
+
 void
 lc_dispenser_release(struct lc_dispenser *d, struct lc_block *b)
 {
@@ -142,13 +239,46 @@ lc_dispenser_release(struct lc_dispenser *d, struct lc_block *b)
 		return;
 	pthread_mutex_lock(&d->mu);
 	f->outstanding--;
+	d->outstanding--;
 	done = !f->queued && f->outstanding == 0;
+	if (done)
+		lc_dispenser_unlink(d, f);
+	if (d->outstanding == 0)
+		pthread_cond_broadcast(&d->cv);
 	pthread_mutex_unlock(&d->mu);
 	b->file = NULL;
-	if (done) {
-		close(f->fd);
-		free(f);
+	if (done)
+		lc_dfile_free(f);
+}
+
+void
+lc_dispenser_requeue(struct lc_dispenser *d, struct lc_block *b, size_t n)
+{
+	pthread_mutex_lock(&d->mu);
+	for (size_t i = 0; i < n; i++) {
+		size_t at;
+		if (d->nrequeued == d->requeued_cap) {
+			size_t ncap = d->requeued_cap ? d->requeued_cap * 2 : 16;
+			struct lc_block *nb = realloc(d->requeued,
+			    ncap * sizeof(*nb));
+			if (nb == NULL) {	/* cannot keep it: fail loudly */
+				d->aborted = 1;
+				break;
+			}
+			d->requeued = nb;
+			d->requeued_cap = ncap;
+		}
+		for (at = d->nrequeued; at > 0 && lc_block_cmp(b[i].file_id,
+		    b[i].offset, d->requeued[at - 1].file_id,
+		    d->requeued[at - 1].offset) < 0; at--)
+			;
+		memmove(d->requeued + at + 1, d->requeued + at,
+		    (d->nrequeued - at) * sizeof(*d->requeued));
+		d->requeued[at] = b[i];
+		d->nrequeued++;
 	}
+	pthread_cond_broadcast(&d->cv);
+	pthread_mutex_unlock(&d->mu);
 }
 
 uint64_t
@@ -170,14 +300,15 @@ lc_dispenser_free(struct lc_dispenser *d)
 	if (d == NULL)
 		return;
 	/*
-	 * Callers free after joining the senders, which release every block
-	 * they took; what is left is the queue.
+	 * Callers free after joining the senders and dropping the blocks
+	 * they kept; whatever file is left is closed here.
 	 */
-	for (f = d->head; f != NULL; f = n) {
-		n = f->next;
-		close(f->fd);
-		free(f);
+	for (f = d->all; f != NULL; f = n) {
+		n = f->all_next;
+		lc_dfile_free(f);
 	}
+	free(d->requeued);
+	pthread_cond_destroy(&d->hash_cv);
 	pthread_cond_destroy(&d->cv);
 	pthread_mutex_destroy(&d->mu);
 	free(d);

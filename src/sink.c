@@ -1,6 +1,7 @@
 /*
  * Sink role: resolves the target, listens for the data streams, receives
- * blocks and writes them in order, renames finished files into place.
+ * blocks and writes them in order, and finishes files (checksum, fsync,
+ * rename into place).
  *
  * Threads:
  *   acceptor   polls the N listening sockets; each new connection gets a
@@ -8,17 +9,28 @@
  *              who connects and says nothing cannot hold up the real
  *              streams.  A connection that fails the handshake is logged
  *              with its address and closed; it never reaches a receiver.
- *   auth       runs the key handshake with a timeout, then hands the
- *              connection to receiver[idx] through the sink's mutex/condvar.
- *   receiver   one per stream: header -> buffer from its own quota ->
- *              payload -> the file's ordered writer (writer.h).  The thread
- *              that completes a file also finalizes it (fsync, rename).
- * Everything reports to the agent's main thread through events.
+ *   auth       runs the TLS and key handshake with a timeout, then hands
+ *              the connection to receiver[idx] through the mutex/condvar.
+ *   receiver   one per stream: header -> buffer from its own quota (or
+ *              its spare, for a block the writer can take at once) ->
+ *              payload -> the file's ordered writer (writer.h).  It
+ *              remembers the last whole block it got.  When its stream
+ *              breaks (or stalls) the sink tells the source where it
+ *              stopped, and a new receiver thread takes the source's new
+ *              connection for that stream, which resends the rest.
+ *   jobs       one thread: hashes partial files for a resume and finishes
+ *              complete files (checksum compare, fsync, rename).
+ * The main thread (agent.c) watches for stalled streams once a second and
+ * sends the heartbeat with the low-water mark that lets the source forget
+ * blocks that are on disk.  Workers report through events only.
  */
 #include "agent_int.h"
 
+#include "lanecp/checksum.h"
 #include "lanecp/confine.h"
+#include "lanecp/jobq.h"
 #include "lanecp/log.h"
+#include "lanecp/parse.h"
 #include "lanecp/stream.h"
 #include "lanecp/tls.h"
 #include "lanecp/writer.h"
@@ -32,6 +44,7 @@
 #include <sys/file.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include <openssl/crypto.h>
@@ -42,18 +55,47 @@
 #define LC_MAX_QUOTA 16
 #define LC_MAX_PENDING_AUTH 16
 #define LC_PART_SUFFIX ".lanecp-part"
+#define LC_RECV_TICK_MS 1000	/* socket receive timeout: re-check */
+#define LC_MAX_STREAM_LOSSES 8	/* per stream: then the copy fails */
+
+enum lc_sfile_state {
+	LC_SF_PREFIX,		/* hashing the partial file (resume) */
+	LC_SF_MATCH,		/* waiting for the source's verdict */
+	LC_SF_SEED,		/* seeding the checksum after a resume */
+	LC_SF_RECV,		/* receiving blocks */
+	LC_SF_FINISH,		/* queued for (or in) the finish job */
+	LC_SF_DONE,
+};
 
 struct lc_sfile {
 	uint32_t id;
 	int fd;
 	int direct;		/* writing the target itself, in order */
 	int beneath;		/* name resolved beneath the sink's dir_fd */
-	char name[256];		/* final component in dir_fd */
+	int state;		/* enum lc_sfile_state (main thread) */
+	int written;		/* every byte is written */
 	uint64_t size;
+	uint64_t start;		/* first byte received (resume) */
 	uint32_t mode;
 	struct lc_wfile *wf;
+	struct lc_csum *csum;	/* -e: over what was written */
+	char expect[LC_CSUM_MAX];	/* the source's checksum, "" = not yet */
+	uint64_t prefix_len;	/* resume: bytes in the partial file */
+	uint32_t chunk;
+	uint32_t nchunks;
+	uint8_t *prefix;	/* nchunks SHA-256 hashes */
+	struct lc_sink *sink;
+	char name[256];		/* final component in dir_fd */
 	char final[LC_PATH_MAX];	/* for messages */
 	char tmp[LC_PATH_MAX];		/* part file name in dir_fd */
+};
+
+enum lc_recv_state {
+	LC_RV_WAIT,		/* no connection yet */
+	LC_RV_RECV,		/* waiting for bytes */
+	LC_RV_QUOTA,		/* waiting for a buffer */
+	LC_RV_END,		/* got END */
+	LC_RV_DEAD,		/* lost */
 };
 
 struct lc_receiver {
@@ -66,6 +108,13 @@ struct lc_receiver {
 	struct lc_pool *pool;
 	struct lc_conn conn;	/* handed over by an auth thread */
 	int has_conn;
+	atomic_int state;	/* enum lc_recv_state */
+	atomic_uint_fast64_t last_rx_ms;
+	atomic_bool stalled;	/* the main thread gave up on it */
+	int has_last;		/* last whole block received (thread) */
+	uint32_t last_file;
+	uint64_t last_off;
+	uint32_t losses;	/* times this stream broke (main thread) */
 };
 
 struct lc_auth {
@@ -81,6 +130,7 @@ struct lc_sink {
 	struct lc_agent *ag;
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
+	struct lc_jobq *jobs;
 	int target_set;
 	int target_is_dir;
 	uint32_t tflags;
@@ -91,12 +141,15 @@ struct lc_sink {
 	uint32_t files_cap;
 	uint32_t files_total;
 	uint32_t files_done;
+	uint32_t lw_file;	/* low-water mark: lowest incomplete file */
 	int listening;
 	uint32_t nstreams;
 	uint32_t block;
 	uint32_t window;
 	uint32_t quota;
 	uint32_t flags;
+	uint32_t csum;
+	uint32_t stall_s;
 	uint8_t key[LC_KEY_LEN];
 	struct lc_tls *tls;	/* NULL: --no-encrypt */
 	struct lc_receiver recv[LC_MAX_STREAMS];
@@ -107,7 +160,6 @@ struct lc_sink {
 	uint32_t ended;
 	int done_sent;
 	atomic_uint_fast64_t bytes;
-	uint64_t reported;
 };
 
 int
@@ -124,9 +176,19 @@ lc_sink_new(struct lc_agent *a, struct lc_sink **out)
 	atomic_init(&s->bytes, 0);
 	s->accept_wake.rfd = s->accept_wake.wfd = -1;
 	s->dir_fd = -1;
+	s->lw_file = 1;
 	for (uint32_t i = 0; i < LC_MAX_STREAMS; i++) {
 		s->recv[i].listen_fd = -1;
 		s->recv[i].conn.fd = -1;
+		atomic_init(&s->recv[i].state, LC_RV_WAIT);
+		atomic_init(&s->recv[i].last_rx_ms, 0);
+		atomic_init(&s->recv[i].stalled, false);
+	}
+	if ((s->jobs = lc_jobq_new("lc-sink-jobs")) == NULL) {
+		pthread_cond_destroy(&s->cv);
+		pthread_mutex_destroy(&s->mu);
+		free(s);
+		return -LC_ERR_NOMEM;
 	}
 	*out = s;
 	return 0;
@@ -246,14 +308,21 @@ lc_sink_open_direct(struct lc_sink *s, struct lc_sfile *f, struct lc_err *e)
 	return 0;
 }
 
+/*
+ * Open (or, resuming, reopen) the partial file.  *kept gets the length of
+ * what is already there when resuming, else it is truncated.
+ */
 static int
-lc_sink_open_part(struct lc_sink *s, struct lc_sfile *f, struct lc_err *e)
+lc_sink_open_part(struct lc_sink *s, struct lc_sfile *f, uint64_t *kept,
+    struct lc_err *e)
 {
+	struct stat st;
 	int r;
 
+	*kept = 0;
 	if (lc_sink_part_name(f->name, f->tmp, sizeof(f->tmp)) != 0)
 		return lc_err_set(e, LC_ERR_IO, "%s: name too long", f->final);
-	if ((r = lc_confine_open(&s->ag->conf, s->dir_fd, f->tmp, O_WRONLY |
+	if ((r = lc_confine_open(&s->ag->conf, s->dir_fd, f->tmp, O_RDWR |
 	    O_CREAT | O_NOFOLLOW | O_NOCTTY, 0600, &f->fd, e)) != 0)
 		return r;
 	if (flock(f->fd, LOCK_EX | LOCK_NB) != 0) {
@@ -262,9 +331,38 @@ lc_sink_open_part(struct lc_sink *s, struct lc_sfile *f, struct lc_err *e)
 			    "writing this file", f->final);
 		return lc_err_sys(e, LC_ERR_IO, errno, "lock %s", f->tmp);
 	}
+	if ((s->tflags & LC_TGT_RESUME) && fstat(f->fd, &st) == 0 &&
+	    S_ISREG(st.st_mode) && st.st_size > 0) {
+		if ((uint64_t)st.st_size <= f->size) {
+			*kept = (uint64_t)st.st_size;
+			return 0;
+		}
+		lc_log_warn("%s: partial file is longer than the source; "
+		    "starting over", f->final);
+	}
 	if (ftruncate(f->fd, 0) != 0)
 		return lc_err_sys(e, LC_ERR_IO, errno, "truncate %s", f->tmp);
 	return 0;
+}
+
+/* Free space for need more bytes in the target directory? */
+static int
+lc_sink_space(struct lc_sink *s, struct lc_sfile *f, uint64_t need,
+    struct lc_err *e)
+{
+	char a[32], b[32];
+	struct statvfs sv;
+	uint64_t avail;
+
+	if ((s->tflags & LC_TGT_NO_SPACE_CHECK) || need == 0 ||
+	    fstatvfs(s->dir_fd, &sv) != 0)
+		return 0;
+	avail = (uint64_t)sv.f_bavail * sv.f_frsize;
+	if (avail >= need)
+		return 0;
+	return lc_err_set(e, LC_ERR_NOSPACE, "%s: needs %s but only %s is "
+	    "free there (--no-space-check to try anyway)", f->final,
+	    lc_fmt_bytes(a, sizeof(a), need), lc_fmt_bytes(b, sizeof(b), avail));
 }
 
 /*
@@ -362,25 +460,136 @@ lc_sfile_free(struct lc_sfile *f)
 	if (f == NULL)
 		return;
 	lc_wfile_free(f->wf);
+	lc_csum_free(f->csum);
+	free(f->prefix);
 	if (f->fd >= 0)
 		close(f->fd);
 	free(f);
 }
 
+/* ---- jobs (the sink's job thread) ---- */
+
+/* Resume: hash the partial file in chunks for the source to compare. */
+static void
+lc_sink_prefix_job(void *arg)
+{
+	struct lc_sfile *f = arg;
+	struct lc_sink *s = f->sink;
+	struct lc_err e;
+
+	lc_err_clear(&e);
+	for (uint32_t i = 0; i < f->nchunks; i++) {
+		uint64_t off = (uint64_t)i * f->chunk;
+		uint64_t len = f->prefix_len - off < f->chunk ?
+		    f->prefix_len - off : f->chunk;
+		if (atomic_load(&s->ag->cancel))
+			return;
+		if (lc_prefix_hash(f->fd, off, len, f->prefix + (size_t)i *
+		    LC_PREFIX_HASH_LEN, NULL, f->final, &e) != 0) {
+			lc_agent_post(s->ag, LC_EV_ERROR, 0, 0, &e);
+			return;
+		}
+	}
+	lc_agent_post(s->ag, LC_EV_PREFIX_DONE, f->id, 0, NULL);
+}
+
+/* Resume: the checksum of the kept prefix, before new bytes arrive. */
+static void
+lc_sink_seed_job(void *arg)
+{
+	struct lc_sfile *f = arg;
+	struct lc_sink *s = f->sink;
+	struct lc_err e;
+
+	lc_err_clear(&e);
+	if (f->csum != NULL && f->start > 0 &&
+	    lc_csum_fd(f->csum, f->fd, f->start, f->final, &e) != 0) {
+		lc_agent_post(s->ag, LC_EV_ERROR, 0, 0, &e);
+		return;
+	}
+	lc_agent_post(s->ag, LC_EV_RESUME_READY, f->id, 0, NULL);
+}
+
+/* Everything written (and the source's checksum known): finish. */
+static void
+lc_sink_finish_job(void *arg)
+{
+	struct lc_sfile *f = arg;
+	struct lc_sink *s = f->sink;
+	char sum[LC_CSUM_TEXT_MAX] = "";
+	struct lc_err e;
+
+	lc_err_clear(&e);
+	if (f->csum != NULL) {
+		lc_csum_text(f->csum, sum);
+		if (strcmp(sum, f->expect) != 0) {
+			lc_err_set(&e, LC_ERR_CHECKSUM, "%s: checksum mismatch: "
+			    "the source has %s, what was written has %s; not "
+			    "renamed into place", f->final, f->expect, sum);
+			lc_agent_post(s->ag, LC_EV_ERROR, 0, 0, &e);
+			return;
+		}
+	}
+	if (lc_sink_finalize(s, f, &e) != 0) {
+		lc_agent_post(s->ag, LC_EV_ERROR, 0, 0, &e);
+		return;
+	}
+	lc_log_debug("%s complete", f->final);
+	lc_agent_post_text(s->ag, LC_EV_FILE_DONE, f->id, f->size, sum);
+}
+
+/* Main thread: queue the finish once both conditions hold. */
+static int
+lc_sink_maybe_finish(struct lc_sink *s, struct lc_sfile *f)
+{
+	if (f->state != LC_SF_RECV || !f->written ||
+	    (f->csum != NULL && f->expect[0] == '\0'))
+		return 0;
+	f->state = LC_SF_FINISH;
+	return lc_jobq_push(s->jobs, lc_sink_finish_job, f);
+}
+
+/* Ready to receive from f->start on. */
+static int
+lc_sink_start_file(struct lc_sink *s, struct lc_sfile *f, struct lc_err *e)
+{
+	struct lc_msg_file_ready ready;
+	int r;
+
+	if ((r = lc_wfile_new(f->fd, !f->direct, f->start, f->size, f->final,
+	    &f->wf)) != 0)
+		return lc_err_set(e, -r, "out of memory");
+	if (f->csum != NULL)
+		lc_wfile_set_csum(f->wf, f->csum);
+	f->state = LC_SF_RECV;
+	memset(&ready, 0, sizeof(ready));
+	ready.id = f->id;
+	ready.start = f->start;
+	if ((r = lc_msg_put_file_ready(&s->ag->out, &ready)) != 0)
+		return r;
+	if (f->start == f->size) {	/* nothing will arrive for it */
+		f->written = 1;
+		return lc_sink_maybe_finish(s, f);
+	}
+	return 0;
+}
+
 /* Where does this file go, and how is it written?  Opens f->fd. */
 static int
-lc_sink_open_file(struct lc_sink *s, struct lc_sfile *f, struct lc_err *e)
+lc_sink_open_file(struct lc_sink *s, struct lc_sfile *f, uint64_t *kept,
+    struct lc_err *e)
 {
 	struct stat st;
 	int err, r;
 
+	*kept = 0;
 	r = lc_confine_stat(&s->ag->conf, f->beneath ? s->dir_fd : -1,
 	    f->beneath ? f->name : s->target, &st, &err, e);
 	if (r != 0 && err != ENOENT)
 		return r;
 	lc_err_clear(e);
 	if (r != 0)
-		return lc_sink_open_part(s, f, e);
+		return lc_sink_open_part(s, f, kept, e);
 	if (S_ISDIR(st.st_mode))
 		return lc_err_set(e, LC_ERR_IO, "%s: is a directory", f->final);
 	if (!S_ISREG(st.st_mode))	/* /dev/null, a FIFO: write in order */
@@ -388,15 +597,15 @@ lc_sink_open_file(struct lc_sink *s, struct lc_sfile *f, struct lc_err *e)
 	if (!(s->tflags & LC_TGT_FORCE))
 		return lc_err_set(e, LC_ERR_EXISTS,
 		    "%s: file exists (use -f to overwrite)", f->final);
-	return lc_sink_open_part(s, f, e);
+	return lc_sink_open_part(s, f, kept, e);
 }
 
 static int
 lc_sink_file(struct lc_sink *s, const struct lc_msg_file *m, struct lc_err *e)
 {
-	struct lc_msg_file_ready ready;
-	struct lc_msg_file_done done;
 	struct lc_sfile *f = NULL;
+	const char *name;
+	uint64_t kept;
 	int r, n;
 
 	if (!s->target_set || !s->listening)
@@ -406,23 +615,20 @@ lc_sink_file(struct lc_sink *s, const struct lc_msg_file *m, struct lc_err *e)
 	if (s->target_is_dir && !lc_sink_name_ok(m->name))
 		return lc_err_set(e, LC_ERR_DENIED,
 		    "refusing unsafe file name from peer: %s", m->name);
+	name = s->target_is_dir ? m->name : s->target_name;
+	if (strlen(name) >= sizeof(f->name))
+		return lc_err_set(e, LC_ERR_IO, "%s: file name too long", name);
 	if ((f = calloc(1, sizeof(*f))) == NULL)
 		return -LC_ERR_NOMEM;
 	f->fd = -1;
 	f->id = m->id;
 	f->size = m->size;
 	f->mode = m->mode;
+	f->sink = s;
 	/* names from the peer, and everything under a restricted agent,
 	 * are resolved beneath the target directory */
 	f->beneath = s->target_is_dir || s->ag->conf.root_fd >= 0;
-	if (strlen(s->target_is_dir ? m->name : s->target_name) >=
-	    sizeof(f->name)) {
-		r = lc_err_set(e, LC_ERR_IO, "%s: file name too long",
-		    m->name);
-		goto out;
-	}
-	memcpy(f->name, s->target_is_dir ? m->name : s->target_name,
-	    strlen(s->target_is_dir ? m->name : s->target_name) + 1);
+	memcpy(f->name, name, strlen(name) + 1);
 	n = s->target_is_dir ?
 	    snprintf(f->final, sizeof(f->final), "%s%s%s", s->target,
 		s->target[strlen(s->target) - 1] == '/' ? "" : "/", m->name) :
@@ -432,32 +638,82 @@ lc_sink_file(struct lc_sink *s, const struct lc_msg_file *m, struct lc_err *e)
 		    m->name);
 		goto out;
 	}
-	if ((r = lc_sink_open_file(s, f, e)) != 0)
+	if ((r = lc_sink_open_file(s, f, &kept, e)) != 0 ||
+	    (!f->direct && (r = lc_sink_space(s, f, f->size - kept, e)) != 0))
 		goto out;
-	if ((r = lc_wfile_new(f->fd, !f->direct, 0, f->size, f->final,
-	    &f->wf)) != 0)
+	if (s->csum != LC_CSUM_NONE &&
+	    (f->csum = lc_csum_new((int)s->csum)) == NULL) {
+		r = -LC_ERR_NOMEM;
 		goto out;
+	}
+	if (kept > 0) {
+		f->chunk = lc_prefix_chunk(kept, s->block,
+		    LC_PREFIX_MAX_CHUNKS);
+		f->nchunks = f->chunk != 0 ?
+		    (uint32_t)((kept + f->chunk - 1) / f->chunk) : 0;
+		if (f->chunk == 0 || (f->prefix = malloc((size_t)f->nchunks *
+		    LC_PREFIX_HASH_LEN + 1)) == NULL) {
+			kept = 0;	/* cannot compare: start over */
+			if (ftruncate(f->fd, 0) != 0) {
+				r = lc_err_sys(e, LC_ERR_IO, errno,
+				    "truncate %s", f->tmp);
+				goto out;
+			}
+		}
+		f->prefix_len = kept;
+	}
 	if ((r = lc_sink_table_put(s, f)) != 0) {
 		r = lc_err_set(e, -r, "FILE: duplicate or bad id %u", f->id);
 		goto out;
 	}
 	s->files_total++;
-	memset(&ready, 0, sizeof(ready));
-	ready.id = f->id;
-	if ((r = lc_msg_put_file_ready(&s->ag->out, &ready)) != 0)
-		return r;	/* f is in the table now */
-	if (f->size == 0) {	/* nothing will arrive for it */
-		if ((r = lc_sink_finalize(s, f, e)) != 0)
-			return r;
-		s->files_done++;
-		memset(&done, 0, sizeof(done));
-		done.id = f->id;
-		return lc_msg_put_file_done(&s->ag->out, &done);
+	if (kept > 0) {
+		lc_log_verbose("%s: checking the %llu bytes already there",
+		    f->final, (unsigned long long)kept);
+		f->state = LC_SF_PREFIX;
+		return lc_jobq_push(s->jobs, lc_sink_prefix_job, f);
 	}
-	return 0;
+	return lc_sink_start_file(s, f, e);	/* f is in the table now */
  out:
 	lc_sfile_free(f);
 	return r;
+}
+
+static int
+lc_sink_file_sum(struct lc_sink *s, const struct lc_msg_file_sum *m,
+    struct lc_err *e)
+{
+	struct lc_sfile *f = lc_sink_table_get(s, m->id);
+
+	if (f == NULL || f->csum == NULL || f->expect[0] != '\0')
+		return lc_err_set(e, LC_ERR_PROTO, "unexpected FILE_SUM for "
+		    "file %u", m->id);
+	snprintf(f->expect, sizeof(f->expect), "%s", m->checksum);
+	return lc_sink_maybe_finish(s, f);
+}
+
+static int
+lc_sink_prefix_match(struct lc_sink *s, const struct lc_msg_prefix_match *m,
+    struct lc_err *e)
+{
+	struct lc_sfile *f = lc_sink_table_get(s, m->id);
+	char a[32];
+
+	if (f == NULL || f->state != LC_SF_MATCH || m->match > f->prefix_len)
+		return lc_err_set(e, LC_ERR_PROTO, "unexpected PREFIX_MATCH for "
+		    "file %u", m->id);
+	if (m->match < f->prefix_len)
+		lc_log_warn("%s: the partial file matches the source only up "
+		    "to %s; the rest is copied again", f->final,
+		    lc_fmt_bytes(a, sizeof(a), m->match));
+	else
+		lc_log_verbose("%s: resuming after %s", f->final,
+		    lc_fmt_bytes(a, sizeof(a), m->match));
+	if (ftruncate(f->fd, (off_t)m->match) != 0)
+		return lc_err_sys(e, LC_ERR_IO, errno, "truncate %s", f->final);
+	f->start = m->match;
+	f->state = LC_SF_SEED;
+	return lc_jobq_push(s->jobs, lc_sink_seed_job, f);
 }
 
 /* ---- data streams ---- */
@@ -487,8 +743,13 @@ lc_auth_main(void *arg)
 			r = lc_err_set(&e, LC_ERR_STREAM,
 			    "stream %u is already connected", au->conn.idx);
 		} else {
-			(void)lc_sock_set_timeout(au->conn.fd, 0);
+			/* wake up once a second to see if we are stalled */
+			(void)lc_sock_set_timeout(au->conn.fd,
+			    LC_RECV_TICK_MS);
 			rv->conn = au->conn;
+			rv->conn.patient = 1;
+			rv->conn.last_rx_ms = &rv->last_rx_ms;
+			atomic_store(&rv->last_rx_ms, lc_now_ms());
 			rv->has_conn = 1;
 			au->conn.fd = -1;	/* transferred */
 			au->conn.ssl = NULL;
@@ -589,16 +850,28 @@ lc_acceptor_main(void *arg)
 	return NULL;
 }
 
-static int
-lc_receiver_complete(struct lc_sink *s, struct lc_sfile *f, struct lc_err *e)
+/*
+ * A buffer for the block at off of f: from the stream's quota, or, when
+ * the quota is used up, its spare if the writer can take the block at
+ * once (so the block everything waits for is never stuck behind full
+ * quotas).  NULL when canceled.
+ */
+static struct lc_wbuf *
+lc_receiver_buffer(struct lc_receiver *rv, struct lc_sfile *f, uint64_t off)
 {
-	int r;
+	struct lc_wbuf *b;
 
-	if ((r = lc_sink_finalize(s, f, e)) != 0)
-		return r;
-	lc_log_debug("%s complete", f->final);
-	lc_agent_post(s->ag, LC_EV_FILE_DONE, f->id, f->size, NULL);
-	return 0;
+	if ((b = lc_pool_get_timed(rv->pool, 0)) != NULL)
+		return b;
+	atomic_store(&rv->state, LC_RV_QUOTA);
+	while (b == NULL && !lc_pool_aborted(rv->pool)) {
+		if (lc_wfile_written(f->wf) == off)
+			b = lc_pool_spare(rv->pool);
+		if (b == NULL)
+			b = lc_pool_get_timed(rv->pool, 50);
+	}
+	atomic_store(&rv->state, LC_RV_RECV);
+	return b;
 }
 
 static int
@@ -628,7 +901,7 @@ lc_receiver_loop(struct lc_receiver *rv, struct lc_err *e)
 		    f->wf == NULL)
 			return lc_err_set(e, LC_ERR_PROTO, "data stream %u: "
 			    "data for unknown file %u", rv->idx, fr.file_id);
-		if ((b = lc_pool_get(rv->pool)) == NULL)
+		if ((b = lc_receiver_buffer(rv, f, fr.offset)) == NULL)
 			return lc_err_set(e, LC_ERR_CANCELED, "canceled");
 		b->off = fr.offset;
 		b->len = fr.len;
@@ -640,11 +913,14 @@ lc_receiver_loop(struct lc_receiver *rv, struct lc_err *e)
 				    "%u closed in mid-frame", rv->idx);
 			return r;
 		}
+		rv->has_last = 1;
+		rv->last_file = fr.file_id;
+		rv->last_off = fr.offset;
 		if ((r = lc_wfile_submit(f->wf, b, &complete, e)) != 0)
 			return r;
 		atomic_fetch_add(&s->bytes, fr.len);
-		if (complete && (r = lc_receiver_complete(s, f, e)) != 0)
-			return r;
+		if (complete)
+			lc_agent_post(s->ag, LC_EV_FILE_WRITTEN, f->id, 0, NULL);
 	}
 }
 
@@ -667,13 +943,27 @@ lc_receiver_main(void *arg)
 	if (atomic_load(&s->ag->cancel))
 		return NULL;
 	lc_log_debug("connected from %s", rv->conn.peer);
+	atomic_store(&rv->state, LC_RV_RECV);
 	r = lc_receiver_loop(rv, &e);
-	if (r != 0) {
-		if (!atomic_load(&s->ag->cancel))
-			lc_agent_post(s->ag, LC_EV_ERROR, rv->idx, 0, &e);
+	if (r == 0) {
+		atomic_store(&rv->state, LC_RV_END);
+		lc_agent_post(s->ag, LC_EV_RECEIVER_DONE, rv->idx, 0, NULL);
 		return NULL;
 	}
-	lc_agent_post(s->ag, LC_EV_RECEIVER_DONE, rv->idx, 0, NULL);
+	atomic_store(&rv->state, LC_RV_DEAD);
+	if (atomic_load(&s->ag->cancel))
+		return NULL;
+	/* a broken stream is not the end: its blocks can come on others */
+	if (atomic_load(&rv->stalled) || r == -LC_ERR_STREAM ||
+	    r == -LC_ERR_EOF || r == -LC_ERR_TIMEOUT ||
+	    r == -LC_ERR_INTEGRITY) {
+		if (atomic_load(&rv->stalled))
+			lc_err_set(&e, LC_ERR_STREAM, "no data for %u s",
+			    s->stall_s);
+		lc_agent_post(s->ag, LC_EV_STREAM_LOST, rv->idx, 0, &e);
+	} else {
+		lc_agent_post(s->ag, LC_EV_ERROR, rv->idx, 0, &e);
+	}
 	return NULL;
 }
 
@@ -704,6 +994,8 @@ lc_sink_listen(struct lc_sink *s, const struct lc_msg_listen *m,
 	s->block = m->block;
 	s->window = m->window;
 	s->flags = m->flags;
+	s->csum = m->csum;
+	s->stall_s = m->stall_s;
 	s->quota = lc_sink_quota(s->nstreams, s->block);
 	memcpy(s->key, m->key, LC_KEY_LEN);
 	if ((s->flags & LC_XFER_ENCRYPT) &&
@@ -751,74 +1043,207 @@ lc_sink_handle(struct lc_sink *s, uint8_t type, const uint8_t *p, size_t n,
 		struct lc_msg_sink_target tgt;
 		struct lc_msg_listen listen;
 		struct lc_msg_file file;
+		struct lc_msg_file_sum sum;
+		struct lc_msg_prefix_match match;
 	} m;
 	int r;
 
 	switch (type) {
 	case LC_MSG_SINK_TARGET:
 		if (lc_msg_get_sink_target(p, n, &m.tgt) != 0)
-			return lc_err_set(e, LC_ERR_PROTO,
-			    "malformed SINK_TARGET");
+			break;
 		return lc_sink_target(s, &m.tgt, e);
 	case LC_MSG_LISTEN:
 		if (lc_msg_get_listen(p, n, &m.listen) != 0)
-			return lc_err_set(e, LC_ERR_PROTO, "malformed LISTEN");
+			break;
 		r = lc_sink_listen(s, &m.listen, e);
 		OPENSSL_cleanse(&m.listen, sizeof(m.listen));
 		return r;
 	case LC_MSG_FILE:
 		if (lc_msg_get_file(p, n, &m.file) != 0)
-			return lc_err_set(e, LC_ERR_PROTO, "malformed FILE");
+			break;
 		return lc_sink_file(s, &m.file, e);
+	case LC_MSG_FILE_SUM:
+		if (lc_msg_get_file_sum(p, n, &m.sum) != 0)
+			break;
+		return lc_sink_file_sum(s, &m.sum, e);
+	case LC_MSG_PREFIX_MATCH:
+		if (lc_msg_get_prefix_match(p, n, &m.match) != 0)
+			break;
+		return lc_sink_prefix_match(s, &m.match, e);
 	default:
-		return lc_err_set(e, LC_ERR_PROTO, "unexpected %s at sink",
-		    lc_msg_name(type));
+		break;
 	}
+	return lc_err_set(e, LC_ERR_PROTO, "unexpected or malformed %s at the "
+	    "sink", lc_msg_name(type));
+}
+
+/*
+ * Heartbeat with the low-water mark: every block before (file, written)
+ * in the global order is on disk, so the source may forget it.
+ */
+static int
+lc_sink_progress(struct lc_sink *s)
+{
+	struct lc_msg_progress p;
+	struct lc_sfile *f;
+
+	memset(&p, 0, sizeof(p));
+	p.bytes = atomic_load(&s->bytes);
+	for (;;) {
+		f = lc_sink_table_get(s, s->lw_file);
+		if (f == NULL || f->wf == NULL || !f->written)
+			break;
+		s->lw_file++;
+	}
+	p.file = s->lw_file;
+	p.written = f != NULL && f->wf != NULL ? lc_wfile_written(f->wf) : 0;
+	return lc_msg_put_progress(&s->ag->out, &p);
+}
+
+static int
+lc_sink_maybe_done(struct lc_sink *s)
+{
+	struct lc_msg_xfer_done d;
+
+	if (s->done_sent || s->ended < s->nstreams ||
+	    s->files_done < s->files_total)
+		return 0;
+	s->done_sent = 1;
+	d.bytes = atomic_load(&s->bytes);
+	d.files = s->files_done;
+	(void)lc_sink_progress(s);
+	return lc_msg_put_xfer_done(&s->ag->out, LC_MSG_SINK_DONE, &d);
+}
+
+static int
+lc_sink_stream_lost(struct lc_sink *s, uint32_t i, const struct lc_err *why,
+    struct lc_err *e)
+{
+	struct lc_receiver *rv = &s->recv[i];
+	struct lc_msg_stream_lost m;
+	char name[32];
+
+	pthread_join(rv->thread, NULL);	/* it has just posted and exits */
+	rv->started = 0;
+	if (++rv->losses > LC_MAX_STREAM_LOSSES)
+		return lc_err_set(e, why->code != 0 ? why->code :
+		    LC_ERR_STREAM, "data stream %u broke %u times, giving up; "
+		    "the last time: %s", i, rv->losses, why->msg);
+	memset(&m, 0, sizeof(m));
+	m.stream = i;
+	m.has_last = (uint8_t)rv->has_last;
+	m.last_file = rv->last_file;
+	m.last_off = rv->last_off;
+	snprintf(m.reason, sizeof(m.reason), "%.200s", why->msg);
+	lc_log_debug("data stream %u lost: %s", i, why->msg);
+	/* a fresh receiver for the source's new connection */
+	pthread_mutex_lock(&s->mu);
+	lc_conn_close(&rv->conn);
+	rv->has_conn = 0;
+	pthread_mutex_unlock(&s->mu);
+	atomic_store(&rv->stalled, false);
+	atomic_store(&rv->state, LC_RV_WAIT);
+	snprintf(name, sizeof(name), "lc-recv-%u", i);
+	if (lc_thread_start(&rv->thread, name, lc_receiver_main, rv) != 0)
+		return lc_err_set(e, LC_ERR_INTERNAL, "thread");
+	rv->started = 1;
+	return lc_msg_put_stream_lost(&s->ag->out, &m);
 }
 
 int
 lc_sink_event(struct lc_sink *s, const struct lc_event *ev, struct lc_err *e)
 {
 	struct lc_msg_file_done fd;
-	struct lc_msg_xfer_done d;
+	struct lc_sfile *f;
+	struct lc_msg_file_prefix fp;
+	int r;
 
 	switch (ev->type) {
+	case LC_EV_FILE_WRITTEN:
+		if ((f = lc_sink_table_get(s, ev->a)) == NULL)
+			break;
+		f->written = 1;
+		if ((r = lc_sink_progress(s)) != 0)
+			return r;
+		return lc_sink_maybe_finish(s, f);
 	case LC_EV_FILE_DONE:
+		if ((f = lc_sink_table_get(s, ev->a)) == NULL)
+			break;
+		f->state = LC_SF_DONE;
 		s->files_done++;
 		memset(&fd, 0, sizeof(fd));
 		fd.id = ev->a;
 		fd.bytes = ev->b;
-		return lc_msg_put_file_done(&s->ag->out, &fd);
+		snprintf(fd.checksum, sizeof(fd.checksum), "%s", ev->text);
+		if ((r = lc_msg_put_file_done(&s->ag->out, &fd)) != 0)
+			return r;
+		return lc_sink_maybe_done(s);
+	case LC_EV_PREFIX_DONE:
+		if ((f = lc_sink_table_get(s, ev->a)) == NULL ||
+		    f->state != LC_SF_PREFIX)
+			break;
+		f->state = LC_SF_MATCH;
+		memset(&fp, 0, sizeof(fp));
+		fp.id = f->id;
+		fp.length = f->prefix_len;
+		fp.chunk = f->chunk;
+		fp.n = f->nchunks;
+		fp.hashes = f->prefix;
+		return lc_msg_put_file_prefix(&s->ag->out, &fp);
+	case LC_EV_RESUME_READY:
+		if ((f = lc_sink_table_get(s, ev->a)) == NULL ||
+		    f->state != LC_SF_SEED)
+			break;
+		return lc_sink_start_file(s, f, e);
 	case LC_EV_RECEIVER_DONE:
-		if (++s->ended < s->nstreams || s->done_sent)
-			return 0;
-		if (s->files_done != s->files_total)
-			return lc_err_set(e, LC_ERR_PROTO, "all data streams "
-			    "ended with %u of %u files incomplete",
-			    s->files_total - s->files_done, s->files_total);
-		s->done_sent = 1;
-		d.bytes = atomic_load(&s->bytes);
-		d.files = s->files_done;
-		(void)lc_sink_tick(s, 0);
-		return lc_msg_put_xfer_done(&s->ag->out, LC_MSG_SINK_DONE, &d);
+		s->ended++;
+		return lc_sink_maybe_done(s);
+	case LC_EV_STREAM_LOST:
+		if (ev->a >= s->nstreams)
+			break;
+		return lc_sink_stream_lost(s, ev->a, &ev->err, e);
 	default:
-		return lc_err_set(e, LC_ERR_INTERNAL, "sink: event %d",
-		    ev->type);
+		break;
 	}
+	return lc_err_set(e, LC_ERR_INTERNAL, "sink: event %d", ev->type);
 }
 
+/*
+ * Once a second: the heartbeat, and the stall check.  A stream that has
+ * been waiting for bytes for stall_s seconds while another one is busy,
+ * done, or waiting for buffers (that is, waiting for it) is stalled: shut
+ * it down, and its blocks will come on the others.  When all are idle the
+ * whole transfer is stalled, which is the controller's --timeout to judge.
+ */
 int
 lc_sink_tick(struct lc_sink *s, uint64_t now_ms)
 {
-	struct lc_msg_progress p;
-	uint64_t b = atomic_load(&s->bytes);
+	uint64_t stall_ms = (uint64_t)s->stall_s * 1000;
+	int busy = 0;
 
-	(void)now_ms;
-	if (!s->listening || b == s->reported)
+	if (!s->listening || s->done_sent)
 		return 0;
-	s->reported = b;
-	p.bytes = b;
-	return lc_msg_put_progress(&s->ag->out, &p);
+	for (uint32_t i = 0; stall_ms > 0 && i < s->nstreams; i++) {
+		struct lc_receiver *rv = &s->recv[i];
+		int st = atomic_load(&rv->state);
+		if (st == LC_RV_QUOTA || st == LC_RV_END ||
+		    (st == LC_RV_RECV && now_ms - atomic_load(&rv->last_rx_ms) <
+		    stall_ms))
+			busy++;
+	}
+	for (uint32_t i = 0; busy > 0 && i < s->nstreams; i++) {
+		struct lc_receiver *rv = &s->recv[i];
+		if (atomic_load(&rv->state) != LC_RV_RECV ||
+		    atomic_load(&rv->stalled) ||
+		    now_ms - atomic_load(&rv->last_rx_ms) < stall_ms)
+			continue;
+		atomic_store(&rv->stalled, true);
+		pthread_mutex_lock(&s->mu);
+		lc_conn_shutdown(&rv->conn);
+		pthread_mutex_unlock(&s->mu);
+	}
+	return lc_sink_progress(s);
 }
 
 void
@@ -843,6 +1268,7 @@ lc_sink_free(struct lc_sink *s)
 	if (s == NULL)
 		return;
 	lc_sink_abort(s);
+	lc_jobq_free(s->jobs, NULL);
 	if (s->acceptor_started)
 		pthread_join(s->acceptor, NULL);
 	for (uint32_t i = 0; i < s->nstreams; i++) {

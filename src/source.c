@@ -4,14 +4,27 @@
  * Threads: one sender per data stream.  A sender connects its own socket,
  * proves the transfer key, then loops: take the next block from the
  * dispenser, pread(2) it straight into its frame buffer behind the header,
- * send header and payload with one call.  When the dispenser is drained it
- * sends an END frame.  Senders report to the agent's main thread through
- * events only; they never touch the control channel.
+ * feed the file's checksum (in order, -e), pay the rate limiter (-x), send
+ * header and payload with one call.  A sent block is kept (as a
+ * descriptor, not data) until the sink's ACK watermark passes it.  If the
+ * stream breaks (reset, integrity failure, or the sink gives up on it as
+ * stalled), the sink says which block it got last (STREAM_LOST), and the
+ * sender reconnects and resends what came after, first, before taking new
+ * blocks.  Resending on the same stream index rather than on the others
+ * keeps every stream's blocks in increasing order, which the sink's
+ * bounded ordered writer needs; the block the writer waits for arrives
+ * first on the fresh connection.  When nothing is left and everything is
+ * confirmed, the sender sends END.  One job thread hashes partial files for resumes.
+ * Senders and jobs report to the agent's main thread through events; they
+ * never touch the control channel.
  */
 #include "agent_int.h"
 
+#include "lanecp/checksum.h"
 #include "lanecp/dispenser.h"
+#include "lanecp/jobq.h"
 #include "lanecp/log.h"
+#include "lanecp/ratelimit.h"
 #include "lanecp/stream.h"
 #include "lanecp/tls.h"
 
@@ -26,13 +39,27 @@
 #include <openssl/crypto.h>
 
 #define LC_CONNECT_TIMEOUT_MS 15000
+#define LC_MAX_RECONNECTS 12	/* per stream; the sink gives up first */
 
 struct lc_listed {
 	struct lc_listed *next;
 	uint32_t id;
 	int fd;
 	uint64_t size;
+	struct lc_csum *csum;	/* seeded by a resume check, else NULL */
+	uint64_t csum_upto;	/* csum covers [0, csum_upto) */
+	uint8_t *prefix;	/* resume check input: hashes, owned */
+	uint64_t prefix_len;
+	uint32_t chunk;
+	uint32_t nchunks;
+	struct lc_source *src;
 	char path[];
+};
+
+struct lc_sent {
+	struct lc_block *v;
+	size_t n;
+	size_t cap;
 };
 
 struct lc_sender {
@@ -42,12 +69,21 @@ struct lc_sender {
 	int started;
 	struct lc_conn conn;	/* fd published under src->mu */
 	uint32_t sndbuf;
+	atomic_bool stop;	/* break off the current connection */
+	/* under src->mu: */
+	struct lc_sent sent;	/* sent, not yet confirmed */
+	int lost;		/* STREAM_LOST came; last* say what it got */
+	int has_last;
+	uint32_t last_file;
+	uint64_t last_off;
 };
 
 struct lc_source {
 	struct lc_agent *ag;
 	pthread_mutex_t mu;
+	pthread_cond_t cv;	/* a STREAM_LOST arrived */
 	struct lc_dispenser *disp;
+	struct lc_jobq *jobs;
 	uint32_t next_id;
 	struct lc_listed *listed;	/* waiting for FILE_READY */
 	uint32_t files;		/* files handed to the dispenser */
@@ -58,10 +94,13 @@ struct lc_source {
 	uint32_t window;
 	uint32_t block;
 	uint32_t flags;
+	uint32_t csum;
 	char addr[LC_ADDR_MAX];
 	uint16_t ports[LC_MAX_STREAMS];
 	uint8_t key[LC_KEY_LEN];
 	struct lc_tls *tls;	/* NULL: --no-encrypt */
+	struct lc_rate rate;
+	int rate_init;
 	uint32_t up;
 	uint32_t finished;
 	struct lc_sender senders[LC_MAX_STREAMS];
@@ -78,10 +117,18 @@ lc_source_new(struct lc_agent *a, struct lc_source **out)
 		return -LC_ERR_NOMEM;
 	s->ag = a;
 	pthread_mutex_init(&s->mu, NULL);
+	pthread_cond_init(&s->cv, NULL);
 	atomic_init(&s->bytes_sent, 0);
 	s->next_id = 1;
-	for (uint32_t i = 0; i < LC_MAX_STREAMS; i++)
+	for (uint32_t i = 0; i < LC_MAX_STREAMS; i++) {
 		s->senders[i].conn.fd = -1;
+		atomic_init(&s->senders[i].stop, false);
+	}
+	if ((s->jobs = lc_jobq_new("lc-src-jobs")) == NULL) {
+		pthread_mutex_destroy(&s->mu);
+		free(s);
+		return -LC_ERR_NOMEM;
+	}
 	*out = s;
 	return 0;
 }
@@ -95,24 +142,23 @@ lc_source_add(struct lc_source *s, const struct lc_msg_src_add *m,
 	struct lc_msg_file f;
 	struct lc_msg_src_listed done;
 	struct lc_listed *l = NULL;
-	char path[LC_PATH_MAX];
 	struct stat st;
+	size_t plen = strlen(m->path);
 	int fd = -1, r;
 
-	snprintf(path, sizeof(path), "%s", m->path);
-	if ((r = lc_confine_open(&s->ag->conf, -1, path, O_RDONLY | O_NOCTTY,
-	    0, &fd, e)) != 0)
+	if ((r = lc_confine_open(&s->ag->conf, -1, m->path,
+	    O_RDONLY | O_NOCTTY, 0, &fd, e)) != 0)
 		return r;
 	if (fstat(fd, &st) != 0) {
-		r = lc_err_sys(e, LC_ERR_IO, errno, "%s", path);
+		r = lc_err_sys(e, LC_ERR_IO, errno, "%s", m->path);
 		goto out;
 	}
 	if (S_ISDIR(st.st_mode)) {
-		r = lc_err_set(e, LC_ERR_IO, "%s: is a directory", path);
+		r = lc_err_set(e, LC_ERR_IO, "%s: is a directory", m->path);
 		goto out;
 	}
 	if (!S_ISREG(st.st_mode)) {
-		r = lc_err_set(e, LC_ERR_IO, "%s: not a regular file", path);
+		r = lc_err_set(e, LC_ERR_IO, "%s: not a regular file", m->path);
 		goto out;
 	}
 	memset(&f, 0, sizeof(f));
@@ -122,20 +168,22 @@ lc_source_add(struct lc_source *s, const struct lc_msg_src_add *m,
 	f.size = (uint64_t)st.st_size;
 	f.mtime_sec = (int64_t)st.st_mtim.tv_sec;
 	f.mtime_nsec = (uint32_t)st.st_mtim.tv_nsec;
-	lc_path_basename(path, f.name, sizeof(f.name));
+	lc_path_basename(m->path, f.name, sizeof(f.name));
 	if (f.name[0] == '\0' || strcmp(f.name, "/") == 0 ||
 	    strcmp(f.name, ".") == 0 || strcmp(f.name, "..") == 0) {
-		r = lc_err_set(e, LC_ERR_IO, "%s: cannot name the copy", path);
+		r = lc_err_set(e, LC_ERR_IO, "%s: cannot name the copy",
+		    m->path);
 		goto out;
 	}
-	if ((l = calloc(1, sizeof(*l) + strlen(path) + 1)) == NULL) {
+	if ((l = calloc(1, sizeof(*l) + plen + 1)) == NULL) {
 		r = -LC_ERR_NOMEM;
 		goto out;
 	}
 	l->id = f.id;
 	l->fd = fd;
 	l->size = f.size;
-	memcpy(l->path, path, strlen(path) + 1);
+	l->src = s;
+	memcpy(l->path, m->path, plen + 1);
 	memset(&done, 0, sizeof(done));
 	done.files = 1;
 	done.bytes = f.size;
@@ -147,7 +195,7 @@ lc_source_add(struct lc_source *s, const struct lc_msg_src_add *m,
 	s->listed = l;
 	l = NULL;	/* transferred */
 	fd = -1;
-	lc_log_verbose("source %s: %llu bytes", path,
+	lc_log_verbose("source %s: %llu bytes", m->path,
 	    (unsigned long long)f.size);
  out:
 	free(l);
@@ -156,17 +204,105 @@ lc_source_add(struct lc_source *s, const struct lc_msg_src_add *m,
 	return r;
 }
 
+static struct lc_listed *
+lc_source_listed(struct lc_source *s, uint32_t id, struct lc_listed ***pp)
+{
+	struct lc_listed **p;
+
+	for (p = &s->listed; *p != NULL && (*p)->id != id; p = &(*p)->next)
+		;
+	if (pp != NULL)
+		*pp = p;
+	return *p;
+}
+
+static void
+lc_listed_free(struct lc_listed *l)
+{
+	if (l->fd >= 0)
+		close(l->fd);
+	lc_csum_free(l->csum);
+	free(l->prefix);
+	free(l);
+}
+
+/*
+ * Resume check (job thread): compare the sink's chunk hashes of its
+ * partial file with ours, up to the first chunk that differs, feeding the
+ * matching bytes to the file checksum when -e is on.
+ */
+static void
+lc_source_prefix_job(void *arg)
+{
+	struct lc_listed *l = arg;
+	struct lc_source *s = l->src;
+	uint64_t match = 0;
+	uint8_t h[LC_PREFIX_HASH_LEN];
+	struct lc_err e;
+
+	lc_err_clear(&e);
+	if (s->csum != LC_CSUM_NONE && (l->csum = lc_csum_new((int)s->csum)) ==
+	    NULL) {
+		lc_err_set(&e, LC_ERR_NOMEM, "out of memory");
+		lc_agent_post(s->ag, LC_EV_ERROR, 0, 0, &e);
+		return;
+	}
+	for (uint32_t i = 0; i < l->nchunks; i++) {
+		uint64_t off = (uint64_t)i * l->chunk;
+		uint64_t len = l->prefix_len - off < l->chunk ?
+		    l->prefix_len - off : l->chunk;
+		if (atomic_load(&s->ag->cancel) || off + len > l->size)
+			break;
+		if (lc_prefix_hash(l->fd, off, len, h, l->csum, l->path,
+		    &e) != 0) {
+			lc_agent_post(s->ag, LC_EV_ERROR, 0, 0, &e);
+			return;
+		}
+		if (CRYPTO_memcmp(h, l->prefix + (size_t)i *
+		    LC_PREFIX_HASH_LEN, sizeof(h)) != 0) {
+			/* the checksum must cover exactly [0, match) */
+			if (l->csum != NULL) {
+				lc_csum_free(l->csum);
+				l->csum = NULL;
+			}
+			break;
+		}
+		match = off + len;
+	}
+	l->csum_upto = l->csum != NULL ? match : 0;
+	lc_agent_post(s->ag, LC_EV_PREFIX_DONE, l->id, match, NULL);
+}
+
+static int
+lc_source_prefix(struct lc_source *s, const struct lc_msg_file_prefix *m,
+    struct lc_err *e)
+{
+	struct lc_listed *l = lc_source_listed(s, m->id, NULL);
+	size_t n = (size_t)m->n * LC_PREFIX_HASH_LEN;
+
+	if (l == NULL || l->prefix != NULL)
+		return lc_err_set(e, LC_ERR_PROTO, "FILE_PREFIX for unknown "
+		    "file %u", m->id);
+	if ((l->prefix = malloc(n > 0 ? n : 1)) == NULL)
+		return -LC_ERR_NOMEM;
+	memcpy(l->prefix, m->hashes, n);
+	l->prefix_len = m->length;
+	l->chunk = m->chunk;
+	l->nchunks = m->n;
+	return lc_jobq_push(s->jobs, lc_source_prefix_job, l);
+}
+
 static int
 lc_source_ready(struct lc_source *s, const struct lc_msg_file_ready *m,
     struct lc_err *e)
 {
+	struct lc_msg_file_sum fs;
 	struct lc_listed **pp, *l;
+	struct lc_csum *csum = NULL;
+	char sum[LC_CSUM_TEXT_MAX];
 	int r;
 
-	for (pp = &s->listed; *pp != NULL && (*pp)->id != m->id;
-	    pp = &(*pp)->next)
-		;
-	if ((l = *pp) == NULL)
+	if ((l = lc_source_listed(s, m->id, &pp)) == NULL)
 		return lc_err_set(e, LC_ERR_PROTO,
 		    "FILE_READY for unknown file %u", m->id);
 	if (m->start > l->size)
@@ -175,11 +311,33 @@ lc_source_ready(struct lc_source *s, const struct lc_msg_file_ready *m,
 		    (unsigned long long)m->start, l->path);
 	if (s->disp == NULL)
 		return lc_err_set(e, LC_ERR_PROTO, "FILE_READY before CONNECT");
+	if (s->csum != LC_CSUM_NONE) {
+		if (l->csum != NULL && l->csum_upto == m->start) {
+			csum = l->csum;
+			l->csum = NULL;
+		} else if ((csum = lc_csum_new((int)s->csum)) == NULL) {
+			return -LC_ERR_NOMEM;
+		} else if (m->start > 0 && (r = lc_csum_fd(csum, l->fd,
+		    m->start, l->path, e)) != 0) {
+			lc_csum_free(csum);
+			return r;
+		}
+	}
 	*pp = l->next;
-	r = lc_dispenser_add(s->disp, l->id, l->fd, m->start, l->size);
-	free(l);
+	r = lc_dispenser_add(s->disp, l->id, l->fd, m->start, l->size, csum,
+	    sum);
+	l->fd = -1;	/* the dispenser has it now */
+	lc_listed_free(l);
+	if (r != 0)
+		return lc_err_set(e, -r, "dispenser");
 	s->files++;
-	return r;
+	if (sum[0] != '\0') {	/* nothing left to send: sum known now */
+		memset(&fs, 0, sizeof(fs));
+		fs.id = m->id;
+		snprintf(fs.checksum, sizeof(fs.checksum), "%s", sum);
+		return lc_msg_put_file_sum(&s->ag->out, &fs);
+	}
+	return 0;
 }
 
 /* ---- senders ---- */
@@ -204,49 +362,194 @@ lc_sender_pread(int fd, uint8_t *p, uint32_t len, uint64_t off)
 	return 0;
 }
 
+/* Keep a sent block until the sink confirms it (under s->mu). */
+static int
+lc_sender_keep(struct lc_sender *sn, const struct lc_block *b)
+{
+	struct lc_sent *l = &sn->sent;
+
+	if (l->n == l->cap) {
+		size_t ncap = l->cap ? l->cap * 2 : 64;
+		struct lc_block *v = realloc(l->v, ncap * sizeof(*v));
+		if (v == NULL)
+			return -LC_ERR_NOMEM;
+		l->v = v;
+		l->cap = ncap;
+	}
+	l->v[l->n++] = *b;
+	return 0;
+}
+
+static int
+lc_sender_send(struct lc_sender *sn, uint8_t *buf, struct lc_block *b,
+    struct lc_err *e)
+{
+	struct lc_source *s = sn->src;
+	char sum[LC_CSUM_TEXT_MAX];
+	struct lc_frame fr;
+	int r, done, kr;
+
+	r = lc_sender_pread(b->fd, buf + LC_FRAME_HDR_LEN, b->len, b->offset);
+	if (r != 0) {
+		lc_dispenser_release(s->disp, b);
+		if (r == -ENODATA)
+			return lc_err_set(e, LC_ERR_IO, "source file %u shrank "
+			    "during the copy (at offset %llu)", b->file_id,
+			    (unsigned long long)b->offset);
+		return lc_err_sys(e, LC_ERR_IO, -r, "read source file %u at "
+		    "offset %llu", b->file_id, (unsigned long long)b->offset);
+	}
+	if (lc_dispenser_hash(s->disp, b, buf + LC_FRAME_HDR_LEN, &done,
+	    sum) != 0 || lc_rate_take(&s->rate, b->len, &sn->stop) != 0 ||
+	    atomic_load(&s->ag->cancel)) {
+		lc_dispenser_release(s->disp, b);
+		return lc_err_set(e, LC_ERR_CANCELED, "canceled");
+	}
+	if (done)
+		lc_agent_post_text(s->ag, LC_EV_SRC_SUM, b->file_id, 0, sum);
+	memset(&fr, 0, sizeof(fr));
+	fr.type = LC_FRAME_DATA;
+	fr.file_id = b->file_id;
+	fr.offset = b->offset;
+	fr.len = fr.raw_len = b->len;
+	lc_frame_put(buf, &fr);
+	r = lc_conn_write_all(&sn->conn, buf, LC_FRAME_HDR_LEN +
+	    (size_t)b->len, e);
+	/* sent or not, the sink decides what it got: keep the block */
+	pthread_mutex_lock(&s->mu);
+	kr = lc_sender_keep(sn, b);
+	pthread_mutex_unlock(&s->mu);
+	if (kr != 0) {
+		lc_dispenser_release(s->disp, b);
+		return lc_err_set(e, LC_ERR_NOMEM, "out of memory");
+	}
+	if (r == 0)
+		atomic_fetch_add(&s->bytes_sent, b->len);
+	return r;
+}
+
+/*
+ * After a reconnect: the blocks the sink did not get, in order, before
+ * anything new.  Blocks up to the sink's last are on their way to disk:
+ * released.  On a new failure the unsent rest is kept for the next round.
+ */
+static int
+lc_sender_resend(struct lc_sender *sn, uint8_t *buf, struct lc_err *e)
+{
+	struct lc_source *s = sn->src;
+	struct lc_block *v;
+	size_t n = 0, i;
+	int r = 0;
+
+	pthread_mutex_lock(&s->mu);
+	v = sn->sent.v;
+	for (size_t j = 0; j < sn->sent.n; j++) {
+		if (sn->has_last && lc_block_cmp(v[j].file_id, v[j].offset,
+		    sn->last_file, sn->last_off) <= 0)
+			lc_dispenser_release(s->disp, &v[j]);
+		else
+			v[n++] = v[j];
+	}
+	/* take the list: lc_sender_send puts each block back as it goes */
+	sn->sent.v = NULL;
+	sn->sent.n = sn->sent.cap = 0;
+	sn->lost = 0;
+	pthread_mutex_unlock(&s->mu);
+	if (n > 0)
+		lc_log_verbose("resending %zu block%s", n, n == 1 ? "" : "s");
+	for (i = 0; i < n && r == 0; i++)
+		r = lc_sender_send(sn, buf, &v[i], e);
+	if (r != 0 && i < n) {	/* v[i - 1] was kept by lc_sender_send */
+		pthread_mutex_lock(&s->mu);
+		for (; i < n; i++)
+			if (lc_sender_keep(sn, &v[i]) != 0)
+				r = lc_err_set(e, LC_ERR_NOMEM, "out of memory");
+		pthread_mutex_unlock(&s->mu);
+	}
+	free(v);
+	return r;
+}
+
 static int
 lc_sender_loop(struct lc_sender *sn, uint8_t *buf, struct lc_err *e)
 {
-	struct lc_source *s = sn->src;
 	struct lc_frame fr;
 	struct lc_block b;
 	int r;
 
 	for (;;) {
-		r = lc_dispenser_next(s->disp, &b);
+		r = lc_dispenser_next(sn->src->disp, &b, &sn->stop);
 		if (r < 0)
 			return lc_err_set(e, LC_ERR_CANCELED, "canceled");
-		memset(&fr, 0, sizeof(fr));
 		if (r == 0) {
+			memset(&fr, 0, sizeof(fr));
 			fr.type = LC_FRAME_END;
 			lc_frame_put(buf, &fr);
 			return lc_conn_write_all(&sn->conn, buf,
 			    LC_FRAME_HDR_LEN, e);
 		}
-		r = lc_sender_pread(b.fd, buf + LC_FRAME_HDR_LEN, b.len,
-		    b.offset);
-		if (r != 0) {
-			lc_dispenser_release(s->disp, &b);
-			if (r == -ENODATA)
-				return lc_err_set(e, LC_ERR_IO, "source file "
-				    "%u shrank during the copy (at offset %llu)",
-				    b.file_id, (unsigned long long)b.offset);
-			return lc_err_sys(e, LC_ERR_IO, -r, "read source file "
-			    "%u at offset %llu", b.file_id,
-			    (unsigned long long)b.offset);
-		}
-		fr.type = LC_FRAME_DATA;
-		fr.file_id = b.file_id;
-		fr.offset = b.offset;
-		fr.len = fr.raw_len = b.len;
-		lc_frame_put(buf, &fr);
-		r = lc_conn_write_all(&sn->conn, buf,
-		    LC_FRAME_HDR_LEN + (size_t)b.len, e);
-		lc_dispenser_release(s->disp, &b);
-		if (r != 0)
+		if ((r = lc_sender_send(sn, buf, &b, e)) != 0)
 			return r;
-		atomic_fetch_add(&s->bytes_sent, b.len);
 	}
+}
+
+static int
+lc_sender_connect(struct lc_sender *sn, struct lc_err *e)
+{
+	struct lc_source *s = sn->src;
+	struct lc_err sub;
+	struct lc_conn tmp;
+	int fd = -1, r;
+
+	if ((r = lc_sock_connect(s->addr, s->ports[sn->idx], s->window,
+	    LC_CONNECT_TIMEOUT_MS, &s->ag->cancel, &fd, e)) != 0)
+		return r;
+	pthread_mutex_lock(&s->mu);
+	lc_conn_init(&sn->conn, fd);
+	pthread_mutex_unlock(&s->mu);
+	sn->sndbuf = lc_sock_sndbuf(fd);
+	(void)lc_sock_set_timeout(fd, LC_HANDSHAKE_TIMEOUT_MS);
+	if (s->tls != NULL) {
+		lc_err_clear(&sub);
+		tmp = sn->conn;
+		if ((r = lc_tls_connect(s->tls, &tmp, &sub)) != 0)
+			return lc_err_set(e, -r, "data stream %u to %s: %s",
+			    sn->idx, sn->conn.peer, sub.msg);
+		pthread_mutex_lock(&s->mu);
+		sn->conn.ssl = tmp.ssl;
+		pthread_mutex_unlock(&s->mu);
+	}
+	if ((r = lc_stream_connect_auth(&sn->conn, s->key, sn->idx, e)) != 0)
+		return r;
+	(void)lc_sock_set_timeout(fd, 0);
+	return 0;
+}
+
+/* A broken connection worth reconnecting (vs. a fatal error). */
+static int
+lc_sender_recoverable(int r)
+{
+	return r == -LC_ERR_STREAM || r == -LC_ERR_INTEGRITY ||
+	    r == -LC_ERR_TIMEOUT || r == -LC_ERR_EOF || r == -LC_ERR_CANCELED;
+}
+
+/*
+ * The connection broke.  Wait for the sink's account of what it got
+ * (STREAM_LOST), then drop the connection.  0, or -LC_ERR_CANCELED.
+ */
+static int
+lc_sender_wait_lost(struct lc_sender *sn)
+{
+	struct lc_source *s = sn->src;
+
+	pthread_mutex_lock(&s->mu);
+	lc_conn_shutdown(&sn->conn);	/* so the sink notices too */
+	while (!sn->lost && !atomic_load(&s->ag->cancel))
+		pthread_cond_wait(&s->cv, &s->mu);
+	lc_conn_close(&sn->conn);
+	pthread_mutex_unlock(&s->mu);
+	atomic_store(&sn->stop, false);
+	return atomic_load(&s->ag->cancel) ? -LC_ERR_CANCELED : 0;
 }
 
 static void *
@@ -258,50 +561,51 @@ lc_sender_main(void *arg)
 	struct lc_err e;
 	uint8_t *buf = NULL;
 	char tag[32];
-	int fd = -1, r;
+	int r, breaks = 0;
 
 	snprintf(tag, sizeof(tag), "stream %u", sn->idx);
 	lc_log_set_tag(tag);
 	lc_err_clear(&e);
-	if ((r = lc_sock_connect(s->addr, s->ports[sn->idx], s->window,
-	    LC_CONNECT_TIMEOUT_MS, &a->cancel, &fd, &e)) != 0)
-		goto out;
-	pthread_mutex_lock(&s->mu);
-	lc_conn_init(&sn->conn, fd);
-	pthread_mutex_unlock(&s->mu);
-	fd = -1;
-	sn->sndbuf = lc_sock_sndbuf(sn->conn.fd);
-	(void)lc_sock_set_timeout(sn->conn.fd, LC_HANDSHAKE_TIMEOUT_MS);
-	if (s->tls != NULL) {
-		struct lc_conn tmp = sn->conn;
-		struct lc_err sub;
-		lc_err_clear(&sub);
-		if ((r = lc_tls_connect(s->tls, &tmp, &sub)) != 0) {
-			r = lc_err_set(&e, -r, "data stream %u to %s: %s",
-			    sn->idx, sn->conn.peer, sub.msg);
-			goto out;
-		}
-		pthread_mutex_lock(&s->mu);
-		sn->conn.ssl = tmp.ssl;
-		pthread_mutex_unlock(&s->mu);
-	}
-	if ((r = lc_stream_connect_auth(&sn->conn, s->key, sn->idx, &e)) != 0)
-		goto out;
-	(void)lc_sock_set_timeout(sn->conn.fd, 0);
-	lc_log_debug("connected to %s", sn->conn.peer);
-	lc_agent_post(a, LC_EV_STREAM_UP, sn->idx, 0, NULL);
 	if ((buf = malloc(LC_FRAME_HDR_LEN + (size_t)s->block)) == NULL) {
 		r = lc_err_set(&e, LC_ERR_NOMEM, "out of memory");
 		goto out;
 	}
-	r = lc_sender_loop(sn, buf, &e);
+	if ((r = lc_sender_connect(sn, &e)) != 0)
+		goto out;	/* the first connection must work */
+	lc_log_debug("connected to %s", sn->conn.peer);
+	lc_agent_post(a, LC_EV_STREAM_UP, sn->idx, 0, NULL);
+	for (;;) {
+		r = lc_sender_loop(sn, buf, &e);
+		if (r == 0 || atomic_load(&a->cancel) ||
+		    !lc_sender_recoverable(r))
+			break;
+		if (++breaks > LC_MAX_RECONNECTS) {
+			r = lc_err_set(&e, LC_ERR_STREAM, "data stream %u broke "
+			    "%d times; giving up (last: %s)", sn->idx, breaks,
+			    e.msg);
+			break;
+		}
+		if (!atomic_load(&sn->stop))
+			lc_agent_post(a, LC_EV_SENDER_FAILED, sn->idx, 0, &e);
+		if ((r = lc_sender_wait_lost(sn)) != 0)
+			break;
+		/* back off a little: 0.1 s, 0.2 s, ... 1.6 s */
+		usleep(100000u << (breaks - 1 < 4 ? breaks - 1 : 4));
+		lc_err_clear(&e);
+		if ((r = lc_sender_connect(sn, &e)) != 0 ||
+		    (r = lc_sender_resend(sn, buf, &e)) != 0) {
+			if (atomic_load(&a->cancel) ||
+			    !lc_sender_recoverable(r))
+				break;
+			continue;	/* broke again: the loop above handles */
+		}
+		lc_log_verbose("reconnected to %s", sn->conn.peer);
+	}
  out:
 	if (r != 0 && !atomic_load(&a->cancel))
 		lc_agent_post(a, LC_EV_ERROR, sn->idx, 0, &e);
 	lc_agent_post(a, LC_EV_SENDER_DONE, sn->idx, r == 0, NULL);
 	free(buf);
-	if (fd >= 0)
-		close(fd);
 	return NULL;
 }
 
@@ -319,9 +623,12 @@ lc_source_connect(struct lc_source *s, const struct lc_msg_connect *m,
 	s->window = m->window;
 	s->block = m->block;
 	s->flags = m->flags;
+	s->csum = m->csum;
 	memcpy(s->addr, m->addr, sizeof(s->addr));
 	memcpy(s->ports, m->ports, sizeof(s->ports));
 	memcpy(s->key, m->key, LC_KEY_LEN);
+	lc_rate_init(&s->rate, m->rate);
+	s->rate_init = 1;
 	if ((s->flags & LC_XFER_ENCRYPT) &&
 	    (r = lc_tls_new(0, s->key, &s->tls, e)) != 0)
 		return r;
@@ -341,6 +648,74 @@ lc_source_connect(struct lc_source *s, const struct lc_msg_connect *m,
 	return 0;
 }
 
+/* Release every kept block before the sink's watermark. */
+static void
+lc_source_ack(struct lc_source *s, const struct lc_msg_ack *m)
+{
+	pthread_mutex_lock(&s->mu);
+	for (uint32_t i = 0; i < s->nstreams; i++) {
+		struct lc_sent *l = &s->senders[i].sent;
+		size_t keep = 0;
+		for (size_t j = 0; j < l->n; j++) {
+			struct lc_block *b = &l->v[j];
+			if (lc_block_cmp(b->file_id, b->offset + b->len,
+			    m->file, m->written) <= 0)
+				lc_dispenser_release(s->disp, b);
+			else
+				l->v[keep++] = *b;
+		}
+		l->n = keep;
+	}
+	pthread_mutex_unlock(&s->mu);
+}
+
+/*
+ * The sink gave up on a stream: stop its sender, then hand every block it
+ * sent after the last one the sink received to the other streams.
+ */
+static int
+lc_source_maybe_done(struct lc_source *s)
+{
+	struct lc_msg_xfer_done d;
+
+	if (s->done_sent || !s->nomore || s->finished < s->nstreams)
+		return 0;
+	s->done_sent = 1;
+	d.bytes = atomic_load(&s->bytes_sent);
+	d.files = s->files;
+	lc_log_debug("all streams done: %llu bytes",
+	    (unsigned long long)d.bytes);
+	return lc_msg_put_xfer_done(&s->ag->out, LC_MSG_SRC_DONE, &d);
+}
+
+/*
+ * The sink gave up on a stream (it broke or stalled) and says what it got
+ * last: break off the connection; the sender reconnects and resends.
+ */
+static int
+lc_source_lost(struct lc_source *s, const struct lc_msg_stream_lost *m,
+    struct lc_err *e)
+{
+	struct lc_sender *sn;
+
+	if (m->stream >= s->nstreams)
+		return lc_err_set(e, LC_ERR_PROTO, "STREAM_LOST for stream "
+		    "%u of %u", m->stream, s->nstreams);
+	sn = &s->senders[m->stream];
+	lc_log_debug("data stream %u lost (%s)", m->stream, m->reason);
+	pthread_mutex_lock(&s->mu);
+	sn->lost = 1;
+	sn->has_last = m->has_last;
+	sn->last_file = m->last_file;
+	sn->last_off = m->last_off;
+	atomic_store(&sn->stop, true);
+	lc_conn_shutdown(&sn->conn);
+	pthread_cond_broadcast(&s->cv);
+	pthread_mutex_unlock(&s->mu);
+	lc_dispenser_kick(s->disp);
+	return 0;
+}
+
 int
 lc_source_handle(struct lc_source *s, uint8_t type, const uint8_t *p,
     size_t n, struct lc_err *e)
@@ -349,36 +724,52 @@ lc_source_handle(struct lc_source *s, uint8_t type, const uint8_t *p,
 		struct lc_msg_src_add add;
 		struct lc_msg_file_ready ready;
 		struct lc_msg_connect conn;
+		struct lc_msg_file_prefix prefix;
+		struct lc_msg_stream_lost lost;
+		struct lc_msg_ack ack;
 	} m;
 	int r;
 
 	switch (type) {
 	case LC_MSG_SRC_ADD:
 		if (lc_msg_get_src_add(p, n, &m.add) != 0)
-			return lc_err_set(e, LC_ERR_PROTO, "malformed SRC_ADD");
+			break;
 		return lc_source_add(s, &m.add, e);
 	case LC_MSG_FILE_READY:
 		if (lc_msg_get_file_ready(p, n, &m.ready) != 0)
-			return lc_err_set(e, LC_ERR_PROTO,
-			    "malformed FILE_READY");
+			break;
 		return lc_source_ready(s, &m.ready, e);
 	case LC_MSG_CONNECT:
 		if (lc_msg_get_connect(p, n, &m.conn) != 0)
-			return lc_err_set(e, LC_ERR_PROTO, "malformed CONNECT");
+			break;
 		r = lc_source_connect(s, &m.conn, e);
 		OPENSSL_cleanse(&m.conn, sizeof(m.conn));
 		return r;
 	case LC_MSG_SRC_NOMORE:
 		if (lc_msg_get_empty(p, n) != 0 || s->disp == NULL)
-			return lc_err_set(e, LC_ERR_PROTO,
-			    "unexpected SRC_NOMORE");
+			break;
 		s->nomore = 1;
 		lc_dispenser_finish(s->disp);
 		return 0;
+	case LC_MSG_FILE_PREFIX:
+		if (lc_msg_get_file_prefix(p, n, &m.prefix) != 0)
+			break;
+		return lc_source_prefix(s, &m.prefix, e);
+	case LC_MSG_STREAM_LOST:
+		if (lc_msg_get_stream_lost(p, n, &m.lost) != 0 ||
+		    s->disp == NULL)
+			break;
+		return lc_source_lost(s, &m.lost, e);
+	case LC_MSG_ACK:
+		if (lc_msg_get_ack(p, n, &m.ack) != 0 || s->disp == NULL)
+			break;
+		lc_source_ack(s, &m.ack);
+		return 0;
 	default:
-		return lc_err_set(e, LC_ERR_PROTO, "unexpected %s at source",
-		    lc_msg_name(type));
+		break;
 	}
+	return lc_err_set(e, LC_ERR_PROTO, "unexpected or malformed %s at the "
+	    "source", lc_msg_name(type));
 }
 
 int
@@ -386,7 +777,8 @@ lc_source_event(struct lc_source *s, const struct lc_event *ev,
     struct lc_err *e)
 {
 	struct lc_msg_connected c;
-	struct lc_msg_xfer_done d;
+	struct lc_msg_file_sum fs;
+	struct lc_msg_prefix_match pm;
 
 	switch (ev->type) {
 	case LC_EV_STREAM_UP:
@@ -398,22 +790,38 @@ lc_source_event(struct lc_source *s, const struct lc_event *ev,
 		return 0;
 	case LC_EV_SENDER_DONE:
 		if (ev->b == 0)
-			return 0;	/* its error event says why */
-		if (++s->finished == s->nstreams && s->nomore &&
-		    !s->done_sent) {
-			s->done_sent = 1;
-			d.bytes = atomic_load(&s->bytes_sent);
-			d.files = s->files;
-			lc_log_debug("all streams done: %llu bytes",
-			    (unsigned long long)d.bytes);
-			return lc_msg_put_xfer_done(&s->ag->out,
-			    LC_MSG_SRC_DONE, &d);
-		}
+			return 0;	/* lost or failed: reported otherwise */
+		s->finished++;
+		return lc_source_maybe_done(s);
+	case LC_EV_SENDER_FAILED:
+		lc_log_verbose("%s; reconnecting", ev->err.msg);
 		return 0;
+	case LC_EV_SRC_SUM:
+		memset(&fs, 0, sizeof(fs));
+		fs.id = ev->a;
+		snprintf(fs.checksum, sizeof(fs.checksum), "%s", ev->text);
+		return lc_msg_put_file_sum(&s->ag->out, &fs);
+	case LC_EV_PREFIX_DONE:
+		pm.id = ev->a;
+		pm.match = ev->b;
+		return lc_msg_put_prefix_match(&s->ag->out, &pm);
 	default:
 		return lc_err_set(e, LC_ERR_INTERNAL, "source: event %d",
 		    ev->type);
 	}
+}
+
+int
+lc_source_tick(struct lc_source *s, uint64_t now_ms)
+{
+	struct lc_msg_progress p;
+
+	(void)now_ms;
+	if (!s->connect_seen || s->done_sent)
+		return 0;
+	memset(&p, 0, sizeof(p));
+	p.bytes = atomic_load(&s->bytes_sent);
+	return lc_msg_put_progress(&s->ag->out, &p);
 }
 
 void
@@ -424,8 +832,11 @@ lc_source_abort(struct lc_source *s)
 	if (s->disp != NULL)
 		lc_dispenser_abort(s->disp);
 	pthread_mutex_lock(&s->mu);
-	for (uint32_t i = 0; i < s->nstreams; i++)
+	for (uint32_t i = 0; i < s->nstreams; i++) {
+		atomic_store(&s->senders[i].stop, true);	/* rate waits */
 		lc_conn_shutdown(&s->senders[i].conn);
+	}
+	pthread_cond_broadcast(&s->cv);	/* senders waiting to reconnect */
 	pthread_mutex_unlock(&s->mu);
 }
 
@@ -437,19 +848,23 @@ lc_source_free(struct lc_source *s)
 	if (s == NULL)
 		return;
 	lc_source_abort(s);
+	lc_jobq_free(s->jobs, NULL);
 	for (uint32_t i = 0; i < s->nstreams; i++) {
 		if (s->senders[i].started)
 			pthread_join(s->senders[i].thread, NULL);
 		lc_conn_close(&s->senders[i].conn);
+		free(s->senders[i].sent.v);	/* the dispenser closes files */
 	}
 	lc_dispenser_free(s->disp);
 	lc_tls_free(s->tls);
+	if (s->rate_init)
+		lc_rate_destroy(&s->rate);
 	for (l = s->listed; l != NULL; l = n) {
 		n = l->next;
-		close(l->fd);
-		free(l);
+		lc_listed_free(l);
 	}
 	OPENSSL_cleanse(s->key, sizeof(s->key));
+	pthread_cond_destroy(&s->cv);
 	pthread_mutex_destroy(&s->mu);
 	free(s);
 }

@@ -268,6 +268,8 @@ lc_conn_ssl_error(struct lc_conn *c, int ret, int reading, size_t got,
 		return lc_err_set(e, LC_ERR_STREAM,
 		    "data stream %s %s closed in mid-frame", dir, c->peer);
 	}
+	if (err == SSL_ERROR_WANT_READ && reading && c->patient)
+		return 1;	/* receive timeout: keep waiting */
 	if (err == SSL_ERROR_SYSCALL) {
 		if (saved == EAGAIN || saved == EWOULDBLOCK)
 			return lc_err_set(e, LC_ERR_TIMEOUT, "data stream %s "
@@ -322,14 +324,25 @@ lc_conn_read_full(struct lc_conn *c, void *p, size_t n, struct lc_err *e)
 		if (c->ssl != NULL) {
 			int k = SSL_read(c->ssl, b + got, n - got > INT_MAX ?
 			    INT_MAX : (int)(n - got));
-			if (k <= 0)
-				return lc_conn_ssl_error(c, k, 1, got, e);
+			if (k <= 0) {
+				int er = lc_conn_ssl_error(c, k, 1, got, e);
+				if (er == 1)
+					continue;
+				return er;
+			}
 			got += (size_t)k;
+			if (c->last_rx_ms != NULL)
+				atomic_store(c->last_rx_ms, lc_now_ms());
 			continue;
 		}
 		r = recv(c->fd, b + got, n - got, MSG_WAITALL);
+		if (r > 0 && c->last_rx_ms != NULL)
+			atomic_store(c->last_rx_ms, lc_now_ms());
 		if (r < 0) {
 			if (errno == EINTR)
+				continue;
+			if ((errno == EAGAIN || errno == EWOULDBLOCK) &&
+			    c->patient)
 				continue;
 			if (errno == EAGAIN || errno == EWOULDBLOCK)
 				return lc_err_set(e, LC_ERR_TIMEOUT,

@@ -76,6 +76,11 @@ lc_msg_name(uint8_t type)
 	case LC_MSG_SRC_DONE: return "SRC_DONE";
 	case LC_MSG_SINK_DONE: return "SINK_DONE";
 	case LC_MSG_PROGRESS: return "PROGRESS";
+	case LC_MSG_FILE_SUM: return "FILE_SUM";
+	case LC_MSG_FILE_PREFIX: return "FILE_PREFIX";
+	case LC_MSG_PREFIX_MATCH: return "PREFIX_MATCH";
+	case LC_MSG_STREAM_LOST: return "STREAM_LOST";
+	case LC_MSG_ACK: return "ACK";
 	default: return "?";
 	}
 }
@@ -298,6 +303,7 @@ lc_msg_get_sink_target(const uint8_t *p, size_t n,
 	memset(m, 0, sizeof(*m));
 	lc_rd_init(&rd, p, n);
 	if (lc_rd_get_u32(&rd, &m->flags) != 0 ||
+	    (m->flags & ~LC_TGT_MASK) != 0 ||
 	    lc_rd_get_u32(&rd, &m->nsources) != 0 ||
 	    lc_rd_get_cstring(&rd, m->target, sizeof(m->target)) != 0 ||
 	    m->target[0] == '\0' || lc_rd_end(&rd) != 0)
@@ -400,6 +406,8 @@ lc_msg_put_listen(struct lc_buf *out, const struct lc_msg_listen *m)
 	    (r = lc_buf_put_u32(out, m->window)) != 0 ||
 	    (r = lc_buf_put_u32(out, m->block)) != 0 ||
 	    (r = lc_buf_put_u32(out, m->flags)) != 0 ||
+	    (r = lc_buf_put_u32(out, m->csum)) != 0 ||
+	    (r = lc_buf_put_u32(out, m->stall_s)) != 0 ||
 	    (r = lc_buf_put(out, m->key, LC_KEY_LEN)) != 0);
 	return lc_msg_finish(out, s, r);
 }
@@ -415,6 +423,8 @@ lc_msg_get_listen(const uint8_t *p, size_t n, struct lc_msg_listen *m)
 	    lc_rd_get_u32(&rd, &m->window) != 0 ||
 	    lc_rd_get_u32(&rd, &m->block) != 0 ||
 	    lc_rd_get_u32(&rd, &m->flags) != 0 ||
+	    lc_rd_get_u32(&rd, &m->csum) != 0 || m->csum > LC_CSUM_ALG_MAX ||
+	    lc_rd_get_u32(&rd, &m->stall_s) != 0 ||
 	    lc_rd_get_bytes(&rd, m->key, LC_KEY_LEN) != 0 ||
 	    lc_rd_end(&rd) != 0 ||
 	    !lc_xfer_params_ok(m->streams, m->window, m->block, m->flags))
@@ -474,6 +484,8 @@ lc_msg_put_connect(struct lc_buf *out, const struct lc_msg_connect *m)
 	    (r = lc_buf_put_u32(out, m->window)) != 0 ||
 	    (r = lc_buf_put_u32(out, m->block)) != 0 ||
 	    (r = lc_buf_put_u32(out, m->flags)) != 0 ||
+	    (r = lc_buf_put_u32(out, m->csum)) != 0 ||
+	    (r = lc_buf_put_u64(out, m->rate)) != 0 ||
 	    (r = lc_buf_put(out, m->key, LC_KEY_LEN)) != 0 ||
 	    (r = lc_msg_put_ports(out, m->ports, m->streams)) != 0);
 	return lc_msg_finish(out, s, r);
@@ -492,6 +504,8 @@ lc_msg_get_connect(const uint8_t *p, size_t n, struct lc_msg_connect *m)
 	    lc_rd_get_u32(&rd, &m->window) != 0 ||
 	    lc_rd_get_u32(&rd, &m->block) != 0 ||
 	    lc_rd_get_u32(&rd, &m->flags) != 0 ||
+	    lc_rd_get_u32(&rd, &m->csum) != 0 || m->csum > LC_CSUM_ALG_MAX ||
+	    lc_rd_get_u64(&rd, &m->rate) != 0 ||
 	    lc_rd_get_bytes(&rd, m->key, LC_KEY_LEN) != 0 ||
 	    !lc_xfer_params_ok(m->streams, m->window, m->block, m->flags) ||
 	    lc_msg_get_ports(&rd, m->ports, m->streams) != 0 ||
@@ -588,7 +602,9 @@ lc_msg_put_progress(struct lc_buf *out, const struct lc_msg_progress *m)
 	int r;
 	size_t s = lc_msg_begin(out, LC_MSG_PROGRESS, &r);
 
-	(void)(r != 0 || (r = lc_buf_put_u64(out, m->bytes)) != 0);
+	(void)(r != 0 || (r = lc_buf_put_u64(out, m->bytes)) != 0 ||
+	    (r = lc_buf_put_u32(out, m->file)) != 0 ||
+	    (r = lc_buf_put_u64(out, m->written)) != 0);
 	return lc_msg_finish(out, s, r);
 }
 
@@ -599,7 +615,164 @@ lc_msg_get_progress(const uint8_t *p, size_t n, struct lc_msg_progress *m)
 
 	memset(m, 0, sizeof(*m));
 	lc_rd_init(&rd, p, n);
-	if (lc_rd_get_u64(&rd, &m->bytes) != 0 || lc_rd_end(&rd) != 0)
+	if (lc_rd_get_u64(&rd, &m->bytes) != 0 ||
+	    lc_rd_get_u32(&rd, &m->file) != 0 ||
+	    lc_rd_get_u64(&rd, &m->written) != 0 || lc_rd_end(&rd) != 0)
+		return -LC_ERR_PROTO;
+	return 0;
+}
+
+/* ---- FILE_SUM, FILE_PREFIX, PREFIX_MATCH, STREAM_LOST, ACK ---- */
+
+int
+lc_msg_put_file_sum(struct lc_buf *out, const struct lc_msg_file_sum *m)
+{
+	int r;
+	size_t s = lc_msg_begin(out, LC_MSG_FILE_SUM, &r);
+
+	(void)(r != 0 ||
+	    (r = lc_buf_put_u32(out, m->id)) != 0 ||
+	    (r = lc_buf_put_cstring(out, m->checksum)) != 0);
+	return lc_msg_finish(out, s, r);
+}
+
+int
+lc_msg_get_file_sum(const uint8_t *p, size_t n, struct lc_msg_file_sum *m)
+{
+	struct lc_rd rd;
+
+	memset(m, 0, sizeof(*m));
+	lc_rd_init(&rd, p, n);
+	if (lc_rd_get_u32(&rd, &m->id) != 0 || m->id == 0 ||
+	    lc_rd_get_cstring(&rd, m->checksum, sizeof(m->checksum)) != 0 ||
+	    m->checksum[0] == '\0' || lc_rd_end(&rd) != 0)
+		return -LC_ERR_PROTO;
+	return 0;
+}
+
+int
+lc_msg_put_file_prefix(struct lc_buf *out, const struct lc_msg_file_prefix *m)
+{
+	int r;
+	size_t s = lc_msg_begin(out, LC_MSG_FILE_PREFIX, &r);
+
+	if (m->n > LC_PREFIX_MAX_CHUNKS)
+		r = -LC_ERR_TOOBIG;
+	(void)(r != 0 ||
+	    (r = lc_buf_put_u32(out, m->id)) != 0 ||
+	    (r = lc_buf_put_u64(out, m->length)) != 0 ||
+	    (r = lc_buf_put_u32(out, m->chunk)) != 0 ||
+	    (r = lc_buf_put_u32(out, m->n)) != 0 ||
+	    (r = lc_buf_put(out, m->hashes,
+	    (size_t)m->n * LC_PREFIX_HASH_LEN)) != 0);
+	return lc_msg_finish(out, s, r);
+}
+
+int
+lc_msg_get_file_prefix(const uint8_t *p, size_t n,
+    struct lc_msg_file_prefix *m)
+{
+	struct lc_rd rd;
+	uint64_t want;
+
+	memset(m, 0, sizeof(*m));
+	lc_rd_init(&rd, p, n);
+	if (lc_rd_get_u32(&rd, &m->id) != 0 || m->id == 0 ||
+	    lc_rd_get_u64(&rd, &m->length) != 0 ||
+	    m->length > (uint64_t)INT64_MAX ||
+	    lc_rd_get_u32(&rd, &m->chunk) != 0 || m->chunk == 0 ||
+	    lc_rd_get_u32(&rd, &m->n) != 0 ||
+	    m->n > LC_PREFIX_MAX_CHUNKS)
+		return -LC_ERR_PROTO;
+	want = (m->length + m->chunk - 1) / m->chunk;
+	if (want != m->n || rd.len != (size_t)m->n * LC_PREFIX_HASH_LEN)
+		return -LC_ERR_PROTO;
+	m->hashes = rd.p;
+	return 0;
+}
+
+int
+lc_msg_put_prefix_match(struct lc_buf *out,
+    const struct lc_msg_prefix_match *m)
+{
+	int r;
+	size_t s = lc_msg_begin(out, LC_MSG_PREFIX_MATCH, &r);
+
+	(void)(r != 0 ||
+	    (r = lc_buf_put_u32(out, m->id)) != 0 ||
+	    (r = lc_buf_put_u64(out, m->match)) != 0);
+	return lc_msg_finish(out, s, r);
+}
+
+int
+lc_msg_get_prefix_match(const uint8_t *p, size_t n,
+    struct lc_msg_prefix_match *m)
+{
+	struct lc_rd rd;
+
+	memset(m, 0, sizeof(*m));
+	lc_rd_init(&rd, p, n);
+	if (lc_rd_get_u32(&rd, &m->id) != 0 || m->id == 0 ||
+	    lc_rd_get_u64(&rd, &m->match) != 0 || lc_rd_end(&rd) != 0)
+		return -LC_ERR_PROTO;
+	return 0;
+}
+
+int
+lc_msg_put_stream_lost(struct lc_buf *out, const struct lc_msg_stream_lost *m)
+{
+	int r;
+	size_t s = lc_msg_begin(out, LC_MSG_STREAM_LOST, &r);
+
+	(void)(r != 0 ||
+	    (r = lc_buf_put_u32(out, m->stream)) != 0 ||
+	    (r = lc_buf_put_u8(out, m->has_last)) != 0 ||
+	    (r = lc_buf_put_u32(out, m->last_file)) != 0 ||
+	    (r = lc_buf_put_u64(out, m->last_off)) != 0 ||
+	    (r = lc_buf_put_cstring(out, m->reason)) != 0);
+	return lc_msg_finish(out, s, r);
+}
+
+int
+lc_msg_get_stream_lost(const uint8_t *p, size_t n,
+    struct lc_msg_stream_lost *m)
+{
+	struct lc_rd rd;
+
+	memset(m, 0, sizeof(*m));
+	lc_rd_init(&rd, p, n);
+	if (lc_rd_get_u32(&rd, &m->stream) != 0 ||
+	    m->stream >= LC_MAX_STREAMS ||
+	    lc_rd_get_u8(&rd, &m->has_last) != 0 || m->has_last > 1 ||
+	    lc_rd_get_u32(&rd, &m->last_file) != 0 ||
+	    lc_rd_get_u64(&rd, &m->last_off) != 0 ||
+	    lc_rd_get_cstring(&rd, m->reason, sizeof(m->reason)) != 0 ||
+	    lc_rd_end(&rd) != 0)
+		return -LC_ERR_PROTO;
+	return 0;
+}
+
+int
+lc_msg_put_ack(struct lc_buf *out, const struct lc_msg_ack *m)
+{
+	int r;
+	size_t s = lc_msg_begin(out, LC_MSG_ACK, &r);
+
+	(void)(r != 0 ||
+	    (r = lc_buf_put_u32(out, m->file)) != 0 ||
+	    (r = lc_buf_put_u64(out, m->written)) != 0);
+	return lc_msg_finish(out, s, r);
+}
+
+int
+lc_msg_get_ack(const uint8_t *p, size_t n, struct lc_msg_ack *m)
+{
+	struct lc_rd rd;
+
+	memset(m, 0, sizeof(*m));
+	lc_rd_init(&rd, p, n);
+	if (lc_rd_get_u32(&rd, &m->file) != 0 ||
+	    lc_rd_get_u64(&rd, &m->written) != 0 || lc_rd_end(&rd) != 0)
 		return -LC_ERR_PROTO;
 	return 0;
 }

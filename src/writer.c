@@ -5,12 +5,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 struct lc_pool {
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
 	struct lc_wbuf *free_list;
+	struct lc_wbuf *spare;	/* outside the quota, idle */
+	int spare_out;		/* the spare is in use */
 	uint32_t count;		/* quota */
 	uint32_t allocated;
 	uint32_t size;
@@ -52,11 +55,22 @@ lc_pool_alloc_locked(struct lc_pool *p)
 	return b;
 }
 
-struct lc_wbuf *
-lc_pool_get(struct lc_pool *p)
+/* ms < 0: wait for ever */
+static struct lc_wbuf *
+lc_pool_take(struct lc_pool *p, int ms)
 {
 	struct lc_wbuf *b = NULL;
+	struct timespec until;
 
+	if (ms > 0) {
+		clock_gettime(CLOCK_REALTIME, &until);
+		until.tv_sec += ms / 1000;
+		until.tv_nsec += (long)(ms % 1000) * 1000000L;
+		if (until.tv_nsec >= 1000000000L) {
+			until.tv_sec++;
+			until.tv_nsec -= 1000000000L;
+		}
+	}
 	pthread_mutex_lock(&p->mu);
 	for (;;) {
 		if (p->aborted)
@@ -70,7 +84,57 @@ lc_pool_get(struct lc_pool *p)
 			b = lc_pool_alloc_locked(p);
 			break;
 		}
-		pthread_cond_wait(&p->cv, &p->mu);
+		if (ms == 0)
+			break;
+		if (ms < 0)
+			pthread_cond_wait(&p->cv, &p->mu);
+		else if (pthread_cond_timedwait(&p->cv, &p->mu, &until) != 0)
+			break;
+	}
+	pthread_mutex_unlock(&p->mu);
+	if (b != NULL) {
+		b->next = NULL;
+		b->off = 0;
+		b->len = 0;
+	}
+	return b;
+}
+
+struct lc_wbuf *
+lc_pool_get(struct lc_pool *p)
+{
+	return lc_pool_take(p, -1);
+}
+
+struct lc_wbuf *
+lc_pool_get_timed(struct lc_pool *p, int ms)
+{
+	return lc_pool_take(p, ms);
+}
+
+int
+lc_pool_aborted(struct lc_pool *p)
+{
+	int a;
+
+	pthread_mutex_lock(&p->mu);
+	a = p->aborted;
+	pthread_mutex_unlock(&p->mu);
+	return a;
+}
+
+struct lc_wbuf *
+lc_pool_spare(struct lc_pool *p)
+{
+	struct lc_wbuf *b = NULL;
+
+	pthread_mutex_lock(&p->mu);
+	if (!p->spare_out) {
+		if (p->spare == NULL && (p->spare = lc_pool_alloc_locked(p)) !=
+		    NULL)
+			p->allocated--;	/* not part of the quota */
+		if ((b = p->spare) != NULL)
+			p->spare_out = 1;
 	}
 	pthread_mutex_unlock(&p->mu);
 	if (b != NULL) {
@@ -87,9 +151,13 @@ lc_pool_put(struct lc_wbuf *b)
 	struct lc_pool *p = b->pool;
 
 	pthread_mutex_lock(&p->mu);
-	b->next = p->free_list;
-	p->free_list = b;
-	pthread_cond_signal(&p->cv);
+	if (b == p->spare) {
+		p->spare_out = 0;
+	} else {
+		b->next = p->free_list;
+		p->free_list = b;
+		pthread_cond_signal(&p->cv);
+	}
 	pthread_mutex_unlock(&p->mu);
 }
 
@@ -125,6 +193,10 @@ lc_pool_free(struct lc_pool *p)
 		free(b->data);
 		free(b);
 	}
+	if (p->spare != NULL) {
+		free(p->spare->data);
+		free(p->spare);
+	}
 	pthread_cond_destroy(&p->cv);
 	pthread_mutex_destroy(&p->mu);
 	free(p);
@@ -139,6 +211,7 @@ struct lc_wfile {
 	struct lc_wbuf *pending;	/* sorted by offset */
 	int draining;
 	int err;		/* first error, negative */
+	struct lc_csum *csum;	/* fed in order, NULL: none */
 	struct lc_err errinfo;
 	char name[512];
 };
@@ -251,6 +324,8 @@ lc_wfile_submit(struct lc_wfile *f, struct lc_wbuf *b, int *complete,
 		pthread_mutex_unlock(&f->mu);
 		len = w->len;
 		r = lc_wfile_write(f, w, e);
+		if (r == 0 && f->csum != NULL)
+			lc_csum_update(f->csum, w->data, len);
 		lc_pool_put(w);
 		pthread_mutex_lock(&f->mu);
 		if (r != 0) {
@@ -277,6 +352,14 @@ lc_wfile_written(struct lc_wfile *f)
 	v = f->next;
 	pthread_mutex_unlock(&f->mu);
 	return v;
+}
+
+void
+lc_wfile_set_csum(struct lc_wfile *f, struct lc_csum *csum)
+{
+	pthread_mutex_lock(&f->mu);
+	f->csum = csum;
+	pthread_mutex_unlock(&f->mu);
 }
 
 void

@@ -11,6 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "lanecp/checksum.h"
 #include "lanecp/err.h"
 
 struct lc_copy_opts {
@@ -29,15 +30,37 @@ struct lc_copy_opts {
 	const char *agent_cmd;	/* -T, default "lanecp" */
 	int batch;		/* never prompt */
 	int allow_local;	/* tests only: both ends local (loopback) */
+	int resume;		/* -a: continue from a verified partial file */
+	int csum_alg;		/* -e / -E: enum lc_csum_alg, 0: none */
+	int print_sums;		/* -E: print "ALG value host:path" lines */
+	char expect[LC_CSUM_TEXT_MAX];	/* -E ALG=VALUE, "" if none */
+	uint64_t rate;		/* -x: bytes per second, 0: unlimited */
+	uint32_t timeout_s;	/* --timeout: no progress this long fails */
+	uint32_t stall_s;	/* --stream-timeout: give up on one stream */
+	uint32_t retries;	/* --retries: extra attempts, resuming */
+	int no_space_check;	/* --no-space-check */
+	const char *log_path;	/* -l FILE */
+	const char *cmdline;	/* for the -l log */
 };
 
+#define LC_RESULT_SUMS 16
+
 struct lc_copy_result {
-	uint64_t bytes;		/* payload bytes received by the sink */
+	uint64_t bytes;		/* payload bytes written by the sink */
+	uint64_t sent;		/* payload bytes sent, all attempts */
+	uint64_t resumed;	/* bytes kept from a partial file */
 	uint32_t files;
-	uint64_t ns;		/* wall time of the data phase */
+	uint64_t ns;		/* wall time, all attempts */
 	uint32_t streams;
 	uint32_t window;	/* effective, 0 = autotuned */
 	uint32_t block;
+	int encrypted;
+	uint32_t attempts;
+	uint32_t nsums;		/* checksums of the files written (-e/-E) */
+	struct {
+		char path[512];
+		char sum[LC_CSUM_TEXT_MAX];
+	} sums[LC_RESULT_SUMS];
 };
 
 /*
@@ -47,5 +70,22 @@ struct lc_copy_result {
  */
 int lc_copy_run(const struct lc_copy_opts *o, int signal_fd,
     struct lc_copy_result *res, struct lc_err *e);
+
+/*
+ * lc_copy_run with --retries: after a transient failure (connection,
+ * agent or stream lost, stall, integrity or checksum failure) it waits
+ * (1, 2, 4 ... 60 s) and tries again with resume on, up to o->retries
+ * more times.  Also keeps the -l log.  Same contract as lc_copy_run.
+ */
+int lc_copy(const struct lc_copy_opts *o, int signal_fd,
+    struct lc_copy_result *res, struct lc_err *e);
+
+/*
+ * Write the --json summary: one object and a newline.  exit_status is what
+ * the process will exit with; e is NULL or clear on success.
+ */
+void lc_copy_json(int fd, const struct lc_copy_opts *o,
+    const struct lc_copy_result *res, const struct lc_err *e,
+    int exit_status);
 
 #endif

@@ -6,21 +6,37 @@
  * Blocks come out in one global order (files in the order they were
  * added, offsets ascending within a file), so every stream sees its own
  * blocks in increasing order; the sink's ordered writer relies on that for
- * deadlock freedom.  The dispenser owns each file's descriptor and closes
- * it when the last block of the file has been handed out and released.
+ * deadlock freedom.
+ *
+ * A block stays "outstanding" from lc_dispenser_next until it is released:
+ * the sender keeps it after sending until the sink confirms it is written
+ * (an ACK watermark), so that if its stream dies the block can be put back
+ * with lc_dispenser_requeue and sent again on another stream.  Requeued
+ * blocks are handed out before anything else, lowest first.  The
+ * dispenser owns each file's descriptor and closes it when the file has
+ * been handed out completely and every block of it released.
+ *
+ * End-to-end checksums: a file may carry a running checksum; senders feed
+ * it in offset order through lc_dispenser_hash (a turnstile: the holder of
+ * the next offset hashes, the others wait their turn).
  *
  * Thread safety: all functions may be called from any thread.
  */
 #ifndef LANECP_DISPENSER_H
 #define LANECP_DISPENSER_H
 
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
+
+#include "lanecp/checksum.h"
 
 struct lc_dispenser;
 struct lc_dfile;
 
 struct lc_block {
-	struct lc_dfile *file;	/* opaque, for lc_dispenser_release */
+	struct lc_dfile *file;	/* opaque, for release/requeue/hash */
 	uint32_t file_id;
 	int fd;
 	uint64_t offset;
@@ -31,12 +47,15 @@ struct lc_block {
 struct lc_dispenser *lc_dispenser_new(uint32_t block);
 
 /*
- * Queue file id for sending bytes [start, end) read from fd (ownership of
- * fd moves to the dispenser, even on failure).  0 or -LC_ERR_NOMEM /
- * -LC_ERR_INTERNAL (after lc_dispenser_finish).
+ * Queue file id for sending bytes [start, end) read from fd.  Ownership of
+ * fd and csum (NULL: no checksum; else seeded with bytes [0, start)) moves
+ * to the dispenser, even on failure.  If the range is empty and csum is
+ * set, *sum receives the final checksum text at once (else "").
+ * 0 or -LC_ERR_NOMEM / -LC_ERR_INTERNAL (after lc_dispenser_finish).
  */
 int lc_dispenser_add(struct lc_dispenser *d, uint32_t id, int fd,
-    uint64_t start, uint64_t end);
+    uint64_t start, uint64_t end, struct lc_csum *csum,
+    char sum[LC_CSUM_TEXT_MAX]);
 
 /* No more files will be added. */
 void lc_dispenser_finish(struct lc_dispenser *d);
@@ -45,17 +64,50 @@ void lc_dispenser_finish(struct lc_dispenser *d);
 void lc_dispenser_abort(struct lc_dispenser *d);
 
 /*
- * Take the next block, waiting while the queue is empty and more files may
- * come.  Returns 1 with *b filled, 0 when everything has been handed out
- * after lc_dispenser_finish, -LC_ERR_CANCELED after lc_dispenser_abort.
+ * Take the next block: a requeued one first, else the next of the queue.
+ * Waits while there is nothing to hand out and more may come (more files,
+ * or requeues while blocks are outstanding).  Returns 1 with *b filled, 0
+ * when everything has been handed out and released after
+ * lc_dispenser_finish, -LC_ERR_CANCELED after lc_dispenser_abort or
+ * when *stop (if given) is true.
  */
-int lc_dispenser_next(struct lc_dispenser *d, struct lc_block *b);
+int lc_dispenser_next(struct lc_dispenser *d, struct lc_block *b,
+    const atomic_bool *stop);
 
-/* The block has been sent (or abandoned); may close the file. */
+/* Wake every waiter in lc_dispenser_next to look at its stop flag. */
+void lc_dispenser_kick(struct lc_dispenser *d);
+
+/*
+ * Feed the block's data to its file's checksum in offset order: waits
+ * until every earlier byte has been fed.  A block fed before (sent again
+ * after a requeue) is skipped.  When this completes the file, *done is set
+ * and sum gets the checksum text.  No-op for files without a checksum.
+ * Returns 0 or -LC_ERR_CANCELED.
+ */
+int lc_dispenser_hash(struct lc_dispenser *d, const struct lc_block *b,
+    const void *data, int *done, char sum[LC_CSUM_TEXT_MAX]);
+
+/* The block is done with (confirmed written, or abandoned). */
 void lc_dispenser_release(struct lc_dispenser *d, struct lc_block *b);
 
-/* Bytes handed out so far. */
+/* Put blocks back to be handed out again (their streams died). */
+void lc_dispenser_requeue(struct lc_dispenser *d, struct lc_block *b,
+    size_t n);
+
+/* Bytes handed out so far (requeued blocks count again). */
 uint64_t lc_dispenser_dispensed(struct lc_dispenser *d);
+
+/*
+ * Global order of blocks: negative, zero or positive as (fa, oa) is
+ * before, at or after (fb, ob).
+ */
+static inline int
+lc_block_cmp(uint32_t fa, uint64_t oa, uint32_t fb, uint64_t ob)
+{
+	if (fa != fb)
+		return fa < fb ? -1 : 1;
+	return oa < ob ? -1 : oa > ob ? 1 : 0;
+}
 
 /* Free everything, closing descriptors still held.  NULL is fine. */
 void lc_dispenser_free(struct lc_dispenser *d);

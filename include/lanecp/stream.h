@@ -40,6 +40,14 @@ struct lc_conn {
 	struct ssl_st *ssl;	/* NULL: plain TCP (--no-encrypt) */
 	uint32_t idx;		/* stream index, set by the handshake */
 	char peer[LC_PEER_MAX];	/* "addr port" for logs */
+	/*
+	 * Receivers: with a socket receive timeout set, a read that times
+	 * out just keeps waiting (patient) and *last_rx_ms records when
+	 * bytes last arrived, so that a stalled stream can be told apart
+	 * from a slow one by someone watching.
+	 */
+	int patient;
+	atomic_uint_fast64_t *last_rx_ms;
 };
 
 /*

@@ -50,7 +50,12 @@ enum lc_msg_type {
 	LC_MSG_FILE_DONE = 30,		/* sink -> ctl */
 	LC_MSG_SRC_DONE = 31,		/* source -> ctl */
 	LC_MSG_SINK_DONE = 32,		/* sink -> ctl */
-	LC_MSG_PROGRESS = 33,		/* sink -> ctl */
+	LC_MSG_PROGRESS = 33,		/* agents -> ctl, heartbeat */
+	LC_MSG_FILE_SUM = 34,		/* source -> ctl -> sink */
+	LC_MSG_FILE_PREFIX = 35,	/* sink -> ctl -> source (resume) */
+	LC_MSG_PREFIX_MATCH = 36,	/* source -> ctl -> sink (resume) */
+	LC_MSG_STREAM_LOST = 37,	/* sink -> ctl -> source */
+	LC_MSG_ACK = 38,		/* ctl -> source: written up to here */
 };
 
 /* HELLO flags */
@@ -67,10 +72,13 @@ enum lc_file_kind {
 #define LC_TGT_WANT_DIR 0x2u	/* several sources: target must be a dir */
 #define LC_TGT_RESUME 0x4u	/* -a */
 #define LC_TGT_NO_FSYNC 0x8u
+#define LC_TGT_NO_SPACE_CHECK 0x10u
+#define LC_TGT_MASK 0x1fu
 
 /* LISTEN / CONNECT flags */
 #define LC_XFER_ENCRYPT 0x1u
 #define LC_XFER_MASK 0x1u
+#define LC_CSUM_ALG_MAX 3u		/* highest enum lc_csum_alg value */
 
 /* Decoded messages.  Strings are copied into fixed arrays. */
 struct lc_msg_hello {
@@ -132,6 +140,8 @@ struct lc_msg_listen {
 	uint32_t window;	/* 0: leave autotuning on */
 	uint32_t block;
 	uint32_t flags;
+	uint32_t csum;		/* enum lc_csum_alg, 0: none */
+	uint32_t stall_s;	/* a stream idle this long is lost; 0: never */
 	uint8_t key[LC_KEY_LEN];
 };
 
@@ -149,6 +159,8 @@ struct lc_msg_connect {
 	uint32_t window;
 	uint32_t block;
 	uint32_t flags;
+	uint32_t csum;		/* enum lc_csum_alg, 0: none */
+	uint64_t rate;		/* bytes per second over all streams, 0: any */
 	uint8_t key[LC_KEY_LEN];
 	uint16_t ports[LC_MAX_STREAMS];
 };
@@ -169,8 +181,50 @@ struct lc_msg_xfer_done {	/* SRC_DONE and SINK_DONE */
 	uint32_t files;
 };
 
+/*
+ * Heartbeat, about once a second from both agents.  bytes: received and
+ * written (sink) or sent (source).  The sink adds its low-water mark:
+ * every block before (file, written) in the global order is on disk.
+ */
 struct lc_msg_progress {
 	uint64_t bytes;
+	uint32_t file;
+	uint64_t written;
+};
+
+struct lc_msg_file_sum {
+	uint32_t id;
+	char checksum[LC_CSUM_MAX];
+};
+
+#define LC_PREFIX_MAX_CHUNKS 16384
+#define LC_PREFIX_HASH_LEN 32
+
+/* Resume: the sink's partial file, hashed in chunks (SHA-256 each). */
+struct lc_msg_file_prefix {
+	uint32_t id;
+	uint64_t length;	/* bytes in the partial file */
+	uint32_t chunk;		/* chunk size; the last chunk may be short */
+	uint32_t n;		/* ceil(length / chunk) */
+	const uint8_t *hashes;	/* n * 32 bytes, points into the frame */
+};
+
+struct lc_msg_prefix_match {
+	uint32_t id;
+	uint64_t match;		/* bytes of the prefix that are right */
+};
+
+struct lc_msg_stream_lost {
+	uint32_t stream;
+	uint8_t has_last;	/* 0: nothing arrived on it */
+	uint32_t last_file;	/* last whole block received on it */
+	uint64_t last_off;
+	char reason[256];
+};
+
+struct lc_msg_ack {
+	uint32_t file;
+	uint64_t written;
 };
 
 /*
@@ -199,6 +253,14 @@ int lc_msg_put_file_done(struct lc_buf *out, const struct lc_msg_file_done *m);
 int lc_msg_put_xfer_done(struct lc_buf *out, uint8_t type,
     const struct lc_msg_xfer_done *m);
 int lc_msg_put_progress(struct lc_buf *out, const struct lc_msg_progress *m);
+int lc_msg_put_file_sum(struct lc_buf *out, const struct lc_msg_file_sum *m);
+int lc_msg_put_file_prefix(struct lc_buf *out,
+    const struct lc_msg_file_prefix *m);
+int lc_msg_put_prefix_match(struct lc_buf *out,
+    const struct lc_msg_prefix_match *m);
+int lc_msg_put_stream_lost(struct lc_buf *out,
+    const struct lc_msg_stream_lost *m);
+int lc_msg_put_ack(struct lc_buf *out, const struct lc_msg_ack *m);
 
 /*
  * Frame splitting: if buf holds a whole frame, set *type, *payload, *plen
@@ -238,6 +300,16 @@ int lc_msg_get_xfer_done(const uint8_t *p, size_t n,
     struct lc_msg_xfer_done *m);
 int lc_msg_get_progress(const uint8_t *p, size_t n,
     struct lc_msg_progress *m);
+int lc_msg_get_file_sum(const uint8_t *p, size_t n,
+    struct lc_msg_file_sum *m);
+/* m->hashes points into p: valid while the frame is. */
+int lc_msg_get_file_prefix(const uint8_t *p, size_t n,
+    struct lc_msg_file_prefix *m);
+int lc_msg_get_prefix_match(const uint8_t *p, size_t n,
+    struct lc_msg_prefix_match *m);
+int lc_msg_get_stream_lost(const uint8_t *p, size_t n,
+    struct lc_msg_stream_lost *m);
+int lc_msg_get_ack(const uint8_t *p, size_t n, struct lc_msg_ack *m);
 
 /* Name of a message type for logs ("FILE_READY"), "?" if unknown. */
 const char *lc_msg_name(uint8_t type);

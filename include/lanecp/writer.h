@@ -26,6 +26,7 @@
 
 #include <stdint.h>
 
+#include "lanecp/checksum.h"
 #include "lanecp/err.h"
 
 struct lc_pool;
@@ -46,6 +47,20 @@ int lc_pool_new(uint32_t count, uint32_t size, struct lc_pool **out);
 /* Take a buffer, waiting until one is free; NULL after lc_pool_abort or
  * when memory runs out. */
 struct lc_wbuf *lc_pool_get(struct lc_pool *p);
+/*
+ * The same, but wait at most ms milliseconds (0: do not wait); NULL on
+ * timeout too (lc_pool_aborted tells the cases apart).
+ */
+struct lc_wbuf *lc_pool_get_timed(struct lc_pool *p, int ms);
+int lc_pool_aborted(struct lc_pool *p);
+/*
+ * A buffer outside any quota, for a block that can be written at once (it
+ * comes back to the spare slot of its owner when put back).  Each
+ * receiver has one, so the block the writer waits for is never stuck
+ * behind full quotas, e.g. when blocks lost on a dead stream come back on
+ * another one.  NULL when memory runs out.
+ */
+struct lc_wbuf *lc_pool_spare(struct lc_pool *p);
 void lc_pool_put(struct lc_wbuf *b);
 /* Wake and fail every waiter, now and later. */
 void lc_pool_abort(struct lc_pool *p);
@@ -76,6 +91,12 @@ int lc_wfile_submit(struct lc_wfile *f, struct lc_wbuf *b, int *complete,
 
 /* Offset up to which the file has been written. */
 uint64_t lc_wfile_written(struct lc_wfile *f);
+
+/*
+ * Feed everything written from now on, in order, to csum (owned by the
+ * caller, which reads it once the file is complete).
+ */
+void lc_wfile_set_csum(struct lc_wfile *f, struct lc_csum *csum);
 
 /* Free; blocks still waiting go back to their pools.  Does not close fd. */
 void lc_wfile_free(struct lc_wfile *f);

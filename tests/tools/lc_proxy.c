@@ -16,6 +16,11 @@
  *   LC_PROXY_RECORD=DIR            save the first 64 KiB the source sends
  *                                  on each stream in DIR/stream-N.bin
  *   LC_PROXY_LOG=FILE              append one line per event
+ *   LC_PROXY_EVERY=1               act on every connection of STREAM,
+ *                                  not just the first
+ *   LC_PROXY_ONCE=FILE             act only if FILE does not exist, and
+ *                                  create it when acting (so that a
+ *                                  retried copy goes through clean)
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -42,7 +47,8 @@ struct action {
 
 static struct action flip = { -1, 0 }, reset_at = { -1, 0 },
     stall = { -1, 0 };
-static const char *record_dir, *log_path;
+static const char *record_dir, *log_path, *once_path;
+static int every;
 static const char *dst_addr;
 static int dst_port[MAXS];
 static int listen_fd[MAXS];
@@ -118,7 +124,7 @@ relay(void *arg)
 	for (;;) {
 		size_t want = sizeof(buf);
 		ssize_t n;
-		int tamper = p->upstream && p->first;
+		int tamper = p->upstream && (p->first || every);
 
 		if (tamper && reset_at.stream == p->stream &&
 		    off + want > reset_at.at)
@@ -239,6 +245,15 @@ main(int argc, char **argv)
 		return 2;
 	}
 	record_dir = getenv("LC_PROXY_RECORD");
+	once_path = getenv("LC_PROXY_ONCE");
+	every = getenv("LC_PROXY_EVERY") != NULL;
+	if (once_path != NULL && access(once_path, F_OK) == 0) {
+		flip.stream = reset_at.stream = stall.stream = -1;
+	} else if (once_path != NULL) {
+		int fd = open(once_path, O_WRONLY | O_CREAT, 0644);
+		if (fd >= 0)
+			close(fd);
+	}
 	log_path = getenv("LC_PROXY_LOG");
 	dst_addr = argv[1];
 	for (int i = 0; i < n; i++) {

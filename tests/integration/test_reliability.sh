@@ -1,0 +1,202 @@
+#!/usr/bin/env bash
+# Unattended reliability: resume, retries, end-to-end checksums, broken and
+# stalled streams, stalls, full disks, signals, killed agents.  Each case
+# checks the exit status, the message, that the target holds either the
+# old file or the complete new one, and that no agent is left behind.
+set -euo pipefail
+. "$LC_SRC_DIR/tests/integration/lib.sh"
+lc_sshd_start
+
+d=$LC_SSHD_DIR
+H=$LC_SSH_HOST
+PROXY=$LC_TOOLS_DIR/lc_proxy
+mkdir -p "$d/remote" "$d/local"
+head -c $((48 << 20)) /dev/urandom >"$d/local/big"
+sum_big=$(sha256sum <"$d/local/big" | cut -d' ' -f1)
+
+wait_for() {
+	local i
+	for ((i = 0; i < $3 * 10; i++)); do
+		grep -Eq -- "$1" "$2" 2>/dev/null && return 0
+		sleep 0.1
+	done
+	lc__show "$2"
+	lc_fail "timed out waiting for /$1/ in $2"
+}
+# no agent of ours may survive its controller by more than 2 s
+no_agents() {
+	local i
+	for ((i = 0; i < 20; i++)); do
+		[[ -z $(lc_pids_matching "$d/agent --agent") ]] && return 0
+		sleep 0.1
+	done
+	lc_fail "agent still running: $(lc_pids_matching "$d/agent --agent")"
+}
+ln -s "$LANECP" "$d/agent"
+L() { lc_lanecp -T "$d/agent" "$@"; }
+LX() { local code=$1 pat=$2; shift 2; lc_lanecp_expect "$code" "$pat" -T "$d/agent" "$@"; }
+json_get() { python3 -c 'import json,sys; print(json.loads(sys.stdin.read())[sys.argv[1]])' "$1"; }
+
+lc_note "-E prints checksums like bbcp, -E ALG=VALUE checks a known value"
+L -E sha256 -f "$d/local/big" "$H:$d/remote/e.bin" >"$d/out"
+grep -qx "sha256 $sum_big $H:$d/remote/e.bin" "$d/out" ||
+	{ cat "$d/out"; lc_fail "-E sha256 line"; }
+L -E "sha256=$sum_big" -f "$d/local/big" "$H:$d/remote/e.bin" >/dev/null
+crc=$(python3 -c 'import zlib,sys; print("%08x" % zlib.crc32(open(sys.argv[1],"rb").read()))' "$d/local/big")
+L -E crc32 -f "$H:$d/remote/e.bin" "$d/local/e.back" >"$d/out"
+grep -qx "crc32 $crc $(lc_re "$d/local/e.back")" "$d/out" || { cat "$d/out"; lc_fail "-E crc32"; }
+LX 12 "has sha256:$sum_big, not the expected sha256:0{64}" \
+	-E "sha256=$(printf '0%.0s' {1..64})" -f "$d/local/big" "$H:$d/remote/e2.bin"
+[[ ! -e $d/remote/e2.bin ]] || lc_fail "renamed despite a checksum mismatch"
+LX 2 "-E md5: want sha256" -E md5 "$d/local/big" "$H:$d/remote/"
+
+lc_note "a byte changed in transit (--no-encrypt) is caught by -e; not renamed"
+export LANECP_TEST_PROXY=$PROXY LC_PROXY_LOG=$d/proxy.log
+LC_PROXY_FLIP=0:5000000 LX 12 "checksum mismatch: the source has sha256:$sum_big, what was written has sha256:" \
+	--no-encrypt -e -s 2 "$d/local/big" "$H:$d/remote/flip.bin"
+[[ ! -e $d/remote/flip.bin ]] || lc_fail "corrupt copy renamed into place"
+lc_note "... and --retries fixes it: the resume check finds the bad chunk"
+LC_PROXY_FLIP=0:5000000 LC_PROXY_ONCE=$d/flipped L --json --no-encrypt -e -s 2 --retries 2 -a \
+	"$d/local/big" "$H:$d/remote/flip.bin" >"$d/json"
+unset LANECP_TEST_PROXY
+cmp "$d/local/big" "$d/remote/flip.bin" || lc_fail "retried copy differs"
+[[ $(json_get ok <"$d/json") == True ]] || lc_fail "json: not ok"
+
+lc_note "a stream that is reset mid-copy: it reconnects and resends what was lost"
+LANECP_TEST_PROXY=$PROXY LC_PROXY_RESET=1:4000000 \
+	L -f -s 3 "$d/local/big" "$H:$d/remote/reset.bin"
+lc_log_has 'data stream 1 lost' "$LC_ERR"
+cmp "$d/local/big" "$d/remote/reset.bin" || lc_fail "copy after a reset differs"
+
+lc_note "a stream that stalls: dropped after --stream-timeout, reconnected, resent"
+LANECP_TEST_PROXY=$PROXY LC_PROXY_STALL=2:3000000 \
+	L -f -s 3 --stream-timeout 2 "$d/local/big" "$H:$d/remote/stall.bin"
+lc_log_has 'data stream 2 lost \(no data for 2 s\)' "$LC_ERR"
+cmp "$d/local/big" "$d/remote/stall.bin" || lc_fail "copy after a stall differs"
+no_agents
+
+lc_note "a whole copy that stalls fails after --timeout, naming the side"
+echo old >"$d/remote/t.bin"
+start=$(date +%s)
+LANECP_TEST_PROXY=$PROXY LC_PROXY_STALL=0:2000000 \
+	LX 11 "no progress for 4 s: data sent by .* is not arriving" \
+	-f -s 1 --timeout 4 --stream-timeout 0 "$d/local/big" "$H:$d/remote/t.bin"
+(( $(date +%s) - start < 20 )) || lc_fail "--timeout took too long"
+[[ $(cat "$d/remote/t.bin") == old ]] || lc_fail "old target changed"
+no_agents
+
+lc_note "kill -9 of the controller keeps the partial file; -a resumes it"
+rm -f "$d/remote/k.bin" "$d/remote/.k.bin.lanecp-part"
+"$LANECP" -F "$LC_SSH_CONFIG" -T "$d/agent" -x 8m -s 2 "$d/local/big" \
+	"$H:$d/remote/k.bin" 2>"$d/k.err" &
+pid=$!
+for ((i = 0; i < 50; i++)); do
+	[[ $(stat -c %s "$d/remote/.k.bin.lanecp-part" 2>/dev/null || echo 0) -gt $((8 << 20)) ]] && break
+	sleep 0.1
+done
+kill -9 "$pid"
+wait "$pid" 2>/dev/null || true
+no_agents
+[[ ! -e $d/remote/k.bin ]] || lc_fail "target exists after kill -9"
+part=$(stat -c %s "$d/remote/.k.bin.lanecp-part")
+(( part > 0 && part < 48 << 20 )) || lc_fail "partial file size $part"
+cmp -n "$part" "$d/remote/.k.bin.lanecp-part" "$d/local/big" || lc_fail "partial is not a prefix"
+L -a --json -s 2 "$d/local/big" "$H:$d/remote/k.bin" >"$d/json"
+cmp "$d/local/big" "$d/remote/k.bin" || lc_fail "resumed copy differs"
+resumed=$(json_get resumed_bytes <"$d/json")
+sent=$(json_get bytes <"$d/json")
+(( resumed > 0 && resumed <= part )) || lc_fail "resumed_bytes $resumed (partial $part)"
+(( sent + resumed == 48 << 20 )) || lc_fail "sent $sent + resumed $resumed"
+
+lc_note "a corrupted prefix is found chunk by chunk and copied again"
+head -c $((20 << 20)) "$d/local/big" >"$d/remote/.c.bin.lanecp-part"
+printf 'X' | dd of="$d/remote/.c.bin.lanecp-part" bs=1 seek=$((12 << 20)) conv=notrunc 2>/dev/null
+L -a -v --json -B 1m "$d/local/big" "$H:$d/remote/c.bin" >"$d/json"
+lc_log_has 'matches the source only up to 12\.0 MiB; the rest is copied again' "$LC_ERR"
+cmp "$d/local/big" "$d/remote/c.bin" || lc_fail "copy after a bad prefix differs"
+[[ $(json_get resumed_bytes <"$d/json") == $((12 << 20)) ]] || lc_fail "resumed bytes"
+
+lc_note "SIGINT and SIGTERM: clean stop, partial kept, 130 / 143"
+for sig in INT TERM; do
+	rm -f "$d/remote/s.bin" "$d/remote/.s.bin.lanecp-part"
+	"$LANECP" -F "$LC_SSH_CONFIG" -T "$d/agent" -x 8m "$d/local/big" \
+		"$H:$d/remote/s.bin" 2>"$d/s.err" &
+	pid=$!
+	wait_for 'x' <(sleep 1.5; echo x) 5
+	kill -"$sig" "$pid"
+	rc=0
+	wait "$pid" || rc=$?
+	want=$([[ $sig == INT ]] && echo 130 || echo 143)
+	[[ $rc == "$want" ]] || { lc__show "$d/s.err"; lc_fail "SIG$sig: exit $rc"; }
+	lc_log_has "interrupted by signal" "$d/s.err"
+	[[ -s $d/remote/.s.bin.lanecp-part && ! -e $d/remote/s.bin ]] ||
+		lc_fail "SIG$sig: partial file not kept"
+	no_agents
+done
+
+lc_note "the remote agent killed mid-copy: exit 6; --retries resumes"
+rm -f "$d/remote/.ka.bin.lanecp-part"
+"$LANECP" -F "$LC_SSH_CONFIG" -T "$d/agent" -x 8m "$d/local/big" \
+	"$H:$d/remote/ka.bin" 2>"$d/ka.err" &
+pid=$!
+sleep 1.5
+kill -9 $(lc_pids_matching "$d/agent --agent")
+rc=0
+wait "$pid" || rc=$?
+[[ $rc == 6 ]] || { lc__show "$d/ka.err"; lc_fail "killed agent: exit $rc"; }
+lc_log_has "remote agent (killed by signal|exited|lost)|connection to the remote agent lost" "$d/ka.err"
+"$LANECP" -F "$LC_SSH_CONFIG" -T "$d/agent" -x 8m --retries 3 "$d/local/big" \
+	"$H:$d/remote/ka.bin" 2>"$d/ka2.err" &
+pid=$!
+sleep 1.5
+kill -9 $(lc_pids_matching "$d/agent --agent")
+rc=0
+wait "$pid" || rc=$?
+[[ $rc == 0 ]] || { lc__show "$d/ka2.err"; lc_fail "with --retries: exit $rc"; }
+lc_log_has "attempt 1 of 4 failed: .*retrying in 1 s, resuming" "$d/ka2.err"
+cmp "$d/local/big" "$d/remote/ka.bin" || lc_fail "copy after retry differs"
+no_agents
+
+lc_note "-x caps the rate; -l keeps a timestamped record; --json says it all"
+head -c $((6 << 20)) /dev/urandom >"$d/local/six"
+start=$(date +%s%N)
+L -x 3m -l "$d/run.log" --json "$d/local/six" "$H:$d/remote/six" >"$d/json"
+ms=$(( ($(date +%s%N) - start) / 1000000 ))
+(( ms >= 1500 )) || lc_fail "-x 3m moved 6 MiB in $ms ms"
+lc_log_has '^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:]{8}.* start: .*-x 3m' "$d/run.log"
+lc_log_has 'result: ok, 1 file, 6291456 bytes written' "$d/run.log"
+python3 - "$d/json" <<'PY' || lc_fail "json fields"
+import json, sys
+j = json.load(open(sys.argv[1]))
+want = {"files": 1, "bytes": 6291456, "resumed_bytes": 0, "encrypted": True,
+        "exit_status": 0, "ok": True}
+for k, v in want.items():
+    assert j[k] == v, (k, j[k])
+for k in ("seconds", "streams", "window", "checksums"):
+    assert k in j, k
+PY
+LX 5 'nope: No such file' --json "$d/local/nope" "$H:$d/remote/" >"$d/json" || true
+python3 - "$d/json" <<'PY' || lc_fail "json on failure"
+import json, sys
+j = json.load(open(sys.argv[1]))
+assert j["ok"] is False and j["exit_status"] == 5 and "No such file" in j["error"], j
+PY
+
+if [[ $(id -u) == 0 ]] && mount -t tmpfs -o size=16m tmpfs "$d/remote/small" 2>/dev/null ||
+	{ mkdir -p "$d/remote/small" && mount -t tmpfs -o size=16m tmpfs "$d/remote/small" 2>/dev/null; }; then
+	lc_on_exit "umount -l '$d/remote/small'"
+	lc_note "a full disk: refused up front, or ENOSPC during the copy: exit 10"
+	head -c $((4 << 20)) /dev/urandom >"$d/remote/small/keep"
+	sum_keep=$(sha256sum <"$d/remote/small/keep")
+	LX 10 "$(lc_re "$d/remote/small/big"): needs 48\\.0 MiB but only .* is free there" \
+		"$d/local/big" "$H:$d/remote/small/"
+	LX 10 "lctest: write $(lc_re "$d/remote/small/big"): No space left on device" \
+		--no-space-check "$d/local/big" "$H:$d/remote/small/"
+	[[ ! -e $d/remote/small/big ]] || lc_fail "target created on a full disk"
+	[[ $(sha256sum <"$d/remote/small/keep") == "$sum_keep" ]] || lc_fail "other file touched"
+	no_agents
+else
+	lc_note "SKIPPED full-disk case: cannot mount a tmpfs here (not root)"
+fi
+
+echo PASS
