@@ -454,6 +454,19 @@ lc_sink_table_get(struct lc_sink *s, uint32_t id)
 	return f;
 }
 
+/* A receiver's lookup: the file's writer, NULL while it has none. */
+static struct lc_wfile *
+lc_sink_writer(struct lc_sink *s, uint32_t id)
+{
+	struct lc_wfile *wf = NULL;
+
+	pthread_mutex_lock(&s->mu);
+	if (id < s->files_cap && s->files[id] != NULL)
+		wf = s->files[id]->wf;
+	pthread_mutex_unlock(&s->mu);
+	return wf;
+}
+
 static void
 lc_sfile_free(struct lc_sfile *f)
 {
@@ -556,11 +569,17 @@ lc_sink_start_file(struct lc_sink *s, struct lc_sfile *f, struct lc_err *e)
 	struct lc_msg_file_ready ready;
 	int r;
 
+	struct lc_wfile *wf;
+
 	if ((r = lc_wfile_new(f->fd, !f->direct, f->start, f->size, f->final,
-	    &f->wf)) != 0)
+	    &wf)) != 0)
 		return lc_err_set(e, -r, "out of memory");
 	if (f->csum != NULL)
-		lc_wfile_set_csum(f->wf, f->csum);
+		lc_wfile_set_csum(wf, f->csum);
+	/* receivers look the writer up under the mutex */
+	pthread_mutex_lock(&s->mu);
+	f->wf = wf;
+	pthread_mutex_unlock(&s->mu);
 	f->state = LC_SF_RECV;
 	memset(&ready, 0, sizeof(ready));
 	ready.id = f->id;
@@ -857,7 +876,7 @@ lc_acceptor_main(void *arg)
  * quotas).  NULL when canceled.
  */
 static struct lc_wbuf *
-lc_receiver_buffer(struct lc_receiver *rv, struct lc_sfile *f, uint64_t off)
+lc_receiver_buffer(struct lc_receiver *rv, struct lc_wfile *wf, uint64_t off)
 {
 	struct lc_wbuf *b;
 
@@ -865,7 +884,7 @@ lc_receiver_buffer(struct lc_receiver *rv, struct lc_sfile *f, uint64_t off)
 		return b;
 	atomic_store(&rv->state, LC_RV_QUOTA);
 	while (b == NULL && !lc_pool_aborted(rv->pool)) {
-		if (lc_wfile_written(f->wf) == off)
+		if (lc_wfile_written(wf) == off)
 			b = lc_pool_spare(rv->pool);
 		if (b == NULL)
 			b = lc_pool_get_timed(rv->pool, 50);
@@ -880,7 +899,7 @@ lc_receiver_loop(struct lc_receiver *rv, struct lc_err *e)
 	struct lc_sink *s = rv->sink;
 	uint8_t hdr[LC_FRAME_HDR_LEN];
 	struct lc_frame fr;
-	struct lc_sfile *f;
+	struct lc_wfile *wf;
 	struct lc_wbuf *b;
 	int r, complete;
 
@@ -897,11 +916,10 @@ lc_receiver_loop(struct lc_receiver *rv, struct lc_err *e)
 			    "data stream %u: malformed frame header", rv->idx);
 		if (fr.type == LC_FRAME_END)
 			return 0;
-		if ((f = lc_sink_table_get(s, fr.file_id)) == NULL ||
-		    f->wf == NULL)
+		if ((wf = lc_sink_writer(s, fr.file_id)) == NULL)
 			return lc_err_set(e, LC_ERR_PROTO, "data stream %u: "
 			    "data for unknown file %u", rv->idx, fr.file_id);
-		if ((b = lc_receiver_buffer(rv, f, fr.offset)) == NULL)
+		if ((b = lc_receiver_buffer(rv, wf, fr.offset)) == NULL)
 			return lc_err_set(e, LC_ERR_CANCELED, "canceled");
 		b->off = fr.offset;
 		b->len = fr.len;
@@ -916,11 +934,12 @@ lc_receiver_loop(struct lc_receiver *rv, struct lc_err *e)
 		rv->has_last = 1;
 		rv->last_file = fr.file_id;
 		rv->last_off = fr.offset;
-		if ((r = lc_wfile_submit(f->wf, b, &complete, e)) != 0)
+		if ((r = lc_wfile_submit(wf, b, &complete, e)) != 0)
 			return r;
 		atomic_fetch_add(&s->bytes, fr.len);
 		if (complete)
-			lc_agent_post(s->ag, LC_EV_FILE_WRITTEN, f->id, 0, NULL);
+			lc_agent_post(s->ag, LC_EV_FILE_WRITTEN, fr.file_id, 0,
+			    NULL);
 	}
 }
 
