@@ -47,6 +47,9 @@ lc_err_clear(struct lc_err *e)
 		memset(e, 0, sizeof(*e));
 }
 
+static int lc__err_vset(struct lc_err *e, int code, int err,
+    const char *fmt, va_list ap) __attribute__((format(printf, 4, 0)));
+
 static int
 lc__err_vset(struct lc_err *e, int code, int err, const char *fmt,
     va_list ap)

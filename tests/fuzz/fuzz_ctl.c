@@ -39,6 +39,11 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		struct lc_msg_file_done done;
 		struct lc_msg_xfer_done xfer;
 		struct lc_msg_progress prog;
+		struct lc_msg_file_sum sum;
+		struct lc_msg_file_prefix prefix;
+		struct lc_msg_prefix_match match;
+		struct lc_msg_stream_lost lost;
+		struct lc_msg_ack ack;
 	} m;
 	struct lc_buf b;
 	const uint8_t *p;
@@ -50,7 +55,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	p = data + 1;
 	n = size - 1;
 	lc_buf_init(&b, LC_CTL_MAX + 8);
-	switch (data[0] % 20) {
+	switch (data[0] % 24) {
 	case 0:
 		if (lc_msg_get_hello(p, n, &m.hello) == 0 &&
 		    lc_msg_put_hello(&b, &m.hello) == 0)
@@ -128,6 +133,31 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		break;
 	case 15:
 		(void)lc_msg_get_empty(p, n);
+		break;
+	case 16:
+		if (lc_msg_get_file_sum(p, n, &m.sum) == 0 &&
+		    lc_msg_put_file_sum(&b, &m.sum) == 0)
+			lc_check_same(&b, p, n);
+		break;
+	case 17:
+		if (lc_msg_get_file_prefix(p, n, &m.prefix) == 0 &&
+		    lc_msg_put_file_prefix(&b, &m.prefix) == 0)
+			lc_check_same(&b, p, n);
+		break;
+	case 18:
+		if (lc_msg_get_prefix_match(p, n, &m.match) == 0 &&
+		    lc_msg_put_prefix_match(&b, &m.match) == 0)
+			lc_check_same(&b, p, n);
+		break;
+	case 19:
+		if (lc_msg_get_stream_lost(p, n, &m.lost) == 0 &&
+		    lc_msg_put_stream_lost(&b, &m.lost) == 0)
+			lc_check_same(&b, p, n);
+		break;
+	case 20:
+		if (lc_msg_get_ack(p, n, &m.ack) == 0 &&
+		    lc_msg_put_ack(&b, &m.ack) == 0)
+			lc_check_same(&b, p, n);
 		break;
 	default:
 		/* the frame splitter on raw bytes */

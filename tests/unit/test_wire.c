@@ -176,4 +176,66 @@ LC_TEST(data_frames)
 	LC_CHECK(lc_frame_get(h, 1 << 20, &g) == -LC_ERR_PROTO);
 }
 
+LC_TEST(resume_and_recovery_messages)
+{
+	struct lc_buf b;
+	uint8_t hashes[3 * LC_PREFIX_HASH_LEN];
+	struct lc_msg_file_prefix fp, gp;
+	struct lc_msg_stream_lost sl, gl;
+	struct lc_msg_progress pr, gr;
+	struct lc_msg_file_sum fs, gs;
+	const uint8_t *p;
+	size_t n;
+
+	lc_buf_init(&b, LC_CTL_MAX + 8);
+	for (size_t i = 0; i < sizeof(hashes); i++)
+		hashes[i] = (uint8_t)i;
+	memset(&fp, 0, sizeof(fp));
+	fp.id = 4;
+	fp.length = 2500;
+	fp.chunk = 1000;
+	fp.n = 3;
+	fp.hashes = hashes;
+	LC_CHECK(lc_msg_put_file_prefix(&b, &fp) == 0);
+	one_frame(&b, LC_MSG_FILE_PREFIX, &p, &n);
+	LC_CHECK(lc_msg_get_file_prefix(p, n, &gp) == 0);
+	LC_CHECK_EQ_U(gp.n, 3);
+	LC_CHECK(memcmp(gp.hashes, hashes, sizeof(hashes)) == 0);
+	/* a chunk count that does not fit the length is refused */
+	lc_buf_reset(&b);
+	fp.length = 3500;
+	LC_CHECK(lc_msg_put_file_prefix(&b, &fp) == 0);
+	one_frame(&b, LC_MSG_FILE_PREFIX, &p, &n);
+	LC_CHECK(lc_msg_get_file_prefix(p, n, &gp) == -LC_ERR_PROTO);
+	lc_buf_reset(&b);
+	memset(&sl, 0, sizeof(sl));
+	sl.stream = 7;
+	sl.has_last = 1;
+	sl.last_file = 2;
+	sl.last_off = 1ULL << 40;
+	snprintf(sl.reason, sizeof(sl.reason), "no data for 30 s");
+	LC_CHECK(lc_msg_put_stream_lost(&b, &sl) == 0);
+	one_frame(&b, LC_MSG_STREAM_LOST, &p, &n);
+	LC_CHECK(lc_msg_get_stream_lost(p, n, &gl) == 0);
+	LC_CHECK(memcmp(&sl, &gl, sizeof(sl)) == 0);
+	lc_buf_reset(&b);
+	memset(&pr, 0, sizeof(pr));
+	pr.bytes = 99;
+	pr.file = 3;
+	pr.written = 12345;
+	LC_CHECK(lc_msg_put_progress(&b, &pr) == 0);
+	one_frame(&b, LC_MSG_PROGRESS, &p, &n);
+	LC_CHECK(lc_msg_get_progress(p, n, &gr) == 0);
+	LC_CHECK(memcmp(&pr, &gr, sizeof(pr)) == 0);
+	lc_buf_reset(&b);
+	memset(&fs, 0, sizeof(fs));
+	fs.id = 1;
+	snprintf(fs.checksum, sizeof(fs.checksum), "crc32:cbf43926");
+	LC_CHECK(lc_msg_put_file_sum(&b, &fs) == 0);
+	one_frame(&b, LC_MSG_FILE_SUM, &p, &n);
+	LC_CHECK(lc_msg_get_file_sum(p, n, &gs) == 0);
+	LC_CHECK_STR(gs.checksum, "crc32:cbf43926");
+	lc_buf_free(&b);
+}
+
 LC_TEST_MAIN()
