@@ -8,7 +8,7 @@ set -euo pipefail
 want=(build-essential cmake pkg-config libssh2-1-dev libssl-dev zlib1g-dev)
 case "${1:-build}" in
 build) ;;
-test) want+=(openssh-server openssh-client procps iproute2 tcpdump clang) ;;
+test) want+=(openssh-server openssh-client procps iproute2 tcpdump clang python3) ;;
 bench) want+=(openssh-server openssh-client procps iproute2 iperf3 rsync
 	gnuplot-nox time globus-gridftp-server-progs globus-gass-copy-progs) ;;
 *) echo "usage: $0 build|test|bench" >&2; exit 2 ;;
