@@ -406,3 +406,16 @@ lc_pids_matching() {
 	done
 	return 0
 }
+
+# lc_wait_for PATTERN FILE SECONDS
+#   Waits until the extended regex PATTERN shows up in FILE; fails (showing
+#   FILE) after SECONDS.
+lc_wait_for() {
+	local i
+	for ((i = 0; i < $3 * 10; i++)); do
+		grep -Eq -- "$1" "$2" 2>/dev/null && return 0
+		sleep 0.1
+	done
+	lc__show "$2"
+	lc_fail "timed out waiting for /$1/ in $2"
+}

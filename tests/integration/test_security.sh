@@ -14,15 +14,6 @@ mkdir -p "$d/remote" "$d/local"
 marker=LANECP-SECRET-MARKER-7f3a9c
 for ((i = 0; i < 40000; i++)); do echo "$marker $i"; done >"$d/local/secret.txt"
 
-wait_for() {
-	local i
-	for ((i = 0; i < $3 * 10; i++)); do
-		grep -Eq -- "$1" "$2" 2>/dev/null && return 0
-		sleep 0.1
-	done
-	lc__show "$2"
-	lc_fail "timed out waiting for /$1/ in $2"
-}
 
 # capture NAME ARGS...: copy the marker file with a packet capture of
 # loopback running (everything but sshd's port), leave it in $d/NAME.pcap.
@@ -34,7 +25,7 @@ capture() {
 		"tcp and not port $LC_SSHD_PORT" 2>"$d/$name.tcpdump" &
 	local tp=$!
 	lc_on_exit "kill $tp"
-	wait_for 'listening on' "$d/$name.tcpdump" 10
+	lc_wait_for 'listening on' "$d/$name.tcpdump" 10
 	lc_lanecp -f "$@" "$d/local/secret.txt" "$H:$d/remote/secret.txt"
 	cmp "$d/local/secret.txt" "$d/remote/secret.txt" || lc_fail "$name differs"
 	sleep 0.5
@@ -108,7 +99,7 @@ replay() {
 		"$d/local/big" "$H:$d/remote/fifo" 2>"$d/replay-$mode.log" &
 	local copy=$!
 	lc_on_exit "kill -9 $copy"
-	wait_for 'data ports [0-9,]+' "$d/replay-$mode.log" 10
+	lc_wait_for 'data ports [0-9,]+' "$d/replay-$mode.log" 10
 	local port
 	port=$(grep -Eo 'data ports [0-9]+' "$d/replay-$mode.log" | head -1 |
 		cut -d' ' -f3)
@@ -119,7 +110,7 @@ replay() {
 	done
 	exec 5<>"/dev/tcp/127.0.0.1/$port"
 	cat "$d/rec/stream-0.bin" >&5 || true
-	wait_for "dropped data connection from 127\\.0\\.0\\.1 port [0-9]+: .*$want" \
+	lc_wait_for "dropped data connection from 127\\.0\\.0\\.1 port [0-9]+: .*$want" \
 		"$d/replay-$mode.log" 10
 	exec 5>&-
 	local rc=0
@@ -141,7 +132,7 @@ lc_on_exit "kill $holder"
 "$LANECP" -F "$LC_SSH_CONFIG" -vv "$d/local/big" "$H:$d/remote/fifo3" 2>"$d/key.log" &
 copy=$!
 lc_on_exit "kill -9 $copy"
-wait_for 'data ports' "$d/key.log" 10
+lc_wait_for 'data ports' "$d/key.log" 10
 agents=$(lc_pids_matching "lanecp --agent")
 [[ -n $agents ]] || lc_fail "no agent found"
 for p in $agents $copy; do

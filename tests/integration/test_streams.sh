@@ -17,16 +17,6 @@ H=$LC_SSH_HOST
 mkdir -p "$d/remote" "$d/local"
 head -c $((32 << 20)) /dev/urandom >"$d/local/src"
 
-# wait_for PATTERN FILE SECONDS
-wait_for() {
-	local i
-	for ((i = 0; i < $3 * 10; i++)); do
-		grep -Eq -- "$1" "$2" 2>/dev/null && return 0
-		sleep 0.1
-	done
-	lc__show "$2"
-	lc_fail "timed out waiting for /$1/ in $2"
-}
 
 # stranger_test MODE: a copy is held in flight (the FIFO reader waits 3 s)
 # while three strangers connect to its data ports: one speaks the plain
@@ -48,7 +38,7 @@ stranger_test() {
 		"$H:$d/remote/fifo" 2>"$d/push-$mode.log" &
 	local copy=$!
 	lc_on_exit "kill -9 $copy"
-	wait_for 'data ports [0-9,]+' "$d/push-$mode.log" 10
+	lc_wait_for 'data ports [0-9,]+' "$d/push-$mode.log" 10
 	local ports p0 p1 p2
 	ports=$(grep -Eo 'data ports [0-9,]+' "$d/push-$mode.log" | head -1 |
 		cut -d' ' -f3)
@@ -64,9 +54,9 @@ stranger_test() {
 	exec 6<>"/dev/tcp/127.0.0.1/$p1"
 	printf 'GET / HTTP/1.0\r\n\r\n%.0s' 1 2 3 4 5 >&6
 	exec 7<>"/dev/tcp/127.0.0.1/$p2"
-	wait_for "dropped data connection from 127\\.0\\.0\\.1 port [0-9]+: $want_auth" \
+	lc_wait_for "dropped data connection from 127\\.0\\.0\\.1 port [0-9]+: $want_auth" \
 		"$d/push-$mode.log" 10
-	wait_for 'dropped data connection from 127\.0\.0\.1 port [0-9]+: .*(not a lanecp data stream|TLS handshake failed)' \
+	lc_wait_for 'dropped data connection from 127\.0\.0\.1 port [0-9]+: .*(not a lanecp data stream|TLS handshake failed)' \
 		"$d/push-$mode.log" 10
 	local rc=0
 	wait "$copy" || rc=$?
@@ -100,7 +90,7 @@ kill_test() {
 	"$LANECP" -F "$LC_SSH_CONFIG" -vv -T "$agent" "$src" "$dst" \
 		2>"$d/$name.log" &
 	local copy=$!
-	wait_for 'data ports' "$d/$name.log" 10
+	lc_wait_for 'data ports' "$d/$name.log" 10
 	sleep 0.5	# let the data streams fill up and block
 	[[ -n $(lc_pids_matching "$agent --agent") ]] ||
 		lc_fail "$name: no agent process found"
