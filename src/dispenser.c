@@ -4,6 +4,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 struct lc_dfile {
@@ -144,17 +145,34 @@ lc_dispenser_kick(struct lc_dispenser *d)
 
 int
 lc_dispenser_next(struct lc_dispenser *d, struct lc_block *b,
-    const atomic_bool *stop)
+    const atomic_bool *stop, int timeout_ms)
 {
 	struct lc_dfile *f;
+	struct timespec until;
 	uint64_t left;
 	int r;
 
+	if (timeout_ms >= 0) {
+		clock_gettime(CLOCK_REALTIME, &until);
+		until.tv_sec += timeout_ms / 1000;
+		until.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
+		if (until.tv_nsec >= 1000000000L) {
+			until.tv_sec++;
+			until.tv_nsec -= 1000000000L;
+		}
+	}
 	pthread_mutex_lock(&d->mu);
 	while (!d->aborted && !(stop != NULL && atomic_load(stop)) &&
 	    d->nrequeued == 0 && d->head == NULL &&
-	    !(d->finished && d->outstanding == 0))
-		pthread_cond_wait(&d->cv, &d->mu);
+	    !(d->finished && d->outstanding == 0)) {
+		if (timeout_ms < 0) {
+			pthread_cond_wait(&d->cv, &d->mu);
+		} else if (pthread_cond_timedwait(&d->cv, &d->mu,
+		    &until) != 0) {
+			r = -LC_ERR_TIMEOUT;
+			goto out;
+		}
+	}
 	if (d->aborted || (stop != NULL && atomic_load(stop))) {
 		r = -LC_ERR_CANCELED;
 		goto out;

@@ -916,6 +916,8 @@ lc_receiver_loop(struct lc_receiver *rv, struct lc_err *e)
 			    "data stream %u: malformed frame header", rv->idx);
 		if (fr.type == LC_FRAME_END)
 			return 0;
+		if (fr.type == LC_FRAME_IDLE)
+			continue;	/* the source has nothing right now */
 		if ((wf = lc_sink_writer(s, fr.file_id)) == NULL)
 			return lc_err_set(e, LC_ERR_PROTO, "data stream %u: "
 			    "data for unknown file %u", rv->idx, fr.file_id);
@@ -1229,11 +1231,13 @@ lc_sink_event(struct lc_sink *s, const struct lc_event *ev, struct lc_err *e)
 }
 
 /*
- * Once a second: the heartbeat, and the stall check.  A stream that has
- * been waiting for bytes for stall_s seconds while another one is busy,
- * done, or waiting for buffers (that is, waiting for it) is stalled: shut
- * it down, and its blocks will come on the others.  When all are idle the
- * whole transfer is stalled, which is the controller's --timeout to judge.
+ * Once a second: the heartbeat, and the stall check.  An idle source sends
+ * an IDLE frame every second on each stream, so a stream that has brought
+ * no bytes for stall_s seconds while another one is busy (receiving, or
+ * blocked on its quota, which is waiting for the silent one) is stalled:
+ * shut it down, and the source reconnects it and resends.  When all are
+ * silent the whole transfer is stalled, which is for the controller's
+ * --timeout to judge.
  */
 int
 lc_sink_tick(struct lc_sink *s, uint64_t now_ms)
@@ -1246,9 +1250,8 @@ lc_sink_tick(struct lc_sink *s, uint64_t now_ms)
 	for (uint32_t i = 0; stall_ms > 0 && i < s->nstreams; i++) {
 		struct lc_receiver *rv = &s->recv[i];
 		int st = atomic_load(&rv->state);
-		if (st == LC_RV_QUOTA || st == LC_RV_END ||
-		    (st == LC_RV_RECV && now_ms - atomic_load(&rv->last_rx_ms) <
-		    stall_ms))
+		if (st == LC_RV_QUOTA || (st == LC_RV_RECV &&
+		    now_ms - atomic_load(&rv->last_rx_ms) < stall_ms))
 			busy++;
 	}
 	for (uint32_t i = 0; busy > 0 && i < s->nstreams; i++) {

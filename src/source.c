@@ -40,6 +40,8 @@
 
 #define LC_CONNECT_TIMEOUT_MS 15000
 #define LC_MAX_RECONNECTS 12	/* per stream; the sink gives up first */
+#define LC_RATE_SLICE (64u << 10)	/* -x: pay and send at most this */
+#define LC_IDLE_MS 1000		/* heartbeat frame when idle this long */
 
 struct lc_listed {
 	struct lc_listed *next;
@@ -380,6 +382,36 @@ lc_sender_keep(struct lc_sender *sn, const struct lc_block *b)
 	return 0;
 }
 
+/*
+ * Send a frame.  Under -x, in slices paid to the rate limiter one by one,
+ * so that every stream trickles steadily instead of sleeping and then
+ * bursting a whole block (which would look like a stall).
+ */
+static int
+lc_sender_write(struct lc_sender *sn, const uint8_t *p, size_t n,
+    struct lc_err *e)
+{
+	struct lc_source *s = sn->src;
+	size_t slice;
+	int r;
+
+	size_t max;
+
+	if (s->rate.rate == 0)
+		return lc_conn_write_all(&sn->conn, p, n, e);
+	/* about four slices a second per stream, 1 KiB to 64 KiB */
+	max = (size_t)(s->rate.rate / s->nstreams / 4);
+	max = max < 1024 ? 1024 : max > LC_RATE_SLICE ? LC_RATE_SLICE : max;
+	for (; n > 0; p += slice, n -= slice) {
+		slice = n < max ? n : max;
+		if (lc_rate_take(&s->rate, slice, &sn->stop) != 0)
+			return lc_err_set(e, LC_ERR_CANCELED, "stopped");
+		if ((r = lc_conn_write_all(&sn->conn, p, slice, e)) != 0)
+			return r;
+	}
+	return 0;
+}
+
 static int
 lc_sender_send(struct lc_sender *sn, uint8_t *buf, struct lc_block *b,
     struct lc_err *e)
@@ -400,8 +432,7 @@ lc_sender_send(struct lc_sender *sn, uint8_t *buf, struct lc_block *b,
 		    "offset %llu", b->file_id, (unsigned long long)b->offset);
 	}
 	if (lc_dispenser_hash(s->disp, b, buf + LC_FRAME_HDR_LEN, &done,
-	    sum) != 0 || lc_rate_take(&s->rate, b->len, &sn->stop) != 0 ||
-	    atomic_load(&s->ag->cancel)) {
+	    sum) != 0) {	/* the transfer is being torn down */
 		lc_dispenser_release(s->disp, b);
 		return lc_err_set(e, LC_ERR_CANCELED, "canceled");
 	}
@@ -413,8 +444,7 @@ lc_sender_send(struct lc_sender *sn, uint8_t *buf, struct lc_block *b,
 	fr.offset = b->offset;
 	fr.len = fr.raw_len = b->len;
 	lc_frame_put(buf, &fr);
-	r = lc_conn_write_all(&sn->conn, buf, LC_FRAME_HDR_LEN +
-	    (size_t)b->len, e);
+	r = lc_sender_write(sn, buf, LC_FRAME_HDR_LEN + (size_t)b->len, e);
 	/* sent or not, the sink decides what it got: keep the block */
 	pthread_mutex_lock(&s->mu);
 	kr = lc_sender_keep(sn, b);
@@ -478,7 +508,18 @@ lc_sender_loop(struct lc_sender *sn, uint8_t *buf, struct lc_err *e)
 	int r;
 
 	for (;;) {
-		r = lc_dispenser_next(sn->src->disp, &b, &sn->stop);
+		r = lc_dispenser_next(sn->src->disp, &b, &sn->stop,
+		    LC_IDLE_MS);
+		if (r == -LC_ERR_TIMEOUT) {
+			/* nothing to send now: tell the sink we are alive */
+			memset(&fr, 0, sizeof(fr));
+			fr.type = LC_FRAME_IDLE;
+			lc_frame_put(buf, &fr);
+			if ((r = lc_conn_write_all(&sn->conn, buf,
+			    LC_FRAME_HDR_LEN, e)) != 0)
+				return r;
+			continue;
+		}
 		if (r < 0)
 			return lc_err_set(e, LC_ERR_CANCELED, "canceled");
 		if (r == 0) {

@@ -813,6 +813,7 @@ lc_frame_get(const uint8_t in[LC_FRAME_HDR_LEN], uint32_t max_block,
 			return -LC_ERR_PROTO;
 		return 0;
 	case LC_FRAME_END:
+	case LC_FRAME_IDLE:
 		if (f->file_id != 0 || f->offset != 0 || f->len != 0 ||
 		    f->raw_len != 0)
 			return -LC_ERR_PROTO;

@@ -69,10 +69,11 @@ void lc_dispenser_abort(struct lc_dispenser *d);
  * or requeues while blocks are outstanding).  Returns 1 with *b filled, 0
  * when everything has been handed out and released after
  * lc_dispenser_finish, -LC_ERR_CANCELED after lc_dispenser_abort or
- * when *stop (if given) is true.
+ * when *stop (if given) is true, -LC_ERR_TIMEOUT when timeout_ms (if >= 0)
+ * passed with nothing to hand out.
  */
 int lc_dispenser_next(struct lc_dispenser *d, struct lc_block *b,
-    const atomic_bool *stop);
+    const atomic_bool *stop, int timeout_ms);
 
 /* Wake every waiter in lc_dispenser_next to look at its stop flag. */
 void lc_dispenser_kick(struct lc_dispenser *d);

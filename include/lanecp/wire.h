@@ -324,6 +324,7 @@ const char *lc_msg_name(uint8_t type);
 enum lc_frame_type {
 	LC_FRAME_DATA = 1,	/* payload: file bytes at offset */
 	LC_FRAME_END = 2,	/* no more frames on this stream */
+	LC_FRAME_IDLE = 3,	/* nothing to send right now (heartbeat) */
 };
 
 struct lc_frame {

@@ -12,6 +12,7 @@ H=$LC_SSH_HOST
 PROXY=$LC_TOOLS_DIR/lc_proxy
 mkdir -p "$d/remote" "$d/local"
 head -c $((48 << 20)) /dev/urandom >"$d/local/big"
+head -c $((6 << 20)) /dev/urandom >"$d/local/six"
 sum_big=$(sha256sum <"$d/local/big" | cut -d' ' -f1)
 
 # no agent of ours may survive its controller by more than 2 s
@@ -65,6 +66,10 @@ LANECP_TEST_PROXY=$PROXY LC_PROXY_STALL=2:3000000 \
 lc_log_has 'data stream 2 lost \(no data for 2 s\)' "$LC_ERR"
 cmp "$d/local/big" "$d/remote/stall.bin" || lc_fail "copy after a stall differs"
 no_agents
+
+lc_note "slow (-x) or idle streams are not taken for stalled ones"
+L -f -x 512k -s 4 --stream-timeout 2 "$d/local/six" "$H:/dev/null"
+lc_log_lacks 'lost' "$LC_ERR"
 
 lc_note "a whole copy that stalls fails after --timeout, naming the side"
 echo old >"$d/remote/t.bin"
@@ -149,7 +154,6 @@ cmp "$d/local/big" "$d/remote/ka.bin" || lc_fail "copy after retry differs"
 no_agents
 
 lc_note "-x caps the rate; -l keeps a timestamped record; --json says it all"
-head -c $((6 << 20)) /dev/urandom >"$d/local/six"
 start=$(date +%s%N)
 L -x 3m -l "$d/run.log" --json "$d/local/six" "$H:$d/remote/six" >"$d/json"
 ms=$(( ($(date +%s%N) - start) / 1000000 ))

@@ -23,7 +23,7 @@ LC_TEST(blocks_cover_file_in_order)
 	LC_CHECK(d != NULL);
 	LC_CHECK(lc_dispenser_add(d, 7, devnull(), 0, 1050, NULL, NULL) == 0);
 	lc_dispenser_finish(d);
-	while (lc_dispenser_next(d, &b, NULL) == 1) {
+	while (lc_dispenser_next(d, &b, NULL, -1) == 1) {
 		LC_CHECK_EQ_U(b.file_id, 7);
 		LC_CHECK_EQ_U(b.offset, expect);
 		LC_CHECK_EQ_U(b.len, expect + 100 <= 1050 ? 100 : 50);
@@ -45,12 +45,12 @@ LC_TEST(resume_start_and_empty_files)
 	LC_CHECK(lc_dispenser_add(d, 1, devnull(), 10, 10, NULL, NULL) == 0);	/* empty */
 	LC_CHECK(lc_dispenser_add(d, 2, devnull(), 100, 130, NULL, NULL) == 0);
 	lc_dispenser_finish(d);
-	LC_CHECK(lc_dispenser_next(d, &b, NULL) == 1);
+	LC_CHECK(lc_dispenser_next(d, &b, NULL, -1) == 1);
 	LC_CHECK_EQ_U(b.file_id, 2);
 	LC_CHECK_EQ_U(b.offset, 100);
 	LC_CHECK_EQ_U(b.len, 30);
 	lc_dispenser_release(d, &b);
-	LC_CHECK(lc_dispenser_next(d, &b, NULL) == 0);
+	LC_CHECK(lc_dispenser_next(d, &b, NULL, -1) == 0);
 	LC_CHECK(lc_dispenser_add(d, 3, devnull(), 0, 5, NULL, NULL) ==
 	    -LC_ERR_INTERNAL);	/* after finish */
 	lc_dispenser_free(d);
@@ -73,7 +73,7 @@ take_all(void *arg)
 	int r;
 
 	t->monotonic = 1;
-	while ((r = lc_dispenser_next(t->d, &b, NULL)) == 1) {
+	while ((r = lc_dispenser_next(t->d, &b, NULL, -1)) == 1) {
 		if (b.file_id < last_file ||
 		    (b.file_id == last_file && b.offset < last_off))
 			t->monotonic = 0;
@@ -136,21 +136,21 @@ LC_TEST(next_waits_for_release_then_requeue_comes_first)
 
 	LC_CHECK(lc_dispenser_add(d, 1, devnull(), 0, 30, NULL, NULL) == 0);
 	lc_dispenser_finish(d);
-	LC_CHECK(lc_dispenser_next(d, &a, NULL) == 1);
-	LC_CHECK(lc_dispenser_next(d, &b, NULL) == 1);
-	LC_CHECK(lc_dispenser_next(d, &c, NULL) == 1);
+	LC_CHECK(lc_dispenser_next(d, &a, NULL, -1) == 1);
+	LC_CHECK(lc_dispenser_next(d, &b, NULL, -1) == 1);
+	LC_CHECK(lc_dispenser_next(d, &c, NULL, -1) == 1);
 	/* a and b "lost on a stream": requeued, handed out lowest first */
 	lc_dispenser_requeue(d, &b, 1);
 	lc_dispenser_requeue(d, &a, 1);
-	LC_CHECK(lc_dispenser_next(d, &x, NULL) == 1);
+	LC_CHECK(lc_dispenser_next(d, &x, NULL, -1) == 1);
 	LC_CHECK_EQ_U(x.offset, 0);
-	LC_CHECK(lc_dispenser_next(d, &x, NULL) == 1);
+	LC_CHECK(lc_dispenser_next(d, &x, NULL, -1) == 1);
 	LC_CHECK_EQ_U(x.offset, 10);
 	lc_dispenser_release(d, &a);
 	lc_dispenser_release(d, &b);
 	lc_dispenser_release(d, &c);
 	/* all handed out and released: done */
-	LC_CHECK(lc_dispenser_next(d, &x, NULL) == 0);
+	LC_CHECK(lc_dispenser_next(d, &x, NULL, -1) == 0);
 	LC_CHECK_EQ_U(lc_dispenser_dispensed(d), 50);
 	lc_dispenser_free(d);
 }
@@ -169,7 +169,7 @@ hash_all(void *arg)
 	uint8_t buf[4096];
 	int done;
 
-	while (lc_dispenser_next(h->d, &b, NULL) == 1) {
+	while (lc_dispenser_next(h->d, &b, NULL, -1) == 1) {
 		for (uint32_t i = 0; i < b.len; i++)
 			buf[i] = (uint8_t)(b.offset + i);
 		if (rand() % 3 == 0)
