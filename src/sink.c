@@ -331,8 +331,16 @@ lc_sink_open_part(struct lc_sink *s, struct lc_sfile *f, uint64_t *kept,
 			    "writing this file", f->final);
 		return lc_err_sys(e, LC_ERR_IO, errno, "lock %s", f->tmp);
 	}
-	if ((s->tflags & LC_TGT_RESUME) && fstat(f->fd, &st) == 0 &&
-	    S_ISREG(st.st_mode) && st.st_size > 0) {
+	if (fstat(f->fd, &st) != 0)
+		return lc_err_sys(e, LC_ERR_IO, errno, "stat %s", f->tmp);
+	/*
+	 * A new temporary file is empty: leave it alone.  ftruncate() to 0
+	 * would make ext4 (auto_da_alloc) start writeback of the whole file
+	 * when it is closed, which the copy would then wait for.
+	 */
+	if (S_ISREG(st.st_mode) && st.st_size == 0)
+		return 0;
+	if ((s->tflags & LC_TGT_RESUME) && S_ISREG(st.st_mode)) {
 		if ((uint64_t)st.st_size <= f->size) {
 			*kept = (uint64_t)st.st_size;
 			return 0;
