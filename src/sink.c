@@ -53,7 +53,13 @@
 #define LC_SINK_MEM_BUDGET (32u << 20)	/* receive buffers, all streams */
 #define LC_MIN_QUOTA 2
 #define LC_MAX_QUOTA 16
-#define LC_MAX_PENDING_AUTH 16
+/*
+ * Handshakes in progress at once: room for every stream of the transfer
+ * (on a long path all of them are in their handshake together) plus some
+ * strangers.  When all are busy, new connections wait in the listen
+ * backlog rather than being dropped.
+ */
+#define LC_MAX_PENDING_AUTH (LC_MAX_STREAMS + 16)
 #define LC_PART_SUFFIX ".lanecp-part"
 #define LC_RECV_TICK_MS 1000	/* socket receive timeout: re-check */
 #define LC_MAX_STREAM_LOSSES 8	/* per stream: then the copy fails */
@@ -791,6 +797,7 @@ lc_auth_main(void *arg)
 	lc_conn_close(&au->conn);
 	pthread_mutex_unlock(&s->mu);
 	atomic_store(&au->finished, true);
+	lc_wake_signal(&s->accept_wake);	/* a slot is free */
 	return NULL;
 }
 
@@ -813,23 +820,21 @@ lc_acceptor_reap(struct lc_sink *s, int all)
 	}
 }
 
-static void
-lc_acceptor_take(struct lc_sink *s, uint32_t listener, int fd)
+/* A free handshake slot, or NULL when all are busy. */
+static struct lc_auth *
+lc_acceptor_slot(struct lc_sink *s)
 {
-	struct lc_auth *au = NULL;
-	char peer[LC_PEER_MAX];
-
 	lc_acceptor_reap(s, 0);
-	for (int i = 0; i < LC_MAX_PENDING_AUTH && au == NULL; i++)
+	for (int i = 0; i < LC_MAX_PENDING_AUTH; i++)
 		if (!s->auth[i].used)
-			au = &s->auth[i];
-	if (au == NULL) {
-		lc_sock_peer_name(fd, peer, sizeof(peer));
-		lc_log_warn("dropped data connection from %s: too many "
-		    "connections waiting for authentication", peer);
-		close(fd);
-		return;
-	}
+			return &s->auth[i];
+	return NULL;
+}
+
+static void
+lc_acceptor_take(struct lc_sink *s, struct lc_auth *au, uint32_t listener,
+    int fd)
+{
 	memset(au, 0, sizeof(*au));
 	au->sink = s;
 	au->listener = listener;
@@ -853,8 +858,10 @@ lc_acceptor_main(void *arg)
 
 	lc_log_set_tag("accept");
 	while (!atomic_load(&s->ag->cancel)) {
+		/* no free slot: leave new connections in the backlog */
+		int full = lc_acceptor_slot(s) == NULL;
 		for (uint32_t i = 0; i < n; i++) {
-			pfd[i].fd = s->recv[i].listen_fd;
+			pfd[i].fd = full ? -1 : s->recv[i].listen_fd;
 			pfd[i].events = POLLIN;
 		}
 		pfd[n].fd = s->accept_wake.rfd;
@@ -864,12 +871,14 @@ lc_acceptor_main(void *arg)
 		if (pfd[n].revents != 0)
 			lc_wake_drain(&s->accept_wake);
 		for (uint32_t i = 0; i < n; i++) {
+			struct lc_auth *au;
 			int fd;
-			if (!(pfd[i].revents & POLLIN))
+			if (!(pfd[i].revents & POLLIN) ||
+			    (au = lc_acceptor_slot(s)) == NULL)
 				continue;
 			fd = accept4(pfd[i].fd, NULL, NULL, SOCK_CLOEXEC);
 			if (fd >= 0)
-				lc_acceptor_take(s, i, fd);
+				lc_acceptor_take(s, au, i, fd);
 		}
 		lc_acceptor_reap(s, 0);
 	}

@@ -106,6 +106,27 @@ kill_test() {
 }
 
 lc_note "SIGKILL of the controller: remote agent (sink) exits within 2 s"
+# Every handshake of a 64-stream copy in flight at once: a test proxy holds
+# each chunk 300 ms (a long path), so the sink has all 64 connections in
+# their handshake together.  None may be turned away for lack of room.
+lc_note "64 streams whose handshakes all overlap (slow path): all accepted"
+head -c $((4 << 20)) "$d/local/src" >"$d/local/src4"
+for mode in tls plain; do
+	flag=()
+	[[ $mode == plain ]] && flag=(--no-encrypt)
+	rm -f "$d/remote/s64"
+	rc=0
+	LANECP_TEST_PROXY=$LC_TOOLS_DIR/lc_proxy LC_PROXY_DELAY_MS=300 \
+		"$LANECP" -F "$LC_SSH_CONFIG" -v -s 64 -B 64k "${flag[@]}" \
+		"$d/local/src4" "$H:$d/remote/s64" 2>"$d/s64-$mode.log" || rc=$?
+	if [[ $rc != 0 ]]; then
+		cat "$d/s64-$mode.log" >&2
+		lc_fail "$mode: 64 streams over a slow path exited $rc"
+	fi
+	cmp "$d/local/src4" "$d/remote/s64" || lc_fail "$mode: 64 streams: differs"
+	lc_log_lacks 'dropped data connection|reconnect' "$d/s64-$mode.log"
+done
+
 kill_test push "$d/local/src" "$H:$d/remote/fifo2" "$d/remote/fifo2"
 lc_note "SIGKILL of the controller: remote agent (source) exits within 2 s"
 kill_test pull "$H:$d/local/src" "$d/local/fifo3" "$d/local/fifo3"

@@ -16,6 +16,9 @@
  *   LC_PROXY_RECORD=DIR            save the first 64 KiB the source sends
  *                                  on each stream in DIR/stream-N.bin
  *   LC_PROXY_LOG=FILE              append one line per event
+ *   LC_PROXY_DELAY_MS=N            hold every chunk N ms before relaying
+ *                                  it, both ways (a long path: all the
+ *                                  handshakes of a copy overlap)
  *   LC_PROXY_EVERY=1               act on every connection of STREAM,
  *                                  not just the first
  *   LC_PROXY_ONCE=FILE             act only if FILE does not exist, and
@@ -49,6 +52,7 @@ static struct action flip = { -1, 0 }, reset_at = { -1, 0 },
     stall = { -1, 0 };
 static const char *record_dir, *log_path, *once_path;
 static int every;
+static unsigned delay_ms;
 static const char *dst_addr;
 static int dst_port[MAXS];
 static int listen_fd[MAXS];
@@ -147,6 +151,8 @@ relay(void *arg)
 		n = read(p->from, buf, want);
 		if (n <= 0)
 			break;
+		if (delay_ms > 0)
+			usleep(delay_ms * 1000u);
 		if (rec >= 0 && off < RECORD_MAX) {
 			size_t k = (size_t)n;
 			if (off + k > RECORD_MAX)
@@ -247,6 +253,8 @@ main(int argc, char **argv)
 	record_dir = getenv("LC_PROXY_RECORD");
 	once_path = getenv("LC_PROXY_ONCE");
 	every = getenv("LC_PROXY_EVERY") != NULL;
+	if (getenv("LC_PROXY_DELAY_MS") != NULL)
+		delay_ms = (unsigned)atoi(getenv("LC_PROXY_DELAY_MS"));
 	if (once_path != NULL && access(once_path, F_OK) == 0) {
 		flip.stream = reset_at.stream = stall.stream = -1;
 	} else if (once_path != NULL) {
