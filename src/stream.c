@@ -22,6 +22,9 @@
 #include <openssl/hmac.h>
 #include <openssl/rand.h>
 
+/* bytes a data stream may hold unsent in its socket (TCP_NOTSENT_LOWAT) */
+#define LC_NOTSENT_LOWAT (256 << 10)
+
 #define LC_NONCE_LEN 32
 #define LC_MAC_LEN 32
 #define LC_HS_VERSION 1
@@ -167,7 +170,7 @@ lc_sock_connect(const char *addr, uint16_t port, uint32_t window,
 	struct addrinfo hints, *res = NULL;
 	struct pollfd pfd;
 	char serv[8];
-	int fd = -1, r, err = 0, one = 1;
+	int fd = -1, r, err = 0, one = 1, lowat = LC_NOTSENT_LOWAT;
 	socklen_t el = sizeof(err);
 
 	*fdp = -1;
@@ -186,6 +189,17 @@ lc_sock_connect(const char *addr, uint16_t port, uint32_t window,
 	}
 	lc_sock_set_window(fd, window);
 	(void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	/*
+	 * Keep little unsent data queued per stream: a sender is then free
+	 * for the next block only when its stream is really moving, so a
+	 * stream slowed by a loss takes fewer blocks instead of sitting on
+	 * megabytes of them that the sink's ordered writer then waits for.
+	 * On the emulated 1 Gbit/s, 50 ms, 0.1% loss path at -s 16 this
+	 * took lanecp from ~640 to ~800 Mbit/s (iperf3 -P 16: ~800); on
+	 * loopback it is no slower.
+	 */
+	(void)setsockopt(fd, IPPROTO_TCP, TCP_NOTSENT_LOWAT, &lowat,
+	    sizeof(lowat));
 	if (connect(fd, res->ai_addr, res->ai_addrlen) != 0) {
 		if (errno != EINPROGRESS) {
 			r = lc_err_sys(e, LC_ERR_STREAM, errno,
