@@ -169,12 +169,29 @@ lc_on_exit "rm -rf '$W'"
 # Processes we start in the background, killed (with their trees) on exit.
 BG_PIDS=()
 RUN_PID="" SAMPLER_PID="" RXSAMPLER_PID="" RXPID=""
+# Kill a process tree of ours without the wait builtin (lib.sh's
+# lc__kill_tree waits; a wait inside the exit trap, after a trapped ^C had
+# interrupted another wait, once hung here), then poll until it is gone.
+kill_tree() {	# PID
+	local p i st
+	[[ -n $1 ]] || return 0
+	for p in $(lc__descendants "$1") "$1"; do kill -KILL "$p" 2>/dev/null; done
+	for ((i = 0; i < 50; i++)); do
+		st=$(sed 's/.*) //' "/proc/$1/stat" 2>/dev/null | cut -c1)
+		[[ -z $st || $st == Z ]] && return 0
+		sleep 0.1
+	done
+}
+stop_samplers() {
+	[[ -n $SAMPLER_PID ]] && kill -KILL "$SAMPLER_PID" 2>/dev/null
+	[[ -n $RXSAMPLER_PID ]] && kill -KILL "$RXSAMPLER_PID" 2>/dev/null
+	SAMPLER_PID="" RXSAMPLER_PID=""
+}
 bg_cleanup() {
 	local p
-	[[ -n $RUN_PID ]] && lc__kill_tree "$RUN_PID"
-	[[ -n $SAMPLER_PID ]] && kill -KILL "$SAMPLER_PID"
-	[[ -n $RXSAMPLER_PID ]] && kill -KILL "$RXSAMPLER_PID"
-	for p in "${BG_PIDS[@]}"; do lc__kill_tree "$p"; done
+	stop_samplers
+	kill_tree "$RUN_PID"
+	for p in "${BG_PIDS[@]}"; do kill_tree "$p"; done
 	BG_PIDS=()
 }
 
@@ -204,6 +221,14 @@ cg_cleanup() {
 	local g p
 	for g in client server; do
 		[[ -d $CG/$g ]] || continue
+		# whatever is still in there is ours (a server session, a client)
+		for p in $(cat "$CG/$g/cgroup.procs" 2>/dev/null); do
+			kill -KILL "$p" 2>/dev/null
+		done
+		for _ in 1 2 3 4 5 6 7 8 9 10; do
+			[[ -s $CG/$g/cgroup.procs ]] || break
+			sleep 0.1
+		done
 		for p in $(cat "$CG/$g/cgroup.procs" 2>/dev/null); do
 			echo "$p" >"$CG_HOME/cgroup.procs" 2>/dev/null
 		done
@@ -313,7 +338,7 @@ iperf_start() {	# [NETNS ADDR]
 stop_pid() {	# PID: one of ours
 	local p=$1 i
 	[[ -n $p ]] || return 0
-	lc__kill_tree "$p"
+	kill_tree "$p"
 	SRV_RESIDENT=${SRV_RESIDENT// $p / }
 	SRV_LISTENERS=${SRV_LISTENERS// $p / }
 	for i in "${!BG_PIDS[@]}"; do [[ ${BG_PIDS[$i]} == "$p" ]] && unset "BG_PIDS[$i]"; done
@@ -396,7 +421,7 @@ rx_bytes() {	# PID
 			echo "$l"
 			return 0
 		fi
-	done <"/proc/$1/net/dev"
+	done <"/proc/$1/net/dev" 2>/dev/null
 	echo 0
 }
 rx_sampler() {
@@ -416,7 +441,11 @@ server_idle() {
 	for ((i = 0; i < 300; i++)); do
 		busy=
 		for p in $(cat "$CG/server/cgroup.procs" 2>/dev/null); do
-			[[ $SRV_RESIDENT == *" $p "* ]] || { busy=$p; break; }
+			[[ $SRV_RESIDENT == *" $p "* ]] && continue
+			# a killed resident not reaped yet does not count
+			[[ $(sed 's/.*) //' "/proc/$p/stat" 2>/dev/null | cut -c1) == [ZX] ]] && continue
+			busy=$p
+			break
 		done
 		[[ -z $busy ]] && return 0
 		sleep 0.05
@@ -599,6 +628,17 @@ table() {
 	out
 }
 
+# failures CASE: the failed runs of CASE, if any, with their first error.
+failures() {
+	local f
+	f=$(awk -F, -v c="$1" 'NR > 1 && $6 == c && $22 != 0 { printf "- %s, run %s (exit %s): %s\n", $7, $10, $22, substr($23, 1, 200) }' "$CSV")
+	[[ -n $f ]] || return 0
+	out "Failed runs (left out of the medians):"
+	out
+	out "$f"
+	out
+}
+
 # Targets, collected as the cases finish, printed at the end.
 TARGETS=()
 target() {	# TEXT MEASURED PASS(1/0/-)
@@ -704,6 +744,7 @@ case_mem() {
 	run_case mem set_mem "${MEM_CFGS[@]}"
 	stop_pid "$IPERF_PID"; IPERF_PID=
 	table mem lanecp lanecp-noenc "${MEM_CFGS[@]}"
+	failures mem
 	local n i e
 	n=$(med mem lanecp-noenc MBps); i=$(med mem iperf3-P4 MBps); e=$(med mem lanecp MBps)
 	target "memory to memory --no-encrypt ≥ 70% of iperf3 (loopback, 4 streams, $size)" \
@@ -720,7 +761,18 @@ for p in $GRID_PS; do FILE_CFGS+=("gridftp-p$p"); done
 file_pre() {
 	rm -rf "${DST:?}"/* "$DST"/.[!.]* 2>/dev/null
 	cat "$FILE_SRC" >/dev/null	# the source stays page-cached
+	warm_pages "$FILE_SIZE"
 	sync
+}
+# On VMs that hand free guest memory back to the host (virtio-balloon free
+# page reporting, DAMON; this one does), the first write to such memory is
+# slow: a 2 GiB dd into the page cache ran at 0.5-0.7 GB/s on memory that had
+# been free for a few seconds and at 4.6 GB/s right after 2.5 GiB had been
+# allocated and freed.  So before each file-case run, write and delete a file
+# of the target's size + 512 MiB: whatever tool runs next gets warm pages.
+warm_pages() {	# SIZE
+	dd if=/dev/zero of="$W/warm" bs=1M count=$(($(bytes_of "$1") / 1048576 + 512)) status=none
+	rm -f "$W/warm"
 }
 file_post() {
 	# Deleting the target right away discards its dirty pages; the sync
@@ -758,6 +810,7 @@ case_file() {
 	grid_start
 	run_case file set_file "${FILE_CFGS[@]}"
 	table file lanecp lanecp-noenc "${FILE_CFGS[@]}"
+	failures file
 	local l ln s r n g gb
 	l=$(med file lanecp MBps); ln=$(med file lanecp-nofsync MBps)
 	s=$(med file scp-gcm MBps); r=$(med file rsync MBps); n=$(med file lanecp-noenc MBps)
@@ -838,6 +891,7 @@ case_streams() {
 		esac
 	done
 	table streams lanecp-s4-wauto lanecp-noenc-s4-wauto "${STREAM_CFGS[@]}"
+	failures streams
 	[[ " $STREAM_NS " == *" 4 "* ]] || out "(÷ columns: relative to -s 4, which this run did not include)"
 	rm -f "$DATA/sparse-$STREAMS_SIZE"
 }
@@ -882,6 +936,7 @@ case_rss() {
 		out "| $z | ${c##*-} | $(nruns rss "$c") | $(fmt "$(med rss "$c" MBps)" 0) | $(mib "$(col rss "$c" cli_rss_kb | maxof)") | $(mib "$(col rss "$c" srv_rss_kb | maxof)") ($(awk -F, -v k="$c" 'NR > 1 && $6 == "rss" && $7 == k { print $21; exit }' "$CSV")) |"
 	done
 	out
+	failures rss
 	local -a zs
 	local t mx
 	read -r -a zs <<<"$RSS_SIZES"
@@ -905,7 +960,9 @@ case_rss() {
 WAN_UP=
 WAN_SSHD_PID=
 wan_down() {
-	stop_pid "$WAN_SSHD_PID"; WAN_SSHD_PID=
+	stop_samplers
+	kill_tree "$RUN_PID"
+	stop_pid "$WAN_SSHD_PID"; WAN_SSHD_PID=""
 	stop_pid "$IPERF_PID"; IPERF_PID=
 	if [[ -n $WAN_UP ]]; then
 		WANEM=$WANEM "$HERE/wan.sh" down >/dev/null 2>&1
@@ -1000,11 +1057,16 @@ case_wan() {
 	for s in $WAN_NS; do
 		l=$(med "$wcase" "lanecp-s$s" wire_Mbps); lst=$(med "$wcase" "lanecp-s$s" steady_Mbps)
 		i=$(med "$wcase" "iperf3-P$s" wire_Mbps); ist=$(med "$wcase" "iperf3-P$s" steady_Mbps)
-		out "| $s | $(fmt "$l" 0) | $(fmt "$lst" 0) | $(awk -v a="$l" -v r="$rate" 'BEGIN { if (a == "-") print "-"; else printf "%.0f %%", 100 * a / r }') | $(fmt "$i" 0) | $(fmt "$ist" 0) | $(ratio "$l" "$i") | $(ratio "$l" "$sc") | $(fmt "$(med "$wcase" "lanecp-s$s" cpu_s)" 2) / $(fmt "$(med "$wcase" "iperf3-P$s" cpu_s)" 2) |"
+		local lcell
+		lcell=$(fmt "$l" 0)
+		[[ $l == - ]] && lcell="failed ($(nruns "$wcase" "lanecp-s$s"))"
+		out "| $s | $lcell | $(fmt "$lst" 0) | $(awk -v a="$l" -v r="$rate" 'BEGIN { if (a == "-") print "-"; else printf "%.0f %%", 100 * a / r }') | $(fmt "$i" 0) | $(fmt "$ist" 0) | $(ratio "$l" "$i") | $(ratio "$l" "$sc") | $(fmt "$(med "$wcase" "lanecp-s$s" cpu_s)" 2) / $(fmt "$(med "$wcase" "iperf3-P$s" cpu_s)" 2) |"
 		echo "$s $l $i $sc $rate $lst $ist" >>"$data"
 	done
+	FAILED_S=$(for s in $WAN_NS; do [[ $(med "$wcase" "lanecp-s$s" wire_Mbps) == - ]] && printf '%s ' "$s"; done)
 	out "| scp (1 stream, aes128-gcm) | $(fmt "$sc" 0) | $(fmt "$scs" 0) | $(awk -v a="$sc" -v r="$rate" 'BEGIN { if (a == "-") print "-"; else printf "%.0f %%", 100 * a / r }') | | | | 1.00 | $(fmt "$(med "$wcase" scp-gcm cpu_s)" 2) |"
 	out
+	failures "$wcase"
 	if [[ $prof == lfn1g ]]; then
 		l=$(med "$wcase" lanecp-s16 wire_Mbps); lst=$(med "$wcase" lanecp-s16 steady_Mbps)
 		if [[ $l != - ]]; then
@@ -1030,6 +1092,7 @@ set grid
 set datafile missing "-"
 scp = $scpv
 link = $rate
+$(for s in $FAILED_S; do printf 'set label "lanecp -s %s:\\nall runs failed" at %s,%s center tc rgb "#1f5fbf"\n' "$s" "$s" "$((rate / 8))"; done)
 plot "$data" using 1:2 with linespoints lw 2 pt 7 lc rgb "#1f5fbf" title "lanecp (TLS), whole run", \\
      "$data" using 1:6 with linespoints lw 1 pt 6 dt 2 lc rgb "#1f5fbf" title "lanecp, after the first 3 s", \\
      "$data" using 1:3 with linespoints lw 2 pt 5 lc rgb "#d95f02" title "iperf3 -P N (raw TCP), whole run", \\
