@@ -1,4 +1,5 @@
 #include "lanecp/dispenser.h"
+#include "lanecp/util.h"
 #include "lanecp/err.h"
 
 #include <pthread.h>
@@ -152,15 +153,8 @@ lc_dispenser_next(struct lc_dispenser *d, struct lc_block *b,
 	uint64_t left;
 	int r;
 
-	if (timeout_ms >= 0) {
-		clock_gettime(CLOCK_REALTIME, &until);
-		until.tv_sec += timeout_ms / 1000;
-		until.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
-		if (until.tv_nsec >= 1000000000L) {
-			until.tv_sec++;
-			until.tv_nsec -= 1000000000L;
-		}
-	}
+	if (timeout_ms >= 0)
+		lc_deadline(CLOCK_REALTIME, timeout_ms, &until);
 	pthread_mutex_lock(&d->mu);
 	while (!d->aborted && !(stop != NULL && atomic_load(stop)) &&
 	    d->nrequeued == 0 && d->head == NULL &&

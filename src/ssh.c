@@ -1824,15 +1824,7 @@ lc_ssh_wait(struct lc_ssh *s, int timeout_ms, int *status, char *signame,
 		signame[0] = '\0';
 	if (s == NULL || !s->pump_started)
 		return -LC_ERR_INTERNAL;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	if (timeout_ms > 0) {
-		ts.tv_sec += timeout_ms / 1000;
-		ts.tv_nsec += (long)(timeout_ms % 1000) * 1000000L;
-		if (ts.tv_nsec >= 1000000000L) {
-			ts.tv_sec++;
-			ts.tv_nsec -= 1000000000L;
-		}
-	}
+	lc_deadline(CLOCK_MONOTONIC, timeout_ms > 0 ? timeout_ms : 0, &ts);
 	pthread_mutex_lock(&s->mu);
 	while (!s->done && r == 0) {
 		if (timeout_ms < 0)

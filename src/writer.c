@@ -1,4 +1,5 @@
 #include "lanecp/writer.h"
+#include "lanecp/util.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -62,15 +63,8 @@ lc_pool_take(struct lc_pool *p, int ms)
 	struct lc_wbuf *b = NULL;
 	struct timespec until;
 
-	if (ms > 0) {
-		clock_gettime(CLOCK_REALTIME, &until);
-		until.tv_sec += ms / 1000;
-		until.tv_nsec += (long)(ms % 1000) * 1000000L;
-		if (until.tv_nsec >= 1000000000L) {
-			until.tv_sec++;
-			until.tv_nsec -= 1000000000L;
-		}
-	}
+	if (ms > 0)
+		lc_deadline(CLOCK_REALTIME, ms, &until);
 	pthread_mutex_lock(&p->mu);
 	for (;;) {
 		if (p->aborted)

@@ -6,10 +6,14 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include <time.h>
 
 /* Monotonic clock in milliseconds / nanoseconds. */
 uint64_t lc_now_ms(void);
 uint64_t lc_now_ns(void);
+
+/* *ts = now on clock + ms (ms >= 0): a deadline for pthread_cond_timedwait. */
+void lc_deadline(clockid_t clock, int ms, struct timespec *ts);
 
 /*
  * Start a worker thread: all signals blocked in it (signals are the main
