@@ -820,11 +820,10 @@ lc_acceptor_reap(struct lc_sink *s, int all)
 	}
 }
 
-/* A free handshake slot, or NULL when all are busy. */
+/* A free handshake slot, or NULL when all are busy (reap first). */
 static struct lc_auth *
 lc_acceptor_slot(struct lc_sink *s)
 {
-	lc_acceptor_reap(s, 0);
 	for (int i = 0; i < LC_MAX_PENDING_AUTH; i++)
 		if (!s->auth[i].used)
 			return &s->auth[i];
@@ -859,7 +858,10 @@ lc_acceptor_main(void *arg)
 	lc_log_set_tag("accept");
 	while (!atomic_load(&s->ag->cancel)) {
 		/* no free slot: leave new connections in the backlog */
-		int full = lc_acceptor_slot(s) == NULL;
+		int full;
+
+		lc_acceptor_reap(s, 0);
+		full = lc_acceptor_slot(s) == NULL;
 		for (uint32_t i = 0; i < n; i++) {
 			pfd[i].fd = full ? -1 : s->recv[i].listen_fd;
 			pfd[i].events = POLLIN;
@@ -873,14 +875,14 @@ lc_acceptor_main(void *arg)
 		for (uint32_t i = 0; i < n; i++) {
 			struct lc_auth *au;
 			int fd;
-			if (!(pfd[i].revents & POLLIN) ||
-			    (au = lc_acceptor_slot(s)) == NULL)
+			if (!(pfd[i].revents & POLLIN))
 				continue;
+			if ((au = lc_acceptor_slot(s)) == NULL)
+				break;	/* the rest wait in their backlogs */
 			fd = accept4(pfd[i].fd, NULL, NULL, SOCK_CLOEXEC);
 			if (fd >= 0)
 				lc_acceptor_take(s, au, i, fd);
 		}
-		lc_acceptor_reap(s, 0);
 	}
 	lc_acceptor_reap(s, 1);
 	return NULL;

@@ -237,6 +237,7 @@ main(int argc, char **argv)
 {
 	struct sockaddr_in sin;
 	socklen_t len;
+	const char *v;
 	int n = argc - 2;
 
 	if (argc < 3 || n > MAXS) {
@@ -253,8 +254,8 @@ main(int argc, char **argv)
 	record_dir = getenv("LC_PROXY_RECORD");
 	once_path = getenv("LC_PROXY_ONCE");
 	every = getenv("LC_PROXY_EVERY") != NULL;
-	if (getenv("LC_PROXY_DELAY_MS") != NULL)
-		delay_ms = (unsigned)atoi(getenv("LC_PROXY_DELAY_MS"));
+	if ((v = getenv("LC_PROXY_DELAY_MS")) != NULL)
+		delay_ms = (unsigned)atoi(v);
 	if (once_path != NULL && access(once_path, F_OK) == 0) {
 		flip.stream = reset_at.stream = stall.stream = -1;
 	} else if (once_path != NULL) {
