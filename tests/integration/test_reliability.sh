@@ -130,24 +130,26 @@ for sig in INT TERM; do
 	no_agents
 done
 
+# copy_killing_agent ERR ARGS...: push big to ka.bin (-x 8m, plus ARGS),
+# SIGKILL the remote agent 1.5 s in; the copy's exit status goes to rc.
+copy_killing_agent() {
+	local err=$1 pid
+	shift
+	"$LANECP" -F "$LC_SSH_CONFIG" -T "$d/agent" -x 8m "$@" "$d/local/big" \
+		"$H:$d/remote/ka.bin" 2>"$err" &
+	pid=$!
+	sleep 1.5
+	kill -9 $(lc_pids_matching "$d/agent --agent")
+	rc=0
+	wait "$pid" || rc=$?
+}
+
 lc_note "the remote agent killed mid-copy: exit 6; --retries resumes"
 rm -f "$d/remote/.ka.bin.lanecp-part"
-"$LANECP" -F "$LC_SSH_CONFIG" -T "$d/agent" -x 8m "$d/local/big" \
-	"$H:$d/remote/ka.bin" 2>"$d/ka.err" &
-pid=$!
-sleep 1.5
-kill -9 $(lc_pids_matching "$d/agent --agent")
-rc=0
-wait "$pid" || rc=$?
+copy_killing_agent "$d/ka.err"
 [[ $rc == 6 ]] || { lc__show "$d/ka.err"; lc_fail "killed agent: exit $rc"; }
 lc_log_has "remote agent (killed by signal|exited|lost)|connection to the remote agent lost" "$d/ka.err"
-"$LANECP" -F "$LC_SSH_CONFIG" -T "$d/agent" -x 8m --retries 3 "$d/local/big" \
-	"$H:$d/remote/ka.bin" 2>"$d/ka2.err" &
-pid=$!
-sleep 1.5
-kill -9 $(lc_pids_matching "$d/agent --agent")
-rc=0
-wait "$pid" || rc=$?
+copy_killing_agent "$d/ka2.err" --retries 3
 [[ $rc == 0 ]] || { lc__show "$d/ka2.err"; lc_fail "with --retries: exit $rc"; }
 lc_log_has "attempt 1 of 4 failed: .*retrying in 1 s, resuming" "$d/ka2.err"
 cmp "$d/local/big" "$d/remote/ka.bin" || lc_fail "copy after retry differs"

@@ -145,10 +145,15 @@ lc_expect_exit 4 x chgno -F "$T/cfg_changed_no" "$H" true </dev/null
 lc_log_has "HAS CHANGED" "$T/chgno.err"
 [[ $(wc -l <"$T/kh_changed") == 3 ]] || lc_fail "changed known_hosts was modified"
 
+# hashed_copy SRC DST: DST is known_hosts SRC with its names hashed.
+hashed_copy() {
+	cp "$1" "$2"
+	ssh-keygen -q -H -f "$2" >/dev/null 2>&1 || lc_fail "ssh-keygen -H failed"
+	grep -q '^|1|' "$2" || lc_fail "ssh-keygen -H did not hash"
+}
+
 lc_note "changed key in a hashed entry names its line"
-cp "$T/kh_changed" "$T/kh_changed_h"
-ssh-keygen -q -H -f "$T/kh_changed_h" >/dev/null 2>&1 || lc_fail "ssh-keygen -H failed"
-grep -q '^|1|' "$T/kh_changed_h" || lc_fail "ssh-keygen -H did not hash"
+hashed_copy "$T/kh_changed" "$T/kh_changed_h"
 lc_ssh_config "$T/cfg_changed_h" UserKnownHostsFile="$T/kh_changed_h"
 lc_expect_exit 4 x chgh -F "$T/cfg_changed_h" "$H" true </dev/null
 lc_log_has "$RT/kh_changed_h line 3 has a different key" "$T/chgh.err"
@@ -189,9 +194,7 @@ lc_ssh_config "$T/cfg_anh_strict" UserKnownHostsFile="$T/kh_anh"
 lc_expect_exit 0 x anh2 -F "$T/cfg_anh_strict" "$H" true </dev/null
 
 lc_note "hashed known_hosts entries (ssh-keygen -H) work"
-cp "$LC_KNOWN_HOSTS" "$T/kh_hashed"
-ssh-keygen -q -H -f "$T/kh_hashed" >/dev/null 2>&1 || lc_fail "ssh-keygen -H failed"
-grep -q '^|1|' "$T/kh_hashed" || lc_fail "ssh-keygen -H did not hash"
+hashed_copy "$LC_KNOWN_HOSTS" "$T/kh_hashed"
 lc_ssh_config "$T/cfg_hashed" UserKnownHostsFile="$T/kh_hashed"
 lc_expect_exit 0 x hashed -F "$T/cfg_hashed" "$H" true </dev/null
 
