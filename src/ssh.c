@@ -472,12 +472,13 @@ lc_ssh_khfiles(const struct lc_sshconf *c, const char *home,
 		    i < LC_SSHCONF_MAX_FILES; i++)
 			f->user[f->nuser++] = c->user_known_hosts[i];
 	} else if (!c->user_known_hosts_none) {
-		snprintf(f->defaults[0], sizeof(f->defaults[0]),
-		    "%s/.ssh/known_hosts", home);
-		snprintf(f->defaults[1], sizeof(f->defaults[1]),
-		    "%s/.ssh/known_hosts2", home);
-		f->user[f->nuser++] = f->defaults[0];
-		f->user[f->nuser++] = f->defaults[1];
+		/* a name cut short would be another file: leave it out */
+		if ((size_t)snprintf(f->defaults[0], sizeof(f->defaults[0]),
+		    "%s/.ssh/known_hosts", home) < sizeof(f->defaults[0]))
+			f->user[f->nuser++] = f->defaults[0];
+		if ((size_t)snprintf(f->defaults[1], sizeof(f->defaults[1]),
+		    "%s/.ssh/known_hosts2", home) < sizeof(f->defaults[1]))
+			f->user[f->nuser++] = f->defaults[1];
 	}
 	for (i = 0; i < f->nuser; i++)
 		f->all[f->nall++] = f->user[i];
@@ -561,11 +562,16 @@ lc_ssh_verify_host(struct lc_ssh *s, struct lc_knownhosts *kh,
 /* ------------------------------------------------------------------ */
 /* Key files */
 
-/* Read a small file whole, NUL terminated.  0, or -1 with errno. */
+/*
+ * Read a small file whole, NUL terminated, into a buffer of
+ * LC_SSH_KEYFILE_MAX + 1 bytes (free it with lc_ssh_slurp_free(): it may
+ * hold a private key).  A file longer than LC_SSH_KEYFILE_MAX is refused
+ * (EFBIG) rather than cut.  0, or -1 with errno.
+ */
 static int
 lc_ssh_slurp(const char *path, char **out, size_t *outlen)
 {
-	char *buf = NULL;
+	char *buf = NULL, extra;
 	size_t n = 0;
 	ssize_t k;
 	int fd, saved;
@@ -578,20 +584,24 @@ lc_ssh_slurp(const char *path, char **out, size_t *outlen)
 		errno = ENOMEM;
 		return -1;
 	}
-	while (n < LC_SSH_KEYFILE_MAX) {
-		k = read(fd, buf + n, LC_SSH_KEYFILE_MAX - n);
+	for (;;) {
+		if (n < LC_SSH_KEYFILE_MAX)
+			k = read(fd, buf + n, LC_SSH_KEYFILE_MAX - n);
+		else
+			k = read(fd, &extra, 1);	/* must be at EOF */
 		if (k < 0 && errno == EINTR)
 			continue;
-		if (k < 0) {
-			saved = errno;
-			free(buf);
-			close(fd);
-			errno = saved;
-			return -1;
-		}
 		if (k == 0)
 			break;
-		n += (size_t)k;
+		if (k > 0 && n < LC_SSH_KEYFILE_MAX) {
+			n += (size_t)k;
+			continue;
+		}
+		saved = k < 0 ? errno : EFBIG;
+		OPENSSL_clear_free(buf, LC_SSH_KEYFILE_MAX + 1);
+		close(fd);
+		errno = saved;
+		return -1;
 	}
 	close(fd);
 	buf[n] = '\0';
@@ -599,6 +609,13 @@ lc_ssh_slurp(const char *path, char **out, size_t *outlen)
 	if (outlen != NULL)
 		*outlen = n;
 	return 0;
+}
+
+static void
+lc_ssh_slurp_free(char *buf)
+{
+	if (buf != NULL)
+		OPENSSL_clear_free(buf, LC_SSH_KEYFILE_MAX + 1);
 }
 
 /* "type base64 [comment]" -> blob. */
@@ -633,17 +650,17 @@ lc_ssh_read_pub(const char *path, unsigned char **blob, size_t *len)
 	r = 0;
  out:
 	free(out);
-	free(text);
+	lc_ssh_slurp_free(text);
 	return r;
 }
 
 /*
  * OpenSSH private key format ("openssh-key-v1"): the public key and the
- * cipher name are outside the encrypted part.
+ * cipher name are outside the encrypted part (see lanecp/ssh.h).
  */
-static int
-lc_ssh_openssh_key(const char *text, int *encrypted, unsigned char **blob,
-    size_t *bloblen)
+int
+lc__ssh_openssh_key(const char *text, uint8_t *scratch, size_t scratchsz,
+    int *encrypted, unsigned char **blob, size_t *bloblen)
 {
 	static const char beg[] = "-----BEGIN OPENSSH PRIVATE KEY-----";
 	static const char end[] = "-----END OPENSSH PRIVATE KEY-----";
@@ -651,21 +668,28 @@ lc_ssh_openssh_key(const char *text, int *encrypted, unsigned char **blob,
 	const char *b, *en;
 	const uint8_t *cipher, *kdf, *kdfopt, *pub;
 	size_t clen, klen, kolen, plen, rawsz;
-	unsigned char *raw = NULL;
 	uint8_t m[sizeof(magic)];
 	uint32_t nkeys;
 	struct lc_rd rd;
+	size_t used = 0;
 	int n, r = -1;
 
-	if ((b = strstr(text, beg)) == NULL ||
-	    (en = strstr(b, end)) == NULL)
+	*encrypted = 0;
+	*blob = NULL;
+	*bloblen = 0;
+	/* END is looked for only after BEGIN, so the two cannot overlap */
+	if ((b = strstr(text, beg)) == NULL)
 		return -1;
 	b += sizeof(beg) - 1;
+	if ((en = strstr(b, end)) == NULL || en < b)
+		return -1;
 	rawsz = (size_t)(en - b);
-	if ((raw = malloc(rawsz + 1)) == NULL ||
-	    (n = lc__b64_decode(b, rawsz, raw, rawsz)) < 0)
+	if (rawsz > scratchsz)
+		return -1;
+	used = rawsz;	/* the decoder writes at most this much */
+	if ((n = lc__b64_decode(b, rawsz, scratch, scratchsz)) < 0)
 		goto out;
-	lc_rd_init(&rd, raw, (size_t)n);
+	lc_rd_init(&rd, scratch, (size_t)n);
 	if (lc_rd_get_bytes(&rd, m, sizeof(m)) != 0 ||
 	    memcmp(m, magic, sizeof(m)) != 0 ||
 	    lc_rd_get_string_direct(&rd, &cipher, &clen) != 0 ||
@@ -675,52 +699,61 @@ lc_ssh_openssh_key(const char *text, int *encrypted, unsigned char **blob,
 	    lc_rd_get_string_direct(&rd, &pub, &plen) != 0 ||
 	    plen == 0 || plen > LC_SSH_BLOB_MAX)
 		goto out;
-	*encrypted = !(clen == 4 && memcmp(cipher, "none", 4) == 0);
 	if ((*blob = malloc(plen)) == NULL)
 		goto out;
+	*encrypted = !(clen == 4 && memcmp(cipher, "none", 4) == 0);
 	memcpy(*blob, pub, plen);
 	*bloblen = plen;
 	r = 0;
  out:
-	free(raw);
+	/* an unencrypted key: the private half was decoded here too */
+	OPENSSL_cleanse(scratch, used);
 	return r;
 }
 
 static void
 lc_ssh_id_probe(struct lc_ssh_id *id)
 {
+	unsigned char *b = NULL;
+	uint8_t *scratch = NULL;
 	char *text = NULL;
 	struct stat st;
+	size_t bl = 0, textlen = 0, pl;
+	int enc = 0;
 
 	id->exists = stat(id->path, &st) == 0 && !S_ISDIR(st.st_mode);
 	if (!id->exists)
 		return;
-	snprintf(id->pub, sizeof(id->pub), "%s.pub", id->path);
+	pl = strlen(id->path);	/* < PATH_MAX: pub has room for ".pub" */
+	memcpy(id->pub, id->path, pl);
+	memcpy(id->pub + pl, ".pub", sizeof(".pub"));
 	id->has_pub = access(id->pub, R_OK) == 0;
 	if (id->has_pub &&
 	    lc_ssh_read_pub(id->pub, &id->blob, &id->bloblen) != 0)
 		lc_log_verbose("%s: cannot parse the public key", id->pub);
-	if (lc_ssh_slurp(id->path, &text, NULL) != 0) {
+	if (lc_ssh_slurp(id->path, &text, &textlen) != 0) {
 		lc_log_verbose("cannot read %s: %s", id->path,
 		    strerror(errno));
 		return;
 	}
-	if (id->blob == NULL) {
-		lc_ssh_openssh_key(text, &id->encrypted, &id->blob,
-		    &id->bloblen);
-	} else {
-		unsigned char *b = NULL;
-		size_t bl = 0;
-
-		if (lc_ssh_openssh_key(text, &id->encrypted, &b, &bl) == 0)
-			free(b);
+	if ((scratch = malloc(textlen + 1)) != NULL &&
+	    lc__ssh_openssh_key(text, scratch, textlen + 1, &enc, &b,
+	    &bl) == 0) {
+		id->encrypted = enc;
+		if (id->blob == NULL) {
+			id->blob = b;
+			id->bloblen = bl;
+			b = NULL;	/* transferred */
+		}
 	}
+	free(b);
 	/* PEM (PKCS#1 with Proc-Type, or PKCS#8) */
 	if (strstr(text, "Proc-Type: 4,ENCRYPTED") != NULL ||
 	    strstr(text, "-----BEGIN ENCRYPTED PRIVATE KEY-----") != NULL)
 		id->encrypted = 1;
-	OPENSSL_cleanse(text, strlen(text));
-	free(text);
+	if (scratch != NULL)
+		OPENSSL_clear_free(scratch, textlen + 1);
+	lc_ssh_slurp_free(text);
 }
 
 static void
@@ -737,7 +770,7 @@ lc_ssh_id_add(struct lc_ssh_auth *a, const char *path)
 		lc_log_verbose("identity file name too long, ignored");
 		return;
 	}
-	snprintf(a->ids[a->nids].path, sizeof(a->ids[0].path), "%s", path);
+	memcpy(a->ids[a->nids].path, path, strlen(path) + 1);
 	lc_ssh_id_probe(&a->ids[a->nids]);
 	a->nids++;
 }
@@ -1065,9 +1098,9 @@ lc_ssh_authenticate(struct lc_ssh *s, const struct lc_sshconf *c,
 		lc_ssh_id_add(a, c->identity_files[i]);
 	if (a->nids == 0 && !c->identity_files_none) {
 		for (i = 0; i < sizeof(defaults) / sizeof(defaults[0]); i++) {
-			snprintf(path, sizeof(path), "%s/.ssh/%s", home,
-			    defaults[i]);
-			lc_ssh_id_add(a, path);
+			if ((size_t)snprintf(path, sizeof(path), "%s/.ssh/%s",
+			    home, defaults[i]) < sizeof(path))
+				lc_ssh_id_add(a, path);
 		}
 	}
 	r = lc_ssh_auth_agent(s, a);
@@ -1713,6 +1746,20 @@ lc_pump_poll(struct lc_pump *p)
 		lc_wake_drain(&s->wake);
 }
 
+/*
+ * The pump's buffers carry the control protocol, and with it the
+ * per-transfer key on its way to the remote agent: wipe them whole
+ * (every byte ever allocated; lc_pump_fd() grows "in" to its maximum at
+ * the first read, so no realloc left an older copy behind).
+ */
+static void
+lc_pump_buf_wipe(struct lc_buf *b)
+{
+	if (b->d != NULL)
+		OPENSSL_cleanse(b->d, b->alloc);
+	lc_buf_free(b);
+}
+
 static void *
 lc_ssh_pump_main(void *arg)
 {
@@ -1747,8 +1794,9 @@ lc_ssh_pump_main(void *arg)
 	/* the caller reads EOF; its writes fail with EPIPE */
 	shutdown(s->pump_fd, SHUT_RDWR);
 	lc_pump_publish(p);
-	lc_buf_free(&p->out);
-	lc_buf_free(&p->in);
+	lc_pump_buf_wipe(&p->out);
+	lc_pump_buf_wipe(&p->in);
+	OPENSSL_cleanse(p, sizeof(*p));
 	free(p);
 	return NULL;
 }
