@@ -11,7 +11,9 @@
  * with wildcards ("*", "?", "!negation") are matched with
  * lc_sshconf_match_list() against the names given at load time.  Marker
  * lines (@cert-authority, @revoked) and unparsable lines are skipped (with
- * a debug log line).
+ * a debug log line); a hashed name whose salt or hash is not base64 of 20
+ * bytes is skipped with a warning naming file and line (libssh2 1.10
+ * leaks memory on every lookup when such a line is loaded).
  *
  * An lc_knownhosts belongs to one libssh2 session and, like the session,
  * to one thread at a time.
@@ -46,6 +48,15 @@ int lc_knownhosts_name(const char *host, unsigned port, char *out,
  */
 int lc_knownhosts_load(LIBSSH2_SESSION *sess, const char *const *files,
     size_t nfiles, const char *const *names, size_t nnames,
+    struct lc_knownhosts **out, struct lc_err *e);
+
+/*
+ * Internal, for tests and fuzz_knownhosts: as lc_knownhosts_load() for
+ * one file whose text (len bytes, need not be NUL terminated) is given;
+ * name stands for the file in messages and results.
+ */
+int lc__knownhosts_load_mem(LIBSSH2_SESSION *sess, const char *text,
+    size_t len, const char *name, const char *const *names, size_t nnames,
     struct lc_knownhosts **out, struct lc_err *e);
 
 void lc_knownhosts_free(struct lc_knownhosts *kh);
