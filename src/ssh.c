@@ -323,7 +323,7 @@ lc_ssh_numeric(const struct sockaddr_storage *ss, socklen_t len, char *out,
 }
 
 static int
-lc_ssh_tcp(struct lc_ssh *s, const char *host, unsigned port,
+lc_ssh_tcp(struct lc_ssh *s, const char *host, unsigned port, int af,
     uint64_t deadline, unsigned alive_count, int sndbuf, struct lc_err *e)
 {
 	struct addrinfo hints, *res = NULL, *ai;
@@ -333,7 +333,7 @@ lc_ssh_tcp(struct lc_ssh *s, const char *host, unsigned port,
 	int fd = -1, err = EHOSTUNREACH, gai;
 
 	memset(&hints, 0, sizeof(hints));
-	hints.ai_family = AF_UNSPEC;
+	hints.ai_family = af == 4 ? AF_INET : af == 6 ? AF_INET6 : AF_UNSPEC;
 	hints.ai_socktype = SOCK_STREAM;
 	hints.ai_flags = AI_NUMERICSERV;
 	snprintf(portstr, sizeof(portstr), "%u", port);
@@ -1259,8 +1259,8 @@ lc_ssh_connect(const struct lc_ssh_opts *o, struct lc_ssh **out,
 	if (conf.connect_timeout > 0)
 		deadline = lc_now_ms() + (uint64_t)conf.connect_timeout * 1000;
 
-	if ((r = lc_ssh_tcp(s, conf.hostname, port, deadline, count, o->sndbuf,
-	    e)) != 0 ||
+	if ((r = lc_ssh_tcp(s, conf.hostname, port, conf.address_family,
+	    deadline, count, o->sndbuf, e)) != 0 ||
 	    (r = lc_ssh_session(s, e)) != 0)
 		goto out;
 

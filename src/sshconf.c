@@ -27,6 +27,7 @@
 #include <pwd.h>
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -52,6 +53,8 @@
 #define SC_F_CHECKPERM	0x02	/* refuse a file writable by others */
 #define SC_F_NEVERMATCH	0x04	/* included from a block that doesn't apply */
 #define SC_F_REQUIRED	0x08	/* a missing file is an error (-F) */
+#define SC_F_MAYBE	0x10	/* included from a block lanecp cannot
+				 * evaluate (Match exec, ...) */
 
 struct sc_file {
 	const char *path;
@@ -86,14 +89,38 @@ struct sc {
 	char *user;			/* User from the files */
 	char *host_key_alias;		/* HostKeyAlias, only for %k */
 	int port;			/* -1 unset */
+	int af;				/* AddressFamily: -1 unset, 0, 4, 6 */
 	struct passwd pw;
 	char *pwbuf;
+	unsigned decided;		/* SC_R_* bits: first value was seen */
+	int no_include;			/* text from memory: Include is only
+					 * checked, never read */
+	/*
+	 * The current block is a Match that lanecp cannot evaluate (exec,
+	 * canonical, final, ...) and that ssh may apply: its line, its
+	 * file and the criterion, for the error.  maybe_line 0: none.
+	 */
+	unsigned long maybe_line;
+	const char *maybe_file;
+	char maybe_attr[32];
 };
 
 struct sc_keyword {
 	const char *name;
 	int (*fn)(struct sc *, const struct sc_line *, size_t);
 	size_t arg;		/* field offset or selector for shared handlers */
+	int where;		/* SC_W_*: what it changes about where or how ssh
+				 * connects (0: nothing of that) */
+};
+
+/* Keywords that change which machine is reached, or how. */
+enum {
+	SC_W_NONE = 0,
+	SC_W_HOSTNAME,
+	SC_W_PORT,
+	SC_W_USER,
+	SC_W_AF,
+	SC_W_REFUSED,	/* arg indexes sc_refused[] */
 };
 
 static int sc_read_file(struct sc *, const char *, int, int *, int);
@@ -327,6 +354,8 @@ sc_kw_host(struct sc *s, const struct sc_line *l, size_t unused)
 
 	(void)unused;
 	*l->activep = 0;
+	if (!(l->f->flags & SC_F_MAYBE))
+		s->maybe_line = 0;
 	for (i = 0; i < l->argc; i++) {
 		arg = l->argv[i];
 		if (*arg == '\0')
@@ -462,10 +491,17 @@ sc_kw_match(struct sc *s, const struct sc_line *l, size_t unused)
 	if (attributes == 0)
 		return sc_err(s, l, "Match needs one or more criteria");
 	/* say so only when the rest of the line would have matched */
+	if (!(l->f->flags & SC_F_MAYBE))
+		s->maybe_line = 0;
 	if (result && unsupported != NULL &&
-	    !(l->f->flags & SC_F_NEVERMATCH))
+	    !(l->f->flags & (SC_F_NEVERMATCH | SC_F_MAYBE))) {
 		lc_log_verbose("%s line %lu: Match %s is not supported by "
 		    "lanecp, block ignored", l->f->path, l->num, unsupported);
+		s->maybe_line = l->num;
+		s->maybe_file = l->f->path;
+		snprintf(s->maybe_attr, sizeof(s->maybe_attr), "%s",
+		    unsupported);
+	}
 	*l->activep = (l->f->flags & SC_F_NEVERMATCH) || unsupported != NULL ?
 	    0 : result;
 	return 0;
@@ -523,15 +559,22 @@ sc_kw_include(struct sc *s, const struct sc_line *l, size_t unused)
 	char pat[SC_PATH_MAX];
 	glob_t gl;
 	size_t i, j;
-	int r, g, oactive = *l->activep;
+	int r, g, oactive = *l->activep, maybe;
+	unsigned long omaybe_line = s->maybe_line;
+	const char *omaybe_file = s->maybe_file;
+	char omaybe_attr[sizeof(s->maybe_attr)];
 
 	(void)unused;
+	memcpy(omaybe_attr, s->maybe_attr, sizeof(omaybe_attr));
+	maybe = s->maybe_line != 0 || (l->f->flags & SC_F_MAYBE);
 	for (i = 0; i < l->argc; i++) {
 		if (l->argv[i][0] == '\0')
 			return sc_err(s, l, "empty argument for Include");
 		if ((r = sc_include_pattern(s, l, l->argv[i], pat,
 		    sizeof(pat))) != 0)
 			return r;
+		if (s->no_include)
+			continue;
 		memset(&gl, 0, sizeof(gl));
 		if ((g = glob(pat, GLOB_TILDE, NULL, &gl)) == GLOB_NOMATCH) {
 			globfree(&gl);
@@ -549,10 +592,15 @@ sc_kw_include(struct sc *s, const struct sc_line *l, size_t unused)
 			}
 			r = sc_read_file(s, gl.gl_pathv[j],
 			    (l->f->flags & SC_F_USER) | SC_F_CHECKPERM |
-			    (oactive ? 0 : SC_F_NEVERMATCH), l->activep,
+			    (oactive ? 0 : SC_F_NEVERMATCH) |
+			    (maybe ? SC_F_MAYBE : 0), l->activep,
 			    l->f->depth + 1);
 			/* a Host or Match in the file ends with the file */
 			*l->activep = oactive;
+			s->maybe_line = omaybe_line;
+			s->maybe_file = omaybe_file;
+			memcpy(s->maybe_attr, omaybe_attr,
+			    sizeof(omaybe_attr));
 			if (r != 0) {
 				globfree(&gl);
 				return r;
@@ -817,29 +865,190 @@ sc_kw_knownhosts(struct sc *s, const struct sc_line *l, size_t global)
 	return 0;
 }
 
+/*
+ * Keywords that change where or how ssh connects and that lanecp does not
+ * implement.  Ignoring them would make lanecp reach another machine, or
+ * reach it another way, than ssh with the same configuration, so a host
+ * for which one is in effect is refused (first value wins, as in ssh;
+ * the "off" values mean not in use).
+ *
+ *   ProxyJump, ProxyCommand   ssh reaches the host through another host
+ *                             or a command; lanecp would go straight to
+ *                             HostName, maybe another machine (one first
+ *                             value for the pair, as in ssh)
+ *   BindAddress, BindInterface  the source address or interface, which
+ *                             can select the route, VRF or firewall rule
+ *                             and so the machine reached
+ *   CanonicalizeHostname yes/always  rewrites the host name (and then
+ *                             re-reads the config for the new name)
+ *
+ * Implemented rather than refused: HostName, Port, User, AddressFamily.
+ * Left ignored on purpose, since lanecp still reaches the same machine
+ * the same way (or fails closed): ProxyUseFdpass (only with
+ * ProxyCommand), LocalCommand/PermitLocalCommand (a local command after
+ * connecting), RemoteCommand and RequestTTY (lanecp runs its own agent),
+ * Tunnel/TunnelDevice and the *Forward keywords (extra channels), Control*
+ * (a master connection to the same host), Ciphers/KexAlgorithms/MACs/
+ * HostKeyAlgorithms (negotiation; libssh2's defaults, host key still
+ * verified), KnownHostsCommand/VerifyHostKeyDNS (without them an unknown
+ * key is refused), the authentication keywords (auth fails closed),
+ * ConnectionAttempts, TCPKeepAlive, IPQoS and everything else.
+ */
+enum {
+	SC_REF_JUMP,
+	SC_REF_COMMAND,
+	SC_REF_BINDADDR,
+	SC_REF_BINDIF,
+	SC_REF_CANON,
+};
+
+static const struct {
+	const char *name;
+	unsigned bit;		/* first value: shared by the proxy pair */
+	const char *off[2];	/* values meaning "not in use" */
+	int fold;		/* compare off values without case */
+	const char *what;	/* what it changes */
+} sc_refused[] = {
+	[SC_REF_JUMP] = { "ProxyJump", 0x1, { "none", NULL }, 1,
+	    "reaches the host through another host" },
+	[SC_REF_COMMAND] = { "ProxyCommand", 0x1, { "none", NULL }, 0,
+	    "reaches the host through a command" },
+	[SC_REF_BINDADDR] = { "BindAddress", 0x2, { NULL, NULL }, 0,
+	    "sets the source address" },
+	[SC_REF_BINDIF] = { "BindInterface", 0x4, { NULL, NULL }, 0,
+	    "sets the source interface" },
+	[SC_REF_CANON] = { "CanonicalizeHostname", 0x8, { "no", "false" },
+	    1, "rewrites the host name" },
+};
+
+static int
+sc_refused_off(size_t which, const char *v)
+{
+	size_t i;
+
+	for (i = 0; i < 2 && sc_refused[which].off[i] != NULL; i++) {
+		if (sc_refused[which].fold ?
+		    strcasecmp(v, sc_refused[which].off[i]) == 0 :
+		    strcmp(v, sc_refused[which].off[i]) == 0)
+			return 1;
+	}
+	return 0;
+}
+
+static int
+sc_kw_refuse(struct sc *s, const struct sc_line *l, size_t which)
+{
+	const char *v = l->argv[0];
+
+	if (which == SC_REF_CANON && strcasecmp(v, "yes") != 0 &&
+	    strcasecmp(v, "true") != 0 && strcasecmp(v, "always") != 0 &&
+	    !sc_refused_off(which, v))
+		return sc_bad(s, l, v);
+	if (!*l->activep || (s->decided & sc_refused[which].bit))
+		return 0;
+	s->decided |= sc_refused[which].bit;
+	if (sc_refused_off(which, v))
+		return 0;
+	return sc_err(s, l, "%s is not supported by lanecp (it %s); "
+	    "refusing to connect to %s", l->kw, sc_refused[which].what,
+	    s->out->host);
+}
+
+static int
+sc_kw_af(struct sc *s, const struct sc_line *l, size_t unused)
+{
+	const char *arg;
+	int r, v;
+
+	(void)unused;
+	if ((r = sc_one_arg(s, l, &arg)) != 0)
+		return r;
+	if (strcasecmp(arg, "any") == 0)
+		v = 0;
+	else if (strcasecmp(arg, "inet") == 0)
+		v = 4;
+	else if (strcasecmp(arg, "inet6") == 0)
+		v = 6;
+	else
+		return sc_bad(s, l, arg);
+	if (*l->activep && s->af == -1)
+		s->af = v;
+	return 0;
+}
+
+/* Would a value for this keyword still take effect (first one wins)? */
+static int
+sc_where_unset(const struct sc *s, const struct sc_keyword *k,
+    const struct sc_line *l)
+{
+	switch (k->where) {
+	case SC_W_HOSTNAME:
+		return s->hostname_raw == NULL;
+	case SC_W_PORT:
+		return s->port == -1;
+	case SC_W_USER:
+		return s->user == NULL && s->cmdline_user == NULL;
+	case SC_W_AF:
+		return s->af == -1;
+	case SC_W_REFUSED:
+		return !(s->decided & sc_refused[k->arg].bit) &&
+		    (l->argc == 0 || !sc_refused_off(k->arg, l->argv[0]));
+	default:
+		return 0;
+	}
+}
+
+/*
+ * A keyword of that kind inside a Match block lanecp cannot evaluate:
+ * ssh may apply it and then connect elsewhere or otherwise, so refuse
+ * rather than guess (a block with only other keywords stays ignored).
+ */
+static int
+sc_check_maybe(struct sc *s, const struct sc_line *l,
+    const struct sc_keyword *k)
+{
+	if (k->where == SC_W_NONE || !sc_where_unset(s, k, l))
+		return 0;
+	if (s->maybe_line != 0)
+		return sc_err(s, l, "%s inside 'Match %s' (%s line %lu), "
+		    "which lanecp cannot evaluate; ssh may apply it, so "
+		    "refusing to connect to %s", l->kw, s->maybe_attr,
+		    s->maybe_file, s->maybe_line, s->out->host);
+	return sc_err(s, l, "%s in a file included from a Match block "
+	    "lanecp cannot evaluate; ssh may apply it, so refusing to "
+	    "connect to %s", l->kw, s->out->host);
+}
+
 static const struct sc_keyword sc_keywords[] = {
-	{ "Host", sc_kw_host, 0 },
-	{ "Match", sc_kw_match, 0 },
-	{ "Include", sc_kw_include, 0 },
-	{ "HostName", sc_kw_hostname, 0 },
-	{ "User", sc_kw_user, 0 },
-	{ "Port", sc_kw_port, 0 },
-	{ "HostKeyAlias", sc_kw_hostkeyalias, 0 },
-	{ "IdentityFile", sc_kw_identityfile, 0 },
+	{ "Host", sc_kw_host, 0, SC_W_NONE },
+	{ "Match", sc_kw_match, 0, SC_W_NONE },
+	{ "Include", sc_kw_include, 0, SC_W_NONE },
+	{ "HostName", sc_kw_hostname, 0, SC_W_HOSTNAME },
+	{ "User", sc_kw_user, 0, SC_W_USER },
+	{ "Port", sc_kw_port, 0, SC_W_PORT },
+	{ "HostKeyAlias", sc_kw_hostkeyalias, 0, SC_W_NONE },
+	{ "IdentityFile", sc_kw_identityfile, 0, SC_W_NONE },
 	{ "IdentitiesOnly", sc_kw_flag,
-	    offsetof(struct lc_sshconf, identities_only) },
-	{ "UserKnownHostsFile", sc_kw_knownhosts, 0 },
-	{ "GlobalKnownHostsFile", sc_kw_knownhosts, 1 },
-	{ "StrictHostKeyChecking", sc_kw_strict, 0 },
+	    offsetof(struct lc_sshconf, identities_only), SC_W_NONE },
+	{ "UserKnownHostsFile", sc_kw_knownhosts, 0, SC_W_NONE },
+	{ "GlobalKnownHostsFile", sc_kw_knownhosts, 1, SC_W_NONE },
+	{ "StrictHostKeyChecking", sc_kw_strict, 0, SC_W_NONE },
 	{ "ConnectTimeout", sc_kw_time,
-	    offsetof(struct lc_sshconf, connect_timeout) },
+	    offsetof(struct lc_sshconf, connect_timeout), SC_W_NONE },
 	{ "ServerAliveInterval", sc_kw_time,
-	    offsetof(struct lc_sshconf, server_alive_interval) },
+	    offsetof(struct lc_sshconf, server_alive_interval), SC_W_NONE },
 	{ "ServerAliveCountMax", sc_kw_int,
-	    offsetof(struct lc_sshconf, server_alive_count_max) },
+	    offsetof(struct lc_sshconf, server_alive_count_max), SC_W_NONE },
 	{ "HashKnownHosts", sc_kw_flag,
-	    offsetof(struct lc_sshconf, hash_known_hosts) },
-	{ "BatchMode", sc_kw_flag, offsetof(struct lc_sshconf, batch_mode) },
+	    offsetof(struct lc_sshconf, hash_known_hosts), SC_W_NONE },
+	{ "BatchMode", sc_kw_flag,
+	    offsetof(struct lc_sshconf, batch_mode), SC_W_NONE },
+	{ "AddressFamily", sc_kw_af, 0, SC_W_AF },
+	{ "ProxyJump", sc_kw_refuse, SC_REF_JUMP, SC_W_REFUSED },
+	{ "ProxyCommand", sc_kw_refuse, SC_REF_COMMAND, SC_W_REFUSED },
+	{ "BindAddress", sc_kw_refuse, SC_REF_BINDADDR, SC_W_REFUSED },
+	{ "BindInterface", sc_kw_refuse, SC_REF_BINDIF, SC_W_REFUSED },
+	{ "CanonicalizeHostname", sc_kw_refuse, SC_REF_CANON, SC_W_REFUSED },
 };
 
 static const struct sc_keyword *
@@ -886,11 +1095,20 @@ sc_line(struct sc *s, const struct sc_file *f, unsigned long num,
 	l.kw = k->name;
 	if (*p == '\0')
 		return sc_err(s, &l, "missing argument for %s", k->name);
-	r = sc_split(p, b->args, sizeof(b->args), b->argv, &l.argc);
-	if (r == -LC_ERR_CONFIG)
-		return sc_err(s, &l, "unterminated quote");
-	if (r != 0)
-		return sc_err(s, &l, "too many arguments");
+	if (k->fn == sc_kw_refuse) {
+		/* as ssh: the raw rest of the line (ProxyCommand is shell) */
+		b->argv[0] = p;
+		l.argc = 1;
+	} else {
+		r = sc_split(p, b->args, sizeof(b->args), b->argv, &l.argc);
+		if (r == -LC_ERR_CONFIG)
+			return sc_err(s, &l, "unterminated quote");
+		if (r != 0)
+			return sc_err(s, &l, "too many arguments");
+	}
+	if ((s->maybe_line != 0 || (f->flags & SC_F_MAYBE)) &&
+	    (r = sc_check_maybe(s, &l, k)) != 0)
+		return r;
 	return k->fn(s, &l, k->arg);
 }
 
@@ -942,25 +1160,16 @@ sc_check_file(struct sc *s, FILE *fp, const struct sc_file *f, int *skip)
 	return 0;
 }
 
+/* Every line of fp, read as the file f. */
 static int
-sc_read_file(struct sc *s, const char *path, int flags, int *activep,
-    int depth)
+sc_read_fp(struct sc *s, const struct sc_file *fl, FILE *fp, int *activep)
 {
-	struct sc_file f = { path, flags, depth };
+	const struct sc_file f = *fl;
+	const char *path = f.path;
 	struct sc_buf *b = NULL;
-	FILE *fp = NULL;
 	unsigned long num = 0;
-	int r = 0, g, skip;
+	int r = 0, g;
 
-	if ((fp = fopen(path, "re")) == NULL) {
-		if ((errno == ENOENT || errno == ENOTDIR) &&
-		    !(flags & SC_F_REQUIRED))
-			return 0;
-		return lc_err_sys(s->e, LC_ERR_CONFIG, errno,
-		    "cannot open ssh config %s", path);
-	}
-	if ((r = sc_check_file(s, fp, &f, &skip)) != 0 || skip)
-		goto out;
 	if ((b = malloc(sizeof(*b))) == NULL) {
 		r = lc_err_set(s->e, LC_ERR_NOMEM, "out of memory");
 		goto out;
@@ -980,6 +1189,26 @@ sc_read_file(struct sc *s, const char *path, int flags, int *activep,
 		r = lc_err_sys(s->e, LC_ERR_CONFIG, errno, "read %s", path);
  out:
 	free(b);
+	return r;
+}
+
+static int
+sc_read_file(struct sc *s, const char *path, int flags, int *activep,
+    int depth)
+{
+	struct sc_file f = { path, flags, depth };
+	FILE *fp = NULL;
+	int r, skip;
+
+	if ((fp = fopen(path, "re")) == NULL) {
+		if ((errno == ENOENT || errno == ENOTDIR) &&
+		    !(flags & SC_F_REQUIRED))
+			return 0;
+		return lc_err_sys(s->e, LC_ERR_CONFIG, errno,
+		    "cannot open ssh config %s", path);
+	}
+	if ((r = sc_check_file(s, fp, &f, &skip)) == 0 && !skip)
+		r = sc_read_fp(s, &f, fp, activep);
 	fclose(fp);
 	return r;
 }
@@ -1176,6 +1405,7 @@ sc_finish(struct sc *s)
 			    (unsigned char)o->hostname[i]);
 	}
 	o->port = s->port > 0 ? (uint16_t)s->port : 0;
+	o->address_family = s->af > 0 ? s->af : 0;
 
 	if (gethostname(thishost, sizeof(thishost)) != 0)
 		return lc_err_sys(s->e, LC_ERR_CONFIG, errno, "gethostname");
@@ -1274,9 +1504,31 @@ sc_read_all(struct sc *s)
 	    ctx->system_config : SC_SYSTEM_CONFIG, 0, &active, 0);
 }
 
-int
-lc_sshconf_resolve(const struct lc_sshconf_ctx *ctx, const char *host,
-    struct lc_sshconf *out, struct lc_err *e)
+/* The text given instead of the files, for lc__sshconf_resolve_mem(). */
+struct sc_mem {
+	const char *text;
+	size_t len;
+};
+
+static int
+sc_read_mem(struct sc *s, const struct sc_mem *m)
+{
+	const struct sc_file f = { "(config)", SC_F_USER | SC_F_REQUIRED, 0 };
+	FILE *fp;
+	int active = 1, r;
+
+	if (m->len == 0)
+		return 0;
+	if ((fp = fmemopen((void *)(uintptr_t)m->text, m->len, "r")) == NULL)
+		return lc_err_sys(s->e, LC_ERR_NOMEM, errno, "fmemopen");
+	r = sc_read_fp(s, &f, fp, &active);
+	fclose(fp);
+	return r;
+}
+
+static int
+sc_resolve(const struct lc_sshconf_ctx *ctx, const char *host,
+    const struct sc_mem *mem, struct lc_sshconf *out, struct lc_err *e)
 {
 	struct sc s;
 	int r;
@@ -1287,6 +1539,7 @@ lc_sshconf_resolve(const struct lc_sshconf_ctx *ctx, const char *host,
 	s.out = out;
 	s.e = e;
 	s.port = -1;
+	s.af = -1;
 	if (ctx == NULL || host == NULL || host[0] == '\0' ||
 	    strlen(host) >= sizeof(out->host))
 		return lc_err_set(e, LC_ERR_USAGE, "bad host name for ssh "
@@ -1295,8 +1548,9 @@ lc_sshconf_resolve(const struct lc_sshconf_ctx *ctx, const char *host,
 	if (ctx->cmdline_user != NULL && ctx->cmdline_user[0] != '\0')
 		s.cmdline_user = ctx->cmdline_user;
 
+	s.no_include = mem != NULL;
 	if ((r = sc_identity(&s)) != 0 ||
-	    (r = sc_read_all(&s)) != 0 ||
+	    (r = (mem != NULL ? sc_read_mem(&s, mem) : sc_read_all(&s))) != 0 ||
 	    (r = sc_finish(&s)) != 0) {
 		lc_sshconf_free(out);
 		sc_defaults(out);
@@ -1306,6 +1560,22 @@ lc_sshconf_resolve(const struct lc_sshconf_ctx *ctx, const char *host,
 	free(s.host_key_alias);
 	free(s.pwbuf);
 	return r;
+}
+
+int
+lc_sshconf_resolve(const struct lc_sshconf_ctx *ctx, const char *host,
+    struct lc_sshconf *out, struct lc_err *e)
+{
+	return sc_resolve(ctx, host, NULL, out, e);
+}
+
+int
+lc__sshconf_resolve_mem(const struct lc_sshconf_ctx *ctx, const char *host,
+    const char *text, size_t len, struct lc_sshconf *out, struct lc_err *e)
+{
+	const struct sc_mem m = { text, len };
+
+	return sc_resolve(ctx, host, &m, out, e);
 }
 
 void

@@ -11,10 +11,18 @@
  * log line), Include, HostName, User, Port, IdentityFile,
  * IdentitiesOnly, UserKnownHostsFile, GlobalKnownHostsFile,
  * StrictHostKeyChecking, ConnectTimeout, ServerAliveInterval,
- * ServerAliveCountMax, HashKnownHosts, BatchMode (and HostKeyAlias, only
- * for %k).  Other keywords are ignored (real configs are full of them); a
- * known keyword with a bad value is an error naming the file and line,
- * even inside a block that does not apply (as ssh).
+ * ServerAliveCountMax, HashKnownHosts, BatchMode, AddressFamily (and
+ * HostKeyAlias, only for %k).  Keywords that change where or how ssh
+ * connects but that lanecp does not implement (ProxyJump, ProxyCommand,
+ * BindAddress, BindInterface, CanonicalizeHostname yes/always; the list
+ * and the reasons are in sshconf.c) make the resolve fail when in effect
+ * for the host ("none"/"no" values are fine), with -LC_ERR_CONFIG naming
+ * keyword, file, line and host; so does such a keyword, or HostName,
+ * Port, User, AddressFamily, inside a Match block lanecp cannot evaluate
+ * (exec, canonical, final, ...) whose other criteria hold, when it would
+ * still take effect.  Other keywords are ignored (real configs are full
+ * of them); a known keyword with a bad value is an error naming the file
+ * and line, even inside a block that does not apply (as ssh).
  *
  * ConnectTimeout and ServerAliveInterval take ssh's time syntax ("30",
  * "1m30s", "none" = unset); ServerAliveCountMax a plain integer; Port
@@ -66,6 +74,7 @@ struct lc_sshconf {
 	int server_alive_count_max;	/* -1 unset */
 	int hash_known_hosts;	/* -1 unset, 0 no, 1 yes */
 	int batch_mode;		/* -1 unset, 0 no, 1 yes */
+	int address_family;	/* AddressFamily: 0 any, 4 inet, 6 inet6 */
 	/*
 	 * "none" given (then the matching list above is empty): for identity
 	 * files, do not try the default keys; for known hosts, use no file
@@ -99,6 +108,16 @@ struct lc_sshconf_ctx {
  */
 int lc_sshconf_resolve(const struct lc_sshconf_ctx *ctx, const char *host,
     struct lc_sshconf *out, struct lc_err *e);
+
+/*
+ * Internal, for tests and fuzz_sshconf: as lc_sshconf_resolve() with the
+ * len bytes of text as the only config file (ctx->config_file is not
+ * used; the file is called "(config)" in messages).  Include lines are
+ * checked but no file is read.
+ */
+int lc__sshconf_resolve_mem(const struct lc_sshconf_ctx *ctx,
+    const char *host, const char *text, size_t len, struct lc_sshconf *out,
+    struct lc_err *e);
 
 /* Free the path lists and reset c to zeros.  NULL and repeats are fine. */
 void lc_sshconf_free(struct lc_sshconf *c);

@@ -666,7 +666,7 @@ LC_TEST(unknown_keywords_ignored)
 
 	t_setup(&ctx);
 	t_write(".ssh/config",
-	    "ProxyCommand ssh -W %h:%p gw \"unbalanced\n"
+	    "LocalCommand echo %h \"unbalanced\n"
 	    "SendEnv LANG LC_*\n"
 	    "Ciphers +aes256-ctr\n"
 	    "NoSuchOption\n"
@@ -965,13 +965,13 @@ LC_TEST(match_criteria)
 	    "Match host nomatch\n"
 	    "  Port 1\n"
 	    "Match exec true\n"
-	    "  Port 2\n"
+	    "  IdentityFile ~/.ssh/two\n"
 	    "Match !exec false\n"
-	    "  Port 3\n"
+	    "  IdentityFile ~/.ssh/three\n"
 	    "Match canonical\n"
-	    "  Port 4\n"
+	    "  IdentityFile ~/.ssh/four\n"
 	    "Match final\n"
-	    "  Port 5\n"
+	    "  IdentityFile ~/.ssh/five\n"
 	    "Match host web\n"			/* HostName is what counts */
 	    "  Port 6\n"
 	    "Match originalhost web !user bob\n"
@@ -988,6 +988,7 @@ LC_TEST(match_criteria)
 	    "  User everyone\n");
 	LC_CHECK_EQ_I(t_resolve(&ctx, "web", &c, &e), 0);
 	LC_CHECK_EQ_U(c.port, 7);
+	LC_CHECK_EQ_U(c.n_identity_files, 0);
 	LC_CHECK_EQ_I(c.connect_timeout, 11);
 	LC_CHECK_EQ_I(c.server_alive_count_max, 8);
 	LC_CHECK_EQ_I(c.batch_mode, -1);
@@ -1019,9 +1020,10 @@ LC_TEST(match_unsupported_logs_once)
 	    "Match host nomatch exec true\n"	/* fails anyway: no log */
 	    "  Port 1\n"
 	    "Match exec \"test -e /\" exec true\n"
-	    "  Port 2\n");
+	    "  IdentityFile ~/.ssh/two\n");
 	LC_CHECK_EQ_I(t_resolve(&ctx, "web", &c, &e), 0);
 	LC_CHECK_EQ_U(c.port, 0);
+	LC_CHECK_EQ_U(c.n_identity_files, 0);
 	lc_sshconf_free(&c);
 	LC_CHECK(lseek(fd, 0, SEEK_SET) == 0);
 	n = read(fd, buf, sizeof(buf) - 1);
@@ -1265,6 +1267,232 @@ LC_TEST(defaults_from_password_database)
 	LC_CHECK_EQ_I(t_resolve(&ctx, "web", &c, &e), 0);
 	LC_CHECK_STR(c.identity_files[0], t_fmt("%s/%s", pw->pw_dir,
 	    pw->pw_name));
+	lc_sshconf_free(&c);
+	t_done(&ctx);
+}
+
+/* --- keywords that change where or how ssh connects (issue #9) --- */
+
+LC_TEST(proxy_jump_refused)
+{
+	struct lc_sshconf_ctx ctx;
+	struct lc_sshconf c;
+	struct lc_err e;
+
+	t_setup(&ctx);
+	t_write(".ssh/config",
+	    "Host web\n"
+	    "  HostName web.internal\n"
+	    "  ProxyJump nosuchjump.invalid\n"
+	    "Host other\n"
+	    "  ProxyCommand ssh -W %h:%p gw \"unbalanced\n");
+	t_expect_err(&ctx, "web", t_fmt("%s line 3: ProxyJump is not "
+	    "supported by lanecp (it reaches the host through another "
+	    "host); refusing to connect to web", t_path(".ssh/config")));
+	/* shell text is taken raw: no "unterminated quote" */
+	t_expect_err(&ctx, "other", "line 5: ProxyCommand is not supported");
+	/* a host the lines do not apply to is fine */
+	LC_CHECK_EQ_I(t_resolve(&ctx, "db", &c, &e), 0);
+	lc_sshconf_free(&c);
+	t_done(&ctx);
+}
+
+LC_TEST(proxy_none_and_first_value)
+{
+	struct lc_sshconf_ctx ctx;
+	struct lc_sshconf c;
+	struct lc_err e;
+
+	t_setup(&ctx);
+	t_write(".ssh/config",
+	    "Host bastion\n"
+	    "  ProxyJump NONE\n"
+	    "Host direct\n"
+	    "  ProxyCommand none\n"
+	    "Host *\n"
+	    "  ProxyJump bastion\n");
+	/* "none" first: disabled, and the later value does not apply */
+	LC_CHECK_EQ_I(t_resolve(&ctx, "bastion", &c, &e), 0);
+	lc_sshconf_free(&c);
+	/* the pair shares one first value, as in ssh */
+	LC_CHECK_EQ_I(t_resolve(&ctx, "direct", &c, &e), 0);
+	lc_sshconf_free(&c);
+	t_expect_err(&ctx, "web", "line 6: ProxyJump is not supported");
+	/* ProxyCommand's "none" is exact, as in ssh */
+	t_write(".ssh/config", "ProxyCommand None\n");
+	t_expect_err(&ctx, "web", "line 1: ProxyCommand is not supported");
+	t_done(&ctx);
+}
+
+LC_TEST(source_and_canonicalize_refused)
+{
+	static const struct {
+		const char *line;
+		const char *want;	/* NULL: accepted */
+	} cases[] = {
+		{ "BindAddress 10.0.0.1", "BindAddress is not supported by "
+		    "lanecp (it sets the source address)" },
+		{ "BindInterface eth1", "BindInterface is not supported" },
+		{ "CanonicalizeHostname yes", "CanonicalizeHostname is not "
+		    "supported by lanecp (it rewrites the host name)" },
+		{ "CanonicalizeHostname always", "CanonicalizeHostname is not "
+		    "supported" },
+		{ "CanonicalizeHostname no", NULL },
+		{ "CanonicalizeHostname false", NULL },
+		{ "CanonicalizeHostname maybe", "bad value for "
+		    "CanonicalizeHostname: 'maybe'" },
+		{ "ProxyUseFdpass yes", NULL },
+		{ "PermitLocalCommand yes", NULL },
+		{ "RemoteCommand ls", NULL },
+		{ "Tunnel yes", NULL },
+	};
+	struct lc_sshconf_ctx ctx;
+	struct lc_sshconf c;
+	struct lc_err e;
+	size_t i;
+
+	t_setup(&ctx);
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		t_write(".ssh/config", t_fmt("Host web\n  %s\n",
+		    cases[i].line));
+		if (cases[i].want != NULL) {
+			t_expect_err(&ctx, "web", cases[i].want);
+			continue;
+		}
+		LC_CHECK_EQ_I(t_resolve(&ctx, "web", &c, &e), 0);
+		lc_sshconf_free(&c);
+	}
+	/* a bad value fails for every host, a refusal only where it applies */
+	t_write(".ssh/config", "Host other\n  CanonicalizeHostname maybe\n");
+	t_expect_err(&ctx, "web", "bad value for CanonicalizeHostname");
+	t_write(".ssh/config", "Host other\n  BindAddress 10.0.0.1\n");
+	LC_CHECK_EQ_I(t_resolve(&ctx, "web", &c, &e), 0);
+	lc_sshconf_free(&c);
+	t_done(&ctx);
+}
+
+LC_TEST(address_family)
+{
+	struct lc_sshconf_ctx ctx;
+	struct lc_sshconf c;
+	struct lc_err e;
+
+	t_setup(&ctx);
+	t_write(".ssh/config",
+	    "Host v4\n  AddressFamily inet\n"
+	    "Host v6\n  AddressFamily INET6\n"
+	    "Host *\n  AddressFamily any\n");
+	LC_CHECK_EQ_I(t_resolve(&ctx, "v4", &c, &e), 0);
+	LC_CHECK_EQ_I(c.address_family, 4);
+	lc_sshconf_free(&c);
+	LC_CHECK_EQ_I(t_resolve(&ctx, "v6", &c, &e), 0);
+	LC_CHECK_EQ_I(c.address_family, 6);
+	lc_sshconf_free(&c);
+	LC_CHECK_EQ_I(t_resolve(&ctx, "web", &c, &e), 0);
+	LC_CHECK_EQ_I(c.address_family, 0);
+	lc_sshconf_free(&c);
+	t_write(".ssh/config", "Host x\n  AddressFamily ipx\n");
+	t_expect_err(&ctx, "web", "line 2: bad value for AddressFamily");
+	t_done(&ctx);
+}
+
+/*
+ * A Match block lanecp cannot evaluate may apply in ssh: a keyword in it
+ * that would change where ssh connects (and still take effect) refuses
+ * the host; other keywords in it stay ignored.
+ */
+LC_TEST(match_unevaluable_blocks)
+{
+	static const struct {
+		const char *text;
+		const char *want;	/* NULL: accepted */
+	} cases[] = {
+		{ "Match exec \"on-vpn\"\n  ProxyJump gw\n",
+		    "line 2: ProxyJump inside 'Match exec' (" },
+		{ "Match final\n  HostName elsewhere\n",
+		    "line 2: HostName inside 'Match final'" },
+		{ "Match canonical host web\n  Port 2222\n",
+		    "Port inside 'Match canonical'" },
+		{ "Match tagged x\n  User root\n", "User inside 'Match tagged'" },
+		{ "Match localnetwork 10.0.0.0/8\n  AddressFamily inet\n",
+		    "AddressFamily inside 'Match localnetwork'" },
+		{ "Match exec true\n  ProxyJump none\n"
+		    "  Compression yes\n  IdentityFile ~/.ssh/x\n", NULL },
+		/* the rest of the line does not match: not a maybe */
+		{ "Match host nomatch exec true\n  ProxyJump gw\n", NULL },
+		/* already decided by an earlier block: no effect in ssh */
+		{ "Host web\n  Port 2022\n  ProxyJump none\n"
+		    "Match exec true\n  Port 22\n  ProxyCommand nc %h %p\n",
+		    NULL },
+		/* the block ends at the next Host */
+		{ "Match exec true\n  Compression yes\nHost *\n  Port 2\n",
+		    NULL },
+	};
+	struct lc_sshconf_ctx ctx;
+	struct lc_sshconf c;
+	struct lc_err e;
+	size_t i;
+
+	t_setup(&ctx);
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		t_write(".ssh/config", cases[i].text);
+		if (cases[i].want != NULL) {
+			t_expect_err(&ctx, "web", cases[i].want);
+			continue;
+		}
+		if (t_resolve(&ctx, "web", &c, &e) != 0)
+			fprintf(stderr, "case %zu: %s\n", i, e.msg);
+		LC_CHECK_EQ_I(t_resolve(&ctx, "web", &c, &e), 0);
+		lc_sshconf_free(&c);
+	}
+	t_done(&ctx);
+}
+
+LC_TEST(match_unevaluable_include)
+{
+	struct lc_sshconf_ctx ctx;
+	struct lc_sshconf c;
+	struct lc_err e;
+
+	t_setup(&ctx);
+	t_write_mode(".ssh/jump.conf", "Host *\n  ProxyJump gw\n", 0644);
+	t_write_mode(".ssh/exec.conf", "Match exec true\n  Compression no\n",
+	    0644);
+	/* a file included from the block may apply as a whole */
+	t_write(".ssh/config", "Match exec true\n  Include jump.conf\n");
+	t_expect_err(&ctx, "web", t_fmt("jump.conf line 2: ProxyJump inside "
+	    "'Match exec' (%s line 1)", t_path(".ssh/config")));
+	/* a Match in an included file ends with that file */
+	t_write(".ssh/config", "Include exec.conf\nPort 2\n");
+	LC_CHECK_EQ_I(t_resolve(&ctx, "web", &c, &e), 0);
+	LC_CHECK_EQ_U(c.port, 2);
+	lc_sshconf_free(&c);
+	t_done(&ctx);
+}
+
+/* The in-memory parser the fuzzer uses: same rules, no Include read. */
+LC_TEST(resolve_from_memory)
+{
+	static const char text[] = "Host web\n  Port 2022\n"
+	    "  Include /etc/ssh/ssh_config\n  ProxyJump gw\n";
+	struct lc_sshconf_ctx ctx;
+	struct lc_sshconf c;
+	struct lc_err e;
+
+	t_setup(&ctx);
+	lc_err_clear(&e);
+	LC_CHECK_EQ_I(lc__sshconf_resolve_mem(&ctx, "db", text,
+	    sizeof(text) - 1, &c, &e), 0);
+	LC_CHECK_EQ_U(c.port, 0);
+	lc_sshconf_free(&c);
+	LC_CHECK_EQ_I(lc__sshconf_resolve_mem(&ctx, "web", text,
+	    sizeof(text) - 1, &c, &e), -LC_ERR_CONFIG);
+	LC_CHECK(strstr(e.msg, "(config) line 4: ProxyJump") != NULL);
+	lc_sshconf_free(&c);
+	/* not NUL terminated, no final newline */
+	LC_CHECK_EQ_I(lc__sshconf_resolve_mem(&ctx, "web", "Port 7x", 6, &c,
+	    &e), 0);
+	LC_CHECK_EQ_U(c.port, 7);
 	lc_sshconf_free(&c);
 	t_done(&ctx);
 }
