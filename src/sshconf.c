@@ -269,7 +269,7 @@ sc_split(const char *s, char *buf, size_t bufsz, char **argv, size_t *argcp)
 static int
 sc_one_arg(struct sc *s, const struct sc_line *l, const char **argp)
 {
-	*argp = NULL;
+	*argp = "";	/* never NULL, even on error */
 	if (l->argc == 0 || l->argv[0][0] == '\0')
 		return sc_err(s, l, "missing argument for %s", l->kw);
 	if (l->argc > 1)
