@@ -396,7 +396,8 @@ lc_ctl_csum_ok(const struct lc_ctl *c, const char *sum)
 
 /*
  * FILE from the source: it must be the one file request `listed` asked
- * for.
+ * for.  Set-id and sticky bits are dropped here (only 0777 is relayed:
+ * there is no option to keep more yet).
  */
 static int
 lc_ctl_check_file(struct lc_ctl *c, struct lc_msg_file *m, struct lc_err *e)
@@ -435,6 +436,12 @@ lc_ctl_check_file(struct lc_ctl *c, struct lc_msg_file *m, struct lc_err *e)
 		return lc_err_set(e, LC_ERR_PROTO, "%s: source announced "
 		    "\"%.200s\" with %llu bytes, more than a copy can hold", h,
 		    m->name, (unsigned long long)m->size);
+	if ((m->mode & ~0777u) != 0) {
+		lc_log_verbose("%s: mode %04o of %s from the source: "
+		    "set-id and sticky bits dropped", h, (unsigned)m->mode,
+		    rq->name);
+		m->mode &= 0777u;
+	}
 	return 0;
 }
 

@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # A hostile remote source in a pull (scp CVE-2019-6111 class): the source
 # announces files that were not asked for, wrong names, ids out of order,
-# sizes past the limit, two files for one request, names
+# sizes past the limit, two files for one request, set-id modes, names
 # and error text that are not UTF-8.  The controller checks every FILE
 # against the request before relaying it: the copy fails with exit 7 and
 # one line naming the host and what was wrong, and nothing but (at most)
-# the asked-for file appears in the target directory.  --json stays
-# valid JSON.
+# the asked-for file appears in the target directory.  Set-id and sticky
+# bits are dropped; --json stays valid JSON.
 #
 # The evil source is tests/tools/lc_evil_agent wrapping the real agent
 # (LC_EVIL_REAL), so everything it does not rewrite is a real copy.
@@ -89,6 +89,16 @@ lc_note "sizes beyond 2^63 - 1 (the wire decoder's limit)"
 for size in 9223372036854775808 18446744073709551614 18446744073709551615; do
 	refused "size $size" 'unexpected or malformed FILE from the source agent' \
 		LC_EVIL_SIZE=$size
+done
+
+lc_note "set-id and sticky bits from the source are not applied"
+for mode in 4755 2755 1777 6777; do
+	evil LC_EVIL_MODE=$mode -- -f
+	[[ $rc == 0 ]] || { lc__show "$d/err"; lc_fail "mode $mode: exit $rc"; }
+	cmp "$d/remote/db.xb" "$t/db.xb" || lc_fail "mode $mode: copy differs"
+	got=$(stat -c %a "$t/db.xb")
+	[[ ! -u $t/db.xb && ! -g $t/db.xb && ! -k $t/db.xb && ${#got} -le 3 ]] ||
+		lc_fail "mode $mode from the source: target has mode $got"
 done
 
 lc_note "--json stays valid JSON with a non-UTF-8 name from the source"
