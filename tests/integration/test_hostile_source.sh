@@ -58,7 +58,10 @@ refused() {
 	evil "$@" --
 	[[ $rc == 7 ]] || { lc__show "$d/err"; lc_fail "$what: exit $rc, expected 7"; }
 	lc_log_has "^lanecp: ([^ ]*@)?$(lc_re "$H"): $pat" "$d/err"
-	[[ $(grep -c . "$d/err") == 1 ]] || { lc__show "$d/err"; lc_fail "$what: not one line"; }
+	# one line; a data connection the abort cut short in its handshake
+	# may add the acceptor's warning (timing), nothing else
+	[[ $(grep -cv '^lanecp: accept: dropped data connection' "$d/err") == 1 ]] ||
+		{ lc__show "$d/err"; lc_fail "$what: not one line"; }
 	only_asked "$what"
 }
 
