@@ -156,11 +156,11 @@ standalone(void)
 	lc_buf_init(&out, 1 << 21);
 	for (;;) {
 		if (lc_buf_reserve(&in, 65536, &p) != 0)
-			return 1;
+			break;
 		n = read(0, p, 65536);
 		lc_buf_unappend(&in, n > 0 ? 65536 - (size_t)n : 65536);
 		if (n <= 0)
-			return 0;
+			break;
 		while (lc_msg_peek(lc_buf_ptr(&in), lc_buf_len(&in), &type,
 		    &payload, &plen, &flen) == 1) {
 			if (type == LC_MSG_HELLO) {
@@ -187,8 +187,11 @@ standalone(void)
 			lc_buf_consume(&in, flen);
 		}
 		if (flush(1, &out) != 0)
-			return 1;
+			break;
 	}
+	lc_buf_free(&in);
+	lc_buf_free(&out);
+	return 0;
 }
 
 /* Frames from the controller: passed on, except SRC_ADD with an error. */
@@ -296,6 +299,9 @@ proxy(const char *real)
 	close(up[0]);
 	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
 		;
+	lc_buf_free(&cin);
+	lc_buf_free(&kin);
+	lc_buf_free(&out);
 	return WIFEXITED(st) ? WEXITSTATUS(st) : 1;
 }
 
