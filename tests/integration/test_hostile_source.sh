@@ -88,6 +88,12 @@ refused "id UINT32_MAX" 'source announced "db\.xb" as file 4294967295, expected 
 lc_note "two FILEs for one request"
 refused "two files" 'source announced "db\.xb" twice \(file 2, after file 1\)' \
 	LC_EVIL_EXTRA=db.xb
+lc_note "a file announced after the request was answered"
+refused "late file" 'source announced "\.bashrc" which was not asked for \(every request was already answered\)' \
+	LC_EVIL_LATE=.bashrc
+lc_note "a listing that does not count what was announced"
+refused "listed 2" 'source listed 2 files \([0-9]+ bytes\) for "db\.xb" but announced 1' \
+	LC_EVIL_LISTED_FILES=2
 lc_note "sizes beyond 2^63 - 1 (the wire decoder's limit)"
 for size in 9223372036854775808 18446744073709551614 18446744073709551615; do
 	refused "size $size" 'unexpected or malformed FILE from the source agent' \

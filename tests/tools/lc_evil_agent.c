@@ -17,6 +17,9 @@
  *   LC_EVIL_MODE=OCTAL     mode bits
  *   LC_EVIL_EXTRA=NAME     announce a second FILE after it: that name,
  *                          id LC_EVIL_EXTRA_ID (default id + 1), 0 bytes
+ * and its SRC_LISTED messages:
+ *   LC_EVIL_LISTED_FILES=N the file count
+ *   LC_EVIL_LATE=NAME      a FILE of that name (id 2, 0 bytes) after it
  *
  * In either mode LC_EVIL_ERROR_HEX=HEX answers SRC_ADD with an ERROR
  * whose text is those bytes (for --json and terminal-escape tests).
@@ -138,6 +141,28 @@ evil_file(const struct lc_msg_file *in, struct lc_buf *out)
 	lc_msg_put_file(out, &x);
 }
 
+/* Rewrite one SRC_LISTED from the real source as the environment says. */
+static void
+evil_listed(const struct lc_msg_src_listed *in, struct lc_buf *out)
+{
+	struct lc_msg_src_listed l = *in;
+	struct lc_msg_file x;
+	unsigned long long v;
+	const char *late = getenv("LC_EVIL_LATE");
+
+	if (env_num("LC_EVIL_LISTED_FILES", 10, &v))
+		l.files = (uint32_t)v;
+	lc_msg_put_src_listed(out, &l);
+	if (late == NULL)
+		return;
+	memset(&x, 0, sizeof(x));
+	x.id = 2;
+	x.kind = LC_KIND_REG;
+	x.mode = 0644;
+	snprintf(x.name, sizeof(x.name), "%s", late);
+	lc_msg_put_file(out, &x);
+}
+
 /* Standalone: a fake source that announces LC_EVIL_NAME and stops. */
 static int
 standalone(void)
@@ -221,12 +246,16 @@ from_child(struct lc_buf *in, struct lc_buf *out)
 	size_t plen, flen;
 	uint8_t type;
 	struct lc_msg_file f;
+	struct lc_msg_src_listed l;
 
 	while (lc_msg_peek(lc_buf_ptr(in), lc_buf_len(in), &type, &payload,
 	    &plen, &flen) == 1) {
 		if (type == LC_MSG_FILE &&
 		    lc_msg_get_file(payload, plen, &f) == 0)
 			evil_file(&f, out);
+		else if (type == LC_MSG_SRC_LISTED &&
+		    lc_msg_get_src_listed(payload, plen, &l) == 0)
+			evil_listed(&l, out);
 		else
 			lc_buf_put(out, lc_buf_ptr(in), flen);
 		lc_buf_consume(in, flen);
