@@ -13,6 +13,7 @@
  * under the temporary name; the target name is never touched).
  */
 #include "lanecp/controller.h"
+#include "lanecp/checksum.h"
 #include "lanecp/endpoint.h"
 #include "lanecp/location.h"
 #include "lanecp/log.h"
@@ -35,15 +36,41 @@
 
 #define LC_CLOSE_WAIT_MS 3000
 
+/*
+ * Peer checks.  The controller is the one party that knows what the user
+ * asked for, so it checks every message it relays or uses against that:
+ * request k (SRC_ADD k) asked for a path whose copy is called name; the
+ * source must answer it with exactly one FILE (kind regular, that name,
+ * the next file id, a size that keeps the total within 2^63 - 1) and one
+ * SRC_LISTED that counts it.  Later messages may only name announced ids,
+ * each step once and in protocol order, with offsets and lengths within
+ * the file, and stream indexes below the negotiated count.  Anything else
+ * ends the copy with LC_ERR_PROTO before the message is relayed.
+ * (Directories will give a request several FILEs named beneath it.)
+ */
+struct lc_ctl_req {
+	char name[LC_PATH_MAX];	/* the name its FILE must carry */
+	uint32_t files;		/* FILEs relayed for it */
+	uint64_t bytes;
+};
+
 struct lc_ctl_file {
 	uint32_t id;
 	uint64_t size;
+	uint64_t prefix_len;	/* resume: the sink's partial file */
+	uint64_t match;		/* resume: the source's PREFIX_MATCH */
+	uint8_t prefixed;	/* FILE_PREFIX relayed */
+	uint8_t matched;	/* PREFIX_MATCH relayed */
+	uint8_t ready;		/* FILE_READY relayed */
+	uint8_t summed;		/* FILE_SUM relayed */
+	uint8_t done;		/* FILE_DONE seen */
 	char name[256];
 };
 
 struct lc_ctl {
 	const struct lc_copy_opts *o;
 	struct lc_location *srcs;
+	struct lc_ctl_req *reqs;	/* one per source, what was asked */
 	struct lc_location dst;
 	struct lc_endpoint src;
 	struct lc_endpoint dst_ep;
@@ -81,6 +108,7 @@ struct lc_ctl {
 	uint64_t t_progress;	/* last time data or files moved */
 	uint64_t last_bytes;
 	int target_is_dir;
+	int connected;		/* CONNECTED seen */
 };
 
 /* ---- helpers ---- */
@@ -115,10 +143,10 @@ lc_ctl_remote_error(struct lc_endpoint *ep, const uint8_t *p, size_t n,
 static struct lc_ctl_file *
 lc_ctl_file_find(struct lc_ctl *c, uint32_t id)
 {
-	for (size_t i = 0; i < c->nfiles; i++)
-		if (c->files[i].id == id)
-			return &c->files[i];
-	return NULL;
+	/* ids are 1..n in order (lc_ctl_check_file) */
+	if (id == 0 || id > c->nfiles)
+		return NULL;
+	return &c->files[id - 1];
 }
 
 static int
@@ -135,6 +163,7 @@ lc_ctl_file_add(struct lc_ctl *c, const struct lc_msg_file *m)
 		c->files_cap = ncap;
 	}
 	f = &c->files[c->nfiles++];
+	memset(f, 0, sizeof(*f));
 	f->id = m->id;
 	f->size = m->size;
 	snprintf(f->name, sizeof(f->name), "%.*s", 255, m->name);
@@ -350,6 +379,150 @@ lc_ctl_maybe_nomore(struct lc_ctl *c)
 
 /* ---- message handlers ---- */
 
+/* Checksum text from a peer: "ALG:hex" for the algorithm asked for. */
+static int
+lc_ctl_csum_ok(const struct lc_ctl *c, const char *sum)
+{
+	const char *alg = lc_csum_alg_name(c->o->csum_alg);
+	size_t al = strlen(alg), n;
+
+	if (c->o->csum_alg == 0 || strncmp(sum, alg, al) != 0 ||
+	    sum[al] != ':')
+		return 0;
+	n = strlen(sum + al + 1);
+	return n > 0 && n <= 64 && strspn(sum + al + 1,
+	    "0123456789abcdefABCDEF") == n;
+}
+
+/*
+ * FILE from the source: it must be the one file request `listed` asked
+ * for.  Set-id and sticky bits are dropped here (only 0777 is relayed:
+ * there is no option to keep more yet).
+ */
+static int
+lc_ctl_check_file(struct lc_ctl *c, struct lc_msg_file *m, struct lc_err *e)
+{
+	const char *h = c->src.name;
+	const struct lc_ctl_req *rq;
+	uint32_t want = c->files_total + 1;
+
+	if (c->listed >= c->adds_sent)
+		return lc_err_set(e, LC_ERR_PROTO, "%s: source announced "
+		    "\"%.200s\" which was not asked for (every request was "
+		    "already answered)", h, m->name);
+	rq = &c->reqs[c->listed];
+	if (strcmp(rq->name, ".") == 0 || strcmp(rq->name, "..") == 0 ||
+	    strcmp(rq->name, "/") == 0 || rq->name[0] == '\0')
+		return lc_err_set(e, LC_ERR_PROTO, "%s: source announced "
+		    "\"%.200s\" for \"%.200s\", which cannot name a copy", h,
+		    m->name, c->srcs[c->listed].path);
+	if (strcmp(m->name, rq->name) != 0)
+		return lc_err_set(e, LC_ERR_PROTO, "%s: source announced "
+		    "\"%.200s\" which was not asked for (asked for \"%.200s\")",
+		    h, m->name, rq->name);
+	if (rq->files != 0)
+		return lc_err_set(e, LC_ERR_PROTO, "%s: source announced "
+		    "\"%.200s\" twice (file %u, after file %u)", h, m->name,
+		    m->id, c->files_total);
+	if (m->kind != LC_KIND_REG)
+		return lc_err_set(e, LC_ERR_PROTO, "%s: source announced "
+		    "\"%.200s\" as a directory; a file was asked for", h,
+		    m->name);
+	if (m->id != want)
+		return lc_err_set(e, LC_ERR_PROTO, "%s: source announced "
+		    "\"%.200s\" as file %u, expected file %u", h, m->name,
+		    m->id, want);
+	if (m->size > (uint64_t)INT64_MAX - c->bytes_total)
+		return lc_err_set(e, LC_ERR_PROTO, "%s: source announced "
+		    "\"%.200s\" with %llu bytes, more than a copy can hold", h,
+		    m->name, (unsigned long long)m->size);
+	if ((m->mode & ~0777u) != 0) {
+		lc_log_verbose("%s: mode %04o of %s from the source: "
+		    "set-id and sticky bits dropped", h, (unsigned)m->mode,
+		    rq->name);
+		m->mode &= 0777u;
+	}
+	return 0;
+}
+
+static int
+lc_ctl_src_file(struct lc_ctl *c, struct lc_msg_file *m, struct lc_err *e)
+{
+	struct lc_ctl_req *rq;
+	int r;
+
+	if ((r = lc_ctl_check_file(c, m, e)) != 0)
+		return r;
+	rq = &c->reqs[c->listed];
+	if ((r = lc_ctl_file_add(c, m)) != 0)
+		return lc_err_set(e, -r, "out of memory");
+	rq->files++;
+	rq->bytes += m->size;
+	c->files_total++;
+	c->bytes_total += m->size;
+	return lc_msg_put_file(&c->dst_ep.out, m);
+}
+
+static int
+lc_ctl_src_listed(struct lc_ctl *c, const struct lc_msg_src_listed *m,
+    struct lc_err *e)
+{
+	const struct lc_ctl_req *rq;
+
+	if (c->listed >= c->adds_sent)
+		return lc_err_set(e, LC_ERR_PROTO, "%s: source listed more "
+		    "requests than were made (%u)", c->src.name,
+		    c->adds_sent);
+	rq = &c->reqs[c->listed];
+	if (rq->files != 1 || m->files != rq->files || m->bytes != rq->bytes)
+		return lc_err_set(e, LC_ERR_PROTO, "%s: source listed %u "
+		    "file%s (%llu bytes) for \"%.200s\" but announced %u "
+		    "(%llu bytes)", c->src.name, m->files,
+		    m->files == 1 ? "" : "s", (unsigned long long)m->bytes,
+		    rq->name, rq->files, (unsigned long long)rq->bytes);
+	c->listed++;
+	return lc_ctl_maybe_nomore(c);
+}
+
+static int
+lc_ctl_src_sum(struct lc_ctl *c, const struct lc_msg_file_sum *m,
+    struct lc_err *e)
+{
+	struct lc_ctl_file *f = lc_ctl_file_find(c, m->id);
+
+	if (f == NULL || !f->ready || f->summed || !lc_ctl_csum_ok(c,
+	    m->checksum))
+		return lc_err_set(e, LC_ERR_PROTO, "%s: source sent an "
+		    "unexpected FILE_SUM for file %u%s", c->src.name, m->id,
+		    f == NULL ? ", which it never announced" : "");
+	f->summed = 1;
+	if (c->o->expect[0] != '\0' &&
+	    strcmp(m->checksum, c->o->expect) != 0)
+		return lc_err_set(e, LC_ERR_CHECKSUM, "%s: the source "
+		    "file has %s, not the expected %s",
+		    c->srcs[0].path, m->checksum, c->o->expect);
+	c->t_progress = lc_now_ms();
+	return lc_msg_put_file_sum(&c->dst_ep.out, m);
+}
+
+static int
+lc_ctl_src_match(struct lc_ctl *c, const struct lc_msg_prefix_match *m,
+    struct lc_err *e)
+{
+	struct lc_ctl_file *f = lc_ctl_file_find(c, m->id);
+
+	if (f == NULL || !f->prefixed || f->matched ||
+	    m->match > f->prefix_len)
+		return lc_err_set(e, LC_ERR_PROTO, "%s: source sent an "
+		    "unexpected PREFIX_MATCH for file %u (%llu bytes)",
+		    c->src.name, m->id, (unsigned long long)m->match);
+	f->matched = 1;
+	f->match = m->match;
+	c->res->resumed += m->match;
+	c->t_progress = lc_now_ms();
+	return lc_msg_put_prefix_match(&c->dst_ep.out, m);
+}
+
 static int
 lc_ctl_from_src(struct lc_ctl *c, uint8_t type, const uint8_t *p, size_t n,
     struct lc_err *e)
@@ -363,57 +536,52 @@ lc_ctl_from_src(struct lc_ctl *c, uint8_t type, const uint8_t *p, size_t n,
 		struct lc_msg_prefix_match match;
 		struct lc_msg_progress prog;
 	} m;
-	int r;
 
 	switch (type) {
 	case LC_MSG_FILE_SUM:
-		if (lc_msg_get_file_sum(p, n, &m.sum) != 0 ||
-		    lc_ctl_file_find(c, m.sum.id) == NULL)
+		if (lc_msg_get_file_sum(p, n, &m.sum) != 0)
 			break;
-		if (c->o->expect[0] != '\0' &&
-		    strcmp(m.sum.checksum, c->o->expect) != 0)
-			return lc_err_set(e, LC_ERR_CHECKSUM, "%s: the source "
-			    "file has %s, not the expected %s",
-			    c->srcs[0].path, m.sum.checksum, c->o->expect);
-		c->t_progress = lc_now_ms();
-		return lc_msg_put_file_sum(&c->dst_ep.out, &m.sum);
+		return lc_ctl_src_sum(c, &m.sum, e);
 	case LC_MSG_PREFIX_MATCH:
-		if (lc_msg_get_prefix_match(p, n, &m.match) != 0 ||
-		    lc_ctl_file_find(c, m.match.id) == NULL)
+		if (lc_msg_get_prefix_match(p, n, &m.match) != 0)
 			break;
-		c->res->resumed += m.match.match;
-		c->t_progress = lc_now_ms();
-		return lc_msg_put_prefix_match(&c->dst_ep.out, &m.match);
+		return lc_ctl_src_match(c, &m.match, e);
 	case LC_MSG_PROGRESS:
-		if (lc_msg_get_progress(p, n, &m.prog) != 0)
+		/* bytes sent, resends included: it only grows */
+		if (lc_msg_get_progress(p, n, &m.prog) != 0 ||
+		    m.prog.bytes < c->src_sent || m.prog.file != 0 ||
+		    m.prog.written != 0)
 			break;
 		c->src_sent = m.prog.bytes;
 		return 0;
 	case LC_MSG_FILE:
 		if (lc_msg_get_file(p, n, &m.file) != 0)
 			break;
-		c->files_total++;
-		c->bytes_total += m.file.size;
-		if ((r = lc_ctl_file_add(c, &m.file)) != 0)
-			return lc_err_set(e, -r, "out of memory");
-		return lc_msg_put_file(&c->dst_ep.out, &m.file);
+		return lc_ctl_src_file(c, &m.file, e);
 	case LC_MSG_SRC_LISTED:
 		if (lc_msg_get_src_listed(p, n, &m.listed) != 0)
 			break;
-		c->listed++;
-		return lc_ctl_maybe_nomore(c);
+		return lc_ctl_src_listed(c, &m.listed, e);
 	case LC_MSG_CONNECTED:
-		if (lc_msg_get_connected(p, n, &m.conn) != 0)
+		if (lc_msg_get_connected(p, n, &m.conn) != 0 ||
+		    !c->listening || c->connected ||
+		    m.conn.streams != c->streams)
 			break;
+		c->connected = 1;
 		lc_log_verbose("%u data streams connected", m.conn.streams);
 		return 0;
 	case LC_MSG_SRC_DONE:
-		if (lc_msg_get_xfer_done(p, n, &m.done) != 0)
+		if (lc_msg_get_xfer_done(p, n, &m.done) != 0 ||
+		    !c->nomore_sent || c->src_done ||
+		    m.done.files != c->files_total ||
+		    m.done.bytes < c->src_sent)
 			break;
 		c->src_done = 1;
 		c->src_sent = m.done.bytes;
 		return 0;
 	case LC_MSG_BYE:
+		if (lc_msg_get_empty(p, n) != 0 || !c->bye_sent)
+			break;
 		c->src_bye = 1;
 		return 0;
 	default:
@@ -466,9 +634,11 @@ lc_ctl_file_done(struct lc_ctl *c, const struct lc_msg_file_done *m,
 {
 	struct lc_ctl_file *f = lc_ctl_file_find(c, m->id);
 
-	if (f == NULL || m->bytes != f->size)
+	if (f == NULL || !f->ready || f->done || m->bytes != f->size ||
+	    (m->checksum[0] != '\0' && !lc_ctl_csum_ok(c, m->checksum)))
 		return lc_err_set(e, LC_ERR_PROTO, "%s: bad FILE_DONE for "
 		    "file %u", c->dst_ep.name, m->id);
+	f->done = 1;
 	c->files_done++;
 	c->t_progress = lc_now_ms();
 	lc_log_verbose("%s: %llu bytes written%s%s", f->name,
@@ -477,6 +647,85 @@ lc_ctl_file_done(struct lc_ctl *c, const struct lc_msg_file_done *m,
 	if (m->checksum[0] != '\0')
 		lc_ctl_record_sum(c, f, m->checksum);
 	return 0;
+}
+
+/* Sink messages relayed to the source: only announced ids, in order. */
+static int
+lc_ctl_dst_ready(struct lc_ctl *c, const struct lc_msg_file_ready *m,
+    struct lc_err *e)
+{
+	struct lc_ctl_file *f = lc_ctl_file_find(c, m->id);
+	int r;
+
+	if (f == NULL || f->ready || m->start > f->size ||
+	    (f->prefixed && (!f->matched || m->start > f->match)))
+		return lc_err_set(e, LC_ERR_PROTO, "%s: sink sent an "
+		    "unexpected FILE_READY for file %u (from byte %llu)",
+		    c->dst_ep.name, m->id, (unsigned long long)m->start);
+	f->ready = 1;
+	c->files_ready++;
+	if ((r = lc_msg_put_file_ready(&c->src.out, m)) != 0)
+		return lc_err_set(e, -r, "control output");
+	return lc_ctl_maybe_nomore(c);
+}
+
+static int
+lc_ctl_dst_prefix(struct lc_ctl *c, const struct lc_msg_file_prefix *m,
+    struct lc_err *e)
+{
+	struct lc_ctl_file *f = lc_ctl_file_find(c, m->id);
+
+	if (f == NULL || !c->o->resume || f->prefixed || f->ready ||
+	    m->length > f->size)
+		return lc_err_set(e, LC_ERR_PROTO, "%s: sink sent an "
+		    "unexpected FILE_PREFIX for file %u (%llu bytes)",
+		    c->dst_ep.name, m->id, (unsigned long long)m->length);
+	f->prefixed = 1;
+	f->prefix_len = m->length;
+	c->t_progress = lc_now_ms();
+	return lc_msg_put_file_prefix(&c->src.out, m);
+}
+
+static int
+lc_ctl_dst_lost(struct lc_ctl *c, const struct lc_msg_stream_lost *m,
+    struct lc_err *e)
+{
+	const struct lc_ctl_file *f = lc_ctl_file_find(c, m->last_file);
+
+	if (!c->listening || m->stream >= c->streams || m->has_last > 1 ||
+	    (m->has_last && (f == NULL || !f->ready ||
+	    m->last_off >= f->size)))
+		return lc_err_set(e, LC_ERR_PROTO, "%s: sink sent an "
+		    "unexpected STREAM_LOST for stream %u of %u",
+		    c->dst_ep.name, m->stream, c->streams);
+	lc_log_warn("data stream %u lost (%s); resending its blocks "
+	    "on the others", m->stream, m->reason);
+	return lc_msg_put_stream_lost(&c->src.out, m);
+}
+
+/*
+ * The sink's low-water mark, forwarded to the source as ACK: an announced
+ * file and an offset within it, or the id after the last with nothing
+ * written.  (bytes counts resent blocks too, so it has no upper bound.)
+ */
+static int
+lc_ctl_dst_progress(struct lc_ctl *c, const struct lc_msg_progress *m,
+    struct lc_err *e)
+{
+	const struct lc_ctl_file *f = lc_ctl_file_find(c, m->file);
+	struct lc_msg_ack ack;
+
+	if (m->file > c->files_total + 1 || (f == NULL ? m->written != 0 :
+	    m->written > f->size))
+		return lc_err_set(e, LC_ERR_PROTO, "%s: sink sent a bad "
+		    "PROGRESS (file %u, %llu bytes written)", c->dst_ep.name,
+		    m->file, (unsigned long long)m->written);
+	c->bytes_done = m->bytes;
+	if (!c->listening || c->src_done)
+		return 0;
+	ack.file = m->file;
+	ack.written = m->written;
+	return lc_msg_put_ack(&c->src.out, &ack);
 }
 
 static int
@@ -492,8 +741,6 @@ lc_ctl_from_dst(struct lc_ctl *c, uint8_t type, const uint8_t *p, size_t n,
 		struct lc_msg_file_prefix prefix;
 		struct lc_msg_stream_lost lost;
 	} m;
-	struct lc_msg_ack ack;
-	int r;
 
 	switch (type) {
 	case LC_MSG_TARGET_OK:
@@ -502,27 +749,19 @@ lc_ctl_from_dst(struct lc_ctl *c, uint8_t type, const uint8_t *p, size_t n,
 		c->target_is_dir = m.ok.is_dir;
 		return 0;
 	case LC_MSG_FILE_PREFIX:
-		if (lc_msg_get_file_prefix(p, n, &m.prefix) != 0 ||
-		    lc_ctl_file_find(c, m.prefix.id) == NULL)
+		if (lc_msg_get_file_prefix(p, n, &m.prefix) != 0)
 			break;
-		c->t_progress = lc_now_ms();
-		return lc_msg_put_file_prefix(&c->src.out, &m.prefix);
+		return lc_ctl_dst_prefix(c, &m.prefix, e);
 	case LC_MSG_STREAM_LOST:
 		if (lc_msg_get_stream_lost(p, n, &m.lost) != 0)
 			break;
-		lc_log_warn("data stream %u lost (%s); resending its blocks "
-		    "on the others", m.lost.stream, m.lost.reason);
-		return lc_msg_put_stream_lost(&c->src.out, &m.lost);
+		return lc_ctl_dst_lost(c, &m.lost, e);
 	case LC_MSG_LISTENING:
 		return lc_ctl_listening(c, p, n, e);
 	case LC_MSG_FILE_READY:
-		if (lc_msg_get_file_ready(p, n, &m.ready) != 0 ||
-		    lc_ctl_file_find(c, m.ready.id) == NULL)
+		if (lc_msg_get_file_ready(p, n, &m.ready) != 0)
 			break;
-		c->files_ready++;
-		if ((r = lc_msg_put_file_ready(&c->src.out, &m.ready)) != 0)
-			return lc_err_set(e, -r, "control output");
-		return lc_ctl_maybe_nomore(c);
+		return lc_ctl_dst_ready(c, &m.ready, e);
 	case LC_MSG_FILE_DONE:
 		if (lc_msg_get_file_done(p, n, &m.done) != 0)
 			break;
@@ -530,19 +769,17 @@ lc_ctl_from_dst(struct lc_ctl *c, uint8_t type, const uint8_t *p, size_t n,
 	case LC_MSG_PROGRESS:
 		if (lc_msg_get_progress(p, n, &m.prog) != 0)
 			break;
-		c->bytes_done = m.prog.bytes;
-		if (!c->listening || c->src_done)
-			return 0;
-		ack.file = m.prog.file;
-		ack.written = m.prog.written;
-		return lc_msg_put_ack(&c->src.out, &ack);
+		return lc_ctl_dst_progress(c, &m.prog, e);
 	case LC_MSG_SINK_DONE:
-		if (lc_msg_get_xfer_done(p, n, &m.xfer) != 0)
+		if (lc_msg_get_xfer_done(p, n, &m.xfer) != 0 ||
+		    c->sink_done || m.xfer.files != c->files_done)
 			break;
 		c->sink_done = 1;
 		c->bytes_done = m.xfer.bytes;
 		return 0;
 	case LC_MSG_BYE:
+		if (lc_msg_get_empty(p, n) != 0 || !c->bye_sent)
+			break;
 		c->dst_bye = 1;
 		return 0;
 	default:
@@ -754,6 +991,11 @@ lc_ctl_parse_args(struct lc_ctl *c, struct lc_err *e)
 	if (o->nsources > 1)
 		return lc_err_set(e, LC_ERR_USAGE, "one source file per run "
 		    "for now (got %zu)", o->nsources);
+	if ((c->reqs = calloc(o->nsources, sizeof(*c->reqs))) == NULL)
+		return lc_err_set(e, LC_ERR_NOMEM, "out of memory");
+	for (size_t i = 0; i < o->nsources; i++)
+		lc_path_basename(c->srcs[i].path, c->reqs[i].name,
+		    sizeof(c->reqs[i].name));
 	snprintf(c->target_shown, sizeof(c->target_shown), "%s", o->dest);
 	return 0;
 }
@@ -822,6 +1064,7 @@ lc_copy_run(const struct lc_copy_opts *o, int signal_fd,
 	lc_testhook_proxy_stop(c.test_proxy);
 	OPENSSL_cleanse(c.key, sizeof(c.key));
 	free(c.srcs);
+	free(c.reqs);
 	free(c.files);
 	return r;
 }

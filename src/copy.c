@@ -4,17 +4,22 @@
  * summary.
  */
 #include "lanecp/controller.h"
+#include "lanecp/buf.h"
+#include "lanecp/json.h"
 #include "lanecp/log.h"
 #include "lanecp/util.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
 #define LC_BACKOFF_MAX_S 60
+/* the --json object: every string field escaped at 6 bytes a byte */
+#define LC_JSON_MAX (1u << 20)
 
 static int
 lc_copy_retryable(int code)
@@ -119,42 +124,39 @@ lc_copy(const struct lc_copy_opts *o, int signal_fd,
 	return r;
 }
 
-/* Append s as a JSON string. */
-static size_t
-lc_json_str(char *out, size_t o, size_t cap, const char *s)
+/* Append printf output (short: numbers and keys) to b. */
+static int __attribute__((format(printf, 2, 3)))
+lc_json_raw(struct lc_buf *b, const char *fmt, ...)
 {
-	static const char hex[] = "0123456789abcdef";
+	char tmp[512];
+	va_list ap;
+	int n;
 
-	if (o < cap)
-		out[o++] = '"';
-	for (; *s != '\0' && o + 7 < cap; s++) {
-		unsigned char ch = (unsigned char)*s;
-		if (ch == '"' || ch == '\\') {
-			out[o++] = '\\';
-			out[o++] = (char)ch;
-		} else if (ch < 0x20) {
-			o += (size_t)snprintf(out + o, cap - o, "\\u00%c%c",
-			    hex[ch >> 4], hex[ch & 15]);
-		} else {
-			out[o++] = (char)ch;
-		}
-	}
-	if (o < cap)
-		out[o++] = '"';
-	return o;
+	va_start(ap, fmt);
+	n = vsnprintf(tmp, sizeof(tmp), fmt, ap);
+	va_end(ap);
+	if (n < 0 || (size_t)n >= sizeof(tmp))
+		return -LC_ERR_INTERNAL;
+	return lc_buf_put(b, tmp, (size_t)n);
 }
 
+/*
+ * Every string goes through lc_json_put_str (peer names and error text
+ * may hold any bytes), and the object is built whole in a bounded buffer
+ * big enough for every field escaped at its worst (6 bytes a byte), so it
+ * is never cut short.
+ */
 void
 lc_copy_json(int fd, const struct lc_copy_opts *o,
     const struct lc_copy_result *res, const struct lc_err *e,
     int exit_status)
 {
-	char out[16384];
-	size_t o_ = 0, cap = sizeof(out) - 4;
-	int ok = e == NULL || e->code == 0;
+	struct lc_buf b;
+	int ok = e == NULL || e->code == 0, r;
 
 	(void)o;
-	o_ += (size_t)snprintf(out + o_, cap - o_, "{\"ok\":%s,\"files\":%u,"
+	lc_buf_init(&b, LC_JSON_MAX);
+	r = lc_json_raw(&b, "{\"ok\":%s,\"files\":%u,"
 	    "\"bytes\":%llu,\"bytes_written\":%llu,\"resumed_bytes\":%llu,"
 	    "\"seconds\":%.3f,\"streams\":%u,\"window\":%u,\"block\":%u,"
 	    "\"encrypted\":%s,\"attempts\":%u,\"checksums\":[",
@@ -162,24 +164,25 @@ lc_copy_json(int fd, const struct lc_copy_opts *o,
 	    (unsigned long long)res->bytes, (unsigned long long)res->resumed,
 	    (double)res->ns / 1e9, res->streams, res->window, res->block,
 	    res->encrypted ? "true" : "false", res->attempts);
-	for (uint32_t i = 0; i < res->nsums && o_ < cap; i++) {
-		o_ += (size_t)snprintf(out + o_, cap - o_, "%s{\"path\":",
-		    i ? "," : "");
-		o_ = lc_json_str(out, o_, cap, res->sums[i].path);
-		o_ += (size_t)snprintf(out + o_, cap - o_, ",\"checksum\":");
-		o_ = lc_json_str(out, o_, cap, res->sums[i].sum);
-		if (o_ < cap)
-			out[o_++] = '}';
+	for (uint32_t i = 0; r == 0 && i < res->nsums && i < LC_RESULT_SUMS;
+	    i++) {
+		(void)((r = lc_json_raw(&b, "%s{\"path\":", i ? "," : "")) != 0 ||
+		    (r = lc_json_put_str(&b, res->sums[i].path)) != 0 ||
+		    (r = lc_json_raw(&b, ",\"checksum\":")) != 0 ||
+		    (r = lc_json_put_str(&b, res->sums[i].sum)) != 0 ||
+		    (r = lc_json_raw(&b, "}")) != 0);
 	}
-	o_ += (size_t)snprintf(out + o_, cap - o_, "],\"exit_status\":%d",
-	    exit_status);
-	if (!ok && o_ < cap) {
-		o_ += (size_t)snprintf(out + o_, cap - o_, ",\"error\":");
-		o_ = lc_json_str(out, o_, cap, e->msg);
-	}
-	if (o_ > cap)
-		o_ = cap;
-	out[o_++] = '}';
-	out[o_++] = '\n';
-	(void)lc_write_all(fd, out, o_);
+	if (r == 0)
+		r = lc_json_raw(&b, "],\"exit_status\":%d", exit_status);
+	if (r == 0 && !ok)
+		(void)((r = lc_json_raw(&b, ",\"error\":")) != 0 ||
+		    (r = lc_json_put_str(&b, e->msg)) != 0);
+	if (r == 0)
+		r = lc_json_raw(&b, "}\n");
+	if (r == 0)
+		(void)lc_write_all(fd, lc_buf_ptr(&b), lc_buf_len(&b));
+	else
+		lc_log_error("--json: cannot format the summary: %s",
+		    lc_strerror(r));
+	lc_buf_free(&b);
 }

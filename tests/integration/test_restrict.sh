@@ -61,12 +61,18 @@ rc=0
 [[ ! -e /tmp/lanecp-pwned ]] || lc_fail "forced command bypassed"
 
 lc_note "a hostile source cannot name files outside the target directory"
+# The controller refuses any name but the one asked for before the FILE
+# reaches the sink (exit 7); the sink's own confinement of peer names is
+# the second line of defence behind it.  The name reaches the remote
+# evil agent through the -T command line (the remote environment is
+# sshd's, not ours).
 for name in ../evil /tmp/lanecp-evil2 . .. a/b; do
 	rc=0
-	LC_EVIL_NAME=$name "$LANECP" -F "$LC_SSH_CONFIG" -T "$LC_TOOLS_DIR/lc_evil_agent" \
+	"$LANECP" -F "$LC_SSH_CONFIG" \
+		-T "LC_EVIL_NAME=$(printf '%q' "$name") $LC_TOOLS_DIR/lc_evil_agent" \
 		"$H:whatever" "$d/local/" 2>"$d/err" || rc=$?
-	[[ $rc == 5 ]] || { lc__show "$d/err"; lc_fail "evil name $name: exit $rc"; }
-	lc_log_has "refusing unsafe file name from peer" "$d/err"
+	[[ $rc == 7 ]] || { lc__show "$d/err"; lc_fail "evil name $name: exit $rc"; }
+	lc_log_has "source announced \"$(lc_re "$name")\" which was not asked for \(asked for \"whatever\"\)" "$d/err"
 done
 [[ ! -e $d/evil && ! -e /tmp/lanecp-evil2 ]] || lc_fail "hostile name was written"
 
