@@ -61,6 +61,7 @@ struct lc_listed {
 	uint64_t prefix_len;
 	uint32_t chunk;
 	uint32_t nchunks;
+	int checking;		/* a resume check job has it (main thread) */
 	struct lc_source *src;
 	char path[];
 };
@@ -291,6 +292,7 @@ lc_source_prefix(struct lc_source *s, const struct lc_msg_file_prefix *m,
 {
 	struct lc_listed *l = lc_source_listed(s, m->id, NULL);
 	size_t n = (size_t)m->n * LC_PREFIX_HASH_LEN;
+	int r;
 
 	if (l == NULL || l->prefix != NULL)
 		return lc_err_set(e, LC_ERR_PROTO, "FILE_PREFIX for unknown "
@@ -301,7 +303,10 @@ lc_source_prefix(struct lc_source *s, const struct lc_msg_file_prefix *m,
 	l->prefix_len = m->length;
 	l->chunk = m->chunk;
 	l->nchunks = m->n;
-	return lc_jobq_push(s->jobs, lc_source_prefix_job, l);
+	if ((r = lc_jobq_push(s->jobs, lc_source_prefix_job, l)) != 0)
+		return r;
+	l->checking = 1;	/* until LC_EV_PREFIX_DONE: l is the job's */
+	return 0;
 }
 
 static int
@@ -317,6 +322,10 @@ lc_source_ready(struct lc_source *s, const struct lc_msg_file_ready *m,
 	if ((l = lc_source_listed(s, m->id, &pp)) == NULL)
 		return lc_err_set(e, LC_ERR_PROTO,
 		    "FILE_READY for unknown file %u", m->id);
+	if (l->checking)	/* the job still reads l: freeing it here
+				   was a use after free (found by fuzz_agent) */
+		return lc_err_set(e, LC_ERR_PROTO, "FILE_READY for file %u "
+		    "during its resume check", m->id);
 	if (m->start > l->size)
 		return lc_err_set(e, LC_ERR_PROTO,
 		    "FILE_READY start %llu beyond size of %s",
@@ -890,6 +899,7 @@ lc_source_event(struct lc_source *s, const struct lc_event *ev,
 	struct lc_msg_connected c;
 	struct lc_msg_file_sum fs;
 	struct lc_msg_prefix_match pm;
+	struct lc_listed *l;
 
 	switch (ev->type) {
 	case LC_EV_STREAM_UP:
@@ -913,6 +923,8 @@ lc_source_event(struct lc_source *s, const struct lc_event *ev,
 		snprintf(fs.checksum, sizeof(fs.checksum), "%s", ev->text);
 		return lc_msg_put_file_sum(&s->ag->out, &fs);
 	case LC_EV_PREFIX_DONE:
+		if ((l = lc_source_listed(s, ev->a, NULL)) != NULL)
+			l->checking = 0;
 		pm.id = ev->a;
 		pm.match = ev->b;
 		return lc_msg_put_prefix_match(&s->ag->out, &pm);
