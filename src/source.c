@@ -562,6 +562,9 @@ lc_sender_pending(void *arg, int fd)
 
 	pthread_mutex_lock(&sn->src->mu);
 	sn->hs_fd = fd;
+	/* an abort that ran before we got here did not see the socket */
+	if (fd >= 0 && atomic_load(&sn->src->ag->cancel))
+		(void)shutdown(fd, SHUT_RDWR);
 	pthread_mutex_unlock(&sn->src->mu);
 }
 
