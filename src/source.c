@@ -1,28 +1,30 @@
 /*
  * Source role: lists files for the controller, then streams their blocks.
  *
- * Threads: one sender per data stream.  A sender dials its stream
- * (connect, TLS handshake, key proof: lc_stream_dial), then loops: take the next block from the
- * dispenser, pread(2) it straight into its frame buffer behind the header,
- * feed the file's checksum (in order, -e), pay the rate limiter (-x), send
- * header and payload with one call.  A sent block is kept (as a
+ * Threads: one sender per data stream.  A sender dials its stream (connect,
+ * TLS handshake, key proof: lc_stream_dial), then loops: take the next block
+ * from the dispenser, pread(2) it straight into its frame buffer behind the
+ * header, feed the file's checksum (in order, -e), pay the rate limiter
+ * (-x), send header and payload with one call.  A sent block is kept (as a
  * descriptor, not data) until the sink's ACK watermark passes it.  If the
  * stream breaks (reset, integrity failure, or the sink gives up on it as
  * stalled), the sink says which block it got last (STREAM_LOST), and the
  * sender reconnects and resends what came after, first, before taking new
- * blocks.  Resending on the same stream index rather than on the others
- * keeps every stream's blocks in increasing order, which the sink's
- * bounded ordered writer needs; the block the writer waits for arrives
- * first on the fresh connection.  When nothing is left and everything is
- * confirmed, the sender sends END.
+ * blocks.  Resending on the same stream index rather than on the others keeps
+ * every stream's blocks in increasing order, which the sink's bounded
+ * ordered writer needs; the block the writer waits for arrives first on the
+ * fresh connection.  When nothing is left and everything is confirmed, the
+ * sender sends END.
  *
  * Invariant: file data goes out only through a struct lc_stream, which
  * only a successful handshake produces (see stream.h), so no byte of it is
  * ever sent on a connection that did not prove the transfer key, the
  * first one or a reconnect.  A reconnect is its own retry loop: dial
- * (every failure leaves no socket behind), and only then resend.  One job thread hashes partial files for resumes.
- * Senders and jobs report to the agent's main thread through events; they
- * never touch the control channel.
+ * (every failure leaves no socket behind), and only then resend.
+ *
+ * One job thread hashes partial files for resumes.  Senders and jobs
+ * report to the agent's main thread through events; they never touch the
+ * control channel.
  */
 #include "agent_int.h"
 
