@@ -1,22 +1,30 @@
 /*
  * Source role: lists files for the controller, then streams their blocks.
  *
- * Threads: one sender per data stream.  A sender connects its own socket,
- * proves the transfer key, then loops: take the next block from the
- * dispenser, pread(2) it straight into its frame buffer behind the header,
- * feed the file's checksum (in order, -e), pay the rate limiter (-x), send
- * header and payload with one call.  A sent block is kept (as a
+ * Threads: one sender per data stream.  A sender dials its stream (connect,
+ * TLS handshake, key proof: lc_stream_dial), then loops: take the next block
+ * from the dispenser, pread(2) it straight into its frame buffer behind the
+ * header, feed the file's checksum (in order, -e), pay the rate limiter
+ * (-x), send header and payload with one call.  A sent block is kept (as a
  * descriptor, not data) until the sink's ACK watermark passes it.  If the
  * stream breaks (reset, integrity failure, or the sink gives up on it as
  * stalled), the sink says which block it got last (STREAM_LOST), and the
  * sender reconnects and resends what came after, first, before taking new
- * blocks.  Resending on the same stream index rather than on the others
- * keeps every stream's blocks in increasing order, which the sink's
- * bounded ordered writer needs; the block the writer waits for arrives
- * first on the fresh connection.  When nothing is left and everything is
- * confirmed, the sender sends END.  One job thread hashes partial files for resumes.
- * Senders and jobs report to the agent's main thread through events; they
- * never touch the control channel.
+ * blocks.  Resending on the same stream index rather than on the others keeps
+ * every stream's blocks in increasing order, which the sink's bounded
+ * ordered writer needs; the block the writer waits for arrives first on the
+ * fresh connection.  When nothing is left and everything is confirmed, the
+ * sender sends END.
+ *
+ * Invariant: file data goes out only through a struct lc_stream, which
+ * only a successful handshake produces (see stream.h), so no byte of it is
+ * ever sent on a connection that did not prove the transfer key, the
+ * first one or a reconnect.  A reconnect is its own retry loop: dial
+ * (every failure leaves no socket behind), and only then resend.
+ *
+ * One job thread hashes partial files for resumes.  Senders and jobs
+ * report to the agent's main thread through events; they never touch the
+ * control channel.
  */
 #include "agent_int.h"
 
@@ -33,6 +41,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -54,6 +63,7 @@ struct lc_listed {
 	uint64_t prefix_len;
 	uint32_t chunk;
 	uint32_t nchunks;
+	int checking;		/* a resume check job has it (main thread) */
 	struct lc_source *src;
 	char path[];
 };
@@ -69,7 +79,10 @@ struct lc_sender {
 	uint32_t idx;
 	pthread_t thread;
 	int started;
-	struct lc_conn conn;	/* fd published under src->mu */
+	/* under src->mu (set and cleared by the sender itself): */
+	struct lc_stream *st;	/* authenticated stream, or NULL */
+	int hs_fd;		/* socket still in its handshake: for
+				   shutdown(2) only, or -1 */
 	uint32_t sndbuf;
 	atomic_bool stop;	/* break off the current connection */
 	/* under src->mu: */
@@ -123,7 +136,7 @@ lc_source_new(struct lc_agent *a, struct lc_source **out)
 	atomic_init(&s->bytes_sent, 0);
 	s->next_id = 1;
 	for (uint32_t i = 0; i < LC_MAX_STREAMS; i++) {
-		s->senders[i].conn.fd = -1;
+		s->senders[i].hs_fd = -1;
 		atomic_init(&s->senders[i].stop, false);
 	}
 	if ((s->jobs = lc_jobq_new("lc-src-jobs")) == NULL) {
@@ -281,6 +294,7 @@ lc_source_prefix(struct lc_source *s, const struct lc_msg_file_prefix *m,
 {
 	struct lc_listed *l = lc_source_listed(s, m->id, NULL);
 	size_t n = (size_t)m->n * LC_PREFIX_HASH_LEN;
+	int r;
 
 	if (l == NULL || l->prefix != NULL)
 		return lc_err_set(e, LC_ERR_PROTO, "FILE_PREFIX for unknown "
@@ -291,7 +305,10 @@ lc_source_prefix(struct lc_source *s, const struct lc_msg_file_prefix *m,
 	l->prefix_len = m->length;
 	l->chunk = m->chunk;
 	l->nchunks = m->n;
-	return lc_jobq_push(s->jobs, lc_source_prefix_job, l);
+	if ((r = lc_jobq_push(s->jobs, lc_source_prefix_job, l)) != 0)
+		return r;
+	l->checking = 1;	/* until LC_EV_PREFIX_DONE: l is the job's */
+	return 0;
 }
 
 static int
@@ -307,6 +324,10 @@ lc_source_ready(struct lc_source *s, const struct lc_msg_file_ready *m,
 	if ((l = lc_source_listed(s, m->id, &pp)) == NULL)
 		return lc_err_set(e, LC_ERR_PROTO,
 		    "FILE_READY for unknown file %u", m->id);
+	if (l->checking)	/* the job still reads l: freeing it here
+				   was a use after free (found by fuzz_agent) */
+		return lc_err_set(e, LC_ERR_PROTO, "FILE_READY for file %u "
+		    "during its resume check", m->id);
 	if (m->start > l->size)
 		return lc_err_set(e, LC_ERR_PROTO,
 		    "FILE_READY start %llu beyond size of %s",
@@ -388,8 +409,8 @@ lc_sender_keep(struct lc_sender *sn, const struct lc_block *b)
  * bursting a whole block (which would look like a stall).
  */
 static int
-lc_sender_write(struct lc_sender *sn, const uint8_t *p, size_t n,
-    struct lc_err *e)
+lc_sender_write(struct lc_sender *sn, struct lc_stream *st, const uint8_t *p,
+    size_t n, struct lc_err *e)
 {
 	struct lc_source *s = sn->src;
 	size_t slice;
@@ -398,7 +419,7 @@ lc_sender_write(struct lc_sender *sn, const uint8_t *p, size_t n,
 	size_t max;
 
 	if (s->rate.rate == 0)
-		return lc_conn_write_all(&sn->conn, p, n, e);
+		return lc_stream_write(st, p, n, e);
 	/* about four slices a second per stream, 1 KiB to 64 KiB */
 	max = (size_t)(s->rate.rate / s->nstreams / 4);
 	max = max < 1024 ? 1024 : max > LC_RATE_SLICE ? LC_RATE_SLICE : max;
@@ -406,15 +427,15 @@ lc_sender_write(struct lc_sender *sn, const uint8_t *p, size_t n,
 		slice = n < max ? n : max;
 		if (lc_rate_take(&s->rate, slice, &sn->stop) != 0)
 			return lc_err_set(e, LC_ERR_CANCELED, "stopped");
-		if ((r = lc_conn_write_all(&sn->conn, p, slice, e)) != 0)
+		if ((r = lc_stream_write(st, p, slice, e)) != 0)
 			return r;
 	}
 	return 0;
 }
 
 static int
-lc_sender_send(struct lc_sender *sn, uint8_t *buf, struct lc_block *b,
-    struct lc_err *e)
+lc_sender_send(struct lc_sender *sn, struct lc_stream *st, uint8_t *buf,
+    struct lc_block *b, struct lc_err *e)
 {
 	struct lc_source *s = sn->src;
 	char sum[LC_CSUM_TEXT_MAX];
@@ -444,7 +465,7 @@ lc_sender_send(struct lc_sender *sn, uint8_t *buf, struct lc_block *b,
 	fr.offset = b->offset;
 	fr.len = fr.raw_len = b->len;
 	lc_frame_put(buf, &fr);
-	r = lc_sender_write(sn, buf, LC_FRAME_HDR_LEN + (size_t)b->len, e);
+	r = lc_sender_write(sn, st, buf, LC_FRAME_HDR_LEN + (size_t)b->len, e);
 	/* sent or not, the sink decides what it got: keep the block */
 	pthread_mutex_lock(&s->mu);
 	kr = lc_sender_keep(sn, b);
@@ -464,7 +485,8 @@ lc_sender_send(struct lc_sender *sn, uint8_t *buf, struct lc_block *b,
  * released.  On a new failure the unsent rest is kept for the next round.
  */
 static int
-lc_sender_resend(struct lc_sender *sn, uint8_t *buf, struct lc_err *e)
+lc_sender_resend(struct lc_sender *sn, struct lc_stream *st, uint8_t *buf,
+    struct lc_err *e)
 {
 	struct lc_source *s = sn->src;
 	struct lc_block *v;
@@ -488,7 +510,7 @@ lc_sender_resend(struct lc_sender *sn, uint8_t *buf, struct lc_err *e)
 	if (n > 0)
 		lc_log_verbose("resending %zu block%s", n, n == 1 ? "" : "s");
 	for (i = 0; i < n && r == 0; i++)
-		r = lc_sender_send(sn, buf, &v[i], e);
+		r = lc_sender_send(sn, st, buf, &v[i], e);
 	if (r != 0 && i < n) {	/* v[i - 1] was kept by lc_sender_send */
 		pthread_mutex_lock(&s->mu);
 		for (; i < n; i++)
@@ -501,7 +523,8 @@ lc_sender_resend(struct lc_sender *sn, uint8_t *buf, struct lc_err *e)
 }
 
 static int
-lc_sender_loop(struct lc_sender *sn, uint8_t *buf, struct lc_err *e)
+lc_sender_loop(struct lc_sender *sn, struct lc_stream *st, uint8_t *buf,
+    struct lc_err *e)
 {
 	struct lc_frame fr;
 	struct lc_block b;
@@ -515,8 +538,8 @@ lc_sender_loop(struct lc_sender *sn, uint8_t *buf, struct lc_err *e)
 			memset(&fr, 0, sizeof(fr));
 			fr.type = LC_FRAME_IDLE;
 			lc_frame_put(buf, &fr);
-			if ((r = lc_conn_write_all(&sn->conn, buf,
-			    LC_FRAME_HDR_LEN, e)) != 0)
+			if ((r = lc_stream_write(st, buf, LC_FRAME_HDR_LEN,
+			    e)) != 0)
 				return r;
 			continue;
 		}
@@ -526,43 +549,56 @@ lc_sender_loop(struct lc_sender *sn, uint8_t *buf, struct lc_err *e)
 			memset(&fr, 0, sizeof(fr));
 			fr.type = LC_FRAME_END;
 			lc_frame_put(buf, &fr);
-			return lc_conn_write_all(&sn->conn, buf,
-			    LC_FRAME_HDR_LEN, e);
+			return lc_stream_write(st, buf, LC_FRAME_HDR_LEN, e);
 		}
-		if ((r = lc_sender_send(sn, buf, &b, e)) != 0)
+		if ((r = lc_sender_send(sn, st, buf, &b, e)) != 0)
 			return r;
 	}
 }
 
+/* lc_dial.pending: publish the socket in its handshake for cancels. */
+static void
+lc_sender_pending(void *arg, int fd)
+{
+	struct lc_sender *sn = arg;
+
+	pthread_mutex_lock(&sn->src->mu);
+	sn->hs_fd = fd;
+	/* an abort that ran before we got here did not see the socket */
+	if (fd >= 0 && atomic_load(&sn->src->ag->cancel))
+		(void)shutdown(fd, SHUT_RDWR);
+	pthread_mutex_unlock(&sn->src->mu);
+}
+
+/*
+ * Dial the stream: connect, handshake, prove the key.  On success sn->st
+ * is set (the only place that sets it); on failure nothing is left open.
+ */
 static int
 lc_sender_connect(struct lc_sender *sn, struct lc_err *e)
 {
 	struct lc_source *s = sn->src;
-	struct lc_err sub;
-	struct lc_conn tmp;
-	int fd = -1, r;
+	struct lc_stream *st = NULL;
+	struct lc_dial d;
+	int r;
 
-	if ((r = lc_sock_connect(s->addr, s->ports[sn->idx], s->window,
-	    LC_CONNECT_TIMEOUT_MS, &s->ag->cancel, &fd, e)) != 0)
+	memset(&d, 0, sizeof(d));
+	d.addr = s->addr;
+	d.port = s->ports[sn->idx];
+	d.window = s->window;
+	d.idx = sn->idx;
+	d.key = s->key;
+	d.tls = s->tls;
+	d.connect_timeout_ms = LC_CONNECT_TIMEOUT_MS;
+	d.cancel = &s->ag->cancel;
+	d.pending = lc_sender_pending;
+	d.arg = sn;
+	if ((r = lc_stream_dial(&d, &st, e)) != 0)
 		return r;
 	pthread_mutex_lock(&s->mu);
-	lc_conn_init(&sn->conn, fd);
+	sn->st = st;
 	pthread_mutex_unlock(&s->mu);
-	sn->sndbuf = lc_sock_sndbuf(fd);
-	(void)lc_sock_set_timeout(fd, LC_HANDSHAKE_TIMEOUT_MS);
-	if (s->tls != NULL) {
-		lc_err_clear(&sub);
-		tmp = sn->conn;
-		if ((r = lc_tls_connect(s->tls, &tmp, &sub)) != 0)
-			return lc_err_set(e, -r, "data stream %u to %s: %s",
-			    sn->idx, sn->conn.peer, sub.msg);
-		pthread_mutex_lock(&s->mu);
-		sn->conn.ssl = tmp.ssl;
-		pthread_mutex_unlock(&s->mu);
-	}
-	if ((r = lc_stream_connect_auth(&sn->conn, s->key, sn->idx, e)) != 0)
-		return r;
-	(void)lc_sock_set_timeout(fd, 0);
+	sn->sndbuf = lc_stream_sndbuf(st);
 	return 0;
 }
 
@@ -584,13 +620,66 @@ lc_sender_wait_lost(struct lc_sender *sn)
 	struct lc_source *s = sn->src;
 
 	pthread_mutex_lock(&s->mu);
-	lc_conn_shutdown(&sn->conn);	/* so the sink notices too */
+	lc_stream_shutdown(sn->st);	/* so the sink notices too */
 	while (!sn->lost && !atomic_load(&s->ag->cancel))
 		pthread_cond_wait(&s->cv, &s->mu);
-	lc_conn_close(&sn->conn);
+	lc_stream_free(sn->st);
+	sn->st = NULL;
 	pthread_mutex_unlock(&s->mu);
 	atomic_store(&sn->stop, false);
 	return atomic_load(&s->ag->cancel) ? -LC_ERR_CANCELED : 0;
+}
+
+/*
+ * Back off before the k-th attempt (k >= 1): 0.1 s, 0.2 s, ... 1.6 s.
+ * -LC_ERR_CANCELED when the transfer is torn down meanwhile.
+ */
+static int
+lc_sender_backoff(struct lc_sender *sn, int k)
+{
+	struct lc_source *s = sn->src;
+	struct timespec ts;
+	int r = 0;
+
+	/* s->cv has the default clock, as in dispenser.c */
+	lc_deadline(CLOCK_REALTIME, 100 << (k - 1 < 4 ? k - 1 : 4), &ts);
+	pthread_mutex_lock(&s->mu);
+	while (!atomic_load(&s->ag->cancel) && r != ETIMEDOUT)
+		r = pthread_cond_timedwait(&s->cv, &s->mu, &ts);
+	pthread_mutex_unlock(&s->mu);
+	return atomic_load(&s->ag->cancel) ? -LC_ERR_CANCELED : 0;
+}
+
+/*
+ * Reconnect after a break: back off, dial, until a dial succeeds.  Every
+ * attempt counts against the same bound as the breaks (*breaks); a failed
+ * attempt has already closed its socket, and nothing is sent before a
+ * dial has succeeded.  0 with sn->st set, or an error for the transfer.
+ */
+static int
+lc_sender_reconnect(struct lc_sender *sn, int *breaks, struct lc_err *e)
+{
+	struct lc_source *s = sn->src;
+	struct lc_err last;
+	int r, tries = 0;
+
+	for (;;) {
+		if ((r = lc_sender_backoff(sn, *breaks)) != 0)
+			return lc_err_set(e, LC_ERR_CANCELED, "canceled");
+		lc_err_clear(&last);
+		if ((r = lc_sender_connect(sn, &last)) == 0)
+			return 0;
+		tries++;
+		if (atomic_load(&s->ag->cancel) || !lc_sender_recoverable(r)) {
+			*e = last;
+			return r;
+		}
+		if (++*breaks > LC_MAX_RECONNECTS)
+			return lc_err_set(e, LC_ERR_STREAM, "data stream %u: "
+			    "reconnect failed %d time%s, giving up (last: %s)",
+			    sn->idx, tries, tries == 1 ? "" : "s", last.msg);
+		lc_log_warn("reconnect failed, retrying: %s", last.msg);
+	}
 }
 
 static void *
@@ -613,10 +702,13 @@ lc_sender_main(void *arg)
 	}
 	if ((r = lc_sender_connect(sn, &e)) != 0)
 		goto out;	/* the first connection must work */
-	lc_log_debug("connected to %s", sn->conn.peer);
+	lc_log_debug("connected to %s", lc_stream_peer(sn->st));
 	lc_agent_post(a, LC_EV_STREAM_UP, sn->idx, 0, NULL);
 	for (;;) {
-		r = lc_sender_loop(sn, buf, &e);
+		/* here, and only here, sn->st is an authenticated stream */
+		r = lc_sender_resend(sn, sn->st, buf, &e);
+		if (r == 0)
+			r = lc_sender_loop(sn, sn->st, buf, &e);
 		if (r == 0 || atomic_load(&a->cancel) ||
 		    !lc_sender_recoverable(r))
 			break;
@@ -630,17 +722,9 @@ lc_sender_main(void *arg)
 			lc_agent_post(a, LC_EV_SENDER_FAILED, sn->idx, 0, &e);
 		if ((r = lc_sender_wait_lost(sn)) != 0)
 			break;
-		/* back off a little: 0.1 s, 0.2 s, ... 1.6 s */
-		usleep(100000u << (breaks - 1 < 4 ? breaks - 1 : 4));
-		lc_err_clear(&e);
-		if ((r = lc_sender_connect(sn, &e)) != 0 ||
-		    (r = lc_sender_resend(sn, buf, &e)) != 0) {
-			if (atomic_load(&a->cancel) ||
-			    !lc_sender_recoverable(r))
-				break;
-			continue;	/* broke again: the loop above handles */
-		}
-		lc_log_verbose("reconnected to %s", sn->conn.peer);
+		if ((r = lc_sender_reconnect(sn, &breaks, &e)) != 0)
+			break;
+		lc_log_verbose("reconnected to %s", lc_stream_peer(sn->st));
 	}
  out:
 	if (r != 0 && !atomic_load(&a->cancel))
@@ -750,7 +834,7 @@ lc_source_lost(struct lc_source *s, const struct lc_msg_stream_lost *m,
 	sn->last_file = m->last_file;
 	sn->last_off = m->last_off;
 	atomic_store(&sn->stop, true);
-	lc_conn_shutdown(&sn->conn);
+	lc_stream_shutdown(sn->st);
 	pthread_cond_broadcast(&s->cv);
 	pthread_mutex_unlock(&s->mu);
 	lc_dispenser_kick(s->disp);
@@ -820,6 +904,7 @@ lc_source_event(struct lc_source *s, const struct lc_event *ev,
 	struct lc_msg_connected c;
 	struct lc_msg_file_sum fs;
 	struct lc_msg_prefix_match pm;
+	struct lc_listed *l;
 
 	switch (ev->type) {
 	case LC_EV_STREAM_UP:
@@ -843,6 +928,8 @@ lc_source_event(struct lc_source *s, const struct lc_event *ev,
 		snprintf(fs.checksum, sizeof(fs.checksum), "%s", ev->text);
 		return lc_msg_put_file_sum(&s->ag->out, &fs);
 	case LC_EV_PREFIX_DONE:
+		if ((l = lc_source_listed(s, ev->a, NULL)) != NULL)
+			l->checking = 0;
 		pm.id = ev->a;
 		pm.match = ev->b;
 		return lc_msg_put_prefix_match(&s->ag->out, &pm);
@@ -875,7 +962,9 @@ lc_source_abort(struct lc_source *s)
 	pthread_mutex_lock(&s->mu);
 	for (uint32_t i = 0; i < s->nstreams; i++) {
 		atomic_store(&s->senders[i].stop, true);	/* rate waits */
-		lc_conn_shutdown(&s->senders[i].conn);
+		lc_stream_shutdown(s->senders[i].st);
+		if (s->senders[i].hs_fd >= 0)	/* in its handshake */
+			(void)shutdown(s->senders[i].hs_fd, SHUT_RDWR);
 	}
 	pthread_cond_broadcast(&s->cv);	/* senders waiting to reconnect */
 	pthread_mutex_unlock(&s->mu);
@@ -893,7 +982,8 @@ lc_source_free(struct lc_source *s)
 	for (uint32_t i = 0; i < s->nstreams; i++) {
 		if (s->senders[i].started)
 			pthread_join(s->senders[i].thread, NULL);
-		lc_conn_close(&s->senders[i].conn);
+		lc_stream_free(s->senders[i].st);
+		s->senders[i].st = NULL;
 		free(s->senders[i].sent.v);	/* the dispenser closes files */
 	}
 	lc_dispenser_free(s->disp);

@@ -1,5 +1,6 @@
 #include "lanecp/stream.h"
 #include "lanecp/buf.h"
+#include "lanecp/tls.h"
 #include "lanecp/util.h"
 
 #include <arpa/inet.h>
@@ -9,6 +10,7 @@
 #include <netinet/tcp.h>
 #include <poll.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -25,8 +27,8 @@
 /* bytes a data stream may hold unsent in its socket (TCP_NOTSENT_LOWAT) */
 #define LC_NOTSENT_LOWAT (256 << 10)
 
-#define LC_NONCE_LEN 32
-#define LC_MAC_LEN 32
+#define LC_NONCE_LEN LC_HS_NONCE_LEN
+#define LC_MAC_LEN LC_HS_MAC_LEN
 #define LC_HS_VERSION 1
 
 static void
@@ -423,20 +425,126 @@ lc_hs_mac(const uint8_t key[LC_KEY_LEN], const char *label,
 	return 0;
 }
 
+/* ---- handshake messages: pure decoders ---- */
+
+int
+lc_stream_hs_get_hello(const uint8_t *p, size_t n,
+    uint8_t nonce_s[LC_HS_NONCE_LEN], struct lc_err *e)
+{
+	memset(nonce_s, 0, LC_HS_NONCE_LEN);
+	if (n != LC_HS_HELLO_LEN || memcmp(p, "LCDS", 4) != 0 ||
+	    p[4] != LC_HS_VERSION)
+		return lc_err_set(e, LC_ERR_STREAM, "not a lanecp sink (or "
+		    "another version)");
+	if (p[5] != 0 || p[6] != 0 || p[7] != 0)
+		return lc_err_set(e, LC_ERR_STREAM, "bad sink hello flags");
+	memcpy(nonce_s, p + 8, LC_HS_NONCE_LEN);
+	return 0;
+}
+
+int
+lc_stream_hs_put_resp(const uint8_t key[LC_KEY_LEN],
+    const uint8_t nonce_s[LC_HS_NONCE_LEN],
+    const uint8_t nonce_c[LC_HS_NONCE_LEN], uint32_t idx,
+    uint8_t out[LC_HS_RESP_LEN])
+{
+	memcpy(out, "LCDC", 4);
+	lc_poke_u32(out + 4, idx);
+	memcpy(out + 8, nonce_c, LC_HS_NONCE_LEN);
+	return lc_hs_mac(key, lc_hs_client_label, nonce_s, nonce_c, idx,
+	    out + 8 + LC_HS_NONCE_LEN);
+}
+
+int
+lc_stream_hs_put_fin(const uint8_t key[LC_KEY_LEN],
+    const uint8_t nonce_s[LC_HS_NONCE_LEN],
+    const uint8_t nonce_c[LC_HS_NONCE_LEN], uint32_t idx,
+    uint8_t out[LC_HS_FIN_LEN])
+{
+	memcpy(out, "LCDA", 4);
+	return lc_hs_mac(key, lc_hs_server_label, nonce_s, nonce_c, idx,
+	    out + 4);
+}
+
+int
+lc_stream_hs_check_resp(const uint8_t key[LC_KEY_LEN],
+    const uint8_t nonce_s[LC_HS_NONCE_LEN], const uint8_t *p, size_t n,
+    uint32_t nstreams, uint32_t *idx, uint8_t nonce_c[LC_HS_NONCE_LEN],
+    struct lc_err *e)
+{
+	uint8_t want[LC_HS_MAC_LEN];
+	uint32_t i;
+	int ok;
+
+	*idx = 0;
+	memset(nonce_c, 0, LC_HS_NONCE_LEN);
+	if (n != LC_HS_RESP_LEN || memcmp(p, "LCDC", 4) != 0)
+		return lc_err_set(e, LC_ERR_STREAM, "not a lanecp data stream");
+	i = lc_peek_u32(p + 4);
+	if (i >= nstreams)
+		return lc_err_set(e, LC_ERR_STREAM, "bad stream index %u", i);
+	if (lc_hs_mac(key, lc_hs_client_label, nonce_s, p + 8, i, want) != 0)
+		return lc_err_set(e, LC_ERR_INTERNAL, "HMAC failed");
+	ok = CRYPTO_memcmp(want, p + 8 + LC_HS_NONCE_LEN, LC_HS_MAC_LEN) == 0;
+	OPENSSL_cleanse(want, sizeof(want));
+	if (!ok)
+		return lc_err_set(e, LC_ERR_STREAM,
+		    "authentication failed (wrong transfer key)");
+	*idx = i;
+	memcpy(nonce_c, p + 8, LC_HS_NONCE_LEN);
+	return 0;
+}
+
+int
+lc_stream_hs_check_fin(const uint8_t key[LC_KEY_LEN],
+    const uint8_t nonce_s[LC_HS_NONCE_LEN],
+    const uint8_t nonce_c[LC_HS_NONCE_LEN], uint32_t idx, const uint8_t *p,
+    size_t n, struct lc_err *e)
+{
+	uint8_t want[LC_HS_MAC_LEN];
+	int ok;
+
+	if (n != LC_HS_FIN_LEN || memcmp(p, "LCDA", 4) != 0)
+		return lc_err_set(e, LC_ERR_STREAM, "bad sink proof");
+	if (lc_hs_mac(key, lc_hs_server_label, nonce_s, nonce_c, idx,
+	    want) != 0)
+		return lc_err_set(e, LC_ERR_INTERNAL, "HMAC failed");
+	ok = CRYPTO_memcmp(want, p + 4, LC_HS_MAC_LEN) == 0;
+	OPENSSL_cleanse(want, sizeof(want));
+	if (!ok)
+		return lc_err_set(e, LC_ERR_STREAM, "failed to prove the "
+		    "transfer key");
+	return 0;
+}
+
+int
+lc_stream_hs_get_ident(const uint8_t *p, size_t n, uint32_t nstreams,
+    uint32_t *idx, struct lc_err *e)
+{
+	*idx = 0;
+	if (n != LC_HS_IDENT_LEN || memcmp(p, "LCDI", 4) != 0 ||
+	    lc_peek_u32(p + 4) >= nstreams)
+		return lc_err_set(e, LC_ERR_STREAM, "bad stream announcement");
+	*idx = lc_peek_u32(p + 4);
+	return 0;
+}
+
+/* ---- handshake on a connection ---- */
+
 /* Over TLS: the client names its stream inside the authenticated channel. */
 static int
 lc_stream_accept_tls(struct lc_conn *c, uint32_t nstreams, struct lc_err *e)
 {
-	uint8_t m[8];
+	uint8_t m[LC_HS_IDENT_LEN];
 	struct lc_err sub;
 	uint32_t idx;
+	int r;
 
 	lc_err_clear(&sub);
 	if (lc_conn_read_full(c, m, sizeof(m), &sub) != 0)
 		return lc_err_set(e, LC_ERR_STREAM, "handshake: %s", sub.msg);
-	idx = lc_peek_u32(m + 4);
-	if (memcmp(m, "LCDI", 4) != 0 || idx >= nstreams)
-		return lc_err_set(e, LC_ERR_STREAM, "bad stream announcement");
+	if ((r = lc_stream_hs_get_ident(m, sizeof(m), nstreams, &idx, e)) != 0)
+		return r;
 	c->idx = idx;
 	return 0;
 }
@@ -445,10 +553,10 @@ int
 lc_stream_accept_auth(struct lc_conn *c, const uint8_t key[LC_KEY_LEN],
     uint32_t nstreams, struct lc_err *e)
 {
-	uint8_t hello[8 + LC_NONCE_LEN];
-	uint8_t resp[8 + LC_NONCE_LEN + LC_MAC_LEN];
-	uint8_t fin[4 + LC_MAC_LEN];
-	uint8_t want[LC_MAC_LEN];
+	uint8_t hello[LC_HS_HELLO_LEN];
+	uint8_t resp[LC_HS_RESP_LEN];
+	uint8_t fin[LC_HS_FIN_LEN];
+	uint8_t nonce_c[LC_HS_NONCE_LEN];
 	struct lc_err sub;
 	uint32_t idx;
 	int r;
@@ -460,28 +568,15 @@ lc_stream_accept_auth(struct lc_conn *c, const uint8_t key[LC_KEY_LEN],
 	hello[4] = LC_HS_VERSION;
 	hello[5] = 0;
 	hello[6] = hello[7] = 0;
-	if (RAND_bytes(hello + 8, LC_NONCE_LEN) != 1)
+	if (RAND_bytes(hello + 8, LC_HS_NONCE_LEN) != 1)
 		return lc_err_set(e, LC_ERR_INTERNAL, "RAND_bytes failed");
 	if ((r = lc_conn_write_all(c, hello, sizeof(hello), &sub)) != 0 ||
 	    (r = lc_conn_read_full(c, resp, sizeof(resp), &sub)) != 0)
 		return lc_err_set(e, LC_ERR_STREAM, "handshake: %s", sub.msg);
-	if (memcmp(resp, "LCDC", 4) != 0)
-		return lc_err_set(e, LC_ERR_STREAM, "not a lanecp data stream");
-	idx = lc_peek_u32(resp + 4);
-	if (idx >= nstreams)
-		return lc_err_set(e, LC_ERR_STREAM, "bad stream index %u",
-		    idx);
-	if ((r = lc_hs_mac(key, lc_hs_client_label, hello + 8, resp + 8, idx,
-	    want)) != 0)
-		return lc_err_set(e, LC_ERR_INTERNAL, "HMAC failed");
-	if (CRYPTO_memcmp(want, resp + 8 + LC_NONCE_LEN, LC_MAC_LEN) != 0) {
-		OPENSSL_cleanse(want, sizeof(want));
-		return lc_err_set(e, LC_ERR_STREAM,
-		    "authentication failed (wrong transfer key)");
-	}
-	memcpy(fin, "LCDA", 4);
-	if ((r = lc_hs_mac(key, lc_hs_server_label, hello + 8, resp + 8, idx,
-	    fin + 4)) != 0)
+	if ((r = lc_stream_hs_check_resp(key, hello + 8, resp, sizeof(resp),
+	    nstreams, &idx, nonce_c, e)) != 0)
+		return r;
+	if (lc_stream_hs_put_fin(key, hello + 8, nonce_c, idx, fin) != 0)
 		return lc_err_set(e, LC_ERR_INTERNAL, "HMAC failed");
 	if ((r = lc_conn_write_all(c, fin, sizeof(fin), &sub)) != 0)
 		return lc_err_set(e, LC_ERR_STREAM, "handshake: %s", sub.msg);
@@ -493,10 +588,10 @@ int
 lc_stream_connect_auth(struct lc_conn *c, const uint8_t key[LC_KEY_LEN],
     uint32_t idx, struct lc_err *e)
 {
-	uint8_t hello[8 + LC_NONCE_LEN];
-	uint8_t resp[8 + LC_NONCE_LEN + LC_MAC_LEN];
-	uint8_t fin[4 + LC_MAC_LEN];
-	uint8_t want[LC_MAC_LEN];
+	uint8_t hello[LC_HS_HELLO_LEN];
+	uint8_t resp[LC_HS_RESP_LEN];
+	uint8_t fin[LC_HS_FIN_LEN];
+	uint8_t nonce_s[LC_HS_NONCE_LEN], nonce_c[LC_HS_NONCE_LEN];
 	struct lc_err sub;
 	int r;
 
@@ -504,7 +599,7 @@ lc_stream_connect_auth(struct lc_conn *c, const uint8_t key[LC_KEY_LEN],
 	if (c->ssl != NULL) {
 		memcpy(hello, "LCDI", 4);
 		lc_poke_u32(hello + 4, idx);
-		if (lc_conn_write_all(c, hello, 8, &sub) != 0)
+		if (lc_conn_write_all(c, hello, LC_HS_IDENT_LEN, &sub) != 0)
 			return lc_err_set(e, LC_ERR_STREAM,
 			    "data stream %u handshake: %s", idx, sub.msg);
 		c->idx = idx;
@@ -513,29 +608,120 @@ lc_stream_connect_auth(struct lc_conn *c, const uint8_t key[LC_KEY_LEN],
 	if ((r = lc_conn_read_full(c, hello, sizeof(hello), &sub)) != 0)
 		return lc_err_set(e, LC_ERR_STREAM,
 		    "data stream %u handshake: %s", idx, sub.msg);
-	if (memcmp(hello, "LCDS", 4) != 0 || hello[4] != LC_HS_VERSION)
-		return lc_err_set(e, LC_ERR_STREAM,
-		    "data stream %u: %s is not a lanecp sink (or another "
-		    "version)", idx, c->peer);
-	memcpy(resp, "LCDC", 4);
-	lc_poke_u32(resp + 4, idx);
-	if (RAND_bytes(resp + 8, LC_NONCE_LEN) != 1)
+	if (lc_stream_hs_get_hello(hello, sizeof(hello), nonce_s, &sub) != 0)
+		return lc_err_set(e, LC_ERR_STREAM, "data stream %u: %s: %s",
+		    idx, c->peer, sub.msg);
+	if (RAND_bytes(nonce_c, LC_HS_NONCE_LEN) != 1)
 		return lc_err_set(e, LC_ERR_INTERNAL, "RAND_bytes failed");
-	if (lc_hs_mac(key, lc_hs_client_label, hello + 8, resp + 8, idx,
-	    resp + 8 + LC_NONCE_LEN) != 0)
+	if (lc_stream_hs_put_resp(key, nonce_s, nonce_c, idx, resp) != 0)
 		return lc_err_set(e, LC_ERR_INTERNAL, "HMAC failed");
 	if ((r = lc_conn_write_all(c, resp, sizeof(resp), &sub)) != 0 ||
 	    (r = lc_conn_read_full(c, fin, sizeof(fin), &sub)) != 0)
 		return lc_err_set(e, LC_ERR_STREAM,
 		    "data stream %u handshake: %s", idx, sub.msg);
-	if (lc_hs_mac(key, lc_hs_server_label, hello + 8, resp + 8, idx,
-	    want) != 0)
-		return lc_err_set(e, LC_ERR_INTERNAL, "HMAC failed");
-	if (memcmp(fin, "LCDA", 4) != 0 ||
-	    CRYPTO_memcmp(want, fin + 4, LC_MAC_LEN) != 0)
-		return lc_err_set(e, LC_ERR_STREAM,
-		    "data stream %u: %s failed to prove the transfer key",
-		    idx, c->peer);
+	if (lc_stream_hs_check_fin(key, nonce_s, nonce_c, idx, fin,
+	    sizeof(fin), &sub) != 0)
+		return lc_err_set(e, LC_ERR_STREAM, "data stream %u: %s %s",
+		    idx, c->peer, sub.msg);
 	c->idx = idx;
 	return 0;
+}
+
+/* ---- authenticated outgoing streams ---- */
+
+struct lc_stream {
+	struct lc_conn conn;	/* handshake done: fd open, ssl if TLS */
+	uint32_t sndbuf;
+};
+
+static void
+lc_dial_pending(const struct lc_dial *d, int fd)
+{
+	if (d->pending != NULL)
+		d->pending(d->arg, fd);
+}
+
+int
+lc_stream_dial(const struct lc_dial *d, struct lc_stream **out,
+    struct lc_err *e)
+{
+	struct lc_stream *st = NULL;
+	struct lc_conn c;
+	struct lc_err sub;
+	int fd = -1, r;
+
+	*out = NULL;
+	lc_conn_init(&c, -1);
+	lc_err_clear(&sub);
+	if ((r = lc_sock_connect(d->addr, d->port, d->window,
+	    d->connect_timeout_ms, d->cancel, &fd, e)) != 0)
+		return r;
+	lc_conn_init(&c, fd);
+	lc_dial_pending(d, fd);
+	if ((r = lc_sock_set_timeout(fd, LC_HANDSHAKE_TIMEOUT_MS)) != 0) {
+		r = lc_err_set(e, LC_ERR_STREAM, "data stream %u to %s: "
+		    "cannot set timeouts", d->idx, c.peer);
+		goto out;
+	}
+	if (d->tls != NULL && (r = lc_tls_connect(d->tls, &c, &sub)) != 0) {
+		r = lc_err_set(e, -r, "data stream %u to %s: %s", d->idx,
+		    c.peer, sub.msg);
+		goto out;
+	}
+	if ((r = lc_stream_connect_auth(&c, d->key, d->idx, e)) != 0)
+		goto out;
+	if ((r = lc_sock_set_timeout(fd, 0)) != 0) {
+		r = lc_err_set(e, LC_ERR_STREAM, "data stream %u to %s: "
+		    "cannot clear timeouts", d->idx, c.peer);
+		goto out;
+	}
+	if ((st = calloc(1, sizeof(*st))) == NULL) {
+		r = lc_err_set(e, LC_ERR_NOMEM, "out of memory");
+		goto out;
+	}
+	st->conn = c;
+	st->sndbuf = lc_sock_sndbuf(fd);
+	c.fd = -1;	/* transferred */
+	c.ssl = NULL;
+	*out = st;
+	r = 0;
+ out:
+	lc_dial_pending(d, -1);	/* before the close: the number is reused */
+	lc_conn_close(&c);
+	return r;
+}
+
+int
+lc_stream_write(struct lc_stream *st, const void *p, size_t n,
+    struct lc_err *e)
+{
+	return lc_conn_write_all(&st->conn, p, n, e);
+}
+
+void
+lc_stream_shutdown(struct lc_stream *st)
+{
+	if (st != NULL)
+		lc_conn_shutdown(&st->conn);
+}
+
+void
+lc_stream_free(struct lc_stream *st)
+{
+	if (st == NULL)
+		return;
+	lc_conn_close(&st->conn);
+	free(st);
+}
+
+const char *
+lc_stream_peer(const struct lc_stream *st)
+{
+	return st->conn.peer;
+}
+
+uint32_t
+lc_stream_sndbuf(const struct lc_stream *st)
+{
+	return st->sndbuf;
 }

@@ -34,6 +34,7 @@
 #define LC_PEER_MAX (LC_ADDR_MAX + 8)
 
 struct ssl_st;
+struct lc_tls;
 
 struct lc_conn {
 	int fd;
@@ -104,5 +105,96 @@ int lc_stream_accept_auth(struct lc_conn *c, const uint8_t key[LC_KEY_LEN],
     uint32_t nstreams, struct lc_err *e);
 int lc_stream_connect_auth(struct lc_conn *c,
     const uint8_t key[LC_KEY_LEN], uint32_t idx, struct lc_err *e);
+
+/*
+ * The handshake messages, decoded and checked as pure functions on a
+ * buffer (what the functions above run on the bytes they read; fuzzed by
+ * tests/fuzz/fuzz_handshake.c).  Each takes exactly one whole message
+ * (n must be its length) and returns 0 or -LC_ERR_STREAM with e saying
+ * why; outputs are cleared on entry.
+ */
+#define LC_HS_NONCE_LEN 32
+#define LC_HS_MAC_LEN 32
+#define LC_HS_HELLO_LEN (8 + LC_HS_NONCE_LEN)	/* "LCDS" ver flags u16 nonce_s */
+#define LC_HS_RESP_LEN (8 + LC_HS_NONCE_LEN + LC_HS_MAC_LEN)	/* "LCDC" */
+#define LC_HS_FIN_LEN (4 + LC_HS_MAC_LEN)	/* "LCDA" mac_s */
+#define LC_HS_IDENT_LEN 8			/* "LCDI" u32 stream (TLS) */
+
+/* Sink hello: magic, version 1, flags and reserved 0; the nonce. */
+int lc_stream_hs_get_hello(const uint8_t *p, size_t n,
+    uint8_t nonce_s[LC_HS_NONCE_LEN], struct lc_err *e);
+/*
+ * Source response, checked against the key and the sink's nonce: *idx
+ * (below nstreams) and nonce_c (for the sink's proof) on success.
+ */
+int lc_stream_hs_check_resp(const uint8_t key[LC_KEY_LEN],
+    const uint8_t nonce_s[LC_HS_NONCE_LEN], const uint8_t *p, size_t n,
+    uint32_t nstreams, uint32_t *idx, uint8_t nonce_c[LC_HS_NONCE_LEN],
+    struct lc_err *e);
+/* Sink proof, checked against the key, both nonces and the index. */
+int lc_stream_hs_check_fin(const uint8_t key[LC_KEY_LEN],
+    const uint8_t nonce_s[LC_HS_NONCE_LEN],
+    const uint8_t nonce_c[LC_HS_NONCE_LEN], uint32_t idx, const uint8_t *p,
+    size_t n, struct lc_err *e);
+/* Stream announcement inside TLS: *idx below nstreams. */
+int lc_stream_hs_get_ident(const uint8_t *p, size_t n, uint32_t nstreams,
+    uint32_t *idx, struct lc_err *e);
+/* Encoders for the source's side (0, or -LC_ERR_INTERNAL). */
+int lc_stream_hs_put_resp(const uint8_t key[LC_KEY_LEN],
+    const uint8_t nonce_s[LC_HS_NONCE_LEN],
+    const uint8_t nonce_c[LC_HS_NONCE_LEN], uint32_t idx,
+    uint8_t out[LC_HS_RESP_LEN]);
+int lc_stream_hs_put_fin(const uint8_t key[LC_KEY_LEN],
+    const uint8_t nonce_s[LC_HS_NONCE_LEN],
+    const uint8_t nonce_c[LC_HS_NONCE_LEN], uint32_t idx,
+    uint8_t out[LC_HS_FIN_LEN]);
+
+/*
+ * An authenticated outgoing data stream (the source's side).
+ *
+ * Invariant: no byte of file data is sent on a connection whose handshake
+ * has not succeeded.  It holds by construction: lc_stream_dial() is the
+ * only way to get a struct lc_stream, it returns one only after the TLS
+ * handshake (when tls is set) and the stream authentication both
+ * succeeded, and on any failure it closes the socket itself and leaves
+ * *out NULL.  The senders write frames only through lc_stream_write(), so
+ * they have nothing to write to until a dial has succeeded.
+ */
+struct lc_stream;
+
+struct lc_dial {
+	const char *addr;	/* numeric */
+	uint16_t port;
+	uint32_t window;	/* as for lc_sock_connect */
+	uint32_t idx;		/* stream index to announce */
+	const uint8_t *key;	/* LC_KEY_LEN bytes */
+	struct lc_tls *tls;	/* NULL: --no-encrypt (HMAC exchange) */
+	int connect_timeout_ms;
+	const atomic_bool *cancel;	/* gives up a connect early */
+	/*
+	 * Optional: called with the socket once TCP is connected, and with
+	 * -1 before it is closed or wrapped in the stream, so another thread
+	 * can shutdown(2) it (never read or write it) to cancel a handshake.
+	 */
+	void (*pending)(void *arg, int fd);
+	void *arg;
+};
+
+/*
+ * Connect, handshake, authenticate.  0 and *out, or -LC_ERR_STREAM,
+ * -LC_ERR_TIMEOUT or -LC_ERR_CANCELED (e says why), with no socket left
+ * open.  Socket timeouts are cleared on success.
+ */
+int lc_stream_dial(const struct lc_dial *d, struct lc_stream **out,
+    struct lc_err *e);
+/* Send all of p (through TLS when on); errors as lc_conn_write_all. */
+int lc_stream_write(struct lc_stream *st, const void *p, size_t n,
+    struct lc_err *e);
+/* Wake up a thread blocked on the stream (shutdown(2)); NULL is fine. */
+void lc_stream_shutdown(struct lc_stream *st);
+/* Close and free (NULL is fine). */
+void lc_stream_free(struct lc_stream *st);
+const char *lc_stream_peer(const struct lc_stream *st);
+uint32_t lc_stream_sndbuf(const struct lc_stream *st);
 
 #endif

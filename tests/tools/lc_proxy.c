@@ -24,6 +24,20 @@
  *   LC_PROXY_ONCE=FILE             act only if FILE does not exist, and
  *                                  create it when acting (so that a
  *                                  retried copy goes through clean)
+ *   LC_PROXY_HIJACK=STREAM:N       play the attacker on the path for the
+ *                                  next N connections of STREAM after its
+ *                                  first (its reconnects; N = 0: all of
+ *                                  them): answer them without relaying,
+ *                                  with a well-formed --no-encrypt sink
+ *                                  hello ("LCDS", version 1, a nonce), then
+ *                                  after up to 72 bytes from the source a
+ *                                  wrong proof ("LCDA", zeros), and save
+ *                                  every byte received in
+ *                                  LC_PROXY_RECORD/hijack-STREAM-K.bin (K:
+ *                                  connection number, the first is 1) until
+ *                                  the source closes (then the log says
+ *                                  "hijacked connection K: closed after N
+ *                                  bytes") or 1 MiB came (then it resets)
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -42,6 +56,7 @@
 
 #define MAXS 64
 #define RECORD_MAX (64 << 10)
+#define HIJACK_MAX (1 << 20)
 
 struct action {
 	int stream;		/* -1: none */
@@ -49,14 +64,14 @@ struct action {
 };
 
 static struct action flip = { -1, 0 }, reset_at = { -1, 0 },
-    stall = { -1, 0 };
+    stall = { -1, 0 }, hijack = { -1, 0 };
 static const char *record_dir, *log_path, *once_path;
 static int every;
 static unsigned delay_ms;
 static const char *dst_addr;
 static int dst_port[MAXS];
 static int listen_fd[MAXS];
-static int seen[MAXS];
+static unsigned seen[MAXS];	/* connections so far, per stream */
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 
 static void
@@ -176,6 +191,67 @@ relay(void *arg)
 	return NULL;
 }
 
+struct hijack_arg {
+	int fd;
+	int stream;
+	unsigned conn;
+};
+
+/*
+ * The attacker's end of a reconnect: a plausible sink hello, a wrong
+ * proof, and a record of everything the source sends.
+ */
+static void *
+hijack_conn(void *arg)
+{
+	struct hijack_arg *h = arg;
+	unsigned char buf[65536], hello[40] = { 'L', 'C', 'D', 'S', 1 };
+	unsigned char fin[36] = { 'L', 'C', 'D', 'A' };
+	unsigned long long got = 0;
+	char path[4096];
+	int rec = -1, closed = 0;
+
+	plog("stream %d: hijacking connection %u", h->stream, h->conn);
+	for (size_t i = 8; i < sizeof(hello); i++)
+		hello[i] = (unsigned char)rand();
+	if (record_dir != NULL) {
+		snprintf(path, sizeof(path), "%s/hijack-%d-%u.bin", record_dir,
+		    h->stream, h->conn);
+		rec = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	}
+	(void)!write(h->fd, hello, sizeof(hello));
+	while (got < HIJACK_MAX) {
+		size_t want = sizeof(buf);
+		ssize_t n;
+
+		if (got < 72 && want > 72 - got)	/* the source's answer */
+			want = (size_t)(72 - got);
+		if ((n = read(h->fd, buf, want)) <= 0) {
+			closed = 1;
+			break;
+		}
+		if (rec >= 0 && write(rec, buf, (size_t)n) != n)
+			break;
+		got += (unsigned long long)n;
+		if (got == 72)
+			(void)!write(h->fd, fin, sizeof(fin));
+	}
+	if (rec >= 0)
+		close(rec);
+	if (closed) {
+		plog("stream %d: hijacked connection %u: closed after %llu "
+		    "bytes", h->stream, h->conn, got);
+		close(h->fd);
+	} else {
+		plog("stream %d: hijacked connection %u: reset after %llu "
+		    "bytes", h->stream, h->conn, got);
+		hard_reset(h->fd);
+		close(h->fd);
+	}
+	free(h);
+	return NULL;
+}
+
 static int
 connect_dst(int port)
 {
@@ -205,19 +281,30 @@ serve(void *arg)
 
 	for (;;) {
 		int c = accept(listen_fd[i], NULL, NULL), u, first;
+		unsigned k;
 		pthread_t t1, t2;
 		struct pipe_arg *a, *b;
 
 		if (c < 0)
 			continue;
+		pthread_mutex_lock(&mu);
+		k = ++seen[i];
+		pthread_mutex_unlock(&mu);
+		first = k == 1;
+		if (hijack.stream == i && k > 1 &&
+		    (hijack.at == 0 || k - 1 <= hijack.at)) {
+			struct hijack_arg *h = calloc(1, sizeof(*h));
+			if (h == NULL)
+				exit(1);
+			*h = (struct hijack_arg){ c, i, k };
+			pthread_create(&t1, NULL, hijack_conn, h);
+			pthread_detach(t1);
+			continue;
+		}
 		if ((u = connect_dst(dst_port[i])) < 0) {
 			close(c);
 			continue;
 		}
-		pthread_mutex_lock(&mu);
-		first = !seen[i];
-		seen[i] = 1;
-		pthread_mutex_unlock(&mu);
 		a = calloc(1, sizeof(*a));
 		b = calloc(1, sizeof(*b));
 		if (a == NULL || b == NULL)
@@ -247,7 +334,8 @@ main(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 	if (parse_action("LC_PROXY_FLIP", &flip) != 0 ||
 	    parse_action("LC_PROXY_RESET", &reset_at) != 0 ||
-	    parse_action("LC_PROXY_STALL", &stall) != 0) {
+	    parse_action("LC_PROXY_STALL", &stall) != 0 ||
+	    parse_action("LC_PROXY_HIJACK", &hijack) != 0) {
 		fprintf(stderr, "lc_proxy: bad LC_PROXY_* value\n");
 		return 2;
 	}
@@ -258,6 +346,7 @@ main(int argc, char **argv)
 		delay_ms = (unsigned)atoi(v);
 	if (once_path != NULL && access(once_path, F_OK) == 0) {
 		flip.stream = reset_at.stream = stall.stream = -1;
+		hijack.stream = -1;
 	} else if (once_path != NULL) {
 		int fd = open(once_path, O_WRONLY | O_CREAT, 0644);
 		if (fd >= 0)

@@ -1,0 +1,368 @@
+/*
+ * Stateful harness for the agent's control loop (src/agent.c and the
+ * source and sink roles behind it): lc_agent_run() runs in-process on a
+ * socketpair, restricted (--restrict) to a fresh temp dir holding a small
+ * source file, and gets a sequence of control messages built from the
+ * input; then the harness closes its end and lc_agent_run must return.
+ * It must never crash, hang or leak.
+ *
+ * Input: records of u8 selector, u8 length, length bytes.  A selector
+ * below LC_FZ_RAW builds a well-formed message of one type from the bytes
+ * with the wire.h encoders (so sequences get past the decoders into deep
+ * states); from LC_FZ_RAW on the record is a raw frame: its first byte is
+ * the type, the rest the payload.  A HELLO always goes first.
+ *
+ * Network: the sink listens on ephemeral ports (wildcard address, as in
+ * real use); the source connects only to 127.0.0.1, to listening sockets
+ * this harness owns and never accepts on: every CONNECT, built or raw, is
+ * rewritten to them before it is sent.  Nothing leaves the machine.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE	/* accept4, mkdtemp, nftw (the _lf build has no -D) */
+#endif
+#include "lanecp/agent.h"
+#include "lanecp/buf.h"
+#include "lanecp/log.h"
+#include "lanecp/util.h"
+#include "lanecp/wire.h"
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+#define LC_FZ_RAW 200
+#define LC_FZ_MAX_OUT (64u << 10)	/* fits the socket buffer */
+#define LC_FZ_PORTS 4
+
+static int lc_fz_listen[LC_FZ_PORTS] = { -1, -1, -1, -1 };
+static uint16_t lc_fz_port[LC_FZ_PORTS];
+
+/* a little reader over one record's bytes: zeros when it runs out */
+struct lc_fz {
+	const uint8_t *p;
+	size_t n;
+};
+
+static uint64_t
+lc_fz_take(struct lc_fz *f, size_t bytes)
+{
+	uint64_t v = 0;
+
+	for (size_t i = 0; i < bytes; i++) {
+		v = v << 8 | (f->n > 0 ? *f->p : 0);
+		if (f->n > 0) {
+			f->p++;
+			f->n--;
+		}
+	}
+	return v;
+}
+
+/* the rest as a string without NULs (the decoders reject them) */
+static void
+lc_fz_str(struct lc_fz *f, char *out, size_t outsz)
+{
+	size_t k = f->n < outsz - 1 ? f->n : outsz - 1;
+
+	for (size_t i = 0; i < k; i++)
+		out[i] = f->p[i] != 0 ? (char)f->p[i] : '_';
+	out[k] = '\0';
+	f->p += f->n;
+	f->n = 0;
+}
+
+static void
+lc_fz_fix_connect(struct lc_msg_connect *m)
+{
+	snprintf(m->addr, sizeof(m->addr), "127.0.0.1");
+	for (uint32_t i = 0; i < LC_MAX_STREAMS; i++)
+		m->ports[i] = lc_fz_port[i % LC_FZ_PORTS];
+}
+
+static int
+lc_fz_build(struct lc_buf *b, uint8_t sel, struct lc_fz *f)
+{
+	static union {
+		struct lc_msg_hello hello;
+		struct lc_msg_src_add add;
+		struct lc_msg_file file;
+		struct lc_msg_sink_target tgt;
+		struct lc_msg_file_ready ready;
+		struct lc_msg_listen listen;
+		struct lc_msg_connect conn;
+		struct lc_msg_file_sum sum;
+		struct lc_msg_file_prefix prefix;
+		struct lc_msg_prefix_match match;
+		struct lc_msg_stream_lost lost;
+		struct lc_msg_ack ack;
+	} m;
+	static const char *paths[] = { "src.bin", "out", "out/", "dst.bin",
+		"sub", "sub/x", "/", ".", "..", "src.bin/x" };
+	static uint8_t hashes[64 * LC_PREFIX_HASH_LEN];
+	uint8_t pick;
+
+	memset(&m, 0, sizeof(m));
+	switch (sel % 15) {
+	case 0:
+		m.hello.magic = LC_PROTO_MAGIC;
+		m.hello.proto = LC_PROTO_VERSION;
+		snprintf(m.hello.software, sizeof(m.hello.software), "fuzz");
+		m.hello.max_streams = (uint32_t)lc_fz_take(f, 1);
+		snprintf(m.hello.hostname, sizeof(m.hello.hostname), "fuzz");
+		return lc_msg_put_hello(b, &m.hello);
+	case 1:
+		return lc_msg_put_empty(b, LC_MSG_BYE);
+	case 2:
+		m.add.flags = (uint32_t)lc_fz_take(f, 1);
+		pick = (uint8_t)lc_fz_take(f, 1);
+		if (pick < 10)
+			snprintf(m.add.path, sizeof(m.add.path), "%s",
+			    paths[pick]);
+		else
+			lc_fz_str(f, m.add.path, sizeof(m.add.path));
+		return lc_msg_put_src_add(b, &m.add);
+	case 3:
+		m.ready.id = (uint32_t)lc_fz_take(f, 1);
+		m.ready.start = lc_fz_take(f, 3);
+		return lc_msg_put_file_ready(b, &m.ready);
+	case 4:
+		m.conn.streams = (uint32_t)lc_fz_take(f, 1) % 4 + 1;
+		m.conn.window = (uint32_t)lc_fz_take(f, 2) << 4;
+		m.conn.block = LC_MIN_BLOCK << (lc_fz_take(f, 1) % 9);
+		m.conn.flags = (uint32_t)lc_fz_take(f, 1) & LC_XFER_MASK;
+		m.conn.csum = (uint32_t)lc_fz_take(f, 1) % (LC_CSUM_ALG_MAX + 1);
+		m.conn.rate = lc_fz_take(f, 3);
+		lc_fz_fix_connect(&m.conn);
+		return lc_msg_put_connect(b, &m.conn);
+	case 5:
+		return lc_msg_put_empty(b, LC_MSG_SRC_NOMORE);
+	case 6:
+		m.prefix.id = (uint32_t)lc_fz_take(f, 1);
+		m.prefix.length = lc_fz_take(f, 3);
+		m.prefix.chunk = LC_MIN_BLOCK << (lc_fz_take(f, 1) % 9);
+		m.prefix.n = (uint32_t)((m.prefix.length + m.prefix.chunk - 1) /
+		    m.prefix.chunk);
+		if (m.prefix.n > 64)
+			m.prefix.n = 64;
+		m.prefix.hashes = hashes;
+		return lc_msg_put_file_prefix(b, &m.prefix);
+	case 7:
+		m.lost.stream = (uint32_t)lc_fz_take(f, 1) % 8;
+		m.lost.has_last = (uint8_t)(lc_fz_take(f, 1) & 1);
+		m.lost.last_file = (uint32_t)lc_fz_take(f, 1);
+		m.lost.last_off = lc_fz_take(f, 3);
+		snprintf(m.lost.reason, sizeof(m.lost.reason), "fuzz");
+		return lc_msg_put_stream_lost(b, &m.lost);
+	case 8:
+		m.ack.file = (uint32_t)lc_fz_take(f, 1);
+		m.ack.written = lc_fz_take(f, 3);
+		return lc_msg_put_ack(b, &m.ack);
+	case 9:
+		m.tgt.flags = (uint32_t)lc_fz_take(f, 1) & LC_TGT_MASK;
+		m.tgt.nsources = (uint32_t)lc_fz_take(f, 1) % 4 + 1;
+		pick = (uint8_t)lc_fz_take(f, 1);
+		if (pick < 10)
+			snprintf(m.tgt.target, sizeof(m.tgt.target), "%s",
+			    paths[pick]);
+		else
+			lc_fz_str(f, m.tgt.target, sizeof(m.tgt.target));
+		return lc_msg_put_sink_target(b, &m.tgt);
+	case 10:
+		m.listen.streams = (uint32_t)lc_fz_take(f, 1) % 4 + 1;
+		m.listen.window = (uint32_t)lc_fz_take(f, 2) << 4;
+		m.listen.block = LC_MIN_BLOCK << (lc_fz_take(f, 1) % 9);
+		m.listen.flags = (uint32_t)lc_fz_take(f, 1) & LC_XFER_MASK;
+		m.listen.csum = (uint32_t)lc_fz_take(f, 1) %
+		    (LC_CSUM_ALG_MAX + 1);
+		m.listen.stall_s = (uint32_t)lc_fz_take(f, 1);
+		return lc_msg_put_listen(b, &m.listen);
+	case 11:
+		m.file.id = (uint32_t)lc_fz_take(f, 1);
+		m.file.kind = LC_KIND_REG;
+		m.file.mode = (uint32_t)lc_fz_take(f, 2) & 07777u;
+		m.file.size = lc_fz_take(f, 3);
+		m.file.mtime_sec = (int64_t)lc_fz_take(f, 4);
+		m.file.mtime_nsec = (uint32_t)lc_fz_take(f, 2);
+		pick = (uint8_t)lc_fz_take(f, 1);
+		if (pick < 10)
+			snprintf(m.file.name, sizeof(m.file.name), "%s",
+			    paths[pick]);
+		else
+			lc_fz_str(f, m.file.name, sizeof(m.file.name));
+		return lc_msg_put_file(b, &m.file);
+	case 12:
+		m.sum.id = (uint32_t)lc_fz_take(f, 1);
+		snprintf(m.sum.checksum, sizeof(m.sum.checksum), "sha256:%064x",
+		    (unsigned)lc_fz_take(f, 1));
+		return lc_msg_put_file_sum(b, &m.sum);
+	case 13:
+		m.match.id = (uint32_t)lc_fz_take(f, 1);
+		m.match.match = lc_fz_take(f, 3);
+		return lc_msg_put_prefix_match(b, &m.match);
+	default:	/* a frame the agent never expects */
+		return lc_msg_put_empty(b, (uint8_t)lc_fz_take(f, 1));
+	}
+}
+
+/* A raw frame; a CONNECT is kept pointed at our own listeners. */
+static int
+lc_fz_raw(struct lc_buf *b, struct lc_fz *f)
+{
+	static struct lc_msg_connect c;
+	uint8_t type = (uint8_t)lc_fz_take(f, 1);
+
+	if (type == LC_MSG_CONNECT) {
+		if (lc_msg_get_connect(f->p, f->n, &c) != 0)
+			return 0;	/* would only be refused: skip */
+		lc_fz_fix_connect(&c);
+		return lc_msg_put_connect(b, &c);
+	}
+	if (lc_buf_put_u32(b, (uint32_t)f->n + 1) != 0 ||
+	    lc_buf_put_u8(b, type) != 0)
+		return -1;
+	return lc_buf_put(b, f->p, f->n);
+}
+
+static void
+lc_fz_init(void)
+{
+	struct sockaddr_in sin;
+	socklen_t len;
+
+	signal(SIGPIPE, SIG_IGN);
+	lc_log_init("fuzz_agent", getenv("LC_FUZZ_VERBOSE") != NULL ?
+	    LC_LOG_DEBUG : -1, 2);
+	for (int i = 0; i < LC_FZ_PORTS; i++) {
+		int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC |
+		    SOCK_NONBLOCK, 0);	/* nonblocking: for the drain */
+		memset(&sin, 0, sizeof(sin));
+		sin.sin_family = AF_INET;
+		sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+		len = sizeof(sin);
+		if (fd < 0 || bind(fd, (struct sockaddr *)&sin, sizeof(sin)) ||
+		    listen(fd, 64) != 0 ||
+		    getsockname(fd, (struct sockaddr *)&sin, &len) != 0)
+			abort();
+		lc_fz_listen[i] = fd;
+		lc_fz_port[i] = ntohs(sin.sin_port);
+	}
+}
+
+/* Drop what piled up in the backlogs (connections from the last run). */
+static void
+lc_fz_drain_listeners(void)
+{
+	for (int i = 0; i < LC_FZ_PORTS; i++) {
+		int c;
+		while ((c = accept4(lc_fz_listen[i], NULL, NULL,
+		    SOCK_CLOEXEC)) >= 0)
+			close(c);
+	}
+}
+
+static int
+lc_fz_rm(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)st;
+	(void)flag;
+	(void)ftw;
+	(void)remove(path);
+	return 0;
+}
+
+static int
+lc_fz_setup(char *dir, size_t dirsz)
+{
+	char path[4096 + 16];
+	uint8_t block[4096];
+	int fd;
+
+	snprintf(dir, dirsz, "%s/lc-fuzz-agent.XXXXXX",
+	    getenv("TMPDIR") != NULL ? getenv("TMPDIR") : "/tmp");
+	if (mkdtemp(dir) == NULL)
+		return -1;
+	snprintf(path, sizeof(path), "%s/src.bin", dir);
+	if ((fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC,
+	    0644)) < 0)
+		return -1;
+	for (size_t i = 0; i < sizeof(block); i++)
+		block[i] = (uint8_t)(i * 7);
+	for (int i = 0; i < 4; i++)	/* 16 KiB */
+		if (write(fd, block, sizeof(block)) != (ssize_t)sizeof(block))
+			break;
+	close(fd);
+	snprintf(path, sizeof(path), "%s/sub", dir);
+	(void)mkdir(path, 0755);
+	return 0;
+}
+
+int
+LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	static int init;
+	struct lc_agent_opts o;
+	struct lc_buf b;
+	char dir[4096];
+	int sv[2] = { -1, -1 };
+	size_t off = 0;
+
+	if (!init) {
+		lc_fz_init();
+		init = 1;
+	}
+	lc_buf_init(&b, LC_FZ_MAX_OUT);
+	{
+		struct lc_fz f = { (const uint8_t *)"\0", 1 };
+		if (lc_fz_build(&b, 0, &f) != 0)	/* HELLO first */
+			abort();
+	}
+	while (off + 2 <= size) {
+		uint8_t sel = data[off], len = data[off + 1];
+		struct lc_fz f;
+		size_t before = lc_buf_len(&b);
+		int r;
+
+		off += 2;
+		f.p = data + off;
+		f.n = size - off < len ? size - off : len;
+		off += f.n;
+		r = sel < LC_FZ_RAW ? lc_fz_build(&b, sel, &f) :
+		    lc_fz_raw(&b, &f);
+		if (r != 0) {	/* over our limit: stop here */
+			lc_buf_unappend(&b, lc_buf_len(&b) - before);
+			break;
+		}
+	}
+	if (lc_fz_setup(dir, sizeof(dir)) != 0 ||
+	    socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0)
+		abort();
+	{
+		int sz = (int)LC_FZ_MAX_OUT * 2;
+		(void)setsockopt(sv[1], SOL_SOCKET, SO_SNDBUF, &sz, sizeof(sz));
+		(void)setsockopt(sv[0], SOL_SOCKET, SO_RCVBUF, &sz, sizeof(sz));
+	}
+	if (lc_write_all(sv[1], lc_buf_ptr(&b), lc_buf_len(&b)) != 0)
+		abort();
+	(void)shutdown(sv[1], SHUT_WR);	/* EOF after the messages */
+	memset(&o, 0, sizeof(o));
+	o.restrict_dir = dir;
+	o.local = 1;
+	(void)lc_agent_run(sv[0], sv[0], &o);
+	close(sv[0]);
+	close(sv[1]);
+	lc_buf_free(&b);
+	lc_fz_drain_listeners();
+	(void)nftw(dir, lc_fz_rm, 16, FTW_DEPTH | FTW_PHYS);
+	return 0;
+}
