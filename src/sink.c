@@ -45,14 +45,29 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
 
-#define LC_SINK_MEM_BUDGET (32u << 20)	/* receive buffers, all streams */
+/*
+ * Memory.  The receive buffers are the sink's only large allocation:
+ * streams x (quota + 1 spare) x block.  They get what --max-memory
+ * (default 64 MiB) leaves after a fixed allowance for the process itself
+ * (code and libraries, control buffers, TLS state, threads, hashing), and
+ * the quota aims at LC_SINK_QUOTA_TARGET as it always has, so the default
+ * copy uses what it did before.
+ */
+#define LC_SINK_MEM_RESERVE (16u << 20)
+#define LC_SINK_QUOTA_TARGET (32u << 20)
 #define LC_MIN_QUOTA 2
 #define LC_MAX_QUOTA 16
+/*
+ * Files per transfer: ids are 1 .. the count the controller announced in
+ * SINK_TARGET, which is at most this (the id table is 8 bytes a file).
+ */
+#define LC_SINK_MAX_FILES 65536u
 /*
  * Handshakes in progress at once: room for every stream of the transfer
  * (on a long path all of them are in their handshake together) plus some
@@ -145,6 +160,7 @@ struct lc_sink {
 	int dir_fd;		/* where files are created */
 	struct lc_sfile **files;	/* by id; under mu */
 	uint32_t files_cap;
+	uint32_t files_max;	/* ids are 1 .. files_max (SINK_TARGET) */
 	uint32_t files_total;
 	uint32_t files_done;
 	uint32_t lw_file;	/* low-water mark: lowest incomplete file */
@@ -234,6 +250,10 @@ lc_sink_target(struct lc_sink *s, const struct lc_msg_sink_target *m,
 
 	if (s->target_set)
 		return lc_err_set(e, LC_ERR_PROTO, "second SINK_TARGET");
+	if (m->nsources == 0 || m->nsources > LC_SINK_MAX_FILES)
+		return lc_err_set(e, LC_ERR_PROTO, "SINK_TARGET: %u files "
+		    "announced (1 to %u)", m->nsources, LC_SINK_MAX_FILES);
+	s->files_max = m->nsources;
 	snprintf(s->target, sizeof(s->target), "%s", m->target);
 	s->tflags = m->flags;
 	want_dir = (m->flags & LC_TGT_WANT_DIR) ||
@@ -430,12 +450,18 @@ lc_sink_table_put(struct lc_sink *s, struct lc_sfile *f)
 {
 	int r = 0;
 
+	/* ids are bounded by what was announced, so is the table */
+	if (f->id == 0 || f->id > s->files_max)
+		return -LC_ERR_PROTO;
 	pthread_mutex_lock(&s->mu);
 	if (f->id >= s->files_cap) {
 		uint32_t ncap = s->files_cap < 16 ? 16 : s->files_cap;
 		struct lc_sfile **n;
+		/* no overflow: ncap stays <= 2 * (LC_SINK_MAX_FILES + 1) */
 		while (ncap <= f->id)
 			ncap *= 2;
+		if (ncap > s->files_max + 1)
+			ncap = s->files_max + 1;
 		n = realloc(s->files, (size_t)ncap * sizeof(*n));
 		if (n == NULL) {
 			r = -LC_ERR_NOMEM;
@@ -696,7 +722,8 @@ lc_sink_file(struct lc_sink *s, const struct lc_msg_file *m, struct lc_err *e)
 		f->prefix_len = kept;
 	}
 	if ((r = lc_sink_table_put(s, f)) != 0) {
-		r = lc_err_set(e, -r, "FILE: duplicate or bad id %u", f->id);
+		r = lc_err_set(e, -r, "FILE: id %u is a duplicate or not "
+		    "in 1..%u", f->id, s->files_max);
 		goto out;
 	}
 	s->files_total++;
@@ -1007,16 +1034,51 @@ lc_receiver_main(void *arg)
 	return NULL;
 }
 
-static uint32_t
-lc_sink_quota(uint32_t streams, uint32_t block)
+/*
+ * Streams, block size and quota within the memory budget, whatever the
+ * controller asked: buffers = streams x (quota + 1 spare) x block must fit
+ * in budget - LC_SINK_MEM_RESERVE.  Clamped in order: the quota (down to
+ * LC_MIN_QUOTA), then the block size (to a multiple of 4 KiB, down to
+ * LC_MIN_BLOCK), then the streams.  Never more streams than max_streams
+ * (what our HELLO advertised) nor more than asked for.
+ */
+static void
+lc_sink_limits(uint64_t budget, uint32_t max_streams, uint32_t *streams,
+    uint32_t *block, uint32_t *quota)
 {
-	uint64_t q = LC_SINK_MEM_BUDGET / ((uint64_t)streams * block);
+	uint64_t bufs, st, b = *block, q;
 
-	if (q < LC_MIN_QUOTA)
-		q = LC_MIN_QUOTA;
+	if (budget == 0)
+		budget = LC_AGENT_DEFAULT_MEMORY;
+	if (budget < LC_AGENT_MIN_MEMORY)
+		budget = LC_AGENT_MIN_MEMORY;
+	bufs = budget - LC_SINK_MEM_RESERVE;
+	st = *streams < max_streams ? *streams : max_streams;
+	if (st == 0)
+		st = 1;
+	/* the quota the sink has always aimed at ... */
+	q = (bufs < LC_SINK_QUOTA_TARGET ? bufs : LC_SINK_QUOTA_TARGET) /
+	    (st * b);
 	if (q > LC_MAX_QUOTA)
 		q = LC_MAX_QUOTA;
-	return (uint32_t)q;
+	/* ... no more than the budget allows (with the spare) ... */
+	if (q + 1 > bufs / (st * b))
+		q = bufs / (st * b) > LC_MIN_QUOTA ? bufs / (st * b) - 1 : 0;
+	if (q < LC_MIN_QUOTA) {
+		q = LC_MIN_QUOTA;
+		/* ... then smaller blocks ... */
+		b = bufs / (st * (LC_MIN_QUOTA + 1)) & ~(uint64_t)4095;
+		if (b > *block)
+			b = *block;
+		if (b < LC_MIN_BLOCK) {
+			/* ... then fewer streams */
+			b = LC_MIN_BLOCK;
+			st = bufs / (b * (LC_MIN_QUOTA + 1));
+		}
+	}
+	*streams = (uint32_t)st;
+	*block = (uint32_t)b;
+	*quota = (uint32_t)q;
 }
 
 static int
@@ -1032,11 +1094,18 @@ lc_sink_listen(struct lc_sink *s, const struct lc_msg_listen *m,
 	s->listening = 1;
 	s->nstreams = m->streams;
 	s->block = m->block;
+	lc_sink_limits(s->ag->opts->max_memory, s->ag->max_streams,
+	    &s->nstreams, &s->block, &s->quota);
+	if (s->nstreams != m->streams || s->block != m->block)
+		lc_log_verbose("sink: %u streams of %u KiB blocks asked for, "
+		    "%u of %u KiB granted (memory bound %llu MiB)", m->streams,
+		    m->block >> 10, s->nstreams, s->block >> 10,
+		    (unsigned long long)((s->ag->opts->max_memory != 0 ?
+		    s->ag->opts->max_memory : LC_AGENT_DEFAULT_MEMORY) >> 20));
 	s->window = m->window;
 	s->flags = m->flags;
 	s->csum = m->csum;
 	s->stall_s = m->stall_s;
-	s->quota = lc_sink_quota(s->nstreams, s->block);
 	memcpy(s->key, m->key, LC_KEY_LEN);
 	if ((s->flags & LC_XFER_ENCRYPT) &&
 	    (r = lc_tls_new(1, s->key, &s->tls, e)) != 0)
