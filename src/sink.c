@@ -335,8 +335,81 @@ lc_sink_open_direct(struct lc_sink *s, struct lc_sfile *f, struct lc_err *e)
 }
 
 /*
- * Open (or, resuming, reopen) the partial file.  *kept gets the length of
- * what is already there when resuming, else it is truncated.
+ * Is this (already open) partial file ours to write into?  Only a regular
+ * file owned by the sink's user, with one link, that no one else may
+ * write: in a shared directory (/tmp, a group share) another user could
+ * have created it first to read the data as it arrives or to have their
+ * file renamed into place.
+ */
+static int
+lc_sink_part_ours(const struct stat *st)
+{
+	return S_ISREG(st->st_mode) && st->st_uid == geteuid() &&
+	    st->st_nlink == 1 && (st->st_mode & 022) == 0;
+}
+
+static int
+lc_sink_part_refuse(struct lc_sfile *f, const struct stat *st,
+    struct lc_err *e)
+{
+	char dir[LC_PATH_MAX];
+
+	lc_path_dirname(f->final, dir, sizeof(dir));
+	return lc_err_set(e, LC_ERR_DENIED, "%s%s%s: partial file is %s; "
+	    "not writing into it (remove it, or copy elsewhere)", dir,
+	    dir[0] != '\0' && dir[strlen(dir) - 1] != '/' ? "/" : "", f->tmp,
+	    !S_ISREG(st->st_mode) ? "not a regular file" :
+	    st->st_uid != geteuid() ? "owned by another user" :
+	    st->st_nlink != 1 ? "hard-linked" : "writable by others");
+}
+
+/* Lock the open partial file against a second lanecp writing it. */
+static int
+lc_sink_part_lock(struct lc_sfile *f, struct lc_err *e)
+{
+	if (flock(f->fd, LOCK_EX | LOCK_NB) == 0)
+		return 0;
+	if (errno == EWOULDBLOCK)
+		return lc_err_set(e, LC_ERR_IO, "%s: another lanecp is "
+		    "writing this file", f->final);
+	return lc_err_sys(e, LC_ERR_IO, errno, "lock %s", f->tmp);
+}
+
+/*
+ * Open an existing partial file: checked before it is opened (a device or
+ * FIFO is not even opened), opened without following a symlink, and
+ * checked again on the descriptor.  *fd stays -1 when there is none.
+ */
+static int
+lc_sink_part_existing(struct lc_sink *s, struct lc_sfile *f, int *fd,
+    struct stat *st, struct lc_err *e)
+{
+	struct stat lst;
+
+	*fd = -1;
+	if (fstatat(s->dir_fd, f->tmp, &lst, AT_SYMLINK_NOFOLLOW) != 0)
+		return errno == ENOENT ? 0 : lc_err_sys(e, LC_ERR_IO, errno,
+		    "stat %s", f->tmp);
+	if (!lc_sink_part_ours(&lst))
+		return lc_sink_part_refuse(f, &lst, e);
+	*fd = openat(s->dir_fd, f->tmp, O_RDWR | O_NOFOLLOW | O_NOCTTY |
+	    O_NONBLOCK | O_CLOEXEC);
+	if (*fd < 0 && errno == ENOENT)
+		return 0;	/* gone meanwhile: create it */
+	if (*fd < 0)
+		return lc_err_sys(e, LC_ERR_IO, errno, "open %s", f->tmp);
+	if (fstat(*fd, st) != 0)
+		return lc_err_sys(e, LC_ERR_IO, errno, "stat %s", f->tmp);
+	if (!lc_sink_part_ours(st))
+		return lc_sink_part_refuse(f, st, e);
+	(void)lc_set_nonblock(*fd, 0);
+	return 0;
+}
+
+/*
+ * Open the partial file: with -a, reuse one of ours and set *kept to the
+ * length already there; otherwise create a fresh one (O_EXCL, 0600) in
+ * place of one of ours.  Someone else's is never written into.
  */
 static int
 lc_sink_open_part(struct lc_sink *s, struct lc_sfile *f, uint64_t *kept,
@@ -348,25 +421,11 @@ lc_sink_open_part(struct lc_sink *s, struct lc_sfile *f, uint64_t *kept,
 	*kept = 0;
 	if (lc_sink_part_name(f->name, f->tmp, sizeof(f->tmp)) != 0)
 		return lc_err_set(e, LC_ERR_IO, "%s: name too long", f->final);
-	if ((r = lc_confine_open(&s->ag->conf, s->dir_fd, f->tmp, O_RDWR |
-	    O_CREAT | O_NOFOLLOW | O_NOCTTY, 0600, &f->fd, e)) != 0)
+	if ((r = lc_sink_part_existing(s, f, &f->fd, &st, e)) != 0)
 		return r;
-	if (flock(f->fd, LOCK_EX | LOCK_NB) != 0) {
-		if (errno == EWOULDBLOCK)
-			return lc_err_set(e, LC_ERR_IO, "%s: another lanecp is "
-			    "writing this file", f->final);
-		return lc_err_sys(e, LC_ERR_IO, errno, "lock %s", f->tmp);
-	}
-	if (fstat(f->fd, &st) != 0)
-		return lc_err_sys(e, LC_ERR_IO, errno, "stat %s", f->tmp);
-	/*
-	 * A new temporary file is empty: leave it alone.  ftruncate() to 0
-	 * would make ext4 (auto_da_alloc) start writeback of the whole file
-	 * when it is closed, which the copy would then wait for.
-	 */
-	if (S_ISREG(st.st_mode) && st.st_size == 0)
-		return 0;
-	if ((s->tflags & LC_TGT_RESUME) && S_ISREG(st.st_mode)) {
+	if (f->fd >= 0 && (r = lc_sink_part_lock(f, e)) != 0)
+		return r;
+	if (f->fd >= 0 && (s->tflags & LC_TGT_RESUME)) {
 		if ((uint64_t)st.st_size <= f->size) {
 			*kept = (uint64_t)st.st_size;
 			return 0;
@@ -374,9 +433,28 @@ lc_sink_open_part(struct lc_sink *s, struct lc_sfile *f, uint64_t *kept,
 		lc_log_warn("%s: partial file is longer than the source; "
 		    "starting over", f->final);
 	}
-	if (ftruncate(f->fd, 0) != 0)
-		return lc_err_sys(e, LC_ERR_IO, errno, "truncate %s", f->tmp);
-	return 0;
+	if (f->fd >= 0) {
+		/*
+		 * Ours and locked by us: replace it rather than truncate it,
+		 * so that no descriptor opened on it before sees the new
+		 * data (and ext4's auto_da_alloc does not start writeback of
+		 * the whole file on close, as after ftruncate() to 0).
+		 */
+		if (unlinkat(s->dir_fd, f->tmp, 0) != 0)
+			return lc_err_sys(e, LC_ERR_IO, errno, "remove %s",
+			    f->tmp);
+		close(f->fd);
+		f->fd = -1;
+	}
+	f->fd = openat(s->dir_fd, f->tmp, O_RDWR | O_CREAT | O_EXCL |
+	    O_NOFOLLOW | O_NOCTTY | O_CLOEXEC, 0600);
+	if (f->fd < 0 && errno == EEXIST)
+		return lc_err_set(e, LC_ERR_EXISTS, "%s: partial file "
+		    "appeared while it was being created; not writing into it",
+		    f->tmp);
+	if (f->fd < 0)
+		return lc_err_sys(e, LC_ERR_IO, errno, "create %s", f->tmp);
+	return lc_sink_part_lock(f, e);
 }
 
 /* Free space for need more bytes in the target directory? */
@@ -397,6 +475,27 @@ lc_sink_space(struct lc_sink *s, struct lc_sfile *f, uint64_t need,
 	return lc_err_set(e, LC_ERR_NOSPACE, "%s: needs %s but only %s is "
 	    "free there (--no-space-check to try anyway)", f->final,
 	    lc_fmt_bytes(a, sizeof(a), need), lc_fmt_bytes(b, sizeof(b), avail));
+}
+
+/*
+ * The name we are about to rename still names the file we wrote, not one
+ * another user put there (possible only where they may rename our files,
+ * a writable directory without the sticky bit, where they could replace
+ * the target itself just as well; this closes all but that race).
+ */
+static int
+lc_sink_part_same(struct lc_sink *s, struct lc_sfile *f,
+    const struct stat *mine, struct lc_err *e)
+{
+	struct stat st;
+
+	if (fstatat(s->dir_fd, f->tmp, &st, AT_SYMLINK_NOFOLLOW) != 0)
+		return lc_err_sys(e, LC_ERR_IO, errno, "stat %s", f->tmp);
+	if (st.st_dev != mine->st_dev || st.st_ino != mine->st_ino)
+		return lc_err_set(e, LC_ERR_DENIED, "%s: the partial file was "
+		    "replaced by someone else; not renaming it into place",
+		    f->tmp);
+	return 0;
 }
 
 /*
@@ -424,10 +523,13 @@ lc_sink_finalize(struct lc_sink *s, struct lc_sfile *f, struct lc_err *e)
 		r = lc_err_set(e, LC_ERR_IO, "%s: size is %lld after writing, "
 		    "expected %llu; not renaming it into place", f->tmp,
 		    (long long)st.st_size, (unsigned long long)f->size);
-	else if (fchmod(fd, (mode_t)f->mode & ~s->ag->umask & 07777) != 0)
+	/* permission bits only: never set-id or sticky bits from a peer */
+	else if (fchmod(fd, (mode_t)f->mode & ~s->ag->umask & 0777) != 0)
 		r = lc_err_sys(e, LC_ERR_IO, errno, "chmod %s", f->tmp);
 	else if (fsync_on && fsync(fd) != 0)
 		r = lc_err_sys(e, LC_ERR_IO, errno, "fsync %s", f->final);
+	else if ((r = lc_sink_part_same(s, f, &st, e)) != 0)
+		;
 	/* rename before close: the lock keeps a second writer off */
 	else if (renameat(s->dir_fd, f->tmp, s->dir_fd, f->name) != 0)
 		r = lc_err_sys(e, LC_ERR_IO, errno, "rename %s into place",
@@ -651,7 +753,16 @@ lc_sink_open_file(struct lc_sink *s, struct lc_sfile *f, uint64_t *kept,
 		return lc_sink_open_part(s, f, kept, e);
 	if (S_ISDIR(st.st_mode))
 		return lc_err_set(e, LC_ERR_IO, "%s: is a directory", f->final);
-	if (!S_ISREG(st.st_mode))	/* /dev/null, a FIFO: write in order */
+	/* a device or FIFO is written in order, and needs -f like a file
+	 * (but for /dev/null: `lanecp file host:/dev/null` measures) */
+	if (!S_ISREG(st.st_mode) && !(s->tflags & LC_TGT_FORCE) &&
+	    !(S_ISCHR(st.st_mode) && st.st_rdev == makedev(1, 3)))
+		return lc_err_set(e, LC_ERR_EXISTS, "%s: exists and is a %s "
+		    "(use -f to write to it)", f->final,
+		    S_ISFIFO(st.st_mode) ? "FIFO" : S_ISBLK(st.st_mode) ?
+		    "block device" : S_ISCHR(st.st_mode) ? "character device" :
+		    "special file");
+	if (!S_ISREG(st.st_mode))
 		return lc_sink_open_direct(s, f, e);
 	if (!(s->tflags & LC_TGT_FORCE))
 		return lc_err_set(e, LC_ERR_EXISTS,
