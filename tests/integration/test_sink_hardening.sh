@@ -108,6 +108,7 @@ while True:
         break
     out.write(b)
 ' "$1" "$2" >/dev/null &
+	lc_on_exit "kill $!"
 }
 
 lc_note "an existing FIFO needs -f; nothing reaches its reader without"
