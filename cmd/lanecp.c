@@ -44,6 +44,7 @@ struct lc_cli {
 	int quiet;
 	int agent;
 	const char *restrict_dir;
+	uint64_t max_memory;	/* --max-memory, 0: default */
 	int help;
 	int version;
 };
@@ -296,6 +297,19 @@ lc_opt_restrict(struct lc_cli *c, const char *a, struct lc_err *e)
 }
 
 static int
+lc_opt_max_memory(struct lc_cli *c, const char *a, struct lc_err *e)
+{
+	uint64_t v;
+
+	if (lc_parse_size(a, LC_AGENT_MIN_MEMORY, LC_AGENT_MAX_MEMORY,
+	    &v) != 0)
+		return lc_err_set(e, LC_ERR_USAGE, "--max-memory %s: must be a "
+		    "size from 32m to 64g (k, m, g suffixes)", a);
+	c->max_memory = v;
+	return 0;
+}
+
+static int
 lc_opt_help(struct lc_cli *c, const char *a, struct lc_err *e)
 {
 	(void)a;
@@ -363,6 +377,8 @@ static const struct lc_opt lc_opts[] = {
 	    "stdin/stdout", lc_opt_agent },
 	{ "restrict", 0, "DIR", "(with --agent) serve only paths inside DIR, "
 	    "e.g. as a forced command", lc_opt_restrict },
+	{ "max-memory", 0, "SIZE", "(with --agent) keep a receiving agent's "
+	    "memory under SIZE (default 64m)", lc_opt_max_memory },
 };
 #define LC_NOPTS (sizeof(lc_opts) / sizeof(lc_opts[0]))
 
@@ -521,7 +537,8 @@ static int
 lc_run_agent(const struct lc_cli *c)
 {
 	struct lc_agent_opts o = { .restrict_dir = c->restrict_dir,
-		.local = 0, .exit_deadline_s = 1 };
+		.local = 0, .exit_deadline_s = 1,
+		.max_memory = c->max_memory };
 	int r;
 
 	lc_log_init("agent", LC_LOG_WARN, 2);
@@ -568,6 +585,10 @@ main(int argc, char **argv)
 		return lc_run_agent(&c);
 	if (c.restrict_dir != NULL) {
 		lc_log_error("--restrict only applies to --agent");
+		return LC_EXIT_USAGE;
+	}
+	if (c.max_memory != 0) {
+		lc_log_error("--max-memory only applies to --agent");
 		return LC_EXIT_USAGE;
 	}
 	if (argc - first < 2) {

@@ -101,6 +101,7 @@ lc_agent_hello(struct lc_agent *a, const uint8_t *p, size_t n,
 	snprintf(me.software, sizeof(me.software), "%s", LC_VERSION_STRING);
 	me.flags = a->conf.root_fd >= 0 ? LC_HELLO_RESTRICTED : 0;
 	me.max_streams = lc_agent_max_streams();
+	a->max_streams = me.max_streams;	/* the sink holds us to it */
 	me.rmem_max = lc_proc_u64("/proc/sys/net/core/rmem_max");
 	me.wmem_max = lc_proc_u64("/proc/sys/net/core/wmem_max");
 	if (gethostname(me.hostname, sizeof(me.hostname) - 1) != 0)

@@ -64,6 +64,7 @@ struct lc_agent {
 	struct lc_source *src;
 	struct lc_sink *sink;
 	mode_t umask;
+	uint32_t max_streams;	/* advertised in our HELLO */
 };
 
 /* Post an event from any thread (copies ev).  Out of memory is fatal for

@@ -323,10 +323,17 @@ lc_ctl_listening(struct lc_ctl *c, const uint8_t *p, size_t n,
 	int r;
 
 	if (lc_msg_get_listening(p, n, &l) != 0 || c->listening ||
-	    l.streams > c->streams || l.block != c->block)
+	    l.streams > c->streams || l.block > c->block)
 		return lc_err_set(e, LC_ERR_PROTO, "%s: bad LISTENING",
 		    c->dst_ep.name);
 	c->listening = 1;
+	/* the sink may grant fewer streams or smaller blocks (its memory) */
+	if (l.streams < c->streams || l.block < c->block)
+		lc_log_verbose("%s: the sink's memory bound allows %u streams "
+		    "of %u KiB blocks (%u of %u KiB asked for)",
+		    c->dst_ep.name, l.streams, l.block >> 10, c->streams,
+		    c->block >> 10);
+	c->block = l.block;
 	c->streams = l.streams;
 	memset(&m, 0, sizeof(m));
 	if ((r = lc_ctl_data_addr(c, m.addr, sizeof(m.addr), e)) != 0)

@@ -45,14 +45,29 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
 
-#define LC_SINK_MEM_BUDGET (32u << 20)	/* receive buffers, all streams */
+/*
+ * Memory.  The receive buffers are the sink's only large allocation:
+ * streams x (quota + 1 spare) x block.  They get what --max-memory
+ * (default 64 MiB) leaves after a fixed allowance for the process itself
+ * (code and libraries, control buffers, TLS state, threads, hashing), and
+ * the quota aims at LC_SINK_QUOTA_TARGET as it always has, so the default
+ * copy uses what it did before.
+ */
+#define LC_SINK_MEM_RESERVE (16u << 20)
+#define LC_SINK_QUOTA_TARGET (32u << 20)
 #define LC_MIN_QUOTA 2
 #define LC_MAX_QUOTA 16
+/*
+ * Files per transfer: ids are 1 .. the count the controller announced in
+ * SINK_TARGET, which is at most this (the id table is 8 bytes a file).
+ */
+#define LC_SINK_MAX_FILES 65536u
 /*
  * Handshakes in progress at once: room for every stream of the transfer
  * (on a long path all of them are in their handshake together) plus some
@@ -145,6 +160,7 @@ struct lc_sink {
 	int dir_fd;		/* where files are created */
 	struct lc_sfile **files;	/* by id; under mu */
 	uint32_t files_cap;
+	uint32_t files_max;	/* ids are 1 .. files_max (SINK_TARGET) */
 	uint32_t files_total;
 	uint32_t files_done;
 	uint32_t lw_file;	/* low-water mark: lowest incomplete file */
@@ -234,6 +250,10 @@ lc_sink_target(struct lc_sink *s, const struct lc_msg_sink_target *m,
 
 	if (s->target_set)
 		return lc_err_set(e, LC_ERR_PROTO, "second SINK_TARGET");
+	if (m->nsources == 0 || m->nsources > LC_SINK_MAX_FILES)
+		return lc_err_set(e, LC_ERR_PROTO, "SINK_TARGET: %u files "
+		    "announced (1 to %u)", m->nsources, LC_SINK_MAX_FILES);
+	s->files_max = m->nsources;
 	snprintf(s->target, sizeof(s->target), "%s", m->target);
 	s->tflags = m->flags;
 	want_dir = (m->flags & LC_TGT_WANT_DIR) ||
@@ -315,8 +335,81 @@ lc_sink_open_direct(struct lc_sink *s, struct lc_sfile *f, struct lc_err *e)
 }
 
 /*
- * Open (or, resuming, reopen) the partial file.  *kept gets the length of
- * what is already there when resuming, else it is truncated.
+ * Is this (already open) partial file ours to write into?  Only a regular
+ * file owned by the sink's user, with one link, that no one else may
+ * write: in a shared directory (/tmp, a group share) another user could
+ * have created it first to read the data as it arrives or to have their
+ * file renamed into place.
+ */
+static int
+lc_sink_part_ours(const struct stat *st)
+{
+	return S_ISREG(st->st_mode) && st->st_uid == geteuid() &&
+	    st->st_nlink == 1 && (st->st_mode & 022) == 0;
+}
+
+static int
+lc_sink_part_refuse(struct lc_sfile *f, const struct stat *st,
+    struct lc_err *e)
+{
+	char dir[LC_PATH_MAX];
+
+	lc_path_dirname(f->final, dir, sizeof(dir));
+	return lc_err_set(e, LC_ERR_DENIED, "%s%s%s: partial file is %s; "
+	    "not writing into it (remove it, or copy elsewhere)", dir,
+	    dir[0] != '\0' && dir[strlen(dir) - 1] != '/' ? "/" : "", f->tmp,
+	    !S_ISREG(st->st_mode) ? "not a regular file" :
+	    st->st_uid != geteuid() ? "owned by another user" :
+	    st->st_nlink != 1 ? "hard-linked" : "writable by others");
+}
+
+/* Lock the open partial file against a second lanecp writing it. */
+static int
+lc_sink_part_lock(struct lc_sfile *f, struct lc_err *e)
+{
+	if (flock(f->fd, LOCK_EX | LOCK_NB) == 0)
+		return 0;
+	if (errno == EWOULDBLOCK)
+		return lc_err_set(e, LC_ERR_IO, "%s: another lanecp is "
+		    "writing this file", f->final);
+	return lc_err_sys(e, LC_ERR_IO, errno, "lock %s", f->tmp);
+}
+
+/*
+ * Open an existing partial file: checked before it is opened (a device or
+ * FIFO is not even opened), opened without following a symlink, and
+ * checked again on the descriptor.  *fd stays -1 when there is none.
+ */
+static int
+lc_sink_part_existing(struct lc_sink *s, struct lc_sfile *f, int *fd,
+    struct stat *st, struct lc_err *e)
+{
+	struct stat lst;
+
+	*fd = -1;
+	if (fstatat(s->dir_fd, f->tmp, &lst, AT_SYMLINK_NOFOLLOW) != 0)
+		return errno == ENOENT ? 0 : lc_err_sys(e, LC_ERR_IO, errno,
+		    "stat %s", f->tmp);
+	if (!lc_sink_part_ours(&lst))
+		return lc_sink_part_refuse(f, &lst, e);
+	*fd = openat(s->dir_fd, f->tmp, O_RDWR | O_NOFOLLOW | O_NOCTTY |
+	    O_NONBLOCK | O_CLOEXEC);
+	if (*fd < 0 && errno == ENOENT)
+		return 0;	/* gone meanwhile: create it */
+	if (*fd < 0)
+		return lc_err_sys(e, LC_ERR_IO, errno, "open %s", f->tmp);
+	if (fstat(*fd, st) != 0)
+		return lc_err_sys(e, LC_ERR_IO, errno, "stat %s", f->tmp);
+	if (!lc_sink_part_ours(st))
+		return lc_sink_part_refuse(f, st, e);
+	(void)lc_set_nonblock(*fd, 0);
+	return 0;
+}
+
+/*
+ * Open the partial file: with -a, reuse one of ours and set *kept to the
+ * length already there; otherwise create a fresh one (O_EXCL, 0600) in
+ * place of one of ours.  Someone else's is never written into.
  */
 static int
 lc_sink_open_part(struct lc_sink *s, struct lc_sfile *f, uint64_t *kept,
@@ -328,25 +421,11 @@ lc_sink_open_part(struct lc_sink *s, struct lc_sfile *f, uint64_t *kept,
 	*kept = 0;
 	if (lc_sink_part_name(f->name, f->tmp, sizeof(f->tmp)) != 0)
 		return lc_err_set(e, LC_ERR_IO, "%s: name too long", f->final);
-	if ((r = lc_confine_open(&s->ag->conf, s->dir_fd, f->tmp, O_RDWR |
-	    O_CREAT | O_NOFOLLOW | O_NOCTTY, 0600, &f->fd, e)) != 0)
+	if ((r = lc_sink_part_existing(s, f, &f->fd, &st, e)) != 0)
 		return r;
-	if (flock(f->fd, LOCK_EX | LOCK_NB) != 0) {
-		if (errno == EWOULDBLOCK)
-			return lc_err_set(e, LC_ERR_IO, "%s: another lanecp is "
-			    "writing this file", f->final);
-		return lc_err_sys(e, LC_ERR_IO, errno, "lock %s", f->tmp);
-	}
-	if (fstat(f->fd, &st) != 0)
-		return lc_err_sys(e, LC_ERR_IO, errno, "stat %s", f->tmp);
-	/*
-	 * A new temporary file is empty: leave it alone.  ftruncate() to 0
-	 * would make ext4 (auto_da_alloc) start writeback of the whole file
-	 * when it is closed, which the copy would then wait for.
-	 */
-	if (S_ISREG(st.st_mode) && st.st_size == 0)
-		return 0;
-	if ((s->tflags & LC_TGT_RESUME) && S_ISREG(st.st_mode)) {
+	if (f->fd >= 0 && (r = lc_sink_part_lock(f, e)) != 0)
+		return r;
+	if (f->fd >= 0 && (s->tflags & LC_TGT_RESUME)) {
 		if ((uint64_t)st.st_size <= f->size) {
 			*kept = (uint64_t)st.st_size;
 			return 0;
@@ -354,9 +433,28 @@ lc_sink_open_part(struct lc_sink *s, struct lc_sfile *f, uint64_t *kept,
 		lc_log_warn("%s: partial file is longer than the source; "
 		    "starting over", f->final);
 	}
-	if (ftruncate(f->fd, 0) != 0)
-		return lc_err_sys(e, LC_ERR_IO, errno, "truncate %s", f->tmp);
-	return 0;
+	if (f->fd >= 0) {
+		/*
+		 * Ours and locked by us: replace it rather than truncate it,
+		 * so that no descriptor opened on it before sees the new
+		 * data (and ext4's auto_da_alloc does not start writeback of
+		 * the whole file on close, as after ftruncate() to 0).
+		 */
+		if (unlinkat(s->dir_fd, f->tmp, 0) != 0)
+			return lc_err_sys(e, LC_ERR_IO, errno, "remove %s",
+			    f->tmp);
+		close(f->fd);
+		f->fd = -1;
+	}
+	f->fd = openat(s->dir_fd, f->tmp, O_RDWR | O_CREAT | O_EXCL |
+	    O_NOFOLLOW | O_NOCTTY | O_CLOEXEC, 0600);
+	if (f->fd < 0 && errno == EEXIST)
+		return lc_err_set(e, LC_ERR_EXISTS, "%s: partial file "
+		    "appeared while it was being created; not writing into it",
+		    f->tmp);
+	if (f->fd < 0)
+		return lc_err_sys(e, LC_ERR_IO, errno, "create %s", f->tmp);
+	return lc_sink_part_lock(f, e);
 }
 
 /* Free space for need more bytes in the target directory? */
@@ -377,6 +475,27 @@ lc_sink_space(struct lc_sink *s, struct lc_sfile *f, uint64_t need,
 	return lc_err_set(e, LC_ERR_NOSPACE, "%s: needs %s but only %s is "
 	    "free there (--no-space-check to try anyway)", f->final,
 	    lc_fmt_bytes(a, sizeof(a), need), lc_fmt_bytes(b, sizeof(b), avail));
+}
+
+/*
+ * The name we are about to rename still names the file we wrote, not one
+ * another user put there (possible only where they may rename our files,
+ * a writable directory without the sticky bit, where they could replace
+ * the target itself just as well; this closes all but that race).
+ */
+static int
+lc_sink_part_same(struct lc_sink *s, struct lc_sfile *f,
+    const struct stat *mine, struct lc_err *e)
+{
+	struct stat st;
+
+	if (fstatat(s->dir_fd, f->tmp, &st, AT_SYMLINK_NOFOLLOW) != 0)
+		return lc_err_sys(e, LC_ERR_IO, errno, "stat %s", f->tmp);
+	if (st.st_dev != mine->st_dev || st.st_ino != mine->st_ino)
+		return lc_err_set(e, LC_ERR_DENIED, "%s: the partial file was "
+		    "replaced by someone else; not renaming it into place",
+		    f->tmp);
+	return 0;
 }
 
 /*
@@ -404,10 +523,13 @@ lc_sink_finalize(struct lc_sink *s, struct lc_sfile *f, struct lc_err *e)
 		r = lc_err_set(e, LC_ERR_IO, "%s: size is %lld after writing, "
 		    "expected %llu; not renaming it into place", f->tmp,
 		    (long long)st.st_size, (unsigned long long)f->size);
-	else if (fchmod(fd, (mode_t)f->mode & ~s->ag->umask & 07777) != 0)
+	/* permission bits only: never set-id or sticky bits from a peer */
+	else if (fchmod(fd, (mode_t)f->mode & ~s->ag->umask & 0777) != 0)
 		r = lc_err_sys(e, LC_ERR_IO, errno, "chmod %s", f->tmp);
 	else if (fsync_on && fsync(fd) != 0)
 		r = lc_err_sys(e, LC_ERR_IO, errno, "fsync %s", f->final);
+	else if ((r = lc_sink_part_same(s, f, &st, e)) != 0)
+		;
 	/* rename before close: the lock keeps a second writer off */
 	else if (renameat(s->dir_fd, f->tmp, s->dir_fd, f->name) != 0)
 		r = lc_err_sys(e, LC_ERR_IO, errno, "rename %s into place",
@@ -430,12 +552,18 @@ lc_sink_table_put(struct lc_sink *s, struct lc_sfile *f)
 {
 	int r = 0;
 
+	/* ids are bounded by what was announced, so is the table */
+	if (f->id == 0 || f->id > s->files_max)
+		return -LC_ERR_PROTO;
 	pthread_mutex_lock(&s->mu);
 	if (f->id >= s->files_cap) {
 		uint32_t ncap = s->files_cap < 16 ? 16 : s->files_cap;
 		struct lc_sfile **n;
+		/* no overflow: ncap stays <= 2 * (LC_SINK_MAX_FILES + 1) */
 		while (ncap <= f->id)
 			ncap *= 2;
+		if (ncap > s->files_max + 1)
+			ncap = s->files_max + 1;
 		n = realloc(s->files, (size_t)ncap * sizeof(*n));
 		if (n == NULL) {
 			r = -LC_ERR_NOMEM;
@@ -625,7 +753,16 @@ lc_sink_open_file(struct lc_sink *s, struct lc_sfile *f, uint64_t *kept,
 		return lc_sink_open_part(s, f, kept, e);
 	if (S_ISDIR(st.st_mode))
 		return lc_err_set(e, LC_ERR_IO, "%s: is a directory", f->final);
-	if (!S_ISREG(st.st_mode))	/* /dev/null, a FIFO: write in order */
+	/* a device or FIFO is written in order, and needs -f like a file
+	 * (but for /dev/null: `lanecp file host:/dev/null` measures) */
+	if (!S_ISREG(st.st_mode) && !(s->tflags & LC_TGT_FORCE) &&
+	    !(S_ISCHR(st.st_mode) && st.st_rdev == makedev(1, 3)))
+		return lc_err_set(e, LC_ERR_EXISTS, "%s: exists and is a %s "
+		    "(use -f to write to it)", f->final,
+		    S_ISFIFO(st.st_mode) ? "FIFO" : S_ISBLK(st.st_mode) ?
+		    "block device" : S_ISCHR(st.st_mode) ? "character device" :
+		    "special file");
+	if (!S_ISREG(st.st_mode))
 		return lc_sink_open_direct(s, f, e);
 	if (!(s->tflags & LC_TGT_FORCE))
 		return lc_err_set(e, LC_ERR_EXISTS,
@@ -696,7 +833,8 @@ lc_sink_file(struct lc_sink *s, const struct lc_msg_file *m, struct lc_err *e)
 		f->prefix_len = kept;
 	}
 	if ((r = lc_sink_table_put(s, f)) != 0) {
-		r = lc_err_set(e, -r, "FILE: duplicate or bad id %u", f->id);
+		r = lc_err_set(e, -r, "FILE: id %u is a duplicate or not "
+		    "in 1..%u", f->id, s->files_max);
 		goto out;
 	}
 	s->files_total++;
@@ -1007,16 +1145,51 @@ lc_receiver_main(void *arg)
 	return NULL;
 }
 
-static uint32_t
-lc_sink_quota(uint32_t streams, uint32_t block)
+/*
+ * Streams, block size and quota within the memory budget, whatever the
+ * controller asked: buffers = streams x (quota + 1 spare) x block must fit
+ * in budget - LC_SINK_MEM_RESERVE.  Clamped in order: the quota (down to
+ * LC_MIN_QUOTA), then the block size (to a multiple of 4 KiB, down to
+ * LC_MIN_BLOCK), then the streams.  Never more streams than max_streams
+ * (what our HELLO advertised) nor more than asked for.
+ */
+static void
+lc_sink_limits(uint64_t budget, uint32_t max_streams, uint32_t *streams,
+    uint32_t *block, uint32_t *quota)
 {
-	uint64_t q = LC_SINK_MEM_BUDGET / ((uint64_t)streams * block);
+	uint64_t bufs, st, b = *block, q;
 
-	if (q < LC_MIN_QUOTA)
-		q = LC_MIN_QUOTA;
+	if (budget == 0)
+		budget = LC_AGENT_DEFAULT_MEMORY;
+	if (budget < LC_AGENT_MIN_MEMORY)
+		budget = LC_AGENT_MIN_MEMORY;
+	bufs = budget - LC_SINK_MEM_RESERVE;
+	st = *streams < max_streams ? *streams : max_streams;
+	if (st == 0)
+		st = 1;
+	/* the quota the sink has always aimed at ... */
+	q = (bufs < LC_SINK_QUOTA_TARGET ? bufs : LC_SINK_QUOTA_TARGET) /
+	    (st * b);
 	if (q > LC_MAX_QUOTA)
 		q = LC_MAX_QUOTA;
-	return (uint32_t)q;
+	/* ... no more than the budget allows (with the spare) ... */
+	if (q + 1 > bufs / (st * b))
+		q = bufs / (st * b) > LC_MIN_QUOTA ? bufs / (st * b) - 1 : 0;
+	if (q < LC_MIN_QUOTA) {
+		q = LC_MIN_QUOTA;
+		/* ... then smaller blocks ... */
+		b = bufs / (st * (LC_MIN_QUOTA + 1)) & ~(uint64_t)4095;
+		if (b > *block)
+			b = *block;
+		if (b < LC_MIN_BLOCK) {
+			/* ... then fewer streams */
+			b = LC_MIN_BLOCK;
+			st = bufs / (b * (LC_MIN_QUOTA + 1));
+		}
+	}
+	*streams = (uint32_t)st;
+	*block = (uint32_t)b;
+	*quota = (uint32_t)q;
 }
 
 static int
@@ -1032,11 +1205,18 @@ lc_sink_listen(struct lc_sink *s, const struct lc_msg_listen *m,
 	s->listening = 1;
 	s->nstreams = m->streams;
 	s->block = m->block;
+	lc_sink_limits(s->ag->opts->max_memory, s->ag->max_streams,
+	    &s->nstreams, &s->block, &s->quota);
+	if (s->nstreams != m->streams || s->block != m->block)
+		lc_log_verbose("sink: %u streams of %u KiB blocks asked for, "
+		    "%u of %u KiB granted (memory bound %llu MiB)", m->streams,
+		    m->block >> 10, s->nstreams, s->block >> 10,
+		    (unsigned long long)((s->ag->opts->max_memory != 0 ?
+		    s->ag->opts->max_memory : LC_AGENT_DEFAULT_MEMORY) >> 20));
 	s->window = m->window;
 	s->flags = m->flags;
 	s->csum = m->csum;
 	s->stall_s = m->stall_s;
-	s->quota = lc_sink_quota(s->nstreams, s->block);
 	memcpy(s->key, m->key, LC_KEY_LEN);
 	if ((s->flags & LC_XFER_ENCRYPT) &&
 	    (r = lc_tls_new(1, s->key, &s->tls, e)) != 0)

@@ -10,6 +10,12 @@
 
 #include "lanecp/err.h"
 
+#include <stdint.h>
+
+#define LC_AGENT_DEFAULT_MEMORY (64ull << 20)
+#define LC_AGENT_MIN_MEMORY (32ull << 20)
+#define LC_AGENT_MAX_MEMORY (64ull << 30)
+
 struct lc_agent_opts {
 	const char *restrict_dir;	/* --restrict DIR, or NULL */
 	int local;			/* in-process (log lines unprefixed) */
@@ -19,6 +25,12 @@ struct lc_agent_opts {
 	 * thread can be stuck in a write to a FIFO or a hung filesystem).
 	 */
 	unsigned exit_deadline_s;
+	/*
+	 * --max-memory: the sink keeps its peak memory under this many bytes
+	 * (0: LC_AGENT_DEFAULT_MEMORY) by clamping quota, block size and
+	 * streams; see lc_sink_limits() in sink.c.
+	 */
+	uint64_t max_memory;
 };
 
 /*

@@ -95,7 +95,7 @@ replay() {
 	{ sleep 3; cat; } <"$d/remote/fifo" >"$d/remote/out" &
 	local reader=$!
 	LANECP_TEST_PROXY=$PROXY LC_PROXY_RECORD=$d/rec \
-		"$LANECP" -F "$LC_SSH_CONFIG" -vv -s 2 "${flag[@]}" \
+		"$LANECP" -F "$LC_SSH_CONFIG" -vv -s 2 -f "${flag[@]}" \
 		"$d/local/big" "$H:$d/remote/fifo" 2>"$d/replay-$mode.log" &
 	local copy=$!
 	lc_on_exit "kill -9 $copy"
@@ -129,7 +129,7 @@ mkfifo "$d/remote/fifo3"
 sleep 30 <"$d/remote/fifo3" &
 holder=$!
 lc_on_exit "kill $holder"
-"$LANECP" -F "$LC_SSH_CONFIG" -vv "$d/local/big" "$H:$d/remote/fifo3" 2>"$d/key.log" &
+"$LANECP" -F "$LC_SSH_CONFIG" -vv -f "$d/local/big" "$H:$d/remote/fifo3" 2>"$d/key.log" &
 copy=$!
 lc_on_exit "kill -9 $copy"
 lc_wait_for 'data ports' "$d/key.log" 10
@@ -138,7 +138,7 @@ agents=$(lc_pids_matching "lanecp --agent")
 for p in $agents $copy; do
 	cmd=$(tr '\0' ' ' <"/proc/$p/cmdline")
 	case $cmd in
-	*"--agent "|"$LANECP -F $LC_SSH_CONFIG -vv $d/local/big $H:$d/remote/fifo3 ") ;;
+	*"--agent "|"$LANECP -F $LC_SSH_CONFIG -vv -f $d/local/big $H:$d/remote/fifo3 ") ;;
 	*) lc_fail "unexpected command line: $cmd" ;;
 	esac
 	# no key-shaped value (hex or base64 of 32 bytes) in the environment

@@ -34,7 +34,7 @@ stranger_test() {
 	mkfifo "$d/remote/fifo"
 	{ sleep 3; cat; } <"$d/remote/fifo" >"$d/remote/out" &
 	local reader=$!
-	"$LANECP" -F "$LC_SSH_CONFIG" -vv -s 3 "${flag[@]}" "$d/local/src" \
+	"$LANECP" -F "$LC_SSH_CONFIG" -vv -s 3 -f "${flag[@]}" "$d/local/src" \
 		"$H:$d/remote/fifo" 2>"$d/push-$mode.log" &
 	local copy=$!
 	lc_on_exit "kill -9 $copy"
@@ -87,7 +87,7 @@ kill_test() {
 	sleep 60 <"$fifo" &
 	local holder=$!
 	lc_on_exit "kill $holder"
-	"$LANECP" -F "$LC_SSH_CONFIG" -vv -T "$agent" "$src" "$dst" \
+	"$LANECP" -F "$LC_SSH_CONFIG" -vv -f -T "$agent" "$src" "$dst" \
 		2>"$d/$name.log" &
 	local copy=$!
 	lc_wait_for 'data ports' "$d/$name.log" 10
