@@ -106,7 +106,13 @@ sent=$(json_get bytes <"$d/json")
 
 lc_note "a corrupted prefix is found chunk by chunk and copied again"
 head -c $((20 << 20)) "$d/local/big" >"$d/remote/.c.bin.lanecp-part"
-printf 'X' | dd of="$d/remote/.c.bin.lanecp-part" bs=1 seek=$((12 << 20)) conv=notrunc 2>/dev/null
+# flip every bit of the byte at 12 MiB (a fixed byte would already be
+# there in one run out of 256)
+python3 -c 'import sys
+with open(sys.argv[1], "r+b") as f:
+    f.seek(12 << 20); b = f.read(1); f.seek(12 << 20); f.write(bytes([b[0] ^ 0xff]))' \
+	"$d/remote/.c.bin.lanecp-part"
+cmp -s -n $((20 << 20)) "$d/local/big" "$d/remote/.c.bin.lanecp-part" && lc_fail "the prefix was not corrupted"
 L -a -v --json -B 1m "$d/local/big" "$H:$d/remote/c.bin" >"$d/json"
 lc_log_has 'matches the source only up to 12\.0 MiB; the rest is copied again' "$LC_ERR"
 cmp "$d/local/big" "$d/remote/c.bin" || lc_fail "copy after a bad prefix differs"
