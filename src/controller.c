@@ -20,7 +20,9 @@
 #include "lanecp/parse.h"
 #include "lanecp/progress.h"
 #include "lanecp/testhook.h"
-#include "lanecp/util.h"
+#include "lanecp/clock.h"
+#include "lanecp/fdio.h"
+#include "lanecp/path.h"
 #include "lanecp/version.h"
 #include "lanecp/wire.h"
 

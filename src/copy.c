@@ -7,7 +7,7 @@
 #include "lanecp/buf.h"
 #include "lanecp/json.h"
 #include "lanecp/log.h"
-#include "lanecp/util.h"
+#include "lanecp/fdio.h"
 
 #include <errno.h>
 #include <fcntl.h>

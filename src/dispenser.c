@@ -1,5 +1,5 @@
 #include "lanecp/dispenser.h"
-#include "lanecp/util.h"
+#include "lanecp/clock.h"
 #include "lanecp/err.h"
 
 #include <pthread.h>

@@ -1,6 +1,6 @@
 #include "lanecp/jobq.h"
 #include "lanecp/err.h"
-#include "lanecp/util.h"
+#include "lanecp/thread.h"
 
 #include <pthread.h>
 #include <stdlib.h>

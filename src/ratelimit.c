@@ -1,5 +1,5 @@
 #include "lanecp/ratelimit.h"
-#include "lanecp/util.h"
+#include "lanecp/clock.h"
 
 #include <time.h>
 

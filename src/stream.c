@@ -1,7 +1,8 @@
 #include "lanecp/stream.h"
 #include "lanecp/buf.h"
 #include "lanecp/tls.h"
-#include "lanecp/util.h"
+#include "lanecp/clock.h"
+#include "lanecp/fdio.h"
 
 #include <arpa/inet.h>
 #include <errno.h>

@@ -1,5 +1,5 @@
 #include "lanecp/writer.h"
-#include "lanecp/util.h"
+#include "lanecp/clock.h"
 
 #include <errno.h>
 #include <pthread.h>
