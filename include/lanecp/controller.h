@@ -81,8 +81,9 @@ int lc_copy(const struct lc_copy_opts *o, int signal_fd,
     struct lc_copy_result *res, struct lc_err *e);
 
 /*
- * Write the --json summary: one object and a newline.  exit_status is what
- * the process will exit with; e is NULL or clear on success.
+ * Write the --json summary (report.c): one object and a newline.
+ * exit_status is what the process will exit with; e is NULL or clear on
+ * success.
  */
 void lc_copy_json(int fd, const struct lc_copy_opts *o,
     const struct lc_copy_result *res, const struct lc_err *e,
