@@ -1,5 +1,6 @@
 #include "lanecp/dispenser.h"
 #include "lanecp/clock.h"
+#include "lanecp/thread.h"
 #include "lanecp/err.h"
 
 #include <pthread.h>
@@ -44,9 +45,16 @@ lc_dispenser_new(uint32_t block)
 
 	if (block == 0 || (d = calloc(1, sizeof(*d))) == NULL)
 		return NULL;
+	if (lc_cond_init_monotonic(&d->cv) != 0) {
+		free(d);
+		return NULL;
+	}
+	if (lc_cond_init_monotonic(&d->hash_cv) != 0) {
+		pthread_cond_destroy(&d->cv);
+		free(d);
+		return NULL;
+	}
 	pthread_mutex_init(&d->mu, NULL);
-	pthread_cond_init(&d->cv, NULL);
-	pthread_cond_init(&d->hash_cv, NULL);
 	d->block = block;
 	return d;
 }
@@ -154,7 +162,7 @@ lc_dispenser_next(struct lc_dispenser *d, struct lc_block *b,
 	int r;
 
 	if (timeout_ms >= 0)
-		lc_deadline(CLOCK_REALTIME, timeout_ms, &until);
+		lc_deadline(CLOCK_MONOTONIC, timeout_ms, &until);
 	pthread_mutex_lock(&d->mu);
 	while (!d->aborted && !(stop != NULL && atomic_load(stop)) &&
 	    d->nrequeued == 0 && d->head == NULL &&

@@ -5,6 +5,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
+#include <time.h>
 
 int
 lc_thread_start(pthread_t *t, const char *name, void *(*fn)(void *),
@@ -26,4 +27,19 @@ lc_thread_start(pthread_t *t, const char *name, void *(*fn)(void *),
 		pthread_setname_np(*t, n);
 	}
 	return 0;
+}
+
+int
+lc_cond_init_monotonic(pthread_cond_t *cv)
+{
+	pthread_condattr_t ca;
+	int r;
+
+	if (pthread_condattr_init(&ca) != 0)
+		return -LC_ERR_INTERNAL;
+	r = pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	if (r == 0)
+		r = pthread_cond_init(cv, &ca);
+	pthread_condattr_destroy(&ca);
+	return r == 0 ? 0 : -LC_ERR_INTERNAL;
 }

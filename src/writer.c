@@ -1,5 +1,6 @@
 #include "lanecp/writer.h"
 #include "lanecp/clock.h"
+#include "lanecp/thread.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -29,8 +30,11 @@ lc_pool_new(uint32_t count, uint32_t size, struct lc_pool **out)
 	*out = NULL;
 	if (count == 0 || size == 0 || (p = calloc(1, sizeof(*p))) == NULL)
 		return -LC_ERR_NOMEM;
+	if (lc_cond_init_monotonic(&p->cv) != 0) {
+		free(p);
+		return -LC_ERR_INTERNAL;
+	}
 	pthread_mutex_init(&p->mu, NULL);
-	pthread_cond_init(&p->cv, NULL);
 	p->count = count;
 	p->size = size;
 	*out = p;
@@ -64,7 +68,7 @@ lc_pool_take(struct lc_pool *p, int ms)
 	struct timespec until;
 
 	if (ms > 0)
-		lc_deadline(CLOCK_REALTIME, ms, &until);
+		lc_deadline(CLOCK_MONOTONIC, ms, &until);
 	pthread_mutex_lock(&p->mu);
 	for (;;) {
 		if (p->aborted)
