@@ -993,7 +993,7 @@ lc_ctl_parse_args(struct lc_ctl *c, struct lc_err *e)
 	if ((r = lc_location_parse(o->dest, &c->dst, e)) != 0)
 		return r;
 	if (!lc_location_is_remote(&c->srcs[0]) &&
-	    !lc_location_is_remote(&c->dst) && !o->allow_local)
+	    !lc_location_is_remote(&c->dst) && !lc_testhook_allow_local(o))
 		return lc_err_set(e, LC_ERR_USAGE, "neither source nor "
 		    "destination is remote (use host:path on one side; for a "
 		    "local copy use cp)");

@@ -29,7 +29,9 @@ struct lc_copy_opts {
 	const char *identity_file;	/* -i */
 	const char *agent_cmd;	/* -T, default "lanecp" */
 	int batch;		/* never prompt */
-	int allow_local;	/* tests only: both ends local (loopback) */
+#ifdef LC_TEST_HOOKS
+	int allow_local;	/* test builds only: both ends local (loopback) */
+#endif
 	int resume;		/* -a: continue from a verified partial file */
 	int csum_alg;		/* -e / -E: enum lc_csum_alg, 0: none */
 	int print_sums;		/* -E: print "ALG value host:path" lines */
