@@ -1,5 +1,6 @@
 /* Descriptor I/O: full reads and writes across EINTR, fd flags. */
 #include "lanecp/fdio.h"
+#include "lanecp/err.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -16,7 +17,7 @@ lc_write_all(int fd, const void *p, size_t n)
 		if (w < 0) {
 			if (errno == EINTR)
 				continue;
-			return -errno;
+			return -LC_ERR_IO;	/* errno: why */
 		}
 		c += w;
 		n -= (size_t)w;
@@ -34,10 +35,10 @@ lc_read_full(int fd, void *p, size_t n)
 		if (r < 0) {
 			if (errno == EINTR)
 				continue;
-			return -errno;
+			return -LC_ERR_IO;	/* errno: why */
 		}
 		if (r == 0)
-			return -ENODATA;
+			return -LC_ERR_EOF;
 		c += r;
 		n -= (size_t)r;
 	}
@@ -50,9 +51,9 @@ lc_set_nonblock(int fd, int on)
 	int fl = fcntl(fd, F_GETFL);
 
 	if (fl < 0)
-		return -errno;
+		return -LC_ERR_INTERNAL;
 	fl = on ? (fl | O_NONBLOCK) : (fl & ~O_NONBLOCK);
-	return fcntl(fd, F_SETFL, fl) < 0 ? -errno : 0;
+	return fcntl(fd, F_SETFL, fl) < 0 ? -LC_ERR_INTERNAL : 0;
 }
 
 int
@@ -61,6 +62,6 @@ lc_set_cloexec(int fd)
 	int fl = fcntl(fd, F_GETFD);
 
 	if (fl < 0)
-		return -errno;
-	return fcntl(fd, F_SETFD, fl | FD_CLOEXEC) < 0 ? -errno : 0;
+		return -LC_ERR_INTERNAL;
+	return fcntl(fd, F_SETFD, fl | FD_CLOEXEC) < 0 ? -LC_ERR_INTERNAL : 0;
 }

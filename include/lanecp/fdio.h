@@ -4,12 +4,21 @@
 
 #include <stddef.h>
 
-/* write(2)/read(2) loops that retry on EINTR.  0, or -errno. */
+/*
+ * These return 0 or -LC_ERR_*; on failure errno is left as the failing
+ * system call set it (nothing runs after it), for a caller that reports it
+ * with lc_err_sys(e, code, errno, ...) right away.
+ */
+
+/* write(2) all n bytes, retrying on EINTR.  0 or -LC_ERR_IO. */
 int lc_write_all(int fd, const void *p, size_t n);
-/* Reads exactly n bytes; -ENODATA on EOF before n bytes. */
+/*
+ * read(2) exactly n bytes, retrying on EINTR.  0, -LC_ERR_IO, or
+ * -LC_ERR_EOF on end of file before n bytes (errno not meaningful then).
+ */
 int lc_read_full(int fd, void *p, size_t n);
 
-/* Set or clear O_NONBLOCK / set FD_CLOEXEC.  0, or -errno. */
+/* Set or clear O_NONBLOCK / set FD_CLOEXEC.  0 or -LC_ERR_INTERNAL. */
 int lc_set_nonblock(int fd, int on);
 int lc_set_cloexec(int fd);
 
