@@ -55,7 +55,10 @@ lc_confine_free(struct lc_confine *c)
 	c->root_fd = -1;
 }
 
-/* A user path relative to the root: "" -> ".", "/root/x" -> "x". */
+/*
+ * A user path relative to the root: "" -> ".", "/root/x" -> "x".  0, or
+ * -LC_ERR_DENIED when it is outside the root.
+ */
 static int
 lc_confine_rel(const struct lc_confine *c, const char *path, const char **rel)
 {
@@ -67,7 +70,7 @@ lc_confine_rel(const struct lc_confine *c, const char *path, const char **rel)
 	}
 	if (strncmp(path, c->root, n) != 0 ||
 	    (path[n] != '\0' && path[n] != '/' && strcmp(c->root, "/") != 0))
-		return -1;
+		return -LC_ERR_DENIED;
 	path += n;
 	while (*path == '/')
 		path++;

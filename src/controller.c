@@ -3,6 +3,7 @@
  *
  *   HELLO both -> negotiate -> sink: SINK_TARGET, LISTEN; source: SRC_ADD*
  *   sink LISTENING   -> source CONNECT (address the controller itself used)
+ *                       (those two steps: negotiate.c, dataaddr.c)
  *   source FILE      -> sink FILE
  *   sink FILE_READY  -> source FILE_READY
  *   all listed and ready -> source SRC_NOMORE
@@ -12,17 +13,14 @@
  * are closed at once so the agents stop (the sink keeps its partial file
  * under the temporary name; the target name is never touched).
  */
-#include "lanecp/controller.h"
+#include "controller_int.h"
 #include "lanecp/checksum.h"
-#include "lanecp/endpoint.h"
-#include "lanecp/location.h"
+#include "lanecp/clock.h"
+#include "lanecp/fdio.h"
 #include "lanecp/log.h"
 #include "lanecp/parse.h"
-#include "lanecp/progress.h"
+#include "lanecp/path.h"
 #include "lanecp/testhook.h"
-#include "lanecp/util.h"
-#include "lanecp/version.h"
-#include "lanecp/wire.h"
 
 #include <errno.h>
 #include <poll.h>
@@ -32,89 +30,13 @@
 #include <unistd.h>
 
 #include <openssl/crypto.h>
-#include <openssl/rand.h>
 
 #define LC_CLOSE_WAIT_MS 3000
 
-/*
- * Peer checks.  The controller is the one party that knows what the user
- * asked for, so it checks every message it relays or uses against that:
- * request k (SRC_ADD k) asked for a path whose copy is called name; the
- * source must answer it with exactly one FILE (kind regular, that name,
- * the next file id, a size that keeps the total within 2^63 - 1) and one
- * SRC_LISTED that counts it.  Later messages may only name announced ids,
- * each step once and in protocol order, with offsets and lengths within
- * the file, and stream indexes below the negotiated count.  Anything else
- * ends the copy with LC_ERR_PROTO before the message is relayed.
- * (Directories will give a request several FILEs named beneath it.)
- */
-struct lc_ctl_req {
-	char name[LC_PATH_MAX];	/* the name its FILE must carry */
-	uint32_t files;		/* FILEs relayed for it */
-	uint64_t bytes;
-};
-
-struct lc_ctl_file {
-	uint32_t id;
-	uint64_t size;
-	uint64_t prefix_len;	/* resume: the sink's partial file */
-	uint64_t match;		/* resume: the source's PREFIX_MATCH */
-	uint8_t prefixed;	/* FILE_PREFIX relayed */
-	uint8_t matched;	/* PREFIX_MATCH relayed */
-	uint8_t ready;		/* FILE_READY relayed */
-	uint8_t summed;		/* FILE_SUM relayed */
-	uint8_t done;		/* FILE_DONE seen */
-	char name[256];
-};
-
-struct lc_ctl {
-	const struct lc_copy_opts *o;
-	struct lc_location *srcs;
-	struct lc_ctl_req *reqs;	/* one per source, what was asked */
-	struct lc_location dst;
-	struct lc_endpoint src;
-	struct lc_endpoint dst_ep;
-	uint8_t key[LC_KEY_LEN];
-	uint32_t streams;
-	uint32_t window;
-	uint32_t block;
-	int negotiated;
-	int listening;
-	uint32_t adds_sent;
-	uint32_t listed;
-	uint32_t files_total;
-	uint32_t files_ready;
-	uint32_t files_done;
-	uint64_t bytes_total;
-	uint64_t bytes_done;
-	int nomore_sent;
-	int src_done;
-	int sink_done;
-	int bye_sent;
-	int src_bye;
-	int dst_bye;
-	uint64_t t_start;
-	struct lc_progress progress;
-	uint64_t next_progress;
-	struct lc_ctl_file *files;
-	size_t nfiles;
-	size_t files_cap;
-	char target_shown[LC_PATH_MAX + 300];
-	struct lc_copy_result *res;
-	pid_t test_proxy;
-	uint64_t src_sent;	/* from the source's heartbeat */
-	uint64_t t_src_msg;	/* last message from each agent (ms) */
-	uint64_t t_dst_msg;
-	uint64_t t_progress;	/* last time data or files moved */
-	uint64_t last_bytes;
-	int target_is_dir;
-	int connected;		/* CONNECTED seen */
-};
-
 /* ---- helpers ---- */
 
-static const char *
-lc_ctl_agent_cmd(const struct lc_ctl *c)
+const char *
+lc__ctl_agent_cmd(const struct lc_ctl *c)
 {
 	return c->o->agent_cmd != NULL ? c->o->agent_cmd : "lanecp";
 }
@@ -186,192 +108,7 @@ lc_ctl_open(struct lc_ctl *c, struct lc_endpoint *ep,
 	so.config_file = c->o->config_file;
 	so.identity_file = c->o->identity_file;
 	so.batch = c->o->batch;
-	return lc_endpoint_open_remote(ep, &so, lc_ctl_agent_cmd(c), e);
-}
-
-static int
-lc_ctl_send_hello(struct lc_endpoint *ep)
-{
-	struct lc_msg_hello h;
-
-	memset(&h, 0, sizeof(h));
-	h.magic = LC_PROTO_MAGIC;
-	h.proto = LC_PROTO_VERSION;
-	snprintf(h.software, sizeof(h.software), "%s", LC_VERSION_STRING);
-	h.log_level = (uint32_t)lc_log_level();
-	return lc_msg_put_hello(&ep->out, &h);
-}
-
-static int
-lc_ctl_got_hello(struct lc_ctl *c, struct lc_endpoint *ep, const uint8_t *p,
-    size_t n, struct lc_err *e)
-{
-	int r = lc_msg_get_hello(p, n, &ep->hello);
-
-	(void)c;
-	if (r == -LC_ERR_VERSION)
-		return lc_err_set(e, LC_ERR_VERSION,
-		    "protocol version mismatch: this lanecp %s speaks "
-		    "protocol %u, the agent on %s is lanecp %s with protocol "
-		    "%u; install the same version on both hosts",
-		    LC_VERSION_STRING, LC_PROTO_VERSION, ep->name,
-		    ep->hello.software, ep->hello.proto);
-	if (r != 0)
-		return lc_err_set(e, LC_ERR_PROTO, "%s: malformed HELLO "
-		    "(is '%s' really lanecp?)", ep->name, lc_ctl_agent_cmd(c));
-	ep->hello_seen = 1;
-	if (ep->remote)
-		lc_log_verbose("%s: agent lanecp %s on %s", ep->name,
-		    ep->hello.software, ep->hello.hostname);
-	return 0;
-}
-
-static uint32_t
-lc_min_u32(uint32_t a, uint64_t b)
-{
-	return b != 0 && b < a ? (uint32_t)b : a;
-}
-
-/* Both endpoints answered HELLO: settle parameters and start the work. */
-static int
-lc_ctl_negotiate(struct lc_ctl *c, struct lc_err *e)
-{
-	const struct lc_copy_opts *o = c->o;
-	struct lc_msg_sink_target t;
-	struct lc_msg_listen l;
-	struct lc_msg_src_add a;
-	int r;
-
-	c->negotiated = 1;
-	c->streams = lc_min_u32(o->streams, c->src.hello.max_streams);
-	c->streams = lc_min_u32(c->streams, c->dst_ep.hello.max_streams);
-	if (c->streams == 0)
-		c->streams = 1;
-	if (c->streams < o->streams)
-		lc_log_verbose("streams: %u requested, %u allowed by the "
-		    "agents' descriptor limits", o->streams, c->streams);
-	c->window = o->window;
-	if (c->window != 0) {
-		c->window = lc_min_u32(c->window, c->dst_ep.hello.rmem_max);
-		c->window = lc_min_u32(c->window, c->src.hello.wmem_max);
-		if (c->window < o->window)
-			lc_log_verbose("window: %u requested, clamped to %u "
-			    "by net.core.rmem_max/wmem_max", o->window,
-			    c->window);
-	}
-	c->block = o->block;
-	if (RAND_bytes(c->key, sizeof(c->key)) != 1)
-		return lc_err_set(e, LC_ERR_INTERNAL, "RAND_bytes failed");
-
-	memset(&t, 0, sizeof(t));
-	t.flags = (o->force ? LC_TGT_FORCE : 0) |
-	    (o->nsources > 1 ? LC_TGT_WANT_DIR : 0) |
-	    (o->no_fsync ? LC_TGT_NO_FSYNC : 0) |
-	    (o->resume ? LC_TGT_RESUME : 0) |
-	    (o->no_space_check ? LC_TGT_NO_SPACE_CHECK : 0);
-	t.nsources = (uint32_t)o->nsources;
-	snprintf(t.target, sizeof(t.target), "%s", c->dst.path);
-	memset(&l, 0, sizeof(l));
-	l.streams = c->streams;
-	l.window = c->window;
-	l.block = c->block;
-	l.flags = o->encrypt ? LC_XFER_ENCRYPT : 0;
-	l.csum = (uint32_t)o->csum_alg;
-	l.stall_s = o->stall_s;
-	memcpy(l.key, c->key, sizeof(l.key));
-	r = lc_msg_put_sink_target(&c->dst_ep.out, &t);
-	if (r == 0)
-		r = lc_msg_put_listen(&c->dst_ep.out, &l);
-	OPENSSL_cleanse(&l, sizeof(l));
-	for (size_t i = 0; r == 0 && i < o->nsources; i++) {
-		memset(&a, 0, sizeof(a));
-		snprintf(a.path, sizeof(a.path), "%s", c->srcs[i].path);
-		r = lc_msg_put_src_add(&c->src.out, &a);
-		c->adds_sent++;
-	}
-	if (r != 0)
-		return lc_err_set(e, -r, "control message: %s",
-		    lc_strerror(r));
-	return 0;
-}
-
-/* Address the source connects to: the one the controller itself used. */
-static int
-lc_ctl_data_addr(struct lc_ctl *c, char *out, size_t outsz, struct lc_err *e)
-{
-	const char *a;
-
-	if (c->dst_ep.ssh != NULL)
-		a = lc_ssh_peer_addr(c->dst_ep.ssh);
-	else if (c->src.ssh != NULL)
-		a = lc_ssh_local_addr(c->src.ssh);
-	else
-		a = "127.0.0.1";
-	if (a == NULL || a[0] == '\0' || strlen(a) >= outsz)
-		return lc_err_set(e, LC_ERR_INTERNAL, "no data address");
-	snprintf(out, outsz, "%s", a);
-	return 0;
-}
-
-static int
-lc_ctl_listening(struct lc_ctl *c, const uint8_t *p, size_t n,
-    struct lc_err *e)
-{
-	struct lc_msg_listening l;
-	struct lc_msg_connect m;
-	char win[32];
-	int r;
-
-	if (lc_msg_get_listening(p, n, &l) != 0 || c->listening ||
-	    l.streams > c->streams || l.block > c->block)
-		return lc_err_set(e, LC_ERR_PROTO, "%s: bad LISTENING",
-		    c->dst_ep.name);
-	c->listening = 1;
-	/* the sink may grant fewer streams or smaller blocks (its memory) */
-	if (l.streams < c->streams || l.block < c->block)
-		lc_log_verbose("%s: the sink's memory bound allows %u streams "
-		    "of %u KiB blocks (%u of %u KiB asked for)",
-		    c->dst_ep.name, l.streams, l.block >> 10, c->streams,
-		    c->block >> 10);
-	c->block = l.block;
-	c->streams = l.streams;
-	memset(&m, 0, sizeof(m));
-	if ((r = lc_ctl_data_addr(c, m.addr, sizeof(m.addr), e)) != 0)
-		return r;
-	m.streams = l.streams;
-	m.window = c->window;
-	m.block = c->block;
-	m.flags = c->o->encrypt ? LC_XFER_ENCRYPT : 0;
-	m.csum = (uint32_t)c->o->csum_alg;
-	m.rate = c->o->rate;
-	memcpy(m.key, c->key, sizeof(m.key));
-	memcpy(m.ports, l.ports, sizeof(m.ports));
-	if ((r = lc_testhook_proxy(m.addr, m.ports, m.streams,
-	    &c->test_proxy, e)) != 0)
-		return r;
-	r = lc_msg_put_connect(&c->src.out, &m);
-	OPENSSL_cleanse(&m, sizeof(m));
-	if (lc_log_level() >= LC_LOG_DEBUG) {
-		char ports[LC_MAX_STREAMS * 6 + 1] = "";
-		size_t o = 0;
-		for (uint32_t i = 0; i < l.streams; i++)
-			o += (size_t)snprintf(ports + o, sizeof(ports) - o,
-			    "%s%u", i ? "," : "", (unsigned)l.ports[i]);
-		lc_log_debug("data ports %s", ports);
-	}
-	if (c->window != 0)
-		lc_fmt_bytes(win, sizeof(win), l.window);
-	lc_log_verbose("%u streams to %s, window %s, block %u KiB, sink "
-	    "quota %u blocks per stream, data %s", l.streams,
-	    c->dst_ep.remote ? c->dst_ep.name : "this host",
-	    c->window != 0 ? win : "autotuned", c->block >> 10, l.quota,
-	    c->o->encrypt ? "encrypted (TLS 1.3, AES-128-GCM)" :
-	    "in the clear (--no-encrypt; streams authenticated)");
-	c->res->streams = l.streams;
-	c->res->window = l.window;
-	c->res->block = c->block;
-	c->res->encrypted = c->o->encrypt;
-	return r;
+	return lc_endpoint_open_remote(ep, &so, lc__ctl_agent_cmd(c), e);
 }
 
 static int
@@ -385,6 +122,20 @@ lc_ctl_maybe_nomore(struct lc_ctl *c)
 }
 
 /* ---- message handlers ---- */
+
+/*
+ * Peer checks.  The controller is the one party that knows what the user
+ * asked for, so it checks every message it relays or uses against that:
+ * request k (SRC_ADD k) asked for a path whose copy is called name; the
+ * source must answer it with exactly one FILE (kind regular, that name,
+ * the next file id, a size that keeps the total within 2^63 - 1) and one
+ * SRC_LISTED that counts it.  Later messages may only name announced ids,
+ * each step once and in protocol order, with offsets and lengths within
+ * the file, and stream indexes below the negotiated count.  Anything else
+ * ends the copy with LC_ERR_PROTO before the message is relayed.
+ * (Directories will give a request several FILEs named beneath it.)
+ * LISTENING is checked where it is used, in negotiate.c.
+ */
 
 /* Checksum text from a peer: "ALG:hex" for the algorithm asked for. */
 static int
@@ -764,7 +515,7 @@ lc_ctl_from_dst(struct lc_ctl *c, uint8_t type, const uint8_t *p, size_t n,
 			break;
 		return lc_ctl_dst_lost(c, &m.lost, e);
 	case LC_MSG_LISTENING:
-		return lc_ctl_listening(c, p, n, e);
+		return lc__ctl_listening(c, p, n, e);
 	case LC_MSG_FILE_READY:
 		if (lc_msg_get_file_ready(p, n, &m.ready) != 0)
 			break;
@@ -811,7 +562,7 @@ lc_ctl_drain(struct lc_ctl *c, struct lc_endpoint *ep, struct lc_err *e)
 			r = lc_ctl_remote_error(ep, payload, plen, e);
 		else if (!ep->hello_seen)
 			r = type == LC_MSG_HELLO ?
-			    lc_ctl_got_hello(c, ep, payload, plen, e) :
+			    lc__ctl_got_hello(c, ep, payload, plen, e) :
 			    lc_err_set(e, LC_ERR_PROTO, "%s: expected HELLO "
 			    "from the agent, got type %u", ep->name, type);
 		else if (ep == &c->src)
@@ -828,7 +579,7 @@ lc_ctl_drain(struct lc_ctl *c, struct lc_endpoint *ep, struct lc_err *e)
 	}
 	if (r < 0)
 		return lc_err_set(e, LC_ERR_PROTO, "%s: bad control frame "
-		    "(is '%s' really lanecp?)", ep->name, lc_ctl_agent_cmd(c));
+		    "(is '%s' really lanecp?)", ep->name, lc__ctl_agent_cmd(c));
 	return 0;
 }
 
@@ -838,7 +589,7 @@ lc_ctl_step(struct lc_ctl *c, struct lc_err *e)
 	int r;
 
 	if (!c->negotiated && c->src.hello_seen && c->dst_ep.hello_seen &&
-	    (r = lc_ctl_negotiate(c, e)) != 0)
+	    (r = lc__ctl_negotiate(c, e)) != 0)
 		return r;
 	if (c->src_done && c->sink_done && c->files_done == c->files_total &&
 	    !c->bye_sent) {
@@ -954,14 +705,14 @@ lc_ctl_loop(struct lc_ctl *c, int signal_fd, struct lc_err *e)
 			if (ep->eof && !(ep == &c->src ? c->src_bye :
 			    c->dst_bye))
 				return lc_endpoint_lost(ep,
-				    lc_ctl_agent_cmd(c), e);
+				    lc__ctl_agent_cmd(c), e);
 		}
 		if ((r = lc_ctl_step(c, e)) != 0)
 			return r;
 		for (int i = 0; i < 2; i++) {
 			if (lc_endpoint_flush(eps[i]) != 0)
 				return lc_endpoint_lost(eps[i],
-				    lc_ctl_agent_cmd(c), e);
+				    lc__ctl_agent_cmd(c), e);
 		}
 		lc_ctl_tick(c);
 		if ((r = lc_ctl_watchdog(c, e)) != 0)
@@ -991,7 +742,7 @@ lc_ctl_parse_args(struct lc_ctl *c, struct lc_err *e)
 	if ((r = lc_location_parse(o->dest, &c->dst, e)) != 0)
 		return r;
 	if (!lc_location_is_remote(&c->srcs[0]) &&
-	    !lc_location_is_remote(&c->dst) && !o->allow_local)
+	    !lc_location_is_remote(&c->dst) && !lc_testhook_allow_local(o))
 		return lc_err_set(e, LC_ERR_USAGE, "neither source nor "
 		    "destination is remote (use host:path on one side; for a "
 		    "local copy use cp)");
@@ -1029,8 +780,8 @@ lc_copy_run(const struct lc_copy_opts *o, int signal_fd,
 	    (r = lc_ctl_open(&c, &c.src, &c.srcs[0], e)) != 0)
 		goto out;
 	c.t_start = lc_now_ns();
-	if ((r = lc_ctl_send_hello(&c.src)) != 0 ||
-	    (r = lc_ctl_send_hello(&c.dst_ep)) != 0) {
+	if ((r = lc__ctl_send_hello(&c.src)) != 0 ||
+	    (r = lc__ctl_send_hello(&c.dst_ep)) != 0) {
 		lc_err_set(e, -r, "control output");
 		goto out;
 	}

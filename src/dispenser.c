@@ -1,16 +1,18 @@
 #include "lanecp/dispenser.h"
-#include "lanecp/util.h"
+#include "lanecp/clock.h"
+#include "lanecp/thread.h"
 #include "lanecp/err.h"
 
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/queue.h>
 #include <time.h>
 #include <unistd.h>
 
 struct lc_dfile {
-	struct lc_dfile *next;	/* queue link */
-	struct lc_dfile *all_next;	/* every live file */
+	STAILQ_ENTRY(lc_dfile) link;	/* queue link, while queued */
+	LIST_ENTRY(lc_dfile) all_link;	/* every live file */
 	uint32_t id;
 	int fd;
 	uint64_t pos;		/* next offset to hand out */
@@ -25,11 +27,8 @@ struct lc_dispenser {
 	pthread_mutex_t mu;
 	pthread_cond_t cv;	/* queue changes */
 	pthread_cond_t hash_cv;	/* a file's hashed offset moved */
-	struct lc_dfile *head, *tail;
-	struct lc_dfile *all;
-	struct lc_block *requeued;	/* sorted, lowest first */
-	size_t nrequeued;
-	size_t requeued_cap;
+	STAILQ_HEAD(, lc_dfile) queue;	/* files with blocks to hand out */
+	LIST_HEAD(, lc_dfile) all;
 	uint32_t block;
 	uint64_t dispensed;
 	uint64_t outstanding;	/* all files */
@@ -44,9 +43,18 @@ lc_dispenser_new(uint32_t block)
 
 	if (block == 0 || (d = calloc(1, sizeof(*d))) == NULL)
 		return NULL;
+	if (lc_cond_init_monotonic(&d->cv) != 0) {
+		free(d);
+		return NULL;
+	}
+	if (lc_cond_init_monotonic(&d->hash_cv) != 0) {
+		pthread_cond_destroy(&d->cv);
+		free(d);
+		return NULL;
+	}
 	pthread_mutex_init(&d->mu, NULL);
-	pthread_cond_init(&d->cv, NULL);
-	pthread_cond_init(&d->hash_cv, NULL);
+	STAILQ_INIT(&d->queue);
+	LIST_INIT(&d->all);
 	d->block = block;
 	return d;
 }
@@ -57,18 +65,6 @@ lc_dfile_free(struct lc_dfile *f)
 	close(f->fd);
 	lc_csum_free(f->csum);
 	free(f);
-}
-
-/* Unlink f from the list of live files (locked). */
-static void
-lc_dispenser_unlink(struct lc_dispenser *d, struct lc_dfile *f)
-{
-	struct lc_dfile **pp;
-
-	for (pp = &d->all; *pp != NULL && *pp != f; pp = &(*pp)->all_next)
-		;
-	if (*pp == f)
-		*pp = f->all_next;
 }
 
 int
@@ -105,13 +101,8 @@ lc_dispenser_add(struct lc_dispenser *d, uint32_t id, int fd,
 		lc_dfile_free(f);
 		return -LC_ERR_INTERNAL;
 	}
-	if (d->tail != NULL)
-		d->tail->next = f;
-	else
-		d->head = f;
-	d->tail = f;
-	f->all_next = d->all;
-	d->all = f;
+	STAILQ_INSERT_TAIL(&d->queue, f, link);
+	LIST_INSERT_HEAD(&d->all, f, all_link);
 	pthread_cond_broadcast(&d->cv);
 	pthread_mutex_unlock(&d->mu);
 	return 0;
@@ -154,10 +145,10 @@ lc_dispenser_next(struct lc_dispenser *d, struct lc_block *b,
 	int r;
 
 	if (timeout_ms >= 0)
-		lc_deadline(CLOCK_REALTIME, timeout_ms, &until);
+		lc_deadline(CLOCK_MONOTONIC, timeout_ms, &until);
 	pthread_mutex_lock(&d->mu);
 	while (!d->aborted && !(stop != NULL && atomic_load(stop)) &&
-	    d->nrequeued == 0 && d->head == NULL &&
+	    STAILQ_EMPTY(&d->queue) &&
 	    !(d->finished && d->outstanding == 0)) {
 		if (timeout_ms < 0) {
 			pthread_cond_wait(&d->cv, &d->mu);
@@ -171,16 +162,7 @@ lc_dispenser_next(struct lc_dispenser *d, struct lc_block *b,
 		r = -LC_ERR_CANCELED;
 		goto out;
 	}
-	if (d->nrequeued > 0) {	/* lowest requeued block first */
-		*b = d->requeued[0];
-		memmove(d->requeued, d->requeued + 1,
-		    (d->nrequeued - 1) * sizeof(*d->requeued));
-		d->nrequeued--;
-		d->dispensed += b->len;
-		r = 1;	/* still outstanding: it never was released */
-		goto out;
-	}
-	if ((f = d->head) == NULL) {
+	if ((f = STAILQ_FIRST(&d->queue)) == NULL) {
 		r = 0;	/* finished, drained and all released */
 		goto out;
 	}
@@ -195,10 +177,7 @@ lc_dispenser_next(struct lc_dispenser *d, struct lc_block *b,
 	d->outstanding++;
 	d->dispensed += b->len;
 	if (f->pos == f->end) {	/* last block: dequeue */
-		d->head = f->next;
-		if (d->head == NULL)
-			d->tail = NULL;
-		f->next = NULL;
+		STAILQ_REMOVE_HEAD(&d->queue, link);
 		f->queued = 0;
 	}
 	r = 1;
@@ -254,43 +233,13 @@ lc_dispenser_release(struct lc_dispenser *d, struct lc_block *b)
 	d->outstanding--;
 	done = !f->queued && f->outstanding == 0;
 	if (done)
-		lc_dispenser_unlink(d, f);
+		LIST_REMOVE(f, all_link);
 	if (d->outstanding == 0)
 		pthread_cond_broadcast(&d->cv);
 	pthread_mutex_unlock(&d->mu);
 	b->file = NULL;
 	if (done)
 		lc_dfile_free(f);
-}
-
-void
-lc_dispenser_requeue(struct lc_dispenser *d, struct lc_block *b, size_t n)
-{
-	pthread_mutex_lock(&d->mu);
-	for (size_t i = 0; i < n; i++) {
-		size_t at;
-		if (d->nrequeued == d->requeued_cap) {
-			size_t ncap = d->requeued_cap ? d->requeued_cap * 2 : 16;
-			struct lc_block *nb = realloc(d->requeued,
-			    ncap * sizeof(*nb));
-			if (nb == NULL) {	/* cannot keep it: fail loudly */
-				d->aborted = 1;
-				break;
-			}
-			d->requeued = nb;
-			d->requeued_cap = ncap;
-		}
-		for (at = d->nrequeued; at > 0 && lc_block_cmp(b[i].file_id,
-		    b[i].offset, d->requeued[at - 1].file_id,
-		    d->requeued[at - 1].offset) < 0; at--)
-			;
-		memmove(d->requeued + at + 1, d->requeued + at,
-		    (d->nrequeued - at) * sizeof(*d->requeued));
-		d->requeued[at] = b[i];
-		d->nrequeued++;
-	}
-	pthread_cond_broadcast(&d->cv);
-	pthread_mutex_unlock(&d->mu);
 }
 
 uint64_t
@@ -307,7 +256,7 @@ lc_dispenser_dispensed(struct lc_dispenser *d)
 void
 lc_dispenser_free(struct lc_dispenser *d)
 {
-	struct lc_dfile *f, *n;
+	struct lc_dfile *f;
 
 	if (d == NULL)
 		return;
@@ -315,11 +264,10 @@ lc_dispenser_free(struct lc_dispenser *d)
 	 * Callers free after joining the senders and dropping the blocks
 	 * they kept; whatever file is left is closed here.
 	 */
-	for (f = d->all; f != NULL; f = n) {
-		n = f->all_next;
+	while ((f = LIST_FIRST(&d->all)) != NULL) {
+		LIST_REMOVE(f, all_link);
 		lc_dfile_free(f);
 	}
-	free(d->requeued);
 	pthread_cond_destroy(&d->hash_cv);
 	pthread_cond_destroy(&d->cv);
 	pthread_mutex_destroy(&d->mu);

@@ -1,12 +1,13 @@
 #include "lanecp/jobq.h"
 #include "lanecp/err.h"
-#include "lanecp/util.h"
+#include "lanecp/thread.h"
 
 #include <pthread.h>
 #include <stdlib.h>
+#include <sys/queue.h>
 
 struct lc_job {
-	struct lc_job *next;
+	STAILQ_ENTRY(lc_job) link;
 	lc_job_fn fn;
 	void *arg;
 };
@@ -14,7 +15,7 @@ struct lc_job {
 struct lc_jobq {
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
-	struct lc_job *head, *tail;
+	STAILQ_HEAD(, lc_job) jobs;
 	pthread_t thread;
 	int stop;
 };
@@ -27,14 +28,12 @@ lc_jobq_main(void *arg)
 
 	pthread_mutex_lock(&q->mu);
 	for (;;) {
-		while (!q->stop && q->head == NULL)
+		while (!q->stop && STAILQ_EMPTY(&q->jobs))
 			pthread_cond_wait(&q->cv, &q->mu);
 		if (q->stop)
 			break;
-		j = q->head;
-		q->head = j->next;
-		if (q->head == NULL)
-			q->tail = NULL;
+		j = STAILQ_FIRST(&q->jobs);
+		STAILQ_REMOVE_HEAD(&q->jobs, link);
 		pthread_mutex_unlock(&q->mu);
 		j->fn(j->arg);
 		free(j);
@@ -51,6 +50,7 @@ lc_jobq_new(const char *name)
 
 	if (q == NULL)
 		return NULL;
+	STAILQ_INIT(&q->jobs);
 	pthread_mutex_init(&q->mu, NULL);
 	pthread_cond_init(&q->cv, NULL);
 	if (lc_thread_start(&q->thread, name, lc_jobq_main, q) != 0) {
@@ -77,11 +77,7 @@ lc_jobq_push(struct lc_jobq *q, lc_job_fn fn, void *arg)
 		free(j);
 		return -LC_ERR_CANCELED;
 	}
-	if (q->tail != NULL)
-		q->tail->next = j;
-	else
-		q->head = j;
-	q->tail = j;
+	STAILQ_INSERT_TAIL(&q->jobs, j, link);
 	pthread_cond_signal(&q->cv);
 	pthread_mutex_unlock(&q->mu);
 	return 0;
@@ -90,7 +86,7 @@ lc_jobq_push(struct lc_jobq *q, lc_job_fn fn, void *arg)
 void
 lc_jobq_free(struct lc_jobq *q, lc_job_fn drop)
 {
-	struct lc_job *j, *n;
+	struct lc_job *j;
 
 	if (q == NULL)
 		return;
@@ -99,8 +95,8 @@ lc_jobq_free(struct lc_jobq *q, lc_job_fn drop)
 	pthread_cond_signal(&q->cv);
 	pthread_mutex_unlock(&q->mu);
 	pthread_join(q->thread, NULL);
-	for (j = q->head; j != NULL; j = n) {
-		n = j->next;
+	while ((j = STAILQ_FIRST(&q->jobs)) != NULL) {
+		STAILQ_REMOVE_HEAD(&q->jobs, link);
 		if (drop != NULL)
 			drop(j->arg);
 		free(j);

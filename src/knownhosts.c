@@ -756,7 +756,7 @@ lc_knownhosts_add(const char *file, const char *home, const char *name,
 	nl = lc_kh_needs_newline(fd);
 	if ((r = lc_write_all(fd, line + (nl ? 0 : 1),
 	    strlen(line) - (nl ? 0 : 1))) != 0) {
-		r = lc_err_sys(e, LC_ERR_IO, -r, "cannot write %s", file);
+		r = lc_err_sys(e, LC_ERR_IO, errno, "cannot write %s", file);
 		goto out;
 	}
 	if (close(fd) != 0) {

@@ -1,6 +1,7 @@
 #include "lanecp/progress.h"
 #include "lanecp/parse.h"
-#include "lanecp/util.h"
+#include "lanecp/clock.h"
+#include "lanecp/fdio.h"
 
 #include <stdio.h>
 #include <string.h>

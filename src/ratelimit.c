@@ -1,5 +1,6 @@
 #include "lanecp/ratelimit.h"
-#include "lanecp/util.h"
+#include "lanecp/clock.h"
+#include "lanecp/err.h"
 
 #include <time.h>
 
@@ -42,7 +43,7 @@ lc_rate_take(struct lc_rate *r, uint64_t n, const atomic_bool *cancel)
 		struct timespec ts = { (time_t)slice,
 			(long)((slice - (double)(time_t)slice) * 1e9) };
 		if (cancel != NULL && atomic_load(cancel))
-			return -1;
+			return -LC_ERR_CANCELED;
 		nanosleep(&ts, NULL);
 		wait_s -= slice;
 	}

@@ -1,7 +1,8 @@
 #include "lanecp/stream.h"
 #include "lanecp/buf.h"
 #include "lanecp/tls.h"
-#include "lanecp/util.h"
+#include "lanecp/clock.h"
+#include "lanecp/fdio.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -106,16 +107,21 @@ lc_sock_peer_name(int fd, char *out, size_t outsz)
 	lc_sockaddr_name((struct sockaddr *)&ss, len, out, outsz);
 }
 
+/* 0, or -LC_ERR_STREAM with *err the errno. */
 static int
-lc_sock_listen_family(int family, uint32_t window, int *fdp, uint16_t *port)
+lc_sock_listen_family(int family, uint32_t window, int *fdp, uint16_t *port,
+    int *err)
 {
 	struct sockaddr_storage ss;
 	socklen_t len;
 	int fd, off = 0;
 
 	memset(&ss, 0, sizeof(ss));
-	if ((fd = socket(family, SOCK_STREAM | SOCK_CLOEXEC, 0)) < 0)
-		return -errno;
+	*err = 0;
+	if ((fd = socket(family, SOCK_STREAM | SOCK_CLOEXEC, 0)) < 0) {
+		*err = errno;
+		return -LC_ERR_STREAM;
+	}
 	if (family == AF_INET6) {
 		struct sockaddr_in6 *s6 = (struct sockaddr_in6 *)&ss;
 		(void)setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &off,
@@ -132,15 +138,15 @@ lc_sock_listen_family(int family, uint32_t window, int *fdp, uint16_t *port)
 	lc_sock_set_window(fd, window);
 	if (bind(fd, (struct sockaddr *)&ss, len) != 0 ||
 	    listen(fd, 16) != 0) {
-		int err = errno;
+		*err = errno;
 		close(fd);
-		return -err;
+		return -LC_ERR_STREAM;
 	}
 	len = sizeof(ss);
 	if (getsockname(fd, (struct sockaddr *)&ss, &len) != 0) {
-		int err = errno;
+		*err = errno;
 		close(fd);
-		return -err;
+		return -LC_ERR_STREAM;
 	}
 	*port = ntohs(family == AF_INET6 ?
 	    ((struct sockaddr_in6 *)&ss)->sin6_port :
@@ -152,15 +158,15 @@ lc_sock_listen_family(int family, uint32_t window, int *fdp, uint16_t *port)
 int
 lc_sock_listen(uint32_t window, int *fd, uint16_t *port, struct lc_err *e)
 {
-	int r;
+	int r, err;
 
 	*fd = -1;
 	*port = 0;
-	r = lc_sock_listen_family(AF_INET6, window, fd, port);
-	if (r == -EAFNOSUPPORT || r == -EADDRNOTAVAIL)
-		r = lc_sock_listen_family(AF_INET, window, fd, port);
+	r = lc_sock_listen_family(AF_INET6, window, fd, port, &err);
+	if (r != 0 && (err == EAFNOSUPPORT || err == EADDRNOTAVAIL))
+		r = lc_sock_listen_family(AF_INET, window, fd, port, &err);
 	if (r != 0)
-		return lc_err_sys(e, LC_ERR_STREAM, -r,
+		return lc_err_sys(e, LC_ERR_STREAM, err,
 		    "cannot listen for data streams");
 	return 0;
 }
@@ -241,7 +247,7 @@ lc_sock_connect(const char *addr, uint16_t port, uint32_t window,
 		}
 	}
 	if ((r = lc_set_nonblock(fd, 0)) != 0) {
-		r = lc_err_sys(e, LC_ERR_STREAM, -r, "fcntl");
+		r = lc_err_sys(e, LC_ERR_STREAM, errno, "fcntl");
 		goto out;
 	}
 	*fdp = fd;

@@ -1,18 +1,22 @@
 #include "lanecp/writer.h"
-#include "lanecp/util.h"
+#include "lanecp/clock.h"
+#include "lanecp/thread.h"
 
 #include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/queue.h>
 #include <time.h>
 #include <unistd.h>
+
+TAILQ_HEAD(lc_wbuf_q, lc_wbuf);
 
 struct lc_pool {
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
-	struct lc_wbuf *free_list;
+	struct lc_wbuf_q free_list;
 	struct lc_wbuf *spare;	/* outside the quota, idle */
 	int spare_out;		/* the spare is in use */
 	uint32_t count;		/* quota */
@@ -29,8 +33,12 @@ lc_pool_new(uint32_t count, uint32_t size, struct lc_pool **out)
 	*out = NULL;
 	if (count == 0 || size == 0 || (p = calloc(1, sizeof(*p))) == NULL)
 		return -LC_ERR_NOMEM;
+	if (lc_cond_init_monotonic(&p->cv) != 0) {
+		free(p);
+		return -LC_ERR_INTERNAL;
+	}
 	pthread_mutex_init(&p->mu, NULL);
-	pthread_cond_init(&p->cv, NULL);
+	TAILQ_INIT(&p->free_list);
 	p->count = count;
 	p->size = size;
 	*out = p;
@@ -64,14 +72,13 @@ lc_pool_take(struct lc_pool *p, int ms)
 	struct timespec until;
 
 	if (ms > 0)
-		lc_deadline(CLOCK_REALTIME, ms, &until);
+		lc_deadline(CLOCK_MONOTONIC, ms, &until);
 	pthread_mutex_lock(&p->mu);
 	for (;;) {
 		if (p->aborted)
 			break;
-		if (p->free_list != NULL) {
-			b = p->free_list;
-			p->free_list = b->next;
+		if ((b = TAILQ_FIRST(&p->free_list)) != NULL) {
+			TAILQ_REMOVE(&p->free_list, b, link);
 			break;
 		}
 		if (p->allocated < p->count) {
@@ -87,7 +94,6 @@ lc_pool_take(struct lc_pool *p, int ms)
 	}
 	pthread_mutex_unlock(&p->mu);
 	if (b != NULL) {
-		b->next = NULL;
 		b->off = 0;
 		b->len = 0;
 	}
@@ -132,7 +138,6 @@ lc_pool_spare(struct lc_pool *p)
 	}
 	pthread_mutex_unlock(&p->mu);
 	if (b != NULL) {
-		b->next = NULL;
 		b->off = 0;
 		b->len = 0;
 	}
@@ -148,8 +153,7 @@ lc_pool_put(struct lc_wbuf *b)
 	if (b == p->spare) {
 		p->spare_out = 0;
 	} else {
-		b->next = p->free_list;
-		p->free_list = b;
+		TAILQ_INSERT_HEAD(&p->free_list, b, link);
 		pthread_cond_signal(&p->cv);
 	}
 	pthread_mutex_unlock(&p->mu);
@@ -178,12 +182,12 @@ lc_pool_allocated(struct lc_pool *p)
 void
 lc_pool_free(struct lc_pool *p)
 {
-	struct lc_wbuf *b, *n;
+	struct lc_wbuf *b;
 
 	if (p == NULL)
 		return;
-	for (b = p->free_list; b != NULL; b = n) {
-		n = b->next;
+	while ((b = TAILQ_FIRST(&p->free_list)) != NULL) {
+		TAILQ_REMOVE(&p->free_list, b, link);
 		free(b->data);
 		free(b);
 	}
@@ -202,7 +206,7 @@ struct lc_wfile {
 	int seekable;
 	uint64_t next;		/* written up to here */
 	uint64_t end;
-	struct lc_wbuf *pending;	/* sorted by offset */
+	struct lc_wbuf_q pending;	/* sorted by offset */
 	int draining;
 	int err;		/* first error, negative */
 	struct lc_csum *csum;	/* fed in order, NULL: none */
@@ -220,6 +224,7 @@ lc_wfile_new(int fd, int seekable, uint64_t start, uint64_t end,
 	if (start > end || (f = calloc(1, sizeof(*f))) == NULL)
 		return -LC_ERR_NOMEM;
 	pthread_mutex_init(&f->mu, NULL);
+	TAILQ_INIT(&f->pending);
 	f->fd = fd;
 	f->seekable = seekable;
 	f->next = start;
@@ -259,25 +264,25 @@ lc_wfile_write(struct lc_wfile *f, const struct lc_wbuf *b, struct lc_err *e)
 static int
 lc_wfile_insert_locked(struct lc_wfile *f, struct lc_wbuf *b)
 {
-	struct lc_wbuf **pp = &f->pending;
+	struct lc_wbuf *prev, *next;
 
 	if (b->len == 0 || b->off < f->next || b->off > f->end ||
 	    f->end - b->off < b->len)
 		return -LC_ERR_PROTO;
-	while (*pp != NULL && (*pp)->off < b->off)
-		pp = &(*pp)->next;
-	if (*pp != NULL && b->off + b->len > (*pp)->off)
+	/* the one before; blocks mostly come in order, so look from the end */
+	TAILQ_FOREACH_REVERSE(prev, &f->pending, lc_wbuf_q, link)
+		if (prev->off < b->off)
+			break;
+	next = prev != NULL ? TAILQ_NEXT(prev, link) :
+	    TAILQ_FIRST(&f->pending);
+	if (next != NULL && b->off + b->len > next->off)
 		return -LC_ERR_PROTO;	/* overlaps the one after */
-	if (pp != &f->pending) {
-		/* the one before: find it to check its end */
-		struct lc_wbuf *prev = f->pending;
-		while (prev->next != *pp)
-			prev = prev->next;
-		if (prev->off + prev->len > b->off)
-			return -LC_ERR_PROTO;
-	}
-	b->next = *pp;
-	*pp = b;
+	if (prev != NULL && prev->off + prev->len > b->off)
+		return -LC_ERR_PROTO;	/* overlaps the one before */
+	if (prev != NULL)
+		TAILQ_INSERT_AFTER(&f->pending, prev, b, link);
+	else
+		TAILQ_INSERT_HEAD(&f->pending, b, link);
 	return 0;
 }
 
@@ -313,8 +318,8 @@ lc_wfile_submit(struct lc_wfile *f, struct lc_wbuf *b, int *complete,
 		return 0;
 	}
 	f->draining = 1;
-	while ((w = f->pending) != NULL && w->off == f->next) {
-		f->pending = w->next;
+	while ((w = TAILQ_FIRST(&f->pending)) != NULL && w->off == f->next) {
+		TAILQ_REMOVE(&f->pending, w, link);
 		pthread_mutex_unlock(&f->mu);
 		len = w->len;
 		r = lc_wfile_write(f, w, e);
@@ -359,12 +364,12 @@ lc_wfile_set_csum(struct lc_wfile *f, struct lc_csum *csum)
 void
 lc_wfile_free(struct lc_wfile *f)
 {
-	struct lc_wbuf *b, *n;
+	struct lc_wbuf *b;
 
 	if (f == NULL)
 		return;
-	for (b = f->pending; b != NULL; b = n) {
-		n = b->next;
+	while ((b = TAILQ_FIRST(&f->pending)) != NULL) {
+		TAILQ_REMOVE(&f->pending, b, link);
 		lc_pool_put(b);
 	}
 	pthread_mutex_destroy(&f->mu);

@@ -29,7 +29,9 @@ struct lc_copy_opts {
 	const char *identity_file;	/* -i */
 	const char *agent_cmd;	/* -T, default "lanecp" */
 	int batch;		/* never prompt */
-	int allow_local;	/* tests only: both ends local (loopback) */
+#ifdef LC_TEST_HOOKS
+	int allow_local;	/* test builds only: both ends local (loopback) */
+#endif
 	int resume;		/* -a: continue from a verified partial file */
 	int csum_alg;		/* -e / -E: enum lc_csum_alg, 0: none */
 	int print_sums;		/* -E: print "ALG value host:path" lines */
@@ -81,8 +83,9 @@ int lc_copy(const struct lc_copy_opts *o, int signal_fd,
     struct lc_copy_result *res, struct lc_err *e);
 
 /*
- * Write the --json summary: one object and a newline.  exit_status is what
- * the process will exit with; e is NULL or clear on success.
+ * Write the --json summary (report.c): one object and a newline.
+ * exit_status is what the process will exit with; e is NULL or clear on
+ * success.
  */
 void lc_copy_json(int fd, const struct lc_copy_opts *o,
     const struct lc_copy_result *res, const struct lc_err *e,

@@ -10,11 +10,10 @@
  *
  * A block stays "outstanding" from lc_dispenser_next until it is released:
  * the sender keeps it after sending until the sink confirms it is written
- * (an ACK watermark), so that if its stream dies the block can be put back
- * with lc_dispenser_requeue and sent again on another stream.  Requeued
- * blocks are handed out before anything else, lowest first.  The
- * dispenser owns each file's descriptor and closes it when the file has
- * been handed out completely and every block of it released.
+ * (an ACK watermark), so that if its stream dies the sender can send it
+ * again after reconnecting (source.c).  The dispenser owns each file's
+ * descriptor and closes it when the file has been handed out completely
+ * and every block of it released.
  *
  * End-to-end checksums: a file may carry a running checksum; senders feed
  * it in offset order through lc_dispenser_hash (a turnstile: the holder of
@@ -36,7 +35,7 @@ struct lc_dispenser;
 struct lc_dfile;
 
 struct lc_block {
-	struct lc_dfile *file;	/* opaque, for release/requeue/hash */
+	struct lc_dfile *file;	/* opaque, for release/hash */
 	uint32_t file_id;
 	int fd;
 	uint64_t offset;
@@ -64,9 +63,9 @@ void lc_dispenser_finish(struct lc_dispenser *d);
 void lc_dispenser_abort(struct lc_dispenser *d);
 
 /*
- * Take the next block: a requeued one first, else the next of the queue.
- * Waits while there is nothing to hand out and more may come (more files,
- * or requeues while blocks are outstanding).  Returns 1 with *b filled, 0
+ * Take the next block of the queue.  Waits while there is nothing to hand
+ * out and more may come (before lc_dispenser_finish), and after it until
+ * every outstanding block has been released.  Returns 1 with *b filled, 0
  * when everything has been handed out and released after
  * lc_dispenser_finish, -LC_ERR_CANCELED after lc_dispenser_abort or
  * when *stop (if given) is true, -LC_ERR_TIMEOUT when timeout_ms (if >= 0)
@@ -81,7 +80,7 @@ void lc_dispenser_kick(struct lc_dispenser *d);
 /*
  * Feed the block's data to its file's checksum in offset order: waits
  * until every earlier byte has been fed.  A block fed before (sent again
- * after a requeue) is skipped.  When this completes the file, *done is set
+ * after a reconnect) is skipped.  When this completes the file, *done is set
  * and sum gets the checksum text.  No-op for files without a checksum.
  * Returns 0 or -LC_ERR_CANCELED.
  */
@@ -91,11 +90,7 @@ int lc_dispenser_hash(struct lc_dispenser *d, const struct lc_block *b,
 /* The block is done with (confirmed written, or abandoned). */
 void lc_dispenser_release(struct lc_dispenser *d, struct lc_block *b);
 
-/* Put blocks back to be handed out again (their streams died). */
-void lc_dispenser_requeue(struct lc_dispenser *d, struct lc_block *b,
-    size_t n);
-
-/* Bytes handed out so far (requeued blocks count again). */
+/* Bytes handed out so far. */
 uint64_t lc_dispenser_dispensed(struct lc_dispenser *d);
 
 /*

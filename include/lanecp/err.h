@@ -10,6 +10,13 @@
  *
  * reads naturally.  There is no global error state: threads each carry their
  * own struct lc_err.
+ *
+ * The one convention: a function that can fail returns 0 (or a documented
+ * positive value, e.g. 1 for "got one") or -LC_ERR_*, never -1 or -errno.
+ * The errno behind a failure goes into e->sys_errno through lc_err_sys();
+ * where a helper has no struct lc_err (fdio.h), it says that errno is left
+ * as the failing call set it.  Predicates (returning 0/1, documented as
+ * such) and counts are not errors and keep their plain values.
  */
 #ifndef LANECP_ERR_H
 #define LANECP_ERR_H

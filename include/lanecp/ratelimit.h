@@ -24,7 +24,7 @@ void lc_rate_destroy(struct lc_rate *r);
 
 /*
  * Pay for n bytes, sleeping as needed (in short slices, returning early
- * when *cancel becomes true).  Returns 0, or -1 if canceled.
+ * when *cancel becomes true).  Returns 0, or -LC_ERR_CANCELED.
  */
 int lc_rate_take(struct lc_rate *r, uint64_t n, const atomic_bool *cancel);
 

@@ -1,11 +1,14 @@
 /*
- * Data stream connections: sockets, the transport (plain TCP now, TLS 1.3
- * later) and the per-stream authentication handshake.
+ * Data stream connections: sockets, the transport (TLS 1.3 by default,
+ * tls.h; plain TCP with --no-encrypt) and the per-stream authentication.
  *
- * Each data stream proves it belongs to this transfer with the per-transfer
- * key that only travelled over SSH, by a keyed challenge-response with
- * fresh nonces from both sides (a captured handshake cannot be replayed),
- * compared in constant time:
+ * Over TLS the PSK handshake already proves that the peer holds the
+ * per-transfer key, and the client then names its stream inside the
+ * channel ("LCDI" u32 stream).  Over plain TCP each data stream proves it
+ * belongs to this transfer with the per-transfer key that only travelled
+ * over SSH, by a keyed challenge-response with fresh nonces from both
+ * sides (a captured handshake cannot be replayed), compared in constant
+ * time:
  *
  *   sink   -> source  "LCDS" u8 version u8 flags u16 0  nonce_s[32]
  *   source -> sink    "LCDC" u32 stream  nonce_c[32]  mac_c[32]

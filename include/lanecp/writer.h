@@ -25,6 +25,7 @@
 #define LANECP_WRITER_H
 
 #include <stdint.h>
+#include <sys/queue.h>
 
 #include "lanecp/checksum.h"
 #include "lanecp/err.h"
@@ -32,7 +33,8 @@
 struct lc_pool;
 
 struct lc_wbuf {
-	struct lc_wbuf *next;
+	/* in the pool's free list or a file's pending list (writer.c) */
+	TAILQ_ENTRY(lc_wbuf) link;
 	struct lc_pool *pool;
 	uint64_t off;
 	uint32_t len;
@@ -41,7 +43,7 @@ struct lc_wbuf {
 
 /*
  * A pool of count buffers of size bytes (allocated on first use, so an
- * idle stream costs no memory).  0, -LC_ERR_NOMEM.
+ * idle stream costs no memory).  0, -LC_ERR_NOMEM or -LC_ERR_INTERNAL.
  */
 int lc_pool_new(uint32_t count, uint32_t size, struct lc_pool **out);
 /* Take a buffer, waiting until one is free; NULL after lc_pool_abort or

@@ -60,6 +60,8 @@
 # lc_re STRING         prints STRING with regex metacharacters escaped,
 #                      for the patterns above: "$(lc_re "$path") line 3".
 # lc_note MSG...       prints a progress line.
+# lc_need_test_hooks   exits 77 (ctest: skipped) unless $LANECP was built
+#                      with -DLC_TEST_HOOKS=ON (LANECP_TEST_PROXY works).
 #
 # Works as root (then /run/sshd is created) and as a normal user.  Set
 # LC_KEEP_TMP=1 to keep the temp dir (keys, configs, logs) for debugging.
@@ -69,6 +71,13 @@ LC__EXIT_CMDS=()
 
 lc_note() {
 	printf '=== %s\n' "$*"
+}
+
+lc_need_test_hooks() {
+	"$LANECP" --test-hooks >/dev/null 2>&1 && return 0
+	printf 'SKIP: %s has no test hooks (build with -DLC_TEST_HOOKS=ON)\n' \
+	    "$LANECP"
+	exit 77
 }
 
 lc_fail() {

@@ -16,6 +16,7 @@
 # with exit 8, saying the reconnect failed.
 set -euo pipefail
 . "$LC_SRC_DIR/tests/integration/lib.sh"
+lc_need_test_hooks	# LANECP_TEST_PROXY
 trap '' PIPE
 command -v tcpdump >/dev/null || { echo "SKIPPED: tcpdump not installed"; exit 77; }
 lc_sshd_start

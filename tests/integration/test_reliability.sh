@@ -5,6 +5,7 @@
 # old file or the complete new one, and that no agent is left behind.
 set -euo pipefail
 . "$LC_SRC_DIR/tests/integration/lib.sh"
+lc_need_test_hooks	# LANECP_TEST_PROXY
 lc_sshd_start
 
 d=$LC_SSHD_DIR

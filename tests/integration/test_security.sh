@@ -3,6 +3,7 @@
 # per-transfer key staying out of sight.
 set -euo pipefail
 . "$LC_SRC_DIR/tests/integration/lib.sh"
+lc_need_test_hooks	# LANECP_TEST_PROXY
 # strangers write to sockets the sink may already have closed
 trap '' PIPE
 lc_sshd_start

@@ -1,5 +1,6 @@
 #include "harness.h"
 
+#include "lanecp/err.h"
 #include "lanecp/ratelimit.h"
 #include "lanecp/util.h"
 
@@ -55,7 +56,7 @@ LC_TEST(cancel_stops_the_wait)
 
 	atomic_init(&cancel, true);
 	lc_rate_init(&rate, 1000);
-	LC_CHECK(lc_rate_take(&rate, 1u << 20, &cancel) == -1);
+	LC_CHECK(lc_rate_take(&rate, 1u << 20, &cancel) == -LC_ERR_CANCELED);
 	LC_CHECK(lc_now_ns() - t0 < 500000000ULL);
 	lc_rate_destroy(&rate);
 }

@@ -1,0 +1,121 @@
+/*
+ * Internal to the controller: its state, shared by controller.c (the poll
+ * loop and the checked relay of agent messages), negotiate.c (HELLO,
+ * stream/window/block settlement, LISTENING -> CONNECT) and dataaddr.c
+ * (the address the source's data streams connect to).
+ */
+#ifndef LANECP_CONTROLLER_INT_H
+#define LANECP_CONTROLLER_INT_H
+
+#include "lanecp/controller.h"
+#include "lanecp/endpoint.h"
+#include "lanecp/location.h"
+#include "lanecp/progress.h"
+#include "lanecp/wire.h"
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+/* What each request asked for (the peer checks: controller.c). */
+struct lc_ctl_req {
+	char name[LC_PATH_MAX];	/* the name its FILE must carry */
+	uint32_t files;		/* FILEs relayed for it */
+	uint64_t bytes;
+};
+
+struct lc_ctl_file {
+	uint32_t id;
+	uint64_t size;
+	uint64_t prefix_len;	/* resume: the sink's partial file */
+	uint64_t match;		/* resume: the source's PREFIX_MATCH */
+	uint8_t prefixed;	/* FILE_PREFIX relayed */
+	uint8_t matched;	/* PREFIX_MATCH relayed */
+	uint8_t ready;		/* FILE_READY relayed */
+	uint8_t summed;		/* FILE_SUM relayed */
+	uint8_t done;		/* FILE_DONE seen */
+	char name[256];
+};
+
+struct lc_ctl {
+	const struct lc_copy_opts *o;
+	struct lc_location *srcs;
+	struct lc_ctl_req *reqs;	/* one per source, what was asked */
+	struct lc_location dst;
+	struct lc_endpoint src;
+	struct lc_endpoint dst_ep;
+	uint8_t key[LC_KEY_LEN];
+	uint32_t streams;
+	uint32_t window;
+	uint32_t block;
+	int negotiated;
+	int listening;
+	uint32_t adds_sent;
+	uint32_t listed;
+	uint32_t files_total;
+	uint32_t files_ready;
+	uint32_t files_done;
+	uint64_t bytes_total;
+	uint64_t bytes_done;
+	int nomore_sent;
+	int src_done;
+	int sink_done;
+	int bye_sent;
+	int src_bye;
+	int dst_bye;
+	uint64_t t_start;
+	struct lc_progress progress;
+	uint64_t next_progress;
+	struct lc_ctl_file *files;
+	size_t nfiles;
+	size_t files_cap;
+	char target_shown[LC_PATH_MAX + 300];
+	struct lc_copy_result *res;
+	pid_t test_proxy;
+	uint64_t src_sent;	/* from the source's heartbeat */
+	uint64_t t_src_msg;	/* last message from each agent (ms) */
+	uint64_t t_dst_msg;
+	uint64_t t_progress;	/* last time data or files moved */
+	uint64_t last_bytes;
+	int target_is_dir;
+	int connected;		/* CONNECTED seen */
+};
+
+/* The agent program to run remotely (-T), "lanecp" by default. */
+const char *lc__ctl_agent_cmd(const struct lc_ctl *c);
+
+/* Queue HELLO on ep's control output.  0 or -LC_ERR_*. */
+int lc__ctl_send_hello(struct lc_endpoint *ep);
+
+/*
+ * ep's HELLO (payload p, n bytes): record it.  0, or -LC_ERR_VERSION /
+ * -LC_ERR_PROTO with e set.
+ */
+int lc__ctl_got_hello(struct lc_ctl *c, struct lc_endpoint *ep,
+    const uint8_t *p, size_t n, struct lc_err *e);
+
+/*
+ * Both endpoints answered HELLO: settle streams, window and block from the
+ * options and both HELLOs, make the stream key, and queue SINK_TARGET and
+ * LISTEN to the sink and one SRC_ADD per source.  0 or -LC_ERR_* with e set.
+ */
+int lc__ctl_negotiate(struct lc_ctl *c, struct lc_err *e);
+
+/*
+ * The sink's LISTENING (payload p, n bytes): take the streams and block it
+ * grants (never more than asked), and queue CONNECT with its ports to the
+ * source (through the test proxy in hook builds).  Fills the settled
+ * values into c->res.  0 or -LC_ERR_* with e set.
+ */
+int lc__ctl_listening(struct lc_ctl *c, const uint8_t *p, size_t n,
+    struct lc_err *e);
+
+/*
+ * The address the source's data streams connect to, into out (outsz
+ * bytes): the one the controller itself used to reach the sink's host.
+ * 0 or -LC_ERR_INTERNAL with e set.
+ */
+int lc__ctl_data_addr(struct lc_ctl *c, char *out, size_t outsz,
+    struct lc_err *e);
+
+#endif

@@ -1,0 +1,183 @@
+/*
+ * Negotiation, the controller's side: HELLO both ways, then streams,
+ * window and block settled from the options and what each agent allows,
+ * and the sink's LISTENING answer turned into the source's CONNECT.
+ */
+#include "controller_int.h"
+#include "lanecp/log.h"
+#include "lanecp/parse.h"
+#include "lanecp/testhook.h"
+#include "lanecp/version.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include <openssl/crypto.h>
+#include <openssl/rand.h>
+
+int
+lc__ctl_send_hello(struct lc_endpoint *ep)
+{
+	struct lc_msg_hello h;
+
+	memset(&h, 0, sizeof(h));
+	h.magic = LC_PROTO_MAGIC;
+	h.proto = LC_PROTO_VERSION;
+	snprintf(h.software, sizeof(h.software), "%s", LC_VERSION_STRING);
+	h.log_level = (uint32_t)lc_log_level();
+	return lc_msg_put_hello(&ep->out, &h);
+}
+
+int
+lc__ctl_got_hello(struct lc_ctl *c, struct lc_endpoint *ep, const uint8_t *p,
+    size_t n, struct lc_err *e)
+{
+	int r = lc_msg_get_hello(p, n, &ep->hello);
+
+	(void)c;
+	if (r == -LC_ERR_VERSION)
+		return lc_err_set(e, LC_ERR_VERSION,
+		    "protocol version mismatch: this lanecp %s speaks "
+		    "protocol %u, the agent on %s is lanecp %s with protocol "
+		    "%u; install the same version on both hosts",
+		    LC_VERSION_STRING, LC_PROTO_VERSION, ep->name,
+		    ep->hello.software, ep->hello.proto);
+	if (r != 0)
+		return lc_err_set(e, LC_ERR_PROTO, "%s: malformed HELLO "
+		    "(is '%s' really lanecp?)", ep->name, lc__ctl_agent_cmd(c));
+	ep->hello_seen = 1;
+	if (ep->remote)
+		lc_log_verbose("%s: agent lanecp %s on %s", ep->name,
+		    ep->hello.software, ep->hello.hostname);
+	return 0;
+}
+
+static uint32_t
+lc_min_u32(uint32_t a, uint64_t b)
+{
+	return b != 0 && b < a ? (uint32_t)b : a;
+}
+
+/* Both endpoints answered HELLO: settle parameters and start the work. */
+int
+lc__ctl_negotiate(struct lc_ctl *c, struct lc_err *e)
+{
+	const struct lc_copy_opts *o = c->o;
+	struct lc_msg_sink_target t;
+	struct lc_msg_listen l;
+	struct lc_msg_src_add a;
+	int r;
+
+	c->negotiated = 1;
+	c->streams = lc_min_u32(o->streams, c->src.hello.max_streams);
+	c->streams = lc_min_u32(c->streams, c->dst_ep.hello.max_streams);
+	if (c->streams == 0)
+		c->streams = 1;
+	if (c->streams < o->streams)
+		lc_log_verbose("streams: %u requested, %u allowed by the "
+		    "agents' descriptor limits", o->streams, c->streams);
+	c->window = o->window;
+	if (c->window != 0) {
+		c->window = lc_min_u32(c->window, c->dst_ep.hello.rmem_max);
+		c->window = lc_min_u32(c->window, c->src.hello.wmem_max);
+		if (c->window < o->window)
+			lc_log_verbose("window: %u requested, clamped to %u "
+			    "by net.core.rmem_max/wmem_max", o->window,
+			    c->window);
+	}
+	c->block = o->block;
+	if (RAND_bytes(c->key, sizeof(c->key)) != 1)
+		return lc_err_set(e, LC_ERR_INTERNAL, "RAND_bytes failed");
+
+	memset(&t, 0, sizeof(t));
+	t.flags = (o->force ? LC_TGT_FORCE : 0) |
+	    (o->nsources > 1 ? LC_TGT_WANT_DIR : 0) |
+	    (o->no_fsync ? LC_TGT_NO_FSYNC : 0) |
+	    (o->resume ? LC_TGT_RESUME : 0) |
+	    (o->no_space_check ? LC_TGT_NO_SPACE_CHECK : 0);
+	t.nsources = (uint32_t)o->nsources;
+	snprintf(t.target, sizeof(t.target), "%s", c->dst.path);
+	memset(&l, 0, sizeof(l));
+	l.streams = c->streams;
+	l.window = c->window;
+	l.block = c->block;
+	l.flags = o->encrypt ? LC_XFER_ENCRYPT : 0;
+	l.csum = (uint32_t)o->csum_alg;
+	l.stall_s = o->stall_s;
+	memcpy(l.key, c->key, sizeof(l.key));
+	r = lc_msg_put_sink_target(&c->dst_ep.out, &t);
+	if (r == 0)
+		r = lc_msg_put_listen(&c->dst_ep.out, &l);
+	OPENSSL_cleanse(&l, sizeof(l));
+	for (size_t i = 0; r == 0 && i < o->nsources; i++) {
+		memset(&a, 0, sizeof(a));
+		snprintf(a.path, sizeof(a.path), "%s", c->srcs[i].path);
+		r = lc_msg_put_src_add(&c->src.out, &a);
+		c->adds_sent++;
+	}
+	if (r != 0)
+		return lc_err_set(e, -r, "control message: %s",
+		    lc_strerror(r));
+	return 0;
+}
+
+int
+lc__ctl_listening(struct lc_ctl *c, const uint8_t *p, size_t n,
+    struct lc_err *e)
+{
+	struct lc_msg_listening l;
+	struct lc_msg_connect m;
+	char win[32];
+	int r;
+
+	if (lc_msg_get_listening(p, n, &l) != 0 || c->listening ||
+	    l.streams > c->streams || l.block > c->block)
+		return lc_err_set(e, LC_ERR_PROTO, "%s: bad LISTENING",
+		    c->dst_ep.name);
+	c->listening = 1;
+	/* the sink may grant fewer streams or smaller blocks (its memory) */
+	if (l.streams < c->streams || l.block < c->block)
+		lc_log_verbose("%s: the sink's memory bound allows %u streams "
+		    "of %u KiB blocks (%u of %u KiB asked for)",
+		    c->dst_ep.name, l.streams, l.block >> 10, c->streams,
+		    c->block >> 10);
+	c->block = l.block;
+	c->streams = l.streams;
+	memset(&m, 0, sizeof(m));
+	if ((r = lc__ctl_data_addr(c, m.addr, sizeof(m.addr), e)) != 0)
+		return r;
+	m.streams = l.streams;
+	m.window = c->window;
+	m.block = c->block;
+	m.flags = c->o->encrypt ? LC_XFER_ENCRYPT : 0;
+	m.csum = (uint32_t)c->o->csum_alg;
+	m.rate = c->o->rate;
+	memcpy(m.key, c->key, sizeof(m.key));
+	memcpy(m.ports, l.ports, sizeof(m.ports));
+	if ((r = lc_testhook_proxy(m.addr, m.ports, m.streams,
+	    &c->test_proxy, e)) != 0)
+		return r;
+	r = lc_msg_put_connect(&c->src.out, &m);
+	OPENSSL_cleanse(&m, sizeof(m));
+	if (lc_log_level() >= LC_LOG_DEBUG) {
+		char ports[LC_MAX_STREAMS * 6 + 1] = "";
+		size_t o = 0;
+		for (uint32_t i = 0; i < l.streams; i++)
+			o += (size_t)snprintf(ports + o, sizeof(ports) - o,
+			    "%s%u", i ? "," : "", (unsigned)l.ports[i]);
+		lc_log_debug("data ports %s", ports);
+	}
+	if (c->window != 0)
+		lc_fmt_bytes(win, sizeof(win), l.window);
+	lc_log_verbose("%u streams to %s, window %s, block %u KiB, sink "
+	    "quota %u blocks per stream, data %s", l.streams,
+	    c->dst_ep.remote ? c->dst_ep.name : "this host",
+	    c->window != 0 ? win : "autotuned", c->block >> 10, l.quota,
+	    c->o->encrypt ? "encrypted (TLS 1.3, AES-128-GCM)" :
+	    "in the clear (--no-encrypt; streams authenticated)");
+	c->res->streams = l.streams;
+	c->res->window = l.window;
+	c->res->block = c->block;
+	c->res->encrypted = c->o->encrypt;
+	return r;
+}

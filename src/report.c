@@ -1,0 +1,78 @@
+/*
+ * The --json summary of a copy: one object, built whole in a bounded
+ * buffer and written with one write (the string escaper is json.c).
+ */
+#include "lanecp/controller.h"
+#include "lanecp/buf.h"
+#include "lanecp/fdio.h"
+#include "lanecp/json.h"
+#include "lanecp/log.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+
+/* the --json object: every string field escaped at 6 bytes a byte */
+#define LC_JSON_MAX (1u << 20)
+
+/* Append printf output (short: numbers and keys) to b. */
+static int __attribute__((format(printf, 2, 3)))
+lc_json_raw(struct lc_buf *b, const char *fmt, ...)
+{
+	char tmp[512];
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(tmp, sizeof(tmp), fmt, ap);
+	va_end(ap);
+	if (n < 0 || (size_t)n >= sizeof(tmp))
+		return -LC_ERR_INTERNAL;
+	return lc_buf_put(b, tmp, (size_t)n);
+}
+
+/*
+ * Every string goes through lc_json_put_str (peer names and error text
+ * may hold any bytes), and the object is built whole in a bounded buffer
+ * big enough for every field escaped at its worst (6 bytes a byte), so it
+ * is never cut short.
+ */
+void
+lc_copy_json(int fd, const struct lc_copy_opts *o,
+    const struct lc_copy_result *res, const struct lc_err *e,
+    int exit_status)
+{
+	struct lc_buf b;
+	int ok = e == NULL || e->code == 0, r;
+
+	(void)o;
+	lc_buf_init(&b, LC_JSON_MAX);
+	r = lc_json_raw(&b, "{\"ok\":%s,\"files\":%u,"
+	    "\"bytes\":%llu,\"bytes_written\":%llu,\"resumed_bytes\":%llu,"
+	    "\"seconds\":%.3f,\"streams\":%u,\"window\":%u,\"block\":%u,"
+	    "\"encrypted\":%s,\"attempts\":%u,\"checksums\":[",
+	    ok ? "true" : "false", res->files, (unsigned long long)res->sent,
+	    (unsigned long long)res->bytes, (unsigned long long)res->resumed,
+	    (double)res->ns / 1e9, res->streams, res->window, res->block,
+	    res->encrypted ? "true" : "false", res->attempts);
+	for (uint32_t i = 0; r == 0 && i < res->nsums && i < LC_RESULT_SUMS;
+	    i++) {
+		(void)((r = lc_json_raw(&b, "%s{\"path\":", i ? "," : "")) != 0 ||
+		    (r = lc_json_put_str(&b, res->sums[i].path)) != 0 ||
+		    (r = lc_json_raw(&b, ",\"checksum\":")) != 0 ||
+		    (r = lc_json_put_str(&b, res->sums[i].sum)) != 0 ||
+		    (r = lc_json_raw(&b, "}")) != 0);
+	}
+	if (r == 0)
+		r = lc_json_raw(&b, "],\"exit_status\":%d", exit_status);
+	if (r == 0 && !ok)
+		(void)((r = lc_json_raw(&b, ",\"error\":")) != 0 ||
+		    (r = lc_json_put_str(&b, e->msg)) != 0);
+	if (r == 0)
+		r = lc_json_raw(&b, "}\n");
+	if (r == 0)
+		(void)lc_write_all(fd, lc_buf_ptr(&b), lc_buf_len(&b));
+	else
+		lc_log_error("--json: cannot format the summary: %s",
+		    lc_strerror(r));
+	lc_buf_free(&b);
+}
