@@ -1,70 +1,96 @@
 /*
- * The agent's control loop.  See agent_int.h for the threading model.
+ * The agent: the host of one role (source or sink, see role.h) on a
+ * control channel.
+ *
+ * Threads.  The agent's main thread owns the control channel: it alone
+ * reads and writes control messages, and it alone calls into the role.
+ * The role's worker threads (senders, receivers, the acceptor, jobs)
+ * report through the role port's post(), which queues the event under a
+ * mutex and pokes a wake pipe; the main thread hands queued events to the
+ * role.
  *
  * The loop polls the control input, the control output (while messages
  * are queued), and the wake pipe of the event queue.  EOF on the control
  * input means the controller is gone: the agent cancels everything, joins
- * its threads and returns at once (no orphans, no waiting for data).
+ * its threads and returns at once (no orphans, no waiting for data).  The
+ * first role message decides the role; a message of the other role is a
+ * protocol error.
  */
-#include "agent_int.h"
+#include "lanecp/agent.h"
 
+#include "lanecp/buf.h"
+#include "lanecp/confine.h"
 #include "lanecp/log.h"
+#include "lanecp/util.h"
 #include "lanecp/version.h"
+#include "lanecp/wire.h"
+#include "role.h"
 
 #include <errno.h>
 #include <poll.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/queue.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #define LC_AGENT_TICK_MS 1000
 
-static void
-lc_agent_post_ev(struct lc_agent *a, int type, uint32_t x, uint64_t y,
-    const struct lc_err *err, const char *text)
-{
-	struct lc_event *ev = calloc(1, sizeof(*ev));
+/* A queued event (the role's worker threads -> the main thread). */
+struct lc_agent_ev {
+	STAILQ_ENTRY(lc_agent_ev) link;
+	struct lc_event ev;
+};
+STAILQ_HEAD(lc_agent_evq, lc_agent_ev);
 
-	if (ev == NULL) {
+struct lc_agent {
+	int in_fd;
+	int out_fd;
+	struct lc_buf in;
+	struct lc_buf out;
+	struct lc_wake wake;
+	pthread_mutex_t ev_mu;
+	struct lc_agent_evq evq;
+	atomic_bool cancel;	/* stop everything */
+	const struct lc_agent_opts *opts;
+	struct lc_confine conf;	/* --restrict DIR */
+	int hello_done;
+	int failed;		/* an ERROR was sent */
+	int bye;
+	uint32_t max_streams;	/* advertised in our HELLO */
+	mode_t umask;
+	const struct lc_role_ops *ops;	/* NULL until the first role message */
+	void *role;
+};
+
+static const struct lc_role_ops *const lc_agent_roles[] = {
+	&lc_source_ops, &lc_sink_ops,
+};
+
+/* The role port's post(): any thread.  Out of memory cancels the
+ * transfer, so that the fact of failure is not lost. */
+static void
+lc_agent_post(void *host, const struct lc_event *ev)
+{
+	struct lc_agent *a = host;
+	struct lc_agent_ev *q = malloc(sizeof(*q));
+
+	if (q == NULL) {
 		atomic_store(&a->cancel, true);
 		lc_wake_signal(&a->wake);
 		return;
 	}
-	ev->type = type;
-	ev->a = x;
-	ev->b = y;
-	if (err != NULL)
-		ev->err = *err;
-	if (text != NULL)
-		snprintf(ev->text, sizeof(ev->text), "%s", text);
+	q->ev = *ev;
 	pthread_mutex_lock(&a->ev_mu);
-	if (a->ev_tail != NULL)
-		a->ev_tail->next = ev;
-	else
-		a->ev_head = ev;
-	a->ev_tail = ev;
+	STAILQ_INSERT_TAIL(&a->evq, q, link);
 	pthread_mutex_unlock(&a->ev_mu);
 	lc_wake_signal(&a->wake);
 }
 
-void
-lc_agent_post(struct lc_agent *a, int type, uint32_t x, uint64_t y,
-    const struct lc_err *err)
-{
-	lc_agent_post_ev(a, type, x, y, err, NULL);
-}
-
-void
-lc_agent_post_text(struct lc_agent *a, int type, uint32_t x, uint64_t y,
-    const char *text)
-{
-	lc_agent_post_ev(a, type, x, y, NULL, text);
-}
-
-int
+static int
 lc_agent_send_error(struct lc_agent *a, const struct lc_err *e)
 {
 	int code = e->code != 0 ? e->code : LC_ERR_INTERNAL;
@@ -124,6 +150,31 @@ lc_agent_hello(struct lc_agent *a, const uint8_t *p, size_t n,
 	return lc_msg_put_hello(&a->out, &me);
 }
 
+/* Take on a role: the first message that belongs to one decides. */
+static int
+lc_agent_become(struct lc_agent *a, const struct lc_role_ops *ops)
+{
+	struct lc_role_port port;
+	int r;
+
+	memset(&port, 0, sizeof(port));
+	port.out = &a->out;
+	port.cancel = &a->cancel;
+	port.conf = &a->conf;
+	port.set.umask = a->umask;
+	port.set.max_memory = a->opts->max_memory == 0 ?
+	    LC_AGENT_DEFAULT_MEMORY : a->opts->max_memory;
+	if (port.set.max_memory < LC_AGENT_MIN_MEMORY)
+		port.set.max_memory = LC_AGENT_MIN_MEMORY;
+	port.set.max_streams = a->max_streams;
+	port.post = lc_agent_post;
+	port.host = a;
+	if ((r = ops->create(&port, &a->role)) != 0)
+		return r;
+	a->ops = ops;
+	return 0;
+}
+
 static int
 lc_agent_dispatch(struct lc_agent *a, uint8_t type, const uint8_t *p,
     size_t n, struct lc_err *e)
@@ -138,36 +189,23 @@ lc_agent_dispatch(struct lc_agent *a, uint8_t type, const uint8_t *p,
 			    "expected HELLO, got message type %u", type);
 		return lc_agent_hello(a, p, n, e);
 	}
-	switch (type) {
-	case LC_MSG_BYE:
+	if (type == LC_MSG_BYE) {
 		if ((r = lc_msg_get_empty(p, n)) != 0)
 			return lc_err_set(e, LC_ERR_PROTO, "malformed BYE");
 		a->bye = 1;
 		return lc_msg_put_empty(&a->out, LC_MSG_BYE);
-	case LC_MSG_SRC_ADD:
-	case LC_MSG_FILE_READY:
-	case LC_MSG_CONNECT:
-	case LC_MSG_SRC_NOMORE:
-	case LC_MSG_FILE_PREFIX:
-	case LC_MSG_STREAM_LOST:
-	case LC_MSG_ACK:
-		if (a->sink != NULL)
-			break;
-		if (a->src == NULL && (r = lc_source_new(a, &a->src)) != 0)
-			return lc_err_ensure(e, r, "source");
-		return lc_source_handle(a->src, type, p, n, e);
-	case LC_MSG_SINK_TARGET:
-	case LC_MSG_LISTEN:
-	case LC_MSG_FILE:
-	case LC_MSG_FILE_SUM:
-	case LC_MSG_PREFIX_MATCH:
-		if (a->src != NULL)
-			break;
-		if (a->sink == NULL && (r = lc_sink_new(a, &a->sink)) != 0)
-			return lc_err_ensure(e, r, "sink");
-		return lc_sink_handle(a->sink, type, p, n, e);
-	default:
-		break;
+	}
+	for (size_t i = 0; i < sizeof(lc_agent_roles) /
+	    sizeof(lc_agent_roles[0]); i++) {
+		const struct lc_role_ops *ops = lc_agent_roles[i];
+
+		if (!ops->owns(type))
+			continue;
+		if (a->ops != NULL && a->ops != ops)
+			break;	/* a message of the other role */
+		if (a->ops == NULL && (r = lc_agent_become(a, ops)) != 0)
+			return lc_err_ensure(e, r, ops->name);
+		return ops->handle(a->role, type, p, n, e);
 	}
 	return lc_err_set(e, LC_ERR_PROTO, "unexpected control message %s "
 	    "(type %u)", lc_msg_name(type), type);
@@ -177,10 +215,8 @@ static void
 lc_agent_abort(struct lc_agent *a)
 {
 	atomic_store(&a->cancel, true);
-	if (a->src != NULL)
-		lc_source_abort(a->src);
-	if (a->sink != NULL)
-		lc_sink_abort(a->sink);
+	if (a->ops != NULL)
+		a->ops->abort(a->role);
 }
 
 static void
@@ -196,25 +232,24 @@ lc_agent_fail(struct lc_agent *a, struct lc_err *e)
 static void
 lc_agent_events(struct lc_agent *a)
 {
-	struct lc_event *ev, *next;
+	struct lc_agent_evq q = STAILQ_HEAD_INITIALIZER(q);
+	struct lc_agent_ev *ev;
 	struct lc_err e;
 	int r = 0;
 
 	pthread_mutex_lock(&a->ev_mu);
-	ev = a->ev_head;
-	a->ev_head = a->ev_tail = NULL;
+	STAILQ_CONCAT(&q, &a->evq);
 	pthread_mutex_unlock(&a->ev_mu);
-	for (; ev != NULL; ev = next) {
-		next = ev->next;
+	while ((ev = STAILQ_FIRST(&q)) != NULL) {
+		STAILQ_REMOVE_HEAD(&q, link);
 		lc_err_clear(&e);
 		if (a->failed)
 			r = 0;
-		else if (ev->type == LC_EV_ERROR)
-			r = lc_err_set(&e, ev->err.code, "%s", ev->err.msg);
-		else if (a->src != NULL)
-			r = lc_source_event(a->src, ev, &e);
-		else if (a->sink != NULL)
-			r = lc_sink_event(a->sink, ev, &e);
+		else if (ev->ev.type == LC_EV_ERROR)
+			r = lc_err_set(&e, ev->ev.err.code, "%s",
+			    ev->ev.err.msg);
+		else if (a->ops != NULL)
+			r = a->ops->event(a->role, &ev->ev, &e);
 		if (r != 0)
 			lc_agent_fail(a, &e);
 		free(ev);
@@ -293,6 +328,7 @@ lc_agent_run(int in_fd, int out_fd, const struct lc_agent_opts *o)
 	lc_buf_init(&a.in, LC_CTL_MAX + 65536 + 4);
 	lc_buf_init(&a.out, 64u << 20);
 	pthread_mutex_init(&a.ev_mu, NULL);
+	STAILQ_INIT(&a.evq);
 	atomic_init(&a.cancel, false);
 	a.umask = umask(022);
 	umask(a.umask);
@@ -332,10 +368,8 @@ lc_agent_run(int in_fd, int out_fd, const struct lc_agent_opts *o)
 			eof = 1;
 		if ((now = lc_now_ms()) >= next_tick) {
 			next_tick = now + LC_AGENT_TICK_MS;
-			if (a.sink != NULL && !a.failed)
-				(void)lc_sink_tick(a.sink, now);
-			if (a.src != NULL && !a.failed)
-				(void)lc_source_tick(a.src, now);
+			if (a.ops != NULL && !a.failed)
+				(void)a.ops->tick(a.role, now);
 		}
 		if (atomic_load(&a.cancel) && !a.failed) {
 			struct lc_err e;
@@ -356,10 +390,10 @@ lc_agent_run(int in_fd, int out_fd, const struct lc_agent_opts *o)
 	}
  out:
 	lc_agent_abort(&a);
-	lc_source_free(a.src);
-	lc_sink_free(a.sink);
-	a.src = NULL;
-	a.sink = NULL;
+	if (a.ops != NULL)
+		a.ops->free(a.role);
+	a.ops = NULL;
+	a.role = NULL;
 	a.failed = 1;
 	lc_agent_events(&a);	/* free leftovers */
 	lc_wake_close(&a.wake);

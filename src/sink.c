@@ -20,11 +20,12 @@
  *              connection for that stream, which resends the rest.
  *   jobs       one thread: hashes partial files for a resume and finishes
  *              complete files (checksum compare, fsync, rename).
- * The main thread (agent.c) watches for stalled streams once a second and
- * sends the heartbeat with the low-water mark that lets the source forget
- * blocks that are on disk.  Workers report through events only.
+ * The host's main thread (ops->tick) watches for stalled streams once a
+ * second and sends the heartbeat with the low-water mark that lets the
+ * source forget blocks that are on disk.  Workers report through
+ * lc_role_post() only.
  */
-#include "agent_int.h"
+#include "role.h"
 
 #include "lanecp/checksum.h"
 #include "lanecp/confine.h"
@@ -33,6 +34,7 @@
 #include "lanecp/parse.h"
 #include "lanecp/stream.h"
 #include "lanecp/tls.h"
+#include "lanecp/util.h"
 #include "lanecp/writer.h"
 
 #include <errno.h>
@@ -148,7 +150,7 @@ struct lc_auth {
 };
 
 struct lc_sink {
-	struct lc_agent *ag;
+	struct lc_role_port port;
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
 	struct lc_jobq *jobs;
@@ -184,15 +186,15 @@ struct lc_sink {
 	atomic_uint_fast64_t bytes;
 };
 
-int
-lc_sink_new(struct lc_agent *a, struct lc_sink **out)
+static int
+lc_sink_new(const struct lc_role_port *port, void **out)
 {
 	struct lc_sink *s;
 
 	*out = NULL;
 	if ((s = calloc(1, sizeof(*s))) == NULL)
 		return -LC_ERR_NOMEM;
-	s->ag = a;
+	s->port = *port;
 	pthread_mutex_init(&s->mu, NULL);
 	pthread_cond_init(&s->cv, NULL);
 	atomic_init(&s->bytes, 0);
@@ -235,7 +237,7 @@ lc_sink_name_ok(const char *name)
 static int
 lc_sink_open_dir(struct lc_sink *s, const char *path, struct lc_err *e)
 {
-	return lc_confine_open(&s->ag->conf, -1, path, O_RDONLY | O_DIRECTORY,
+	return lc_confine_open(s->port.conf, -1, path, O_RDONLY | O_DIRECTORY,
 	    0, &s->dir_fd, e);
 }
 
@@ -258,7 +260,7 @@ lc_sink_target(struct lc_sink *s, const struct lc_msg_sink_target *m,
 	s->tflags = m->flags;
 	want_dir = (m->flags & LC_TGT_WANT_DIR) ||
 	    m->target[strlen(m->target) - 1] == '/';
-	r = lc_confine_stat(&s->ag->conf, -1, s->target, &st, &err, e);
+	r = lc_confine_stat(s->port.conf, -1, s->target, &st, &err, e);
 	if (r == -LC_ERR_DENIED)
 		return r;
 	if (r == 0 && S_ISDIR(st.st_mode)) {
@@ -289,7 +291,7 @@ lc_sink_target(struct lc_sink *s, const struct lc_msg_sink_target *m,
 	memset(&ok, 0, sizeof(ok));
 	ok.is_dir = (uint8_t)s->target_is_dir;
 	snprintf(ok.resolved, sizeof(ok.resolved), "%s", s->target);
-	return lc_msg_put_target_ok(&s->ag->out, &ok);
+	return lc_msg_put_target_ok(s->port.out, &ok);
 }
 
 /* .NAME.lanecp-part, or a hashed name when that would be too long. */
@@ -321,7 +323,7 @@ lc_sink_open_direct(struct lc_sink *s, struct lc_sfile *f, struct lc_err *e)
 	int r;
 
 	/* O_NONBLOCK so a FIFO without a reader fails instead of hanging */
-	r = lc_confine_open(&s->ag->conf, f->beneath ? s->dir_fd : -1,
+	r = lc_confine_open(s->port.conf, f->beneath ? s->dir_fd : -1,
 	    f->beneath ? f->name : s->target, O_WRONLY | O_NOCTTY | O_NONBLOCK,
 	    0, &f->fd, e);
 	if (r == -LC_ERR_IO && e != NULL && e->sys_errno == ENXIO)
@@ -524,7 +526,7 @@ lc_sink_finalize(struct lc_sink *s, struct lc_sfile *f, struct lc_err *e)
 		    "expected %llu; not renaming it into place", f->tmp,
 		    (long long)st.st_size, (unsigned long long)f->size);
 	/* permission bits only: never set-id or sticky bits from a peer */
-	else if (fchmod(fd, (mode_t)f->mode & ~s->ag->umask & 0777) != 0)
+	else if (fchmod(fd, (mode_t)f->mode & ~s->port.set.umask & 0777) != 0)
 		r = lc_err_sys(e, LC_ERR_IO, errno, "chmod %s", f->tmp);
 	else if (fsync_on && fsync(fd) != 0)
 		r = lc_err_sys(e, LC_ERR_IO, errno, "fsync %s", f->final);
@@ -637,15 +639,15 @@ lc_sink_prefix_job(void *arg)
 		uint64_t off = (uint64_t)i * f->chunk;
 		uint64_t len = f->prefix_len - off < f->chunk ?
 		    f->prefix_len - off : f->chunk;
-		if (atomic_load(&s->ag->cancel))
+		if (lc_role_canceled(&s->port))
 			return;
 		if (lc_prefix_hash(f->fd, off, len, f->prefix + (size_t)i *
 		    LC_PREFIX_HASH_LEN, NULL, f->final, &e) != 0) {
-			lc_agent_post(s->ag, LC_EV_ERROR, 0, 0, &e);
+			lc_role_post(&s->port, LC_EV_ERROR, 0, 0, &e);
 			return;
 		}
 	}
-	lc_agent_post(s->ag, LC_EV_PREFIX_DONE, f->id, 0, NULL);
+	lc_role_post(&s->port, LC_EV_PREFIX_DONE, f->id, 0, NULL);
 }
 
 /* Resume: the checksum of the kept prefix, before new bytes arrive. */
@@ -659,10 +661,10 @@ lc_sink_seed_job(void *arg)
 	lc_err_clear(&e);
 	if (f->csum != NULL && f->start > 0 &&
 	    lc_csum_fd(f->csum, f->fd, f->start, f->final, &e) != 0) {
-		lc_agent_post(s->ag, LC_EV_ERROR, 0, 0, &e);
+		lc_role_post(&s->port, LC_EV_ERROR, 0, 0, &e);
 		return;
 	}
-	lc_agent_post(s->ag, LC_EV_RESUME_READY, f->id, 0, NULL);
+	lc_role_post(&s->port, LC_EV_RESUME_READY, f->id, 0, NULL);
 }
 
 /* Everything written (and the source's checksum known): finish. */
@@ -681,16 +683,16 @@ lc_sink_finish_job(void *arg)
 			lc_err_set(&e, LC_ERR_CHECKSUM, "%s: checksum mismatch: "
 			    "the source has %s, what was written has %s; not "
 			    "renamed into place", f->final, f->expect, sum);
-			lc_agent_post(s->ag, LC_EV_ERROR, 0, 0, &e);
+			lc_role_post(&s->port, LC_EV_ERROR, 0, 0, &e);
 			return;
 		}
 	}
 	if (lc_sink_finalize(s, f, &e) != 0) {
-		lc_agent_post(s->ag, LC_EV_ERROR, 0, 0, &e);
+		lc_role_post(&s->port, LC_EV_ERROR, 0, 0, &e);
 		return;
 	}
 	lc_log_debug("%s complete", f->final);
-	lc_agent_post_text(s->ag, LC_EV_FILE_DONE, f->id, f->size, sum);
+	lc_role_post_text(&s->port, LC_EV_FILE_DONE, f->id, f->size, sum);
 }
 
 /* Main thread: queue the finish once both conditions hold. */
@@ -726,7 +728,7 @@ lc_sink_start_file(struct lc_sink *s, struct lc_sfile *f, struct lc_err *e)
 	memset(&ready, 0, sizeof(ready));
 	ready.id = f->id;
 	ready.start = f->start;
-	if ((r = lc_msg_put_file_ready(&s->ag->out, &ready)) != 0)
+	if ((r = lc_msg_put_file_ready(s->port.out, &ready)) != 0)
 		return r;
 	if (f->start == f->size) {	/* nothing will arrive for it */
 		f->written = 1;
@@ -744,7 +746,7 @@ lc_sink_open_file(struct lc_sink *s, struct lc_sfile *f, uint64_t *kept,
 	int err, r;
 
 	*kept = 0;
-	r = lc_confine_stat(&s->ag->conf, f->beneath ? s->dir_fd : -1,
+	r = lc_confine_stat(s->port.conf, f->beneath ? s->dir_fd : -1,
 	    f->beneath ? f->name : s->target, &st, &err, e);
 	if (r != 0 && err != ENOENT)
 		return r;
@@ -795,9 +797,9 @@ lc_sink_file(struct lc_sink *s, const struct lc_msg_file *m, struct lc_err *e)
 	f->size = m->size;
 	f->mode = m->mode;
 	f->sink = s;
-	/* names from the peer, and everything under a restricted agent,
-	 * are resolved beneath the target directory */
-	f->beneath = s->target_is_dir || s->ag->conf.root_fd >= 0;
+	/* names from the peer, and everything under --restrict, are
+	 * resolved beneath the target directory */
+	f->beneath = s->target_is_dir || s->port.conf->root_fd >= 0;
 	memcpy(f->name, name, strlen(name) + 1);
 	n = s->target_is_dir ?
 	    snprintf(f->final, sizeof(f->final), "%s%s%s", s->target,
@@ -928,7 +930,7 @@ lc_auth_main(void *arg)
 		}
 		pthread_mutex_unlock(&s->mu);
 	}
-	if (r != 0 && !atomic_load(&s->ag->cancel))
+	if (r != 0 && !lc_role_canceled(&s->port))
 		lc_log_warn("dropped data connection from %s: %s",
 		    au->conn.peer, e.msg);
 	pthread_mutex_lock(&s->mu);
@@ -994,7 +996,7 @@ lc_acceptor_main(void *arg)
 	uint32_t n = s->nstreams;
 
 	lc_log_set_tag("accept");
-	while (!atomic_load(&s->ag->cancel)) {
+	while (!lc_role_canceled(&s->port)) {
 		/* no free slot: leave new connections in the backlog */
 		int full;
 
@@ -1097,7 +1099,7 @@ lc_receiver_loop(struct lc_receiver *rv, struct lc_err *e)
 			return r;
 		atomic_fetch_add(&s->bytes, fr.len);
 		if (complete)
-			lc_agent_post(s->ag, LC_EV_FILE_WRITTEN, fr.file_id, 0,
+			lc_role_post(&s->port, LC_EV_FILE_WRITTEN, fr.file_id, 0,
 			    NULL);
 	}
 }
@@ -1115,21 +1117,21 @@ lc_receiver_main(void *arg)
 	lc_log_set_tag(tag);
 	lc_err_clear(&e);
 	pthread_mutex_lock(&s->mu);
-	while (!rv->has_conn && !atomic_load(&s->ag->cancel))
+	while (!rv->has_conn && !lc_role_canceled(&s->port))
 		pthread_cond_wait(&s->cv, &s->mu);
 	pthread_mutex_unlock(&s->mu);
-	if (atomic_load(&s->ag->cancel))
+	if (lc_role_canceled(&s->port))
 		return NULL;
 	lc_log_debug("connected from %s", rv->conn.peer);
 	atomic_store(&rv->state, LC_RV_RECV);
 	r = lc_receiver_loop(rv, &e);
 	if (r == 0) {
 		atomic_store(&rv->state, LC_RV_END);
-		lc_agent_post(s->ag, LC_EV_RECEIVER_DONE, rv->idx, 0, NULL);
+		lc_role_post(&s->port, LC_EV_RECEIVER_DONE, rv->idx, 0, NULL);
 		return NULL;
 	}
 	atomic_store(&rv->state, LC_RV_DEAD);
-	if (atomic_load(&s->ag->cancel))
+	if (lc_role_canceled(&s->port))
 		return NULL;
 	/* a broken stream is not the end: its blocks can come on others */
 	if (atomic_load(&rv->stalled) || r == -LC_ERR_STREAM ||
@@ -1138,9 +1140,9 @@ lc_receiver_main(void *arg)
 		if (atomic_load(&rv->stalled))
 			lc_err_set(&e, LC_ERR_STREAM, "no data for %u s",
 			    s->stall_s);
-		lc_agent_post(s->ag, LC_EV_STREAM_LOST, rv->idx, 0, &e);
+		lc_role_post(&s->port, LC_EV_STREAM_LOST, rv->idx, 0, &e);
 	} else {
-		lc_agent_post(s->ag, LC_EV_ERROR, rv->idx, 0, &e);
+		lc_role_post(&s->port, LC_EV_ERROR, rv->idx, 0, &e);
 	}
 	return NULL;
 }
@@ -1159,10 +1161,9 @@ lc_sink_limits(uint64_t budget, uint32_t max_streams, uint32_t *streams,
 {
 	uint64_t bufs, st, b = *block, q;
 
-	if (budget == 0)
-		budget = LC_AGENT_DEFAULT_MEMORY;
-	if (budget < LC_AGENT_MIN_MEMORY)
-		budget = LC_AGENT_MIN_MEMORY;
+	/* the host resolves the operator's bound; never underflow here */
+	if (budget < 2 * LC_SINK_MEM_RESERVE)
+		budget = 2 * LC_SINK_MEM_RESERVE;
 	bufs = budget - LC_SINK_MEM_RESERVE;
 	st = *streams < max_streams ? *streams : max_streams;
 	if (st == 0)
@@ -1205,14 +1206,13 @@ lc_sink_listen(struct lc_sink *s, const struct lc_msg_listen *m,
 	s->listening = 1;
 	s->nstreams = m->streams;
 	s->block = m->block;
-	lc_sink_limits(s->ag->opts->max_memory, s->ag->max_streams,
+	lc_sink_limits(s->port.set.max_memory, s->port.set.max_streams,
 	    &s->nstreams, &s->block, &s->quota);
 	if (s->nstreams != m->streams || s->block != m->block)
 		lc_log_verbose("sink: %u streams of %u KiB blocks asked for, "
 		    "%u of %u KiB granted (memory bound %llu MiB)", m->streams,
 		    m->block >> 10, s->nstreams, s->block >> 10,
-		    (unsigned long long)((s->ag->opts->max_memory != 0 ?
-		    s->ag->opts->max_memory : LC_AGENT_DEFAULT_MEMORY) >> 20));
+		    (unsigned long long)(s->port.set.max_memory >> 20));
 	s->window = m->window;
 	s->flags = m->flags;
 	s->csum = m->csum;
@@ -1252,13 +1252,14 @@ lc_sink_listen(struct lc_sink *s, const struct lc_msg_listen *m,
 	l.quota = s->quota;
 	lc_log_debug("listening on %u ports, quota %u x %u bytes",
 	    s->nstreams, s->quota, s->block);
-	return lc_msg_put_listening(&s->ag->out, &l);
+	return lc_msg_put_listening(s->port.out, &l);
 }
 
-int
-lc_sink_handle(struct lc_sink *s, uint8_t type, const uint8_t *p, size_t n,
+static int
+lc_sink_handle(void *role, uint8_t type, const uint8_t *p, size_t n,
     struct lc_err *e)
 {
+	struct lc_sink *s = role;
 	union {
 		struct lc_msg_sink_target tgt;
 		struct lc_msg_listen listen;
@@ -1318,7 +1319,7 @@ lc_sink_progress(struct lc_sink *s)
 	}
 	p.file = s->lw_file;
 	p.written = f != NULL && f->wf != NULL ? lc_wfile_written(f->wf) : 0;
-	return lc_msg_put_progress(&s->ag->out, &p);
+	return lc_msg_put_progress(s->port.out, &p);
 }
 
 static int
@@ -1333,7 +1334,7 @@ lc_sink_maybe_done(struct lc_sink *s)
 	d.bytes = atomic_load(&s->bytes);
 	d.files = s->files_done;
 	(void)lc_sink_progress(s);
-	return lc_msg_put_xfer_done(&s->ag->out, LC_MSG_SINK_DONE, &d);
+	return lc_msg_put_xfer_done(s->port.out, LC_MSG_SINK_DONE, &d);
 }
 
 static int
@@ -1368,12 +1369,13 @@ lc_sink_stream_lost(struct lc_sink *s, uint32_t i, const struct lc_err *why,
 	if (lc_thread_start(&rv->thread, name, lc_receiver_main, rv) != 0)
 		return lc_err_set(e, LC_ERR_INTERNAL, "thread");
 	rv->started = 1;
-	return lc_msg_put_stream_lost(&s->ag->out, &m);
+	return lc_msg_put_stream_lost(s->port.out, &m);
 }
 
-int
-lc_sink_event(struct lc_sink *s, const struct lc_event *ev, struct lc_err *e)
+static int
+lc_sink_event(void *role, const struct lc_event *ev, struct lc_err *e)
 {
+	struct lc_sink *s = role;
 	struct lc_msg_file_done fd;
 	struct lc_sfile *f;
 	struct lc_msg_file_prefix fp;
@@ -1396,7 +1398,7 @@ lc_sink_event(struct lc_sink *s, const struct lc_event *ev, struct lc_err *e)
 		fd.id = ev->a;
 		fd.bytes = ev->b;
 		snprintf(fd.checksum, sizeof(fd.checksum), "%s", ev->text);
-		if ((r = lc_msg_put_file_done(&s->ag->out, &fd)) != 0)
+		if ((r = lc_msg_put_file_done(s->port.out, &fd)) != 0)
 			return r;
 		return lc_sink_maybe_done(s);
 	case LC_EV_PREFIX_DONE:
@@ -1410,7 +1412,7 @@ lc_sink_event(struct lc_sink *s, const struct lc_event *ev, struct lc_err *e)
 		fp.chunk = f->chunk;
 		fp.n = f->nchunks;
 		fp.hashes = f->prefix;
-		return lc_msg_put_file_prefix(&s->ag->out, &fp);
+		return lc_msg_put_file_prefix(s->port.out, &fp);
 	case LC_EV_RESUME_READY:
 		if ((f = lc_sink_table_get(s, ev->a)) == NULL ||
 		    f->state != LC_SF_SEED)
@@ -1438,9 +1440,10 @@ lc_sink_event(struct lc_sink *s, const struct lc_event *ev, struct lc_err *e)
  * silent the whole transfer is stalled, which is for the controller's
  * --timeout to judge.
  */
-int
-lc_sink_tick(struct lc_sink *s, uint64_t now_ms)
+static int
+lc_sink_tick(void *role, uint64_t now_ms)
 {
+	struct lc_sink *s = role;
 	uint64_t stall_ms = (uint64_t)s->stall_s * 1000;
 	int busy = 0;
 
@@ -1467,9 +1470,11 @@ lc_sink_tick(struct lc_sink *s, uint64_t now_ms)
 	return lc_sink_progress(s);
 }
 
-void
-lc_sink_abort(struct lc_sink *s)
+static void
+lc_sink_abort(void *role)
 {
+	struct lc_sink *s = role;
+
 	if (s == NULL)
 		return;
 	pthread_mutex_lock(&s->mu);
@@ -1483,9 +1488,11 @@ lc_sink_abort(struct lc_sink *s)
 	lc_wake_signal(&s->accept_wake);
 }
 
-void
-lc_sink_free(struct lc_sink *s)
+static void
+lc_sink_free(void *role)
 {
+	struct lc_sink *s = role;
+
 	if (s == NULL)
 		return;
 	lc_sink_abort(s);
@@ -1516,3 +1523,29 @@ lc_sink_free(struct lc_sink *s)
 	pthread_mutex_destroy(&s->mu);
 	free(s);
 }
+
+static int
+lc_sink_owns(uint8_t type)
+{
+	switch (type) {
+	case LC_MSG_SINK_TARGET:
+	case LC_MSG_LISTEN:
+	case LC_MSG_FILE:
+	case LC_MSG_FILE_SUM:
+	case LC_MSG_PREFIX_MATCH:
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+const struct lc_role_ops lc_sink_ops = {
+	.name = "sink",
+	.owns = lc_sink_owns,
+	.create = lc_sink_new,
+	.handle = lc_sink_handle,
+	.event = lc_sink_event,
+	.tick = lc_sink_tick,
+	.abort = lc_sink_abort,
+	.free = lc_sink_free,
+};

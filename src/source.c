@@ -23,10 +23,10 @@
  * (every failure leaves no socket behind), and only then resend.
  *
  * One job thread hashes partial files for resumes.  Senders and jobs
- * report to the agent's main thread through events; they never touch the
- * control channel.
+ * report to the host's main thread through lc_role_post(); they never
+ * touch the control channel.
  */
-#include "agent_int.h"
+#include "role.h"
 
 #include "lanecp/checksum.h"
 #include "lanecp/dispenser.h"
@@ -35,6 +35,7 @@
 #include "lanecp/ratelimit.h"
 #include "lanecp/stream.h"
 #include "lanecp/tls.h"
+#include "lanecp/util.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -94,7 +95,7 @@ struct lc_sender {
 };
 
 struct lc_source {
-	struct lc_agent *ag;
+	struct lc_role_port port;
 	pthread_mutex_t mu;
 	pthread_cond_t cv;	/* a STREAM_LOST arrived */
 	struct lc_dispenser *disp;
@@ -122,15 +123,15 @@ struct lc_source {
 	atomic_uint_fast64_t bytes_sent;
 };
 
-int
-lc_source_new(struct lc_agent *a, struct lc_source **out)
+static int
+lc_source_new(const struct lc_role_port *port, void **out)
 {
 	struct lc_source *s;
 
 	*out = NULL;
 	if ((s = calloc(1, sizeof(*s))) == NULL)
 		return -LC_ERR_NOMEM;
-	s->ag = a;
+	s->port = *port;
 	pthread_mutex_init(&s->mu, NULL);
 	pthread_cond_init(&s->cv, NULL);
 	atomic_init(&s->bytes_sent, 0);
@@ -161,7 +162,7 @@ lc_source_add(struct lc_source *s, const struct lc_msg_src_add *m,
 	size_t plen = strlen(m->path);
 	int fd = -1, r;
 
-	if ((r = lc_confine_open(&s->ag->conf, -1, m->path,
+	if ((r = lc_confine_open(s->port.conf, -1, m->path,
 	    O_RDONLY | O_NOCTTY, 0, &fd, e)) != 0)
 		return r;
 	if (fstat(fd, &st) != 0) {
@@ -202,8 +203,8 @@ lc_source_add(struct lc_source *s, const struct lc_msg_src_add *m,
 	memset(&done, 0, sizeof(done));
 	done.files = 1;
 	done.bytes = f.size;
-	if ((r = lc_msg_put_file(&s->ag->out, &f)) != 0 ||
-	    (r = lc_msg_put_src_listed(&s->ag->out, &done)) != 0)
+	if ((r = lc_msg_put_file(s->port.out, &f)) != 0 ||
+	    (r = lc_msg_put_src_listed(s->port.out, &done)) != 0)
 		goto out;
 	s->next_id++;
 	l->next = s->listed;
@@ -259,18 +260,18 @@ lc_source_prefix_job(void *arg)
 	if (s->csum != LC_CSUM_NONE && (l->csum = lc_csum_new((int)s->csum)) ==
 	    NULL) {
 		lc_err_set(&e, LC_ERR_NOMEM, "out of memory");
-		lc_agent_post(s->ag, LC_EV_ERROR, 0, 0, &e);
+		lc_role_post(&s->port, LC_EV_ERROR, 0, 0, &e);
 		return;
 	}
 	for (uint32_t i = 0; i < l->nchunks; i++) {
 		uint64_t off = (uint64_t)i * l->chunk;
 		uint64_t len = l->prefix_len - off < l->chunk ?
 		    l->prefix_len - off : l->chunk;
-		if (atomic_load(&s->ag->cancel) || off + len > l->size)
+		if (lc_role_canceled(&s->port) || off + len > l->size)
 			break;
 		if (lc_prefix_hash(l->fd, off, len, h, l->csum, l->path,
 		    &e) != 0) {
-			lc_agent_post(s->ag, LC_EV_ERROR, 0, 0, &e);
+			lc_role_post(&s->port, LC_EV_ERROR, 0, 0, &e);
 			return;
 		}
 		if (CRYPTO_memcmp(h, l->prefix + (size_t)i *
@@ -285,7 +286,7 @@ lc_source_prefix_job(void *arg)
 		match = off + len;
 	}
 	l->csum_upto = l->csum != NULL ? match : 0;
-	lc_agent_post(s->ag, LC_EV_PREFIX_DONE, l->id, match, NULL);
+	lc_role_post(&s->port, LC_EV_PREFIX_DONE, l->id, match, NULL);
 }
 
 static int
@@ -358,7 +359,7 @@ lc_source_ready(struct lc_source *s, const struct lc_msg_file_ready *m,
 		memset(&fs, 0, sizeof(fs));
 		fs.id = m->id;
 		snprintf(fs.checksum, sizeof(fs.checksum), "%s", sum);
-		return lc_msg_put_file_sum(&s->ag->out, &fs);
+		return lc_msg_put_file_sum(s->port.out, &fs);
 	}
 	return 0;
 }
@@ -458,7 +459,7 @@ lc_sender_send(struct lc_sender *sn, struct lc_stream *st, uint8_t *buf,
 		return lc_err_set(e, LC_ERR_CANCELED, "canceled");
 	}
 	if (done)
-		lc_agent_post_text(s->ag, LC_EV_SRC_SUM, b->file_id, 0, sum);
+		lc_role_post_text(&s->port, LC_EV_SRC_SUM, b->file_id, 0, sum);
 	memset(&fr, 0, sizeof(fr));
 	fr.type = LC_FRAME_DATA;
 	fr.file_id = b->file_id;
@@ -565,7 +566,7 @@ lc_sender_pending(void *arg, int fd)
 	pthread_mutex_lock(&sn->src->mu);
 	sn->hs_fd = fd;
 	/* an abort that ran before we got here did not see the socket */
-	if (fd >= 0 && atomic_load(&sn->src->ag->cancel))
+	if (fd >= 0 && lc_role_canceled(&sn->src->port))
 		(void)shutdown(fd, SHUT_RDWR);
 	pthread_mutex_unlock(&sn->src->mu);
 }
@@ -590,7 +591,7 @@ lc_sender_connect(struct lc_sender *sn, struct lc_err *e)
 	d.key = s->key;
 	d.tls = s->tls;
 	d.connect_timeout_ms = LC_CONNECT_TIMEOUT_MS;
-	d.cancel = &s->ag->cancel;
+	d.cancel = s->port.cancel;
 	d.pending = lc_sender_pending;
 	d.arg = sn;
 	if ((r = lc_stream_dial(&d, &st, e)) != 0)
@@ -621,13 +622,13 @@ lc_sender_wait_lost(struct lc_sender *sn)
 
 	pthread_mutex_lock(&s->mu);
 	lc_stream_shutdown(sn->st);	/* so the sink notices too */
-	while (!sn->lost && !atomic_load(&s->ag->cancel))
+	while (!sn->lost && !lc_role_canceled(&s->port))
 		pthread_cond_wait(&s->cv, &s->mu);
 	lc_stream_free(sn->st);
 	sn->st = NULL;
 	pthread_mutex_unlock(&s->mu);
 	atomic_store(&sn->stop, false);
-	return atomic_load(&s->ag->cancel) ? -LC_ERR_CANCELED : 0;
+	return lc_role_canceled(&s->port) ? -LC_ERR_CANCELED : 0;
 }
 
 /*
@@ -644,10 +645,10 @@ lc_sender_backoff(struct lc_sender *sn, int k)
 	/* s->cv has the default clock, as in dispenser.c */
 	lc_deadline(CLOCK_REALTIME, 100 << (k - 1 < 4 ? k - 1 : 4), &ts);
 	pthread_mutex_lock(&s->mu);
-	while (!atomic_load(&s->ag->cancel) && r != ETIMEDOUT)
+	while (!lc_role_canceled(&s->port) && r != ETIMEDOUT)
 		r = pthread_cond_timedwait(&s->cv, &s->mu, &ts);
 	pthread_mutex_unlock(&s->mu);
-	return atomic_load(&s->ag->cancel) ? -LC_ERR_CANCELED : 0;
+	return lc_role_canceled(&s->port) ? -LC_ERR_CANCELED : 0;
 }
 
 /*
@@ -670,7 +671,7 @@ lc_sender_reconnect(struct lc_sender *sn, int *breaks, struct lc_err *e)
 		if ((r = lc_sender_connect(sn, &last)) == 0)
 			return 0;
 		tries++;
-		if (atomic_load(&s->ag->cancel) || !lc_sender_recoverable(r)) {
+		if (lc_role_canceled(&s->port) || !lc_sender_recoverable(r)) {
 			*e = last;
 			return r;
 		}
@@ -687,7 +688,7 @@ lc_sender_main(void *arg)
 {
 	struct lc_sender *sn = arg;
 	struct lc_source *s = sn->src;
-	struct lc_agent *a = s->ag;
+	const struct lc_role_port *port = &s->port;
 	struct lc_err e;
 	uint8_t *buf = NULL;
 	char tag[32];
@@ -703,13 +704,13 @@ lc_sender_main(void *arg)
 	if ((r = lc_sender_connect(sn, &e)) != 0)
 		goto out;	/* the first connection must work */
 	lc_log_debug("connected to %s", lc_stream_peer(sn->st));
-	lc_agent_post(a, LC_EV_STREAM_UP, sn->idx, 0, NULL);
+	lc_role_post(port, LC_EV_STREAM_UP, sn->idx, 0, NULL);
 	for (;;) {
 		/* here, and only here, sn->st is an authenticated stream */
 		r = lc_sender_resend(sn, sn->st, buf, &e);
 		if (r == 0)
 			r = lc_sender_loop(sn, sn->st, buf, &e);
-		if (r == 0 || atomic_load(&a->cancel) ||
+		if (r == 0 || lc_role_canceled(port) ||
 		    !lc_sender_recoverable(r))
 			break;
 		if (++breaks > LC_MAX_RECONNECTS) {
@@ -719,7 +720,7 @@ lc_sender_main(void *arg)
 			break;
 		}
 		if (!atomic_load(&sn->stop))
-			lc_agent_post(a, LC_EV_SENDER_FAILED, sn->idx, 0, &e);
+			lc_role_post(port, LC_EV_SENDER_FAILED, sn->idx, 0, &e);
 		if ((r = lc_sender_wait_lost(sn)) != 0)
 			break;
 		if ((r = lc_sender_reconnect(sn, &breaks, &e)) != 0)
@@ -727,9 +728,9 @@ lc_sender_main(void *arg)
 		lc_log_verbose("reconnected to %s", lc_stream_peer(sn->st));
 	}
  out:
-	if (r != 0 && !atomic_load(&a->cancel))
-		lc_agent_post(a, LC_EV_ERROR, sn->idx, 0, &e);
-	lc_agent_post(a, LC_EV_SENDER_DONE, sn->idx, r == 0, NULL);
+	if (r != 0 && !lc_role_canceled(port))
+		lc_role_post(port, LC_EV_ERROR, sn->idx, 0, &e);
+	lc_role_post(port, LC_EV_SENDER_DONE, sn->idx, r == 0, NULL);
 	free(buf);
 	return NULL;
 }
@@ -810,7 +811,7 @@ lc_source_maybe_done(struct lc_source *s)
 	d.files = s->files;
 	lc_log_debug("all streams done: %llu bytes",
 	    (unsigned long long)d.bytes);
-	return lc_msg_put_xfer_done(&s->ag->out, LC_MSG_SRC_DONE, &d);
+	return lc_msg_put_xfer_done(s->port.out, LC_MSG_SRC_DONE, &d);
 }
 
 /*
@@ -841,10 +842,11 @@ lc_source_lost(struct lc_source *s, const struct lc_msg_stream_lost *m,
 	return 0;
 }
 
-int
-lc_source_handle(struct lc_source *s, uint8_t type, const uint8_t *p,
+static int
+lc_source_handle(void *role, uint8_t type, const uint8_t *p,
     size_t n, struct lc_err *e)
 {
+	struct lc_source *s = role;
 	union {
 		struct lc_msg_src_add add;
 		struct lc_msg_file_ready ready;
@@ -897,10 +899,11 @@ lc_source_handle(struct lc_source *s, uint8_t type, const uint8_t *p,
 	    "source", lc_msg_name(type));
 }
 
-int
-lc_source_event(struct lc_source *s, const struct lc_event *ev,
+static int
+lc_source_event(void *role, const struct lc_event *ev,
     struct lc_err *e)
 {
+	struct lc_source *s = role;
 	struct lc_msg_connected c;
 	struct lc_msg_file_sum fs;
 	struct lc_msg_prefix_match pm;
@@ -911,7 +914,7 @@ lc_source_event(struct lc_source *s, const struct lc_event *ev,
 		if (++s->up == s->nstreams) {
 			c.streams = s->nstreams;
 			c.window = s->window != 0 ? s->senders[0].sndbuf : 0;
-			return lc_msg_put_connected(&s->ag->out, &c);
+			return lc_msg_put_connected(s->port.out, &c);
 		}
 		return 0;
 	case LC_EV_SENDER_DONE:
@@ -926,22 +929,23 @@ lc_source_event(struct lc_source *s, const struct lc_event *ev,
 		memset(&fs, 0, sizeof(fs));
 		fs.id = ev->a;
 		snprintf(fs.checksum, sizeof(fs.checksum), "%s", ev->text);
-		return lc_msg_put_file_sum(&s->ag->out, &fs);
+		return lc_msg_put_file_sum(s->port.out, &fs);
 	case LC_EV_PREFIX_DONE:
 		if ((l = lc_source_listed(s, ev->a, NULL)) != NULL)
 			l->checking = 0;
 		pm.id = ev->a;
 		pm.match = ev->b;
-		return lc_msg_put_prefix_match(&s->ag->out, &pm);
+		return lc_msg_put_prefix_match(s->port.out, &pm);
 	default:
 		return lc_err_set(e, LC_ERR_INTERNAL, "source: event %d",
 		    ev->type);
 	}
 }
 
-int
-lc_source_tick(struct lc_source *s, uint64_t now_ms)
+static int
+lc_source_tick(void *role, uint64_t now_ms)
 {
+	struct lc_source *s = role;
 	struct lc_msg_progress p;
 
 	(void)now_ms;
@@ -949,12 +953,14 @@ lc_source_tick(struct lc_source *s, uint64_t now_ms)
 		return 0;
 	memset(&p, 0, sizeof(p));
 	p.bytes = atomic_load(&s->bytes_sent);
-	return lc_msg_put_progress(&s->ag->out, &p);
+	return lc_msg_put_progress(s->port.out, &p);
 }
 
-void
-lc_source_abort(struct lc_source *s)
+static void
+lc_source_abort(void *role)
 {
+	struct lc_source *s = role;
+
 	if (s == NULL)
 		return;
 	if (s->disp != NULL)
@@ -970,9 +976,10 @@ lc_source_abort(struct lc_source *s)
 	pthread_mutex_unlock(&s->mu);
 }
 
-void
-lc_source_free(struct lc_source *s)
+static void
+lc_source_free(void *role)
 {
+	struct lc_source *s = role;
 	struct lc_listed *l, *n;
 
 	if (s == NULL)
@@ -999,3 +1006,31 @@ lc_source_free(struct lc_source *s)
 	pthread_mutex_destroy(&s->mu);
 	free(s);
 }
+
+static int
+lc_source_owns(uint8_t type)
+{
+	switch (type) {
+	case LC_MSG_SRC_ADD:
+	case LC_MSG_FILE_READY:
+	case LC_MSG_CONNECT:
+	case LC_MSG_SRC_NOMORE:
+	case LC_MSG_FILE_PREFIX:
+	case LC_MSG_STREAM_LOST:
+	case LC_MSG_ACK:
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+const struct lc_role_ops lc_source_ops = {
+	.name = "source",
+	.owns = lc_source_owns,
+	.create = lc_source_new,
+	.handle = lc_source_handle,
+	.event = lc_source_event,
+	.tick = lc_source_tick,
+	.abort = lc_source_abort,
+	.free = lc_source_free,
+};
