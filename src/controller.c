@@ -32,6 +32,7 @@
 #include <openssl/crypto.h>
 
 #define LC_CLOSE_WAIT_MS 3000
+#define LC_CAUSE_WAIT_MS 2000
 
 /* ---- helpers ---- */
 
@@ -558,9 +559,10 @@ lc_ctl_drain(struct lc_ctl *c, struct lc_endpoint *ep, struct lc_err *e)
 
 	while ((r = lc_msg_peek(lc_buf_ptr(&ep->in), lc_buf_len(&ep->in),
 	    &type, &payload, &plen, &flen)) == 1) {
-		if (type == LC_MSG_ERROR)
+		if (type == LC_MSG_ERROR) {
 			r = lc_ctl_remote_error(ep, payload, plen, e);
-		else if (!ep->hello_seen)
+			c->err_ep = ep;
+		} else if (!ep->hello_seen)
 			r = type == LC_MSG_HELLO ?
 			    lc__ctl_got_hello(c, ep, payload, plen, e) :
 			    lc_err_set(e, LC_ERR_PROTO, "%s: expected HELLO "
@@ -758,6 +760,57 @@ lc_ctl_parse_args(struct lc_ctl *c, struct lc_err *e)
 	return 0;
 }
 
+/*
+ * A data stream that breaks is often the echo of the other end's failure:
+ * a sink that hits a full disk stops its streams, and the source may
+ * report the broken stream first.  When an agent's ERROR says only that a
+ * stream failed, give the other agent up to LC_CAUSE_WAIT_MS to say why,
+ * and report its reason (and exit status) instead.
+ */
+static int
+lc_ctl_root_cause(struct lc_ctl *c, int r, struct lc_err *e)
+{
+	struct lc_endpoint *other;
+	const uint8_t *payload;
+	size_t plen, flen;
+	uint8_t type;
+	uint64_t end;
+
+	if (r != -LC_ERR_STREAM || c->err_ep == NULL)
+		return r;
+	other = c->err_ep == &c->src ? &c->dst_ep : &c->src;
+	end = lc_now_ms() + LC_CAUSE_WAIT_MS;
+	for (;;) {
+		struct pollfd pfd;
+		uint64_t now;
+
+		while (lc_msg_peek(lc_buf_ptr(&other->in),
+		    lc_buf_len(&other->in), &type, &payload, &plen,
+		    &flen) == 1) {
+			struct lc_err oe;
+			int code;
+
+			lc_err_clear(&oe);
+			code = type == LC_MSG_ERROR ?
+			    -lc_ctl_remote_error(other, payload, plen, &oe) : 0;
+			lc_buf_consume(&other->in, flen);
+			if (code == 0 || code == LC_ERR_STREAM ||
+			    code == LC_ERR_EOF || code == LC_ERR_CANCELED)
+				continue;
+			lc_log_verbose("%s", e->msg);	/* the echo */
+			*e = oe;
+			return -code;
+		}
+		if (other->eof || other->fd < 0 || (now = lc_now_ms()) >= end)
+			return r;
+		pfd.fd = other->fd;
+		pfd.events = POLLIN;
+		if (poll(&pfd, 1, (int)(end - now)) <= 0 ||
+		    lc_endpoint_read(other) < 0)
+			return r;
+	}
+}
+
 int
 lc_copy_run(const struct lc_copy_opts *o, int signal_fd,
     struct lc_copy_result *res, struct lc_err *e)
@@ -785,8 +838,10 @@ lc_copy_run(const struct lc_copy_opts *o, int signal_fd,
 		lc_err_set(e, -r, "control output");
 		goto out;
 	}
-	if ((r = lc_ctl_loop(&c, signal_fd, e)) != 0)
+	if ((r = lc_ctl_loop(&c, signal_fd, e)) != 0) {
+		r = lc_ctl_root_cause(&c, r, e);
 		goto out;
+	}
 	res->bytes = c.bytes_done;
 	res->files = c.files_done;
 	if (o->progress_ms != 0) {

@@ -79,6 +79,7 @@ struct lc_ctl {
 	uint64_t last_bytes;
 	int target_is_dir;
 	int connected;		/* CONNECTED seen */
+	struct lc_endpoint *err_ep;	/* the agent whose ERROR ended the copy */
 };
 
 /* The agent program to run remotely (-T), "lanecp" by default. */
