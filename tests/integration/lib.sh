@@ -51,6 +51,12 @@
 # lc_free_port         prints a 127.0.0.1 port nobody listens on.
 # lc_on_exit CMD...    runs CMD on exit (in reverse order of registration).
 # lc_fail MSG...       prints "FAIL: MSG" to stderr and exits 1.
+# lc_skip REASON...    records that a case could not run here (not root, a
+#                      missing tool) and goes on with the rest.  When the
+#                      script then ends with status 0, it prints
+#                      "SKIPPED: REASON" for each and exits 77 instead, which
+#                      ctest reports as skipped (SKIP_RETURN_CODE), not
+#                      passed.  Call it in the main shell, not a subshell.
 # lc_expect_exit CODE CMD...
 #                      runs CMD, fails unless it exits with CODE.
 # lc_log_has PATTERN FILE
@@ -80,11 +86,23 @@ lc_on_exit() {
 	LC__EXIT_CMDS+=("$*")
 }
 
+LC__SKIPS=()
+lc_skip() {
+	LC__SKIPS+=("$*")
+	printf '=== SKIP: %s\n' "$*"
+}
+
 lc__cleanup() {
 	local i rc=$?
 	for ((i = ${#LC__EXIT_CMDS[@]} - 1; i >= 0; i--)); do
 		eval "${LC__EXIT_CMDS[$i]}" >/dev/null 2>&1 || true
 	done
+	if [[ $rc == 0 && ${#LC__SKIPS[@]} -gt 0 ]]; then
+		for i in "${LC__SKIPS[@]}"; do
+			printf 'SKIPPED: %s\n' "$i"
+		done
+		exit 77
+	fi
 	return $rc
 }
 trap lc__cleanup EXIT
