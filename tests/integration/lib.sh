@@ -66,6 +66,12 @@
 # lc_re STRING         prints STRING with regex metacharacters escaped,
 #                      for the patterns above: "$(lc_re "$path") line 3".
 # lc_note MSG...       prints a progress line.
+# lc_wait_for PATTERN FILE SECONDS
+#                      waits until PATTERN shows up in FILE; fails after
+#                      SECONDS.  lc_wait_size FILE BYTES SECONDS: until FILE
+#                      holds at least BYTES.  lc_wait_no_pids STRING SECONDS:
+#                      until no command line contains STRING.  Wait for the
+#                      event with these, never a fixed sleep.
 #
 # Works as root (then /run/sshd is created) and as a normal user.  Set
 # LC_KEEP_TMP=1 to keep the temp dir (keys, configs, logs) for debugging.
@@ -436,4 +442,31 @@ lc_wait_for() {
 	done
 	lc__show "$2"
 	lc_fail "timed out waiting for /$1/ in $2"
+}
+
+# lc_wait_size FILE BYTES SECONDS
+#   Waits until FILE holds at least BYTES bytes; fails after SECONDS.
+lc_wait_size() {
+	local end=$((SECONDS + $3)) n
+	while :; do
+		n=$(stat -c %s "$1" 2>/dev/null || echo 0)
+		((n >= $2)) && return 0
+		((SECONDS < end)) || break
+		sleep 0.05
+	done
+	lc_fail "timed out waiting for $1 to reach $2 bytes (has $n)"
+}
+
+# lc_wait_no_pids STRING SECONDS
+#   Waits until no process's command line contains STRING; fails (naming
+#   the pids) after SECONDS.
+lc_wait_no_pids() {
+	local end=$((SECONDS + $2)) p
+	while :; do
+		p=$(lc_pids_matching "$1")
+		[[ -z $p ]] && return 0
+		((SECONDS < end)) || break
+		sleep 0.1
+	done
+	lc_fail "still running $2 s later: $(echo $p) ($1)"
 }

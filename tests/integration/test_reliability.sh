@@ -15,14 +15,10 @@ head -c $((48 << 20)) /dev/urandom >"$d/local/big"
 head -c $((6 << 20)) /dev/urandom >"$d/local/six"
 sum_big=$(sha256sum <"$d/local/big" | cut -d' ' -f1)
 
-# no agent of ours may survive its controller by more than 2 s
+# no agent of ours may survive its controller (how fast it goes is
+# test_timing.sh's business: label timing)
 no_agents() {
-	local i
-	for ((i = 0; i < 20; i++)); do
-		[[ -z $(lc_pids_matching "$d/agent --agent") ]] && return 0
-		sleep 0.1
-	done
-	lc_fail "agent still running: $(lc_pids_matching "$d/agent --agent")"
+	lc_wait_no_pids "$d/agent --agent" 60
 }
 ln -s "$LANECP" "$d/agent"
 L() { lc_lanecp -T "$d/agent" "$@"; }
@@ -73,11 +69,9 @@ lc_log_lacks 'lost' "$LC_ERR"
 
 lc_note "a whole copy that stalls fails after --timeout, naming the side"
 echo old >"$d/remote/t.bin"
-start=$(date +%s)
 LANECP_TEST_PROXY=$PROXY LC_PROXY_STALL=0:2000000 \
 	LX 11 "no progress for 4 s: data sent by .* is not arriving" \
 	-f -s 1 --timeout 4 --stream-timeout 0 "$d/local/big" "$H:$d/remote/t.bin"
-(( $(date +%s) - start < 20 )) || lc_fail "--timeout took too long"
 [[ $(cat "$d/remote/t.bin") == old ]] || lc_fail "old target changed"
 no_agents
 

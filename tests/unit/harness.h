@@ -10,6 +10,12 @@
  * LC_TEST_SKIP_CODE (77), which ctest reports as skipped
  * (SKIP_RETURN_CODE), never as passed.
  *
+ * A case that asserts an upper bound on wall time is declared with
+ * LC_TIMING_TEST(name) instead: the normal run leaves it out (a loaded or
+ * sanitized build must not fail a functional test on speed), and
+ * "test_x --timing" runs only those cases; ctest runs that as
+ * timing/test_x, label timing, serially.
+ *
  * Run with a test name as argument to run just that test in-process
  * (handy under gdb).
  */
@@ -31,13 +37,14 @@
 struct lc_test_case {
 	const char *name;
 	void (*fn)(void);
+	int timing;
 };
 static struct lc_test_case *lc_tests;
 static int lc_ntests, lc_tests_cap;
 
 /* Registration grows the table; it never drops a test silently. */
 static void
-lc_test_register(const char *name, void (*fn)(void))
+lc_test_register(const char *name, void (*fn)(void), int timing)
 {
 	if (lc_ntests == lc_tests_cap) {
 		int cap = lc_tests_cap ? lc_tests_cap * 2 : 64;
@@ -51,14 +58,22 @@ lc_test_register(const char *name, void (*fn)(void))
 		lc_tests = t;
 		lc_tests_cap = cap;
 	}
-	lc_tests[lc_ntests++] = (struct lc_test_case){ name, fn };
+	lc_tests[lc_ntests++] = (struct lc_test_case){ name, fn, timing };
 }
 
 #define LC_TEST(name)                                                        \
 	static void lc_test_##name(void);                                    \
 	__attribute__((constructor)) static void lc_test_reg_##name(void)    \
 	{                                                                    \
-		lc_test_register(#name, lc_test_##name);                     \
+		lc_test_register(#name, lc_test_##name, 0);                  \
+	}                                                                    \
+	static void lc_test_##name(void)
+
+#define LC_TIMING_TEST(name)                                                 \
+	static void lc_test_##name(void);                                    \
+	__attribute__((constructor)) static void lc_test_reg_##name(void)    \
+	{                                                                    \
+		lc_test_register(#name, lc_test_##name, 1);                  \
 	}                                                                    \
 	static void lc_test_##name(void)
 
@@ -150,7 +165,11 @@ lc_test_run_one(const struct lc_test_case *t)
 #define LC_TEST_MAIN()                                                       \
 	int main(int argc, char **argv)                                      \
 	{                                                                    \
-		int failed = 0, skipped = 0, ran = 0, r;                     \
+		int failed = 0, skipped = 0, ran = 0, r, timing = 0;         \
+		if (argc > 1 && strcmp(argv[1], "--timing") == 0) {          \
+			timing = 1;                                          \
+			argc = 1;                                            \
+		}                                                            \
 		for (int i = 0; i < lc_ntests; i++) {                        \
 			if (argc > 1) {                                      \
 				if (strcmp(argv[1], lc_tests[i].name) != 0)  \
@@ -159,6 +178,8 @@ lc_test_run_one(const struct lc_test_case *t)
 				printf("ok   %s\n", lc_tests[i].name);       \
 				return 0;                                    \
 			}                                                    \
+			if (lc_tests[i].timing != timing)                    \
+				continue;                                    \
 			r = lc_test_run_one(&lc_tests[i]);                   \
 			failed += r == 1;                                    \
 			skipped += r == LC_TEST_SKIP_CODE;                   \
