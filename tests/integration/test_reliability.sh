@@ -80,10 +80,7 @@ rm -f "$d/remote/k.bin" "$d/remote/.k.bin.lanecp-part"
 "$LANECP" -F "$LC_SSH_CONFIG" -T "$d/agent" -x 8m -s 2 "$d/local/big" \
 	"$H:$d/remote/k.bin" 2>"$d/k.err" &
 pid=$!
-for ((i = 0; i < 50; i++)); do
-	[[ $(stat -c %s "$d/remote/.k.bin.lanecp-part" 2>/dev/null || echo 0) -gt $((8 << 20)) ]] && break
-	sleep 0.1
-done
+lc_wait_size "$d/remote/.k.bin.lanecp-part" $(((8 << 20) + 1)) 60
 kill -9 "$pid"
 wait "$pid" 2>/dev/null || true
 no_agents
@@ -118,7 +115,7 @@ for sig in INT TERM; do
 	"$LANECP" -F "$LC_SSH_CONFIG" -T "$d/agent" -x 8m "$d/local/big" \
 		"$H:$d/remote/s.bin" 2>"$d/s.err" &
 	pid=$!
-	sleep 1.5
+	lc_wait_size "$d/remote/.s.bin.lanecp-part" $((1 << 20)) 60
 	kill -"$sig" "$pid"
 	rc=0
 	wait "$pid" || rc=$?
@@ -131,14 +128,16 @@ for sig in INT TERM; do
 done
 
 # copy_killing_agent ERR ARGS...: push big to ka.bin (-x 8m, plus ARGS),
-# SIGKILL the remote agent 1.5 s in; the copy's exit status goes to rc.
+# SIGKILL the remote agent once 4 MiB of the partial file are written; the
+# copy's exit status goes to rc.
 copy_killing_agent() {
 	local err=$1 pid
 	shift
+	rm -f "$d/remote/.ka.bin.lanecp-part"
 	"$LANECP" -F "$LC_SSH_CONFIG" -T "$d/agent" -x 8m "$@" "$d/local/big" \
 		"$H:$d/remote/ka.bin" 2>"$err" &
 	pid=$!
-	sleep 1.5
+	lc_wait_size "$d/remote/.ka.bin.lanecp-part" $((4 << 20)) 60
 	kill -9 $(lc_pids_matching "$d/agent --agent")
 	rc=0
 	wait "$pid" || rc=$?

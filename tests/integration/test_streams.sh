@@ -18,8 +18,8 @@ mkdir -p "$d/remote" "$d/local"
 head -c $((32 << 20)) /dev/urandom >"$d/local/src"
 
 
-# stranger_test MODE: a copy is held in flight (the FIFO reader waits 3 s)
-# while three strangers connect to its data ports: one speaks the plain
+# stranger_test MODE: a copy is held in flight (the FIFO reader waits until
+# both strangers were dropped) while three strangers connect to its data ports: one speaks the plain
 # handshake with a made-up MAC, one speaks HTTP, one says nothing.  The first
 # two are logged with their address and dropped; the copy succeeds.
 stranger_test() {
@@ -30,10 +30,12 @@ stranger_test() {
 	else
 		want_auth='TLS handshake failed'
 	fi
-	rm -f "$d/remote/fifo" "$d/remote/out"
+	rm -f "$d/remote/fifo" "$d/remote/out" "$d/go"
 	mkfifo "$d/remote/fifo"
-	{ sleep 3; cat; } <"$d/remote/fifo" >"$d/remote/out" &
+	{ while [[ ! -e $d/go ]]; do sleep 0.05; done; cat; } \
+		<"$d/remote/fifo" >"$d/remote/out" &
 	local reader=$!
+	lc_on_exit "kill $reader"
 	"$LANECP" -F "$LC_SSH_CONFIG" -vv -s 3 -f "${flag[@]}" "$d/local/src" \
 		"$H:$d/remote/fifo" 2>"$d/push-$mode.log" &
 	local copy=$!
@@ -58,6 +60,7 @@ stranger_test() {
 		"$d/push-$mode.log" 10
 	lc_wait_for 'dropped data connection from 127\.0\.0\.1 port [0-9]+: .*(not a lanecp data stream|TLS handshake failed)' \
 		"$d/push-$mode.log" 10
+	: >"$d/go"
 	local rc=0
 	wait "$copy" || rc=$?
 	wait "$reader" || true
