@@ -35,7 +35,7 @@ stranger_test() {
 	{ while [[ ! -e $d/go ]]; do sleep 0.05; done; cat; } \
 		<"$d/remote/fifo" >"$d/remote/out" &
 	local reader=$!
-	lc_on_exit "kill $reader"
+	lc_on_exit "lc__kill_tree $reader"
 	"$LANECP" -F "$LC_SSH_CONFIG" -vv -s 3 -f "${flag[@]}" "$d/local/src" \
 		"$H:$d/remote/fifo" 2>"$d/push-$mode.log" &
 	local copy=$!
