@@ -8,7 +8,10 @@ set -euo pipefail
 want=(build-essential cmake pkg-config libssh2-1-dev libssl-dev zlib1g-dev)
 case "${1:-build}" in
 build) ;;
-test) want+=(openssh-server openssh-client procps iproute2 tcpdump clang python3) ;;
+# bsdutils: script(1) for the passphrase prompt; util-linux: setpriv;
+# mount: mount/umount for the full-disk case
+test) want+=(openssh-server openssh-client procps iproute2 tcpdump clang python3
+	bsdutils util-linux mount) ;;
 bench) want+=(openssh-server openssh-client procps iproute2 iperf3 rsync
 	gnuplot-nox time globus-gridftp-server-progs globus-gass-copy-progs) ;;
 *) echo "usage: $0 build|test|bench" >&2; exit 2 ;;

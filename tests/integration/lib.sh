@@ -51,6 +51,12 @@
 # lc_free_port         prints a 127.0.0.1 port nobody listens on.
 # lc_on_exit CMD...    runs CMD on exit (in reverse order of registration).
 # lc_fail MSG...       prints "FAIL: MSG" to stderr and exits 1.
+# lc_skip REASON...    records that a case could not run here (not root, a
+#                      missing tool) and goes on with the rest.  When the
+#                      script then ends with status 0, it prints
+#                      "SKIPPED: REASON" for each and exits 77 instead, which
+#                      ctest reports as skipped (SKIP_RETURN_CODE), not
+#                      passed.  Call it in the main shell, not a subshell.
 # lc_expect_exit CODE CMD...
 #                      runs CMD, fails unless it exits with CODE.
 # lc_log_has PATTERN FILE
@@ -62,6 +68,12 @@
 # lc_note MSG...       prints a progress line.
 # lc_need_test_hooks   exits 77 (ctest: skipped) unless $LANECP was built
 #                      with -DLC_TEST_HOOKS=ON (LANECP_TEST_PROXY works).
+# lc_wait_for PATTERN FILE SECONDS
+#                      waits until PATTERN shows up in FILE; fails after
+#                      SECONDS.  lc_wait_size FILE BYTES SECONDS: until FILE
+#                      holds at least BYTES.  lc_wait_no_pids STRING SECONDS:
+#                      until no command line contains STRING.  Wait for the
+#                      event with these, never a fixed sleep.
 #
 # Works as root (then /run/sshd is created) and as a normal user.  Set
 # LC_KEEP_TMP=1 to keep the temp dir (keys, configs, logs) for debugging.
@@ -89,11 +101,23 @@ lc_on_exit() {
 	LC__EXIT_CMDS+=("$*")
 }
 
+LC__SKIPS=()
+lc_skip() {
+	LC__SKIPS+=("$*")
+	printf '=== SKIP: %s\n' "$*"
+}
+
 lc__cleanup() {
 	local i rc=$?
 	for ((i = ${#LC__EXIT_CMDS[@]} - 1; i >= 0; i--)); do
 		eval "${LC__EXIT_CMDS[$i]}" >/dev/null 2>&1 || true
 	done
+	if [[ $rc == 0 && ${#LC__SKIPS[@]} -gt 0 ]]; then
+		for i in "${LC__SKIPS[@]}"; do
+			printf 'SKIPPED: %s\n' "$i"
+		done
+		exit 77
+	fi
 	return $rc
 }
 trap lc__cleanup EXIT
@@ -427,4 +451,31 @@ lc_wait_for() {
 	done
 	lc__show "$2"
 	lc_fail "timed out waiting for /$1/ in $2"
+}
+
+# lc_wait_size FILE BYTES SECONDS
+#   Waits until FILE holds at least BYTES bytes; fails after SECONDS.
+lc_wait_size() {
+	local end=$((SECONDS + $3)) n
+	while :; do
+		n=$(stat -c %s "$1" 2>/dev/null || echo 0)
+		((n >= $2)) && return 0
+		((SECONDS < end)) || break
+		sleep 0.05
+	done
+	lc_fail "timed out waiting for $1 to reach $2 bytes (has $n)"
+}
+
+# lc_wait_no_pids STRING SECONDS
+#   Waits until no process's command line contains STRING; fails (naming
+#   the pids) after SECONDS.
+lc_wait_no_pids() {
+	local end=$((SECONDS + $2)) p
+	while :; do
+		p=$(lc_pids_matching "$1")
+		[[ -z $p ]] && return 0
+		((SECONDS < end)) || break
+		sleep 0.1
+	done
+	lc_fail "still running $2 s later: $(echo $p) ($1)"
 }

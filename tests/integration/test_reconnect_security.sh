@@ -18,7 +18,7 @@ set -euo pipefail
 . "$LC_SRC_DIR/tests/integration/lib.sh"
 lc_need_test_hooks	# LANECP_TEST_PROXY
 trap '' PIPE
-command -v tcpdump >/dev/null || { echo "SKIPPED: tcpdump not installed"; exit 77; }
+command -v tcpdump >/dev/null || { lc_skip "tcpdump not installed"; exit 0; }
 lc_sshd_start
 
 d=$LC_SSHD_DIR

@@ -140,7 +140,7 @@ if mknod "$d/remote/full" c 1 7 2>/dev/null && mknod "$d/remote/zero" c 1 5 &&
 	lc_lanecp -f "$d/local/f" "$H:$d/remote/zero"
 	[[ -c $d/remote/full && -c $d/remote/zero ]] || lc_fail "a device was replaced"
 else
-	lc_note "cannot make device nodes here (not root, or nodev): skipped"
+	lc_skip "character-device targets: cannot make device nodes here (not root, or nodev)"
 fi
 lc_lanecp "$d/local/f" "$H:/dev/null"
 
@@ -191,6 +191,6 @@ if [[ $(id -u) == 0 ]] && id nobody >/dev/null 2>&1; then
 	[[ $(stat -c '%U %a' "$share/u") == "root 644" ]] ||
 		lc_fail "target $(stat -c '%U %a' "$share/u")"
 else
-	lc_note "not root or no user nobody: other-user partial file skipped"
+	lc_skip "other-user partial file: not root or no user nobody"
 fi
 lc_note "ok"

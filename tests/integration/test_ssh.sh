@@ -273,7 +273,7 @@ if command -v script >/dev/null 2>&1; then
 	lc_log_has "^via-passphrase" "$ts"
 	lc_log_lacks "secret phrase|wrong" "$ts"
 else
-	echo "(skipped: no script(1))"
+	lc_skip "passphrase prompt on a terminal: no script(1) (bsdutils)"
 fi
 
 lc_note "no identity at all"

@@ -2,8 +2,8 @@
 # Data stream safety and agent lifetime:
 #  - strangers connecting to the data ports mid-copy are logged with their
 #    address and dropped; the copy still succeeds byte for byte;
-#  - when the controller is killed (SIGKILL) the remote agent exits within
-#    2 s, pushing and pulling.
+#  - when the controller is killed (SIGKILL) the remote agent exits,
+#    pushing and pulling (how fast: test_timing.sh, label timing).
 # A FIFO target whose reader waits keeps the copy in flight for as long as
 # the test needs.
 set -euo pipefail
@@ -19,8 +19,8 @@ mkdir -p "$d/remote" "$d/local"
 head -c $((32 << 20)) /dev/urandom >"$d/local/src"
 
 
-# stranger_test MODE: a copy is held in flight (the FIFO reader waits 3 s)
-# while three strangers connect to its data ports: one speaks the plain
+# stranger_test MODE: a copy is held in flight (the FIFO reader waits until
+# both strangers were dropped) while three strangers connect to its data ports: one speaks the plain
 # handshake with a made-up MAC, one speaks HTTP, one says nothing.  The first
 # two are logged with their address and dropped; the copy succeeds.
 stranger_test() {
@@ -31,10 +31,12 @@ stranger_test() {
 	else
 		want_auth='TLS handshake failed'
 	fi
-	rm -f "$d/remote/fifo" "$d/remote/out"
+	rm -f "$d/remote/fifo" "$d/remote/out" "$d/go"
 	mkfifo "$d/remote/fifo"
-	{ sleep 3; cat; } <"$d/remote/fifo" >"$d/remote/out" &
+	{ while [[ ! -e $d/go ]]; do sleep 0.05; done; cat; } \
+		<"$d/remote/fifo" >"$d/remote/out" &
 	local reader=$!
+	lc_on_exit "lc__kill_tree $reader"
 	"$LANECP" -F "$LC_SSH_CONFIG" -vv -s 3 -f "${flag[@]}" "$d/local/src" \
 		"$H:$d/remote/fifo" 2>"$d/push-$mode.log" &
 	local copy=$!
@@ -59,6 +61,7 @@ stranger_test() {
 		"$d/push-$mode.log" 10
 	lc_wait_for 'dropped data connection from 127\.0\.0\.1 port [0-9]+: .*(not a lanecp data stream|TLS handshake failed)' \
 		"$d/push-$mode.log" 10
+	: >"$d/go"
 	local rc=0
 	wait "$copy" || rc=$?
 	wait "$reader" || true
@@ -80,33 +83,28 @@ lc_note "strangers on the data ports mid-copy are dropped and logged (--no-encry
 stranger_test plain
 
 # kill_test NAME SRC DST FIFO: the copy stalls on FIFO (a reader that never
-# reads); SIGKILL the controller; the agent must be gone within 2 s.
+# reads) once its streams are up; SIGKILL the controller; the agent must go
+# away (within 60 s here: the 2 s bound is in test_timing.sh).
 kill_test() {
-	local name=$1 src=$2 dst=$3 fifo=$4 agent=$d/agent-$1 i
+	local name=$1 src=$2 dst=$3 fifo=$4 agent=$d/agent-$1
 	ln -sf "$LANECP" "$agent"
 	mkfifo "$fifo"
-	sleep 60 <"$fifo" &
+	sleep 900 <"$fifo" &
 	local holder=$!
 	lc_on_exit "kill $holder"
 	"$LANECP" -F "$LC_SSH_CONFIG" -vv -f -T "$agent" "$src" "$dst" \
 		2>"$d/$name.log" &
 	local copy=$!
-	lc_wait_for 'data ports' "$d/$name.log" 10
-	sleep 0.5	# let the data streams fill up and block
+	lc_wait_for '[0-9]+ data streams connected' "$d/$name.log" 60
 	[[ -n $(lc_pids_matching "$agent --agent") ]] ||
 		lc_fail "$name: no agent process found"
 	kill -9 "$copy"
 	wait "$copy" 2>/dev/null || true
-	for ((i = 0; i < 20; i++)); do
-		[[ -z $(lc_pids_matching "$agent --agent") ]] && break
-		sleep 0.1
-	done
-	[[ -z $(lc_pids_matching "$agent --agent") ]] ||
-		lc_fail "$name: agent still running 2 s after the controller died"
+	lc_wait_no_pids "$agent --agent" 60
 	kill "$holder" 2>/dev/null || true
 }
 
-lc_note "SIGKILL of the controller: remote agent (sink) exits within 2 s"
+lc_note "SIGKILL of the controller: remote agent (sink) exits"
 # Every handshake of a 64-stream copy in flight at once: a test proxy holds
 # each chunk 300 ms (a long path), so the sink has all 64 connections in
 # their handshake together.  None may be turned away for lack of room.
@@ -129,7 +127,7 @@ for mode in tls plain; do
 done
 
 kill_test push "$d/local/src" "$H:$d/remote/fifo2" "$d/remote/fifo2"
-lc_note "SIGKILL of the controller: remote agent (source) exits within 2 s"
+lc_note "SIGKILL of the controller: remote agent (source) exits"
 kill_test pull "$H:$d/local/src" "$d/local/fifo3" "$d/local/fifo3"
 
 echo PASS

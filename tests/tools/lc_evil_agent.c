@@ -23,6 +23,12 @@
  *
  * In either mode LC_EVIL_ERROR_HEX=HEX answers SRC_ADD with an ERROR
  * whose text is those bytes (for --json and terminal-escape tests).
+ *
+ * With LC_EVIL_REAL, LC_EVIL_KEY_FILE=PATH also writes the per-transfer key
+ * of each LISTEN or CONNECT the controller sends (one line of hex) to PATH:
+ * the test sees the key where it legitimately travels, on the SSH control
+ * channel, and can then look for it where it must never be (command
+ * lines, environments, logs).
  */
 #include "lanecp/buf.h"
 #include "lanecp/err.h"
@@ -219,6 +225,21 @@ standalone(void)
 	return 0;
 }
 
+/* Append the key to $LC_EVIL_KEY_FILE as a line of hex, if that is set. */
+static void
+record_key(const uint8_t *key, size_t len)
+{
+	const char *path = getenv("LC_EVIL_KEY_FILE");
+	FILE *f;
+
+	if (path == NULL || (f = fopen(path, "a")) == NULL)
+		return;
+	for (size_t i = 0; i < len; i++)
+		fprintf(f, "%02x", key[i]);
+	fprintf(f, "\n");
+	fclose(f);
+}
+
 /* Frames from the controller: passed on, except SRC_ADD with an error. */
 static int
 from_ctl(struct lc_buf *in, int to_child, struct lc_buf *out)
@@ -226,9 +247,17 @@ from_ctl(struct lc_buf *in, int to_child, struct lc_buf *out)
 	const uint8_t *payload;
 	size_t plen, flen;
 	uint8_t type;
+	struct lc_msg_listen l;
+	struct lc_msg_connect c;
 
 	while (lc_msg_peek(lc_buf_ptr(in), lc_buf_len(in), &type, &payload,
 	    &plen, &flen) == 1) {
+		if (type == LC_MSG_LISTEN &&
+		    lc_msg_get_listen(payload, plen, &l) == 0)
+			record_key(l.key, sizeof(l.key));
+		else if (type == LC_MSG_CONNECT &&
+		    lc_msg_get_connect(payload, plen, &c) == 0)
+			record_key(c.key, sizeof(c.key));
 		if (type != LC_MSG_SRC_ADD || !evil_error(out)) {
 			if (lc_write_all(to_child, lc_buf_ptr(in), flen) != 0)
 				return -1;

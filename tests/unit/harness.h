@@ -5,6 +5,17 @@
  *     LC_TEST(buf_roundtrip) { ... LC_CHECK(x == 1); LC_CHECK_EQ_U(a, b); }
  *     LC_TEST_MAIN()
  *
+ * A case that cannot run here calls LC_SKIP("why"): it stops, the runner
+ * prints "SKIP name (why)", and when no case failed the executable exits
+ * LC_TEST_SKIP_CODE (77), which ctest reports as skipped
+ * (SKIP_RETURN_CODE), never as passed.
+ *
+ * A case that asserts an upper bound on wall time is declared with
+ * LC_TIMING_TEST(name) instead: the normal run leaves it out (a loaded or
+ * sanitized build must not fail a functional test on speed), and
+ * "test_x --timing" runs only those cases; ctest runs that as
+ * timing/test_x, label timing, serially.
+ *
  * Run with a test name as argument to run just that test in-process
  * (handy under gdb).
  */
@@ -21,24 +32,58 @@
 #ifndef LC_TEST_TIMEOUT
 #define LC_TEST_TIMEOUT 60
 #endif
-#define LC_TEST_MAX 256
+#define LC_TEST_SKIP_CODE 77
 
 struct lc_test_case {
 	const char *name;
 	void (*fn)(void);
+	int timing;
 };
-static struct lc_test_case lc_tests[LC_TEST_MAX];
-static int lc_ntests;
+static struct lc_test_case *lc_tests;
+static int lc_ntests, lc_tests_cap;
+
+/* Registration grows the table; it never drops a test silently. */
+static void
+lc_test_register(const char *name, void (*fn)(void), int timing)
+{
+	if (lc_ntests == lc_tests_cap) {
+		int cap = lc_tests_cap ? lc_tests_cap * 2 : 64;
+		struct lc_test_case *t =
+		    realloc(lc_tests, (size_t)cap * sizeof(*t));
+		if (t == NULL) {
+			fprintf(stderr, "harness: cannot register test %s\n",
+			    name);
+			abort();
+		}
+		lc_tests = t;
+		lc_tests_cap = cap;
+	}
+	lc_tests[lc_ntests++] = (struct lc_test_case){ name, fn, timing };
+}
 
 #define LC_TEST(name)                                                        \
 	static void lc_test_##name(void);                                    \
 	__attribute__((constructor)) static void lc_test_reg_##name(void)    \
 	{                                                                    \
-		if (lc_ntests < LC_TEST_MAX)                                 \
-			lc_tests[lc_ntests++] =                              \
-			    (struct lc_test_case){ #name, lc_test_##name };  \
+		lc_test_register(#name, lc_test_##name, 0);                  \
 	}                                                                    \
 	static void lc_test_##name(void)
+
+#define LC_TIMING_TEST(name)                                                 \
+	static void lc_test_##name(void);                                    \
+	__attribute__((constructor)) static void lc_test_reg_##name(void)    \
+	{                                                                    \
+		lc_test_register(#name, lc_test_##name, 1);                  \
+	}                                                                    \
+	static void lc_test_##name(void)
+
+/* Stop this case as skipped (not passed), saying why. */
+#define LC_SKIP(why)                                                         \
+	do {                                                                 \
+		printf("skip: %s\n", (why));                                 \
+		fflush(NULL);                                                \
+		exit(LC_TEST_SKIP_CODE);                                     \
+	} while (0)
 
 #define LC_CHECK(cond)                                                       \
 	do {                                                                 \
@@ -82,6 +127,7 @@ static int lc_ntests;
 		}                                                            \
 	} while (0)
 
+/* 0 passed, 1 failed, LC_TEST_SKIP_CODE skipped. */
 static int
 lc_test_run_one(const struct lc_test_case *t)
 {
@@ -104,6 +150,10 @@ lc_test_run_one(const struct lc_test_case *t)
 		printf("ok   %s\n", t->name);
 		return 0;
 	}
+	if (WIFEXITED(st) && WEXITSTATUS(st) == LC_TEST_SKIP_CODE) {
+		printf("SKIP %s\n", t->name);
+		return LC_TEST_SKIP_CODE;
+	}
 	if (WIFSIGNALED(st))
 		printf("FAIL %s (signal %d%s)\n", t->name, WTERMSIG(st),
 		    WTERMSIG(st) == SIGALRM ? ", timeout" : "");
@@ -115,7 +165,11 @@ lc_test_run_one(const struct lc_test_case *t)
 #define LC_TEST_MAIN()                                                       \
 	int main(int argc, char **argv)                                      \
 	{                                                                    \
-		int failed = 0, ran = 0;                                     \
+		int failed = 0, skipped = 0, ran = 0, r, timing = 0;         \
+		if (argc > 1 && strcmp(argv[1], "--timing") == 0) {          \
+			timing = 1;                                          \
+			argc = 1;                                            \
+		}                                                            \
 		for (int i = 0; i < lc_ntests; i++) {                        \
 			if (argc > 1) {                                      \
 				if (strcmp(argv[1], lc_tests[i].name) != 0)  \
@@ -124,15 +178,27 @@ lc_test_run_one(const struct lc_test_case *t)
 				printf("ok   %s\n", lc_tests[i].name);       \
 				return 0;                                    \
 			}                                                    \
-			failed += lc_test_run_one(&lc_tests[i]);             \
+			if (lc_tests[i].timing != timing)                    \
+				continue;                                    \
+			r = lc_test_run_one(&lc_tests[i]);                   \
+			failed += r == 1;                                    \
+			skipped += r == LC_TEST_SKIP_CODE;                   \
 			ran++;                                               \
 		}                                                            \
 		if (argc > 1) {                                              \
 			fprintf(stderr, "no test named %s\n", argv[1]);      \
 			return 2;                                            \
 		}                                                            \
-		printf("%d of %d tests passed\n", ran - failed, ran);        \
-		return failed == 0 && ran > 0 ? 0 : 1;                       \
+		printf("%d of %d tests passed, %d failed, %d skipped\n",    \
+		    ran - failed - skipped, ran, failed, skipped);           \
+		if (failed != 0 || ran == 0)                                 \
+			return 1;                                            \
+		if (skipped != 0) {                                          \
+			printf("SKIPPED: %d test(s) could not run here "    \
+			    "(see SKIP lines)\n", skipped);                  \
+			return LC_TEST_SKIP_CODE;                            \
+		}                                                            \
+		return 0;                                                    \
 	}
 
 #endif

@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# Upper bounds on wall time, kept out of the functional tests (which only
+# check that these things happen): ctest label timing, run serially
+# (RUN_SERIAL), so a loaded machine or a sanitizer build does not turn a
+# slow run into a failure of some other test.
+#  - SIGKILL of the controller: the remote agent is gone within 2 s,
+#    pushing and pulling (test_streams.sh checks that it goes at all);
+#  - a stalled copy with --timeout 4 ends within 20 s (test_reliability.sh
+#    checks the exit status and the message).
+set -euo pipefail
+. "$LC_SRC_DIR/tests/integration/lib.sh"
+lc_sshd_start
+
+d=$LC_SSHD_DIR
+H=$LC_SSH_HOST
+mkdir -p "$d/remote" "$d/local"
+head -c $((32 << 20)) /dev/urandom >"$d/local/src"
+
+now_ms() { echo $(($(date +%s%N) / 1000000)); }
+
+# kill_within NAME SRC DST FIFO: the copy stalls on FIFO (a reader that
+# never reads) once its streams are up; SIGKILL the controller; its agent
+# must be gone within 2 s.
+kill_within() {
+	local name=$1 src=$2 dst=$3 fifo=$4 agent=$d/agent-$1 t0 ms
+	ln -sf "$LANECP" "$agent"
+	mkfifo "$fifo"
+	sleep 900 <"$fifo" &
+	local holder=$!
+	lc_on_exit "kill $holder"
+	"$LANECP" -F "$LC_SSH_CONFIG" -vv -f -T "$agent" "$src" "$dst" \
+		2>"$d/$name.log" &
+	local copy=$!
+	lc_wait_for '[0-9]+ data streams connected' "$d/$name.log" 60
+	[[ -n $(lc_pids_matching "$agent --agent") ]] ||
+		lc_fail "$name: no agent process found"
+	t0=$(now_ms)
+	kill -9 "$copy"
+	wait "$copy" 2>/dev/null || true
+	lc_wait_no_pids "$agent --agent" 60
+	ms=$(($(now_ms) - t0))
+	echo "$name: agent gone $ms ms after the controller"
+	((ms <= 2000)) || lc_fail "$name: agent still ran $ms ms after the controller died"
+	kill "$holder" 2>/dev/null || true
+}
+
+lc_note "SIGKILL of the controller: remote agent (sink) gone within 2 s"
+kill_within push "$d/local/src" "$H:$d/remote/fifo" "$d/remote/fifo"
+lc_note "SIGKILL of the controller: remote agent (source) gone within 2 s"
+kill_within pull "$H:$d/local/src" "$d/local/fifo" "$d/local/fifo"
+
+lc_note "a stalled copy with --timeout 4 ends within 20 s"
+t0=$(now_ms)
+LANECP_TEST_PROXY=$LC_TOOLS_DIR/lc_proxy LC_PROXY_STALL=0:2000000 \
+	lc_lanecp_expect 11 "no progress for 4 s" \
+	-f -s 1 --timeout 4 --stream-timeout 0 "$d/local/src" "$H:$d/remote/t.bin"
+ms=$(($(now_ms) - t0))
+echo "--timeout 4: ended after $ms ms"
+((ms < 20000)) || lc_fail "--timeout 4 took $ms ms"
+
+echo PASS
