@@ -34,7 +34,7 @@
 #include <stdint.h>
 #include <time.h>
 
-#define HOST_WAIT_MS 20000	/* hang guard for one wait */
+#define HOST_WAIT_MS 30000	/* hang guard for one wait */
 #define HOST_TICK_MS 1000	/* as the agent */
 #define HOST_OUT_MAX (64u << 20)
 
