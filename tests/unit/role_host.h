@@ -123,16 +123,28 @@ host_init(struct host *h, const struct lc_role_ops *ops)
 	LC_CHECK(h->role != NULL);
 }
 
-/* Cancel, abort, free the role (joins its threads), then the host. */
+/* Cancel, abort and free the role (joins its threads); once is fine. */
+static inline void
+host_free_role(struct host *h)
+{
+	if (h->role == NULL)
+		return;
+	atomic_store(&h->cancel, true);
+	h->ops->abort(h->role);
+	h->ops->free(h->role);
+	h->role = NULL;
+}
+
+/*
+ * The role (if still there), then the host: test threads that may call
+ * host_wake() must have been joined.
+ */
 static inline void
 host_fini(struct host *h)
 {
 	struct host_ev *q;
 
-	atomic_store(&h->cancel, true);
-	h->ops->abort(h->role);
-	h->ops->free(h->role);
-	h->role = NULL;
+	host_free_role(h);
 	while ((q = h->head) != NULL) {
 		h->head = q->next;
 		free(q);

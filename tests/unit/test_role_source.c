@@ -393,13 +393,14 @@ t_stop(struct t_src *t)
 	t->stopping = 1;
 	pthread_cond_broadcast(&t->cv);
 	pthread_mutex_unlock(&t->mu);
-	host_fini(&t->h);	/* joins the senders */
+	host_free_role(&t->h);	/* joins the senders, closes their streams */
 	for (uint32_t i = 0; i < t->nstreams; i++) {
 		(void)shutdown(t->lis[i].fd, SHUT_RDWR);	/* wakes accept */
 		if (t->lis[i].th != 0)
 			LC_CHECK(pthread_join(t->lis[i].th, NULL) == 0);
 		close(t->lis[i].fd);
 	}
+	host_fini(&t->h);	/* the listeners used host_wake() */
 	for (uint32_t i = 0; i < t->nstreams; i++) {
 		if (t->lis[i].fail[0] != '\0')
 			fprintf(stderr, "%s\n", t->lis[i].fail);
