@@ -1,0 +1,498 @@
+/*
+ * The sink role alone, driven through lc_sink_ops by a test host
+ * (role_host.h): SINK_TARGET, LISTEN and FILE on its control side, and on
+ * its data side the test plays the source, dialing the listening ports on
+ * 127.0.0.1 with the source's own stream API (lc_stream_dial: the TLS or
+ * HMAC handshake) and writing frames by hand, out of order across
+ * streams, broken, or wrong.
+ */
+#define LC_TEST_TIMEOUT 60
+#include "role_host.h"
+
+#include "lanecp/stream.h"
+#include "lanecp/tls.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+
+#define T_BLOCK 4096u
+
+struct t_sink {
+	struct host h;
+	char dir[64];
+	uint8_t key[LC_KEY_LEN];
+	uint32_t flags;		/* LISTEN flags */
+	struct lc_msg_listening l;
+	struct lc_tls *tls;	/* client side, when encrypting */
+	atomic_bool cancel;	/* for lc_dial, never set */
+};
+
+/* The byte at off of file id: no two files or blocks look alike. */
+static uint8_t
+t_byte(uint32_t id, uint64_t off)
+{
+	return (uint8_t)(off * 131 + (off >> 12) * 7 + id * 29 + 1);
+}
+
+static void
+t_fill(uint32_t id, uint64_t off, uint8_t *p, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		p[i] = t_byte(id, off + i);
+}
+
+/* A sink with a target directory, listening on streams ports. */
+static void
+t_start(struct t_sink *t, uint32_t streams, uint32_t flags, uint32_t nsrc)
+{
+	struct lc_msg_sink_target tgt;
+	struct lc_msg_target_ok ok;
+	struct lc_msg_listen li;
+	struct lc_err e;
+	size_t n;
+
+	memset(t, 0, sizeof(*t));
+	atomic_init(&t->cancel, false);
+	host_tmpdir(t->dir, sizeof(t->dir), "role-sink");
+	host_init(&t->h, &lc_sink_ops);
+	for (size_t i = 0; i < sizeof(t->key); i++)
+		t->key[i] = (uint8_t)(i * 37 + 11);
+	t->flags = flags;
+
+	memset(&tgt, 0, sizeof(tgt));
+	tgt.flags = LC_TGT_NO_FSYNC;
+	tgt.nsources = nsrc;
+	snprintf(tgt.target, sizeof(tgt.target), "%s/", t->dir);
+	host_send(&t->h, lc_msg_put_sink_target, &tgt);
+	host_wait_msg(&t->h, LC_MSG_TARGET_OK, &n);
+	LC_CHECK(lc_msg_get_target_ok(host_payload, n, &ok) == 0);
+	LC_CHECK_EQ_U(ok.is_dir, 1);
+
+	memset(&li, 0, sizeof(li));
+	li.streams = streams;
+	li.block = T_BLOCK;
+	li.flags = flags;
+	li.stall_s = 0;		/* no stall checks: nothing here is timed */
+	memcpy(li.key, t->key, sizeof(li.key));
+	host_send(&t->h, lc_msg_put_listen, &li);
+	host_wait_msg(&t->h, LC_MSG_LISTENING, &n);
+	LC_CHECK(lc_msg_get_listening(host_payload, n, &t->l) == 0);
+	LC_CHECK_EQ_U(t->l.streams, streams);
+	LC_CHECK_EQ_U(t->l.block, T_BLOCK);
+	for (uint32_t i = 0; i < streams; i++)
+		LC_CHECK(t->l.ports[i] != 0);
+	if (flags & LC_XFER_ENCRYPT) {
+		lc_err_clear(&e);
+		LC_CHECK(lc_tls_new(0, t->key, &t->tls, &e) == 0);
+	}
+}
+
+static void
+t_stop(struct t_sink *t)
+{
+	host_fini(&t->h);
+	lc_tls_free(t->tls);
+	host_rmdir(t->dir);
+}
+
+/* Announce a file; the sink must answer FILE_READY from byte 0. */
+static void
+t_file(struct t_sink *t, uint32_t id, const char *name, uint64_t size)
+{
+	struct lc_msg_file_ready rd;
+	struct lc_msg_file f;
+	size_t n;
+
+	memset(&f, 0, sizeof(f));
+	f.id = id;
+	f.kind = LC_KIND_REG;
+	f.mode = 0640;
+	f.size = size;
+	snprintf(f.name, sizeof(f.name), "%s", name);
+	host_send(&t->h, lc_msg_put_file, &f);
+	host_wait_msg(&t->h, LC_MSG_FILE_READY, &n);
+	LC_CHECK(lc_msg_get_file_ready(host_payload, n, &rd) == 0);
+	LC_CHECK_EQ_U(rd.id, id);
+	LC_CHECK_EQ_U(rd.start, 0);
+}
+
+/* Dial stream idx on the port of stream port_of with key: 0 or -LC_ERR. */
+static int
+t_dial_on(struct t_sink *t, uint32_t idx, uint32_t port_of,
+    const uint8_t *key, struct lc_stream **st)
+{
+	struct lc_tls *tls = t->tls;
+	struct lc_dial d;
+	struct lc_err e;
+	int r;
+
+	*st = NULL;
+	if (key != t->key && (t->flags & LC_XFER_ENCRYPT)) {
+		lc_err_clear(&e);
+		LC_CHECK(lc_tls_new(0, key, &tls, &e) == 0);
+	}
+	memset(&d, 0, sizeof(d));
+	d.addr = "127.0.0.1";
+	d.port = t->l.ports[port_of];
+	d.idx = idx;
+	d.key = key;
+	d.tls = tls;
+	d.connect_timeout_ms = 5000;
+	d.cancel = &t->cancel;
+	lc_err_clear(&e);
+	r = lc_stream_dial(&d, st, &e);
+	if (r != 0)
+		fprintf(stderr, "dial stream %u: %s\n", idx, e.msg);
+	if (tls != t->tls)
+		lc_tls_free(tls);
+	return r;
+}
+
+static struct lc_stream *
+t_dial(struct t_sink *t, uint32_t idx)
+{
+	struct lc_stream *st;
+
+	LC_CHECK_EQ_I(t_dial_on(t, idx, idx, t->key, &st), 0);
+	LC_CHECK(st != NULL);
+	return st;
+}
+
+/* A DATA frame of file id at off, len bytes; cut: send only this much. */
+static void
+t_data_cut(struct lc_stream *st, uint32_t id, uint64_t off, uint32_t len,
+    size_t cut)
+{
+	static uint8_t buf[LC_FRAME_HDR_LEN + T_BLOCK];
+	struct lc_frame fr;
+	struct lc_err e;
+
+	LC_CHECK(len <= T_BLOCK);
+	memset(&fr, 0, sizeof(fr));
+	fr.type = LC_FRAME_DATA;
+	fr.file_id = id;
+	fr.offset = off;
+	fr.len = fr.raw_len = len;
+	lc_frame_put(buf, &fr);
+	t_fill(id, off, buf + LC_FRAME_HDR_LEN, len);
+	lc_err_clear(&e);
+	LC_CHECK_EQ_I(lc_stream_write(st, buf, cut, &e), 0);
+}
+
+static void
+t_data(struct lc_stream *st, uint32_t id, uint64_t off, uint32_t len)
+{
+	t_data_cut(st, id, off, len, LC_FRAME_HDR_LEN + (size_t)len);
+}
+
+static void
+t_end(struct lc_stream *st)
+{
+	uint8_t hdr[LC_FRAME_HDR_LEN];
+	struct lc_frame fr;
+	struct lc_err e;
+
+	memset(&fr, 0, sizeof(fr));
+	fr.type = LC_FRAME_END;
+	lc_frame_put(hdr, &fr);
+	lc_err_clear(&e);
+	LC_CHECK_EQ_I(lc_stream_write(st, hdr, sizeof(hdr), &e), 0);
+}
+
+static uint32_t
+t_blen(uint64_t size, uint64_t off)
+{
+	return size - off < T_BLOCK ? (uint32_t)(size - off) : T_BLOCK;
+}
+
+/* The file on disk is exactly what t_fill made of id. */
+static void
+t_check_file(struct t_sink *t, const char *name, uint32_t id, uint64_t size)
+{
+	char path[128];
+	uint8_t buf[T_BLOCK], want[T_BLOCK];
+	struct stat st;
+	uint64_t off;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/%s", t->dir, name);
+	LC_CHECK((fd = open(path, O_RDONLY)) >= 0);
+	LC_CHECK(fstat(fd, &st) == 0);
+	LC_CHECK_EQ_U(st.st_size, size);
+	LC_CHECK_EQ_U(st.st_mode & 07777, 0640);
+	for (off = 0; off < size; off += T_BLOCK) {
+		uint32_t n = t_blen(size, off);
+		LC_CHECK(pread(fd, buf, n, (off_t)off) == (ssize_t)n);
+		t_fill(id, off, want, n);
+		if (memcmp(buf, want, n) != 0)
+			fprintf(stderr, "%s differs in [%llu, +%u)\n", path,
+			    (unsigned long long)off, n);
+		LC_CHECK(memcmp(buf, want, n) == 0);
+	}
+	close(fd);
+}
+
+/* Expect FILE_DONE for each of ids (any order), then SINK_DONE. */
+static void
+t_expect_done(struct t_sink *t, const uint32_t *ids, const uint64_t *sizes,
+    uint32_t nfiles, uint64_t bytes)
+{
+	struct lc_msg_file_done fd;
+	struct lc_msg_xfer_done d;
+	uint32_t seen = 0;
+	size_t n;
+
+	for (uint32_t k = 0; k < nfiles; k++) {
+		uint32_t j;
+		host_wait_msg(&t->h, LC_MSG_FILE_DONE, &n);
+		LC_CHECK(lc_msg_get_file_done(host_payload, n, &fd) == 0);
+		for (j = 0; j < nfiles && ids[j] != fd.id; j++)
+			;
+		LC_CHECK(j < nfiles);
+		LC_CHECK(!(seen & (1u << j)));
+		seen |= 1u << j;
+		LC_CHECK_EQ_U(fd.bytes, sizes[j]);
+	}
+	host_wait_msg(&t->h, LC_MSG_SINK_DONE, &n);
+	LC_CHECK(lc_msg_get_xfer_done(host_payload, n, &d) == 0);
+	LC_CHECK_EQ_U(d.files, nfiles);
+	LC_CHECK_EQ_U(d.bytes, bytes);
+	LC_CHECK(!t->h.failed);
+}
+
+/*
+ * Two files over three streams.  Block g of the global order (file 1,
+ * then file 2) goes on stream g % 3, ascending on each stream as the
+ * source does; the streams are written one after the other, last stream
+ * first, so the blocks reach the writer out of order.
+ */
+static void
+t_copy(uint32_t flags)
+{
+	static const uint32_t ids[2] = { 1, 2 };
+	static const uint64_t sizes[2] = { 10 * T_BLOCK + 3040, 2 * T_BLOCK + 100 };
+	struct lc_stream *st[3];
+	struct t_sink t;
+
+	t_start(&t, 3, flags, 2);
+	t_file(&t, 1, "one", sizes[0]);
+	t_file(&t, 2, "two", sizes[1]);
+	for (uint32_t s = 0; s < 3; s++)
+		st[s] = t_dial(&t, s);
+	for (int s = 2; s >= 0; s--) {
+		uint32_t g = 0;
+		for (uint32_t f = 0; f < 2; f++)
+			for (uint64_t off = 0; off < sizes[f];
+			    off += T_BLOCK, g++)
+				if (g % 3 == (uint32_t)s)
+					t_data(st[s], ids[f], off,
+					    t_blen(sizes[f], off));
+		t_end(st[s]);
+	}
+	t_expect_done(&t, ids, sizes, 2, sizes[0] + sizes[1]);
+	t_check_file(&t, "one", 1, sizes[0]);
+	t_check_file(&t, "two", 2, sizes[1]);
+	for (uint32_t s = 0; s < 3; s++)
+		lc_stream_free(st[s]);
+	t_stop(&t);
+}
+
+LC_TEST(sink_copy_plain)
+{
+	t_copy(0);
+}
+
+LC_TEST(sink_copy_tls)
+{
+	t_copy(LC_XFER_ENCRYPT);
+}
+
+/* Data for a file id that no FILE announced: the copy fails (PROTO). */
+static void
+t_unknown_file(uint32_t flags, uint32_t id)
+{
+	struct lc_stream *st;
+	struct t_sink t;
+
+	t_start(&t, 1, flags, 2);
+	t_file(&t, 1, "one", 3 * T_BLOCK);
+	st = t_dial(&t, 0);
+	t_data(st, id, 0, T_BLOCK);
+	host_wait_failed(&t.h, LC_ERR_PROTO);
+	LC_CHECK(strstr(t.h.err.msg, "unknown file") != NULL);
+	lc_stream_free(st);
+	t_stop(&t);
+}
+
+LC_TEST(sink_data_unannounced_file)
+{
+	t_unknown_file(0, 2);		/* within nsources, never announced */
+}
+
+LC_TEST(sink_data_unannounced_file_tls)
+{
+	t_unknown_file(LC_XFER_ENCRYPT, 7);	/* beyond nsources */
+}
+
+/* A frame reaching past the announced size: the copy fails (PROTO). */
+static void
+t_past_size(uint64_t off, uint32_t len)
+{
+	struct lc_stream *st;
+	struct t_sink t;
+
+	t_start(&t, 1, 0, 1);
+	t_file(&t, 1, "one", 2 * T_BLOCK + 10);
+	st = t_dial(&t, 0);
+	t_data(st, 1, off, len);
+	host_wait_failed(&t.h, LC_ERR_PROTO);
+	LC_CHECK(strstr(t.h.err.msg, "bad block") != NULL);
+	lc_stream_free(st);
+	t_stop(&t);
+}
+
+LC_TEST(sink_data_straddles_end)
+{
+	t_past_size(2 * T_BLOCK, T_BLOCK);	/* 10 bytes fit, not 4096 */
+}
+
+LC_TEST(sink_data_beyond_end)
+{
+	t_past_size(5 * T_BLOCK, 100);
+}
+
+/*
+ * Strangers on a stream's port: a wrong key, bytes that are no handshake,
+ * and the right key naming another stream.  Each is dropped; the real
+ * streams connect afterwards on the same ports and the copy completes.
+ */
+static void
+t_strangers(uint32_t flags)
+{
+	static const uint32_t ids[1] = { 1 };
+	static const uint64_t sizes[1] = { 5 * T_BLOCK + 1 };
+	uint8_t bad[LC_KEY_LEN];
+	struct lc_stream *st[2], *x;
+	struct lc_err e;
+	int fd;
+
+	struct t_sink t;
+
+	t_start(&t, 2, flags, 1);
+	t_file(&t, 1, "one", sizes[0]);
+	memcpy(bad, t.key, sizeof(bad));
+	bad[5] ^= 0x40;
+	/* a wrong key: the dial fails, nothing reaches a receiver */
+	LC_CHECK(t_dial_on(&t, 0, 0, bad, &x) != 0);
+	LC_CHECK(x == NULL);
+	/* garbage instead of a handshake, then EOF */
+	lc_err_clear(&e);
+	LC_CHECK(lc_sock_connect("127.0.0.1", t.l.ports[1], 0, 5000,
+	    &t.cancel, &fd, &e) == 0);
+	LC_CHECK(write(fd, "GET / HTTP/1.0\r\n\r\n", 18) == 18);
+	close(fd);
+	/* the right key, announcing stream 1 on the port of stream 0: its
+	 * handshake passes, then the sink drops it */
+	if (t_dial_on(&t, 1, 0, t.key, &x) == 0)
+		lc_stream_free(x);
+
+	st[0] = t_dial(&t, 0);
+	st[1] = t_dial(&t, 1);
+	for (uint32_t s = 0; s < 2; s++) {
+		uint32_t g = 0;
+		for (uint64_t off = 0; off < sizes[0]; off += T_BLOCK, g++)
+			if (g % 2 == s)
+				t_data(st[s], 1, off, t_blen(sizes[0], off));
+		t_end(st[s]);
+	}
+	t_expect_done(&t, ids, sizes, 1, sizes[0]);
+	t_check_file(&t, "one", 1, sizes[0]);
+	lc_stream_free(st[0]);
+	lc_stream_free(st[1]);
+	t_stop(&t);
+}
+
+LC_TEST(sink_stranger_dropped_plain)
+{
+	t_strangers(0);
+}
+
+LC_TEST(sink_stranger_dropped_tls)
+{
+	t_strangers(LC_XFER_ENCRYPT);
+}
+
+/*
+ * Stream 0 breaks: after whole blocks 0, 2, 4 and part of block 6 (or
+ * before any block).  The sink reports STREAM_LOST with the last whole
+ * block; the "source" reconnects stream 0 on the same port and sends the
+ * rest from the block after it; the file completes.
+ */
+static void
+t_lost(uint32_t flags, int nwhole)
+{
+	static const uint32_t ids[1] = { 1 };
+	static const uint64_t sizes[1] = { 10 * T_BLOCK };
+	struct lc_msg_stream_lost m;
+	struct lc_stream *st[2];
+	struct t_sink t;
+	uint64_t off;
+	size_t n;
+
+	t_start(&t, 2, flags, 1);
+	t_file(&t, 1, "one", sizes[0]);
+	st[0] = t_dial(&t, 0);
+	st[1] = t_dial(&t, 1);
+	for (off = 0; off < (uint64_t)nwhole * 2 * T_BLOCK;
+	    off += 2 * T_BLOCK)
+		t_data(st[0], 1, off, T_BLOCK);
+	/* header and half of the next block, then the connection dies */
+	t_data_cut(st[0], 1, off, T_BLOCK, LC_FRAME_HDR_LEN + T_BLOCK / 2);
+	lc_stream_free(st[0]);
+
+	host_wait_msg(&t.h, LC_MSG_STREAM_LOST, &n);
+	LC_CHECK(lc_msg_get_stream_lost(host_payload, n, &m) == 0);
+	fprintf(stderr, "STREAM_LOST %u has_last %u (%u, %llu): %s\n",
+	    m.stream, m.has_last, m.last_file,
+	    (unsigned long long)m.last_off, m.reason);
+	LC_CHECK_EQ_U(m.stream, 0);
+	if (nwhole == 0) {
+		LC_CHECK_EQ_U(m.has_last, 0);
+	} else {
+		LC_CHECK_EQ_U(m.has_last, 1);
+		LC_CHECK_EQ_U(m.last_file, 1);
+		LC_CHECK_EQ_U(m.last_off, off - 2 * T_BLOCK);
+	}
+	LC_CHECK(!t.h.failed);
+
+	/* the reconnect: the same stream on the same port, the rest */
+	st[0] = t_dial(&t, 0);
+	for (; off < sizes[0]; off += 2 * T_BLOCK)
+		t_data(st[0], 1, off, T_BLOCK);
+	t_end(st[0]);
+	for (off = T_BLOCK; off < sizes[0]; off += 2 * T_BLOCK)
+		t_data(st[1], 1, off, T_BLOCK);
+	t_end(st[1]);
+	t_expect_done(&t, ids, sizes, 1, sizes[0]);
+	t_check_file(&t, "one", 1, sizes[0]);
+	lc_stream_free(st[0]);
+	lc_stream_free(st[1]);
+	t_stop(&t);
+}
+
+LC_TEST(sink_stream_lost_reconnect_plain)
+{
+	t_lost(0, 3);
+}
+
+LC_TEST(sink_stream_lost_reconnect_tls)
+{
+	t_lost(LC_XFER_ENCRYPT, 3);
+}
+
+LC_TEST(sink_stream_lost_before_any_block)
+{
+	t_lost(0, 0);
+}
+
+LC_TEST_MAIN()

@@ -1,0 +1,645 @@
+/*
+ * The source role alone, driven through lc_source_ops by a test host
+ * (role_host.h): SRC_ADD, CONNECT, FILE_READY, SRC_NOMORE, STREAM_LOST
+ * and ACK on its control side.  On its data side the test plays the
+ * sink: one thread per stream listens on 127.0.0.1, runs the sink's side
+ * of the handshake (lc_tls_accept and lc_stream_accept_auth, as sink.c
+ * does) and reassembles the frames, or breaks the connection, or answers
+ * a reconnect as an impostor that does not know the key.
+ */
+#define LC_TEST_TIMEOUT 90
+#include "role_host.h"
+
+#include "lanecp/stream.h"
+#include "lanecp/tls.h"
+
+#include <fcntl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+
+#define T_BLOCK 4096u
+#define T_STREAMS_MAX 4
+
+struct t_src;
+
+/* The fake sink's side of one stream. */
+struct t_lis {
+	struct t_src *t;
+	uint32_t idx;
+	int fd;			/* listening */
+	uint16_t port;
+	pthread_t th;
+	/* behaviour, set before CONNECT */
+	uint32_t break_after;	/* first connection: close after n DATA */
+	int impostors;		/* reconnects answered without the key;
+				   -1: every one */
+	/* under t->mu */
+	uint32_t conns;		/* accepted connections */
+	uint32_t good;		/* ... that passed the handshake */
+	uint32_t forged;	/* reconnects answered as an impostor */
+	uint64_t forged_bytes;	/* read on those after their handshake */
+	int broken;		/* the first connection was broken off */
+	int has_last;		/* last whole block on the broken one */
+	uint64_t last_off;
+	uint64_t first_after;	/* first DATA offset after the reconnect */
+	int ended;
+	char fail[256];		/* a broken expectation, "" if none */
+};
+
+struct t_src {
+	struct host h;
+	char dir[64];
+	char path[128];
+	uint64_t size;
+	uint32_t flags;
+	uint32_t nstreams;
+	uint8_t key[LC_KEY_LEN];
+	struct lc_tls *tls;	/* server side, when encrypting */
+	pthread_mutex_t mu;
+	pthread_cond_t cv;	/* stream 0 broke, or stopping */
+	int gate;		/* other streams wait for stream 0's break */
+	int stopping;
+	uint8_t *got;		/* reassembled file */
+	uint8_t *have;		/* per block: received */
+	uint32_t nblocks;
+	uint32_t nhave;
+	struct t_lis lis[T_STREAMS_MAX];
+};
+
+static uint8_t
+t_byte(uint64_t off)
+{
+	return (uint8_t)(off * 167 + (off >> 12) * 13 + 5);
+}
+
+static void
+t_lis_fail(struct t_lis *l, const char *msg)
+{
+	pthread_mutex_lock(&l->t->mu);
+	if (l->fail[0] == '\0')
+		snprintf(l->fail, sizeof(l->fail), "stream %u: %s", l->idx,
+		    msg);
+	pthread_mutex_unlock(&l->t->mu);
+	host_wake(&l->t->h);
+}
+
+/* Read until EOF or error: how many bytes the peer still sent. */
+static uint64_t
+t_drain(int fd)
+{
+	uint8_t buf[4096];
+	uint64_t total = 0;
+	ssize_t n;
+
+	while ((n = read(fd, buf, sizeof(buf))) > 0)
+		total += (uint64_t)n;
+	return total;
+}
+
+/*
+ * A reconnect answered by someone who does not know the key: with TLS, a
+ * PSK from the wrong key; without, the HMAC exchange with a proof made
+ * from the wrong key.  The source must see through it and send nothing
+ * more: every byte read after the handshake is counted.
+ */
+static void
+t_impostor(struct t_lis *l, int fd)
+{
+	uint8_t bad[LC_KEY_LEN], hello[LC_HS_HELLO_LEN];
+	uint8_t resp[LC_HS_RESP_LEN], fin[LC_HS_FIN_LEN];
+	struct lc_tls *tls = NULL;
+	struct lc_conn c;
+	struct lc_err e;
+	uint64_t n;
+
+	memcpy(bad, l->t->key, sizeof(bad));
+	bad[0] ^= 1;
+	lc_conn_init(&c, fd);
+	(void)lc_sock_set_timeout(fd, 10000);
+	lc_err_clear(&e);
+	if (l->t->flags & LC_XFER_ENCRYPT) {
+		if (lc_tls_new(1, bad, &tls, &e) != 0 ||
+		    lc_tls_accept(tls, &c, &e) == 0)
+			t_lis_fail(l, "TLS with the wrong key succeeded");
+		else
+			fprintf(stderr, "impostor: %s\n", e.msg);
+	} else {
+		memcpy(hello, "LCDS\1\0\0\0", 8);
+		memset(hello + 8, 0x5a, LC_HS_NONCE_LEN);
+		if (lc_conn_write_all(&c, hello, sizeof(hello), &e) != 0 ||
+		    lc_conn_read_full(&c, resp, sizeof(resp), &e) != 0 ||
+		    lc_stream_hs_put_fin(bad, hello + 8, resp + 8,
+		    lc_peek_u32(resp + 4), fin) != 0 ||
+		    lc_conn_write_all(&c, fin, sizeof(fin), &e) != 0)
+			t_lis_fail(l, "impostor handshake broke off early");
+	}
+	n = t_drain(fd);
+	pthread_mutex_lock(&l->t->mu);
+	l->forged++;
+	l->forged_bytes += n;
+	pthread_mutex_unlock(&l->t->mu);
+	host_wake(&l->t->h);
+	lc_conn_close(&c);
+	lc_tls_free(tls);
+}
+
+/* Frames of one authenticated connection, until END, EOF or the break. */
+static void
+t_receive(struct t_lis *l, struct lc_conn *c, int first)
+{
+	struct t_src *t = l->t;
+	uint8_t hdr[LC_FRAME_HDR_LEN];
+	struct lc_frame fr;
+	struct lc_err e;
+	uint32_t ndata = 0;
+	uint64_t prev = 0;
+	int r, any = 0;
+
+	for (;;) {
+		lc_err_clear(&e);
+		if ((r = lc_conn_read_full(c, hdr, sizeof(hdr), &e)) != 0) {
+			fprintf(stderr, "stream %u: %s\n", l->idx, e.msg);
+			return;
+		}
+		if (lc_frame_get(hdr, T_BLOCK, &fr) != 0) {
+			t_lis_fail(l, "malformed frame");
+			return;
+		}
+		if (fr.type == LC_FRAME_IDLE)
+			continue;
+		if (fr.type == LC_FRAME_END) {
+			pthread_mutex_lock(&t->mu);
+			l->ended = 1;
+			pthread_mutex_unlock(&t->mu);
+			host_wake(&t->h);
+			return;
+		}
+		if (fr.file_id != 1 || fr.offset % T_BLOCK != 0 ||
+		    fr.offset + fr.len > t->size ||
+		    (fr.len != T_BLOCK && fr.offset + fr.len != t->size)) {
+			t_lis_fail(l, "frame outside the file's blocks");
+			return;
+		}
+		if (any && fr.offset <= prev) {
+			t_lis_fail(l, "blocks not increasing on a stream");
+			return;
+		}
+		if (first && ndata == l->break_after && l->break_after > 0) {
+			/* break off before this block: the last whole one
+			 * is prev */
+			pthread_mutex_lock(&t->mu);
+			l->broken = 1;
+			l->has_last = any;
+			l->last_off = prev;
+			pthread_cond_broadcast(&t->cv);
+			pthread_mutex_unlock(&t->mu);
+			host_wake(&t->h);
+			return;
+		}
+		pthread_mutex_lock(&t->mu);
+		if (!first && !any)
+			l->first_after = fr.offset;
+		pthread_mutex_unlock(&t->mu);
+		lc_err_clear(&e);
+		if (lc_conn_read_full(c, t->got + fr.offset, fr.len, &e) !=
+		    0) {
+			fprintf(stderr, "stream %u: %s\n", l->idx, e.msg);
+			return;
+		}
+		pthread_mutex_lock(&t->mu);
+		if (!t->have[fr.offset / T_BLOCK]) {
+			t->have[fr.offset / T_BLOCK] = 1;
+			t->nhave++;
+		}
+		pthread_mutex_unlock(&t->mu);
+		host_wake(&t->h);
+		any = 1;
+		prev = fr.offset;
+		ndata++;
+	}
+}
+
+static void *
+t_lis_main(void *arg)
+{
+	struct t_lis *l = arg;
+	struct t_src *t = l->t;
+	struct lc_conn c;
+	struct lc_err e;
+	int fd, impostor;
+	uint32_t n;
+
+	while ((fd = accept4(l->fd, NULL, NULL, SOCK_CLOEXEC)) >= 0) {
+		pthread_mutex_lock(&t->mu);
+		n = l->conns++;
+		impostor = n > 0 && l->impostors != 0;
+		if (impostor && l->impostors > 0)
+			l->impostors--;
+		/*
+		 * Hold the other streams in their handshake until stream 0
+		 * has broken, so that stream 0 gets the blocks to break on
+		 * whatever the scheduling (the source waits for a handshake
+		 * up to LC_HANDSHAKE_TIMEOUT_MS).
+		 */
+		while (t->gate && l->idx != 0 && !t->lis[0].broken &&
+		    !t->stopping)
+			pthread_cond_wait(&t->cv, &t->mu);
+		pthread_mutex_unlock(&t->mu);
+		if (impostor) {
+			t_impostor(l, fd);
+			continue;
+		}
+		/* the sink's side, as in sink.c's lc_auth_main */
+		lc_conn_init(&c, fd);
+		(void)lc_sock_set_timeout(fd, 10000);
+		lc_err_clear(&e);
+		if ((t->tls != NULL && lc_tls_accept(t->tls, &c, &e) != 0) ||
+		    lc_stream_accept_auth(&c, t->key, t->nstreams, &e) != 0 ||
+		    c.idx != l->idx) {
+			fprintf(stderr, "stream %u: handshake: %s\n", l->idx,
+			    e.msg);
+			pthread_mutex_lock(&t->mu);
+			impostor = t->stopping;
+			pthread_mutex_unlock(&t->mu);
+			if (!impostor)
+				t_lis_fail(l, "the source's handshake failed");
+			lc_conn_close(&c);
+			continue;
+		}
+		pthread_mutex_lock(&t->mu);
+		l->good++;
+		pthread_mutex_unlock(&t->mu);
+		t_receive(l, &c, n == 0);
+		lc_conn_close(&c);
+	}
+	return NULL;
+}
+
+/* A source with one listed file of size bytes. */
+static void
+t_start(struct t_src *t, uint64_t size, uint32_t streams, uint32_t flags)
+{
+	struct lc_msg_src_listed sl;
+	struct lc_msg_src_add add;
+	struct lc_msg_file f;
+	struct lc_err e;
+	uint8_t buf[T_BLOCK];
+	size_t n;
+	int fd;
+
+	memset(t, 0, sizeof(*t));
+	LC_CHECK(streams <= T_STREAMS_MAX);
+	host_tmpdir(t->dir, sizeof(t->dir), "role-src");
+	snprintf(t->path, sizeof(t->path), "%s/src.bin", t->dir);
+	LC_CHECK((fd = open(t->path, O_WRONLY | O_CREAT | O_EXCL, 0604)) >= 0);
+	for (uint64_t off = 0; off < size; off += sizeof(buf)) {
+		size_t k = size - off < sizeof(buf) ? (size_t)(size - off) :
+		    sizeof(buf);
+		for (size_t i = 0; i < k; i++)
+			buf[i] = t_byte(off + i);
+		LC_CHECK(write(fd, buf, k) == (ssize_t)k);
+	}
+	close(fd);
+	t->size = size;
+	t->flags = flags;
+	t->nstreams = streams;
+	t->nblocks = (uint32_t)((size + T_BLOCK - 1) / T_BLOCK);
+	LC_CHECK((t->got = calloc(1, size + 1)) != NULL);
+	LC_CHECK((t->have = calloc(1, t->nblocks + 1)) != NULL);
+	pthread_mutex_init(&t->mu, NULL);
+	pthread_cond_init(&t->cv, NULL);
+	for (size_t i = 0; i < sizeof(t->key); i++)
+		t->key[i] = (uint8_t)(i * 53 + 3);
+	if (flags & LC_XFER_ENCRYPT) {
+		lc_err_clear(&e);
+		LC_CHECK(lc_tls_new(1, t->key, &t->tls, &e) == 0);
+	}
+	host_init(&t->h, &lc_source_ops);
+
+	memset(&add, 0, sizeof(add));
+	snprintf(add.path, sizeof(add.path), "%s", t->path);
+	host_send(&t->h, lc_msg_put_src_add, &add);
+	host_wait_msg(&t->h, LC_MSG_FILE, &n);
+	LC_CHECK(lc_msg_get_file(host_payload, n, &f) == 0);
+	LC_CHECK_EQ_U(f.id, 1);
+	LC_CHECK_EQ_U(f.kind, LC_KIND_REG);
+	LC_CHECK_EQ_U(f.size, size);
+	LC_CHECK_EQ_U(f.mode, 0604);
+	LC_CHECK_STR(f.name, "src.bin");
+	host_wait_msg(&t->h, LC_MSG_SRC_LISTED, &n);
+	LC_CHECK(lc_msg_get_src_listed(host_payload, n, &sl) == 0);
+	LC_CHECK_EQ_U(sl.files, 1);
+	LC_CHECK_EQ_U(sl.bytes, size);
+
+	for (uint32_t i = 0; i < streams; i++) {
+		struct t_lis *l = &t->lis[i];
+		l->t = t;
+		l->idx = i;
+		lc_err_clear(&e);
+		LC_CHECK(lc_sock_listen(0, &l->fd, &l->port, &e) == 0);
+	}
+}
+
+/* CONNECT to the listeners; CONNECTED; FILE_READY; SRC_NOMORE. */
+static void
+t_connect(struct t_src *t)
+{
+	struct lc_msg_file_ready rd;
+	struct lc_msg_connected cd;
+	struct lc_msg_connect c;
+	size_t n;
+
+	for (uint32_t i = 0; i < t->nstreams; i++)
+		LC_CHECK(pthread_create(&t->lis[i].th, NULL, t_lis_main,
+		    &t->lis[i]) == 0);
+	memset(&c, 0, sizeof(c));
+	snprintf(c.addr, sizeof(c.addr), "127.0.0.1");
+	c.streams = t->nstreams;
+	c.block = T_BLOCK;
+	c.flags = t->flags;
+	memcpy(c.key, t->key, sizeof(c.key));
+	for (uint32_t i = 0; i < t->nstreams; i++)
+		c.ports[i] = t->lis[i].port;
+	host_send(&t->h, lc_msg_put_connect, &c);
+	/* the source takes FILE_READY as soon as it has CONNECT: with the
+	 * gate closed, CONNECTED only comes after stream 0's break */
+	memset(&rd, 0, sizeof(rd));
+	rd.id = 1;
+	host_send(&t->h, lc_msg_put_file_ready, &rd);
+	host_send(&t->h, lc_msg_put_empty, LC_MSG_SRC_NOMORE);
+	if (!t->gate) {
+		host_wait_msg(&t->h, LC_MSG_CONNECTED, &n);
+		LC_CHECK(lc_msg_get_connected(host_payload, n, &cd) == 0);
+		LC_CHECK_EQ_U(cd.streams, t->nstreams);
+	}
+}
+
+/* Gated: CONNECTED once every stream is up, after the break. */
+static void
+t_connected(struct t_src *t)
+{
+	struct lc_msg_connected cd;
+	size_t n;
+
+	host_wait_msg(&t->h, LC_MSG_CONNECTED, &n);
+	LC_CHECK(lc_msg_get_connected(host_payload, n, &cd) == 0);
+	LC_CHECK_EQ_U(cd.streams, t->nstreams);
+}
+
+static void
+t_stop(struct t_src *t)
+{
+	pthread_mutex_lock(&t->mu);
+	t->stopping = 1;
+	pthread_cond_broadcast(&t->cv);
+	pthread_mutex_unlock(&t->mu);
+	host_free_role(&t->h);	/* joins the senders, closes their streams */
+	for (uint32_t i = 0; i < t->nstreams; i++) {
+		(void)shutdown(t->lis[i].fd, SHUT_RDWR);	/* wakes accept */
+		if (t->lis[i].th != 0)
+			LC_CHECK(pthread_join(t->lis[i].th, NULL) == 0);
+		close(t->lis[i].fd);
+	}
+	host_fini(&t->h);	/* the listeners used host_wake() */
+	for (uint32_t i = 0; i < t->nstreams; i++) {
+		if (t->lis[i].fail[0] != '\0')
+			fprintf(stderr, "%s\n", t->lis[i].fail);
+		LC_CHECK(t->lis[i].fail[0] == '\0');
+	}
+	lc_tls_free(t->tls);
+	pthread_cond_destroy(&t->cv);
+	pthread_mutex_destroy(&t->mu);
+	free(t->got);
+	free(t->have);
+	host_rmdir(t->dir);
+}
+
+static int
+t_all_blocks(void *arg)
+{
+	struct t_src *t = arg;
+	int r;
+
+	pthread_mutex_lock(&t->mu);
+	r = t->nhave == t->nblocks;
+	for (uint32_t i = 0; i < t->nstreams; i++)
+		if (t->lis[i].fail[0] != '\0')
+			r = 1;	/* stop waiting: t_stop reports it */
+	pthread_mutex_unlock(&t->mu);
+	return r;
+}
+
+static int
+t_all_ended(void *arg)
+{
+	struct t_src *t = arg;
+	int r = 1;
+
+	pthread_mutex_lock(&t->mu);
+	for (uint32_t i = 0; i < t->nstreams; i++)
+		if (!t->lis[i].ended)
+			r = 0;
+	pthread_mutex_unlock(&t->mu);
+	return r;
+}
+
+static int
+t_broken(void *arg)
+{
+	struct t_lis *l = arg;
+	int r;
+
+	pthread_mutex_lock(&l->t->mu);
+	r = l->broken || l->fail[0] != '\0';
+	pthread_mutex_unlock(&l->t->mu);
+	return r;
+}
+
+/* Everything arrived: ACK it all, expect END everywhere and SRC_DONE. */
+static void
+t_finish(struct t_src *t, uint64_t min_bytes)
+{
+	struct lc_msg_xfer_done d;
+	struct lc_msg_ack ack;
+	size_t n;
+
+	host_wait_for(&t->h, t_all_blocks, t, "all blocks");
+	pthread_mutex_lock(&t->mu);
+	for (uint32_t i = 0; i < t->nstreams; i++) {
+		if (t->lis[i].fail[0] != '\0')
+			fprintf(stderr, "%s\n", t->lis[i].fail);
+		LC_CHECK(t->lis[i].fail[0] == '\0');
+	}
+	pthread_mutex_unlock(&t->mu);
+	for (uint64_t off = 0; off < t->size; off++)
+		if (t->got[off] != t_byte(off)) {
+			fprintf(stderr, "byte %llu differs\n",
+			    (unsigned long long)off);
+			LC_CHECK(t->got[off] == t_byte(off));
+		}
+	/* the sink's low-water mark, as the controller forwards it */
+	ack.file = 1;
+	ack.written = t->size;
+	host_send(&t->h, lc_msg_put_ack, &ack);
+	host_wait_msg(&t->h, LC_MSG_SRC_DONE, &n);
+	LC_CHECK(lc_msg_get_xfer_done(host_payload, n, &d) == 0);
+	LC_CHECK_EQ_U(d.files, 1);
+	LC_CHECK(d.bytes >= min_bytes);
+	fprintf(stderr, "SRC_DONE: %llu bytes sent for %llu\n",
+	    (unsigned long long)d.bytes, (unsigned long long)t->size);
+	/* END was written before SRC_DONE; it may still be on its way */
+	host_wait_for(&t->h, t_all_ended, t, "END on every stream");
+	LC_CHECK(!t->h.failed);
+}
+
+static void
+t_copy(uint32_t flags)
+{
+	struct t_src t;
+
+	t_start(&t, 37 * T_BLOCK + 1000, 3, flags);
+	t_connect(&t);
+	t_finish(&t, t.size);
+	for (uint32_t i = 0; i < t.nstreams; i++)
+		LC_CHECK_EQ_U(t.lis[i].good, 1);
+	t_stop(&t);
+}
+
+LC_TEST(source_copy_plain)
+{
+	t_copy(0);
+}
+
+LC_TEST(source_copy_tls)
+{
+	t_copy(LC_XFER_ENCRYPT);
+}
+
+/* An empty file still ends with SRC_DONE (nothing to send). */
+LC_TEST(source_copy_empty_file)
+{
+	struct t_src t;
+
+	t_start(&t, 0, 2, 0);
+	t_connect(&t);
+	t_finish(&t, 0);
+	t_stop(&t);
+}
+
+/*
+ * Stream 0 is broken off by the sink after 3 blocks (the rest of what the
+ * source wrote on it is never read).  The sink says STREAM_LOST with the
+ * last whole block; the source reconnects on the same port, first
+ * answered by `impostors` parties that cannot prove the key (each must
+ * get no byte after its handshake), and resends what followed the last
+ * block.
+ */
+static void
+t_lost(uint32_t flags, int impostors)
+{
+	struct lc_msg_stream_lost m;
+	struct t_lis *l;
+	struct t_src t;
+
+	t_start(&t, 200 * T_BLOCK + 77, 2, flags);
+	l = &t.lis[0];
+	l->break_after = 3;
+	l->impostors = impostors;
+	t.gate = 1;
+	t_connect(&t);
+	host_wait_for(&t.h, t_broken, l, "the break");
+	pthread_mutex_lock(&t.mu);
+	LC_CHECK(l->fail[0] == '\0');
+	pthread_mutex_unlock(&t.mu);
+	memset(&m, 0, sizeof(m));
+	m.stream = 0;
+	m.has_last = (uint8_t)l->has_last;
+	m.last_file = 1;
+	m.last_off = l->last_off;
+	snprintf(m.reason, sizeof(m.reason), "test: broken off");
+	host_send(&t.h, lc_msg_put_stream_lost, &m);
+	t_connected(&t);
+	t_finish(&t, t.size);
+	pthread_mutex_lock(&t.mu);
+	fprintf(stderr, "stream 0: %u connections, %u good, %u impostors, "
+	    "last %llu, first after %llu\n", l->conns, l->good, l->forged,
+	    (unsigned long long)l->last_off,
+	    (unsigned long long)l->first_after);
+	LC_CHECK_EQ_U(l->good, 2);
+	LC_CHECK_EQ_U(l->forged, (uint32_t)impostors);
+	LC_CHECK_EQ_U(l->forged_bytes, 0);
+	/* gated, stream 0 had every block in turn: the resend starts with
+	 * the very block after the sink's last */
+	LC_CHECK_EQ_U(l->first_after, l->last_off + T_BLOCK);
+	pthread_mutex_unlock(&t.mu);
+	t_stop(&t);
+}
+
+LC_TEST(source_reconnect_plain)
+{
+	t_lost(0, 0);
+}
+
+LC_TEST(source_reconnect_tls)
+{
+	t_lost(LC_XFER_ENCRYPT, 0);
+}
+
+LC_TEST(source_reconnect_impostor_plain)
+{
+	t_lost(0, 2);
+}
+
+LC_TEST(source_reconnect_impostor_tls)
+{
+	t_lost(LC_XFER_ENCRYPT, 2);
+}
+
+/*
+ * Every reconnect meets an impostor: the source gives up after its bound
+ * (12 breaks and attempts per stream) with a STREAM error, and none of
+ * the attempts carried a byte after its handshake.
+ */
+static void
+t_give_up(uint32_t flags)
+{
+	struct lc_msg_stream_lost m;
+	struct t_lis *l;
+	struct t_src t;
+
+	t_start(&t, 200 * T_BLOCK, 2, flags);
+	l = &t.lis[0];
+	l->break_after = 2;
+	l->impostors = -1;
+	t.gate = 1;
+	t_connect(&t);
+	host_wait_for(&t.h, t_broken, l, "the break");
+	memset(&m, 0, sizeof(m));
+	m.stream = 0;
+	m.has_last = (uint8_t)l->has_last;
+	m.last_file = 1;
+	m.last_off = l->last_off;
+	host_send(&t.h, lc_msg_put_stream_lost, &m);
+	host_wait_failed(&t.h, LC_ERR_STREAM);
+	LC_CHECK(strstr(t.h.err.msg, "reconnect failed") != NULL);
+	pthread_mutex_lock(&t.mu);
+	fprintf(stderr, "stream 0: %u impostors, %llu bytes after them\n",
+	    l->forged, (unsigned long long)l->forged_bytes);
+	LC_CHECK(l->forged >= 1 && l->forged <= 12);
+	LC_CHECK_EQ_U(l->forged_bytes, 0);
+	LC_CHECK_EQ_U(l->good, 1);
+	pthread_mutex_unlock(&t.mu);
+	t_stop(&t);
+}
+
+LC_TEST(source_reconnect_gives_up_plain)
+{
+	t_give_up(0);
+}
+
+LC_TEST(source_reconnect_gives_up_tls)
+{
+	t_give_up(LC_XFER_ENCRYPT);
+}
+
+LC_TEST_MAIN()
