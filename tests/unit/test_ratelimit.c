@@ -96,7 +96,7 @@ LC_TEST(cancel_stops_the_wait)
 
 	atomic_init(&cancel, true);
 	lc_rate_init(&rate, 1000);
-	LC_CHECK(lc_rate_take(&rate, 1u << 20, &cancel) == -1);
+	LC_CHECK(lc_rate_take(&rate, 1u << 20, &cancel) == -LC_ERR_CANCELED);
 	lc_rate_destroy(&rate);
 }
 
