@@ -32,6 +32,7 @@
 #include "lanecp/jobq.h"
 #include "lanecp/log.h"
 #include "lanecp/parse.h"
+#include "lanecp/partfile.h"
 #include "lanecp/stream.h"
 #include "lanecp/tls.h"
 #include "lanecp/util.h"
@@ -43,15 +44,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/file.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/statvfs.h>
-#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include <openssl/crypto.h>
-#include <openssl/evp.h>
 
 /*
  * Memory.  The receive buffers are the sink's only large allocation:
@@ -77,7 +74,6 @@
  * backlog rather than being dropped.
  */
 #define LC_MAX_PENDING_AUTH (LC_MAX_STREAMS + 16)
-#define LC_PART_SUFFIX ".lanecp-part"
 #define LC_RECV_TICK_MS 1000	/* socket receive timeout: re-check */
 #define LC_MAX_STREAM_LOSSES 8	/* per stream: then the copy fails */
 
@@ -92,14 +88,10 @@ enum lc_sfile_state {
 
 struct lc_sfile {
 	uint32_t id;
-	int fd;
-	int direct;		/* writing the target itself, in order */
-	int beneath;		/* name resolved beneath the sink's dir_fd */
+	struct lc_part p;	/* fd, names (partfile.h) */
 	int state;		/* enum lc_sfile_state (main thread) */
 	int written;		/* every byte is written */
-	uint64_t size;
 	uint64_t start;		/* first byte received (resume) */
-	uint32_t mode;
 	struct lc_wfile *wf;
 	struct lc_csum *csum;	/* -e: over what was written */
 	char expect[LC_CSUM_MAX];	/* the source's checksum, "" = not yet */
@@ -108,9 +100,6 @@ struct lc_sfile {
 	uint32_t nchunks;
 	uint8_t *prefix;	/* nchunks SHA-256 hashes */
 	struct lc_sink *sink;
-	char name[256];		/* final component in dir_fd */
-	char final[LC_PATH_MAX];	/* for messages */
-	char tmp[LC_PATH_MAX];		/* part file name in dir_fd */
 };
 
 enum lc_recv_state {
@@ -155,11 +144,7 @@ struct lc_sink {
 	pthread_cond_t cv;
 	struct lc_jobq *jobs;
 	int target_set;
-	int target_is_dir;
-	uint32_t tflags;
-	char target[LC_PATH_MAX];
-	char target_name[256];	/* file target: its last component */
-	int dir_fd;		/* where files are created */
+	struct lc_target tgt;	/* where files go (partfile.h) */
 	struct lc_sfile **files;	/* by id; under mu */
 	uint32_t files_cap;
 	uint32_t files_max;	/* ids are 1 .. files_max (SINK_TARGET) */
@@ -199,7 +184,7 @@ lc_sink_new(const struct lc_role_port *port, void **out)
 	pthread_cond_init(&s->cv, NULL);
 	atomic_init(&s->bytes, 0);
 	s->accept_wake.rfd = s->accept_wake.wfd = -1;
-	s->dir_fd = -1;
+	s->tgt.dir_fd = -1;
 	s->lw_file = 1;
 	for (uint32_t i = 0; i < LC_MAX_STREAMS; i++) {
 		s->recv[i].listen_fd = -1;
@@ -218,37 +203,15 @@ lc_sink_new(const struct lc_role_port *port, void **out)
 	return 0;
 }
 
-/* ---- target and files ----
- *
- * All file operations are relative to one directory descriptor (dir_fd):
- * the target directory, or the directory holding the target file.  Peer
- * names are opened beneath it (confine.h), the temporary file is created
- * in it with O_NOFOLLOW, and renameat(2) moves it into place within it.
- */
 
-/* A single path component from the peer: no '/', not "." or "..". */
-static int
-lc_sink_name_ok(const char *name)
-{
-	return name[0] != '\0' && strchr(name, '/') == NULL &&
-	    strcmp(name, ".") != 0 && strcmp(name, "..") != 0;
-}
-
-static int
-lc_sink_open_dir(struct lc_sink *s, const char *path, struct lc_err *e)
-{
-	return lc_confine_open(s->port.conf, -1, path, O_RDONLY | O_DIRECTORY,
-	    0, &s->dir_fd, e);
-}
+/* ---- target and files (the file system side is in partfile.c) ---- */
 
 static int
 lc_sink_target(struct lc_sink *s, const struct lc_msg_sink_target *m,
     struct lc_err *e)
 {
 	struct lc_msg_target_ok ok;
-	char parent[LC_PATH_MAX];
-	int want_dir, err, r;
-	struct stat st;
+	int r;
 
 	if (s->target_set)
 		return lc_err_set(e, LC_ERR_PROTO, "second SINK_TARGET");
@@ -256,297 +219,14 @@ lc_sink_target(struct lc_sink *s, const struct lc_msg_sink_target *m,
 		return lc_err_set(e, LC_ERR_PROTO, "SINK_TARGET: %u files "
 		    "announced (1 to %u)", m->nsources, LC_SINK_MAX_FILES);
 	s->files_max = m->nsources;
-	snprintf(s->target, sizeof(s->target), "%s", m->target);
-	s->tflags = m->flags;
-	want_dir = (m->flags & LC_TGT_WANT_DIR) ||
-	    m->target[strlen(m->target) - 1] == '/';
-	r = lc_confine_stat(s->port.conf, -1, s->target, &st, &err, e);
-	if (r == -LC_ERR_DENIED)
+	if ((r = lc_target_resolve(&s->tgt, s->port.conf, m->target, m->flags,
+	    s->port.set.umask, e)) != 0)
 		return r;
-	if (r == 0 && S_ISDIR(st.st_mode)) {
-		s->target_is_dir = 1;
-		if ((r = lc_sink_open_dir(s, s->target, e)) != 0)
-			return r;
-	} else if (r == 0 && want_dir) {
-		return lc_err_set(e, LC_ERR_IO, "%s: not a directory",
-		    s->target);
-	} else if (r != 0 && err != ENOENT) {
-		return r;
-	} else if (r != 0 && want_dir) {
-		return lc_err_set(e, LC_ERR_IO, "%s: no such directory",
-		    s->target);
-	} else {
-		/* a file: created or replaced in its parent directory */
-		lc_path_basename(s->target, s->target_name,
-		    sizeof(s->target_name));
-		lc_path_dirname(s->target, parent, sizeof(parent));
-		if (!lc_sink_name_ok(s->target_name))
-			return lc_err_set(e, LC_ERR_IO, "%s: not a file name",
-			    s->target);
-		lc_err_clear(e);
-		if ((r = lc_sink_open_dir(s, parent, e)) != 0)
-			return r;
-	}
 	s->target_set = 1;
 	memset(&ok, 0, sizeof(ok));
-	ok.is_dir = (uint8_t)s->target_is_dir;
-	snprintf(ok.resolved, sizeof(ok.resolved), "%s", s->target);
+	ok.is_dir = (uint8_t)s->tgt.is_dir;
+	snprintf(ok.resolved, sizeof(ok.resolved), "%s", s->tgt.path);
 	return lc_msg_put_target_ok(s->port.out, &ok);
-}
-
-/* .NAME.lanecp-part, or a hashed name when that would be too long. */
-static int
-lc_sink_part_name(const char *name, char *out, size_t outsz)
-{
-	int n;
-
-	if (strlen(name) + sizeof(LC_PART_SUFFIX) + 1 <= 255) {
-		n = snprintf(out, outsz, ".%s%s", name, LC_PART_SUFFIX);
-	} else {
-		unsigned char md[EVP_MAX_MD_SIZE];
-		unsigned int mdlen = 0;
-		char hex[33];
-
-		if (EVP_Digest(name, strlen(name), md, &mdlen, EVP_sha256(),
-		    NULL) != 1)
-			return -LC_ERR_INTERNAL;
-		for (unsigned i = 0; i < 16; i++)
-			snprintf(hex + 2 * i, 3, "%02x", md[i]);
-		n = snprintf(out, outsz, ".lanecp-%s%s", hex, LC_PART_SUFFIX);
-	}
-	return n < 0 || (size_t)n >= outsz ? -LC_ERR_TOOBIG : 0;
-}
-
-static int
-lc_sink_open_direct(struct lc_sink *s, struct lc_sfile *f, struct lc_err *e)
-{
-	int r;
-
-	/* O_NONBLOCK so a FIFO without a reader fails instead of hanging */
-	r = lc_confine_open(s->port.conf, f->beneath ? s->dir_fd : -1,
-	    f->beneath ? f->name : s->target, O_WRONLY | O_NOCTTY | O_NONBLOCK,
-	    0, &f->fd, e);
-	if (r == -LC_ERR_IO && e != NULL && e->sys_errno == ENXIO)
-		return lc_err_set(e, LC_ERR_IO, "%s: FIFO has no reader",
-		    f->final);
-	if (r != 0)
-		return r;
-	(void)lc_set_nonblock(f->fd, 0);
-	f->direct = 1;
-	return 0;
-}
-
-/*
- * Is this (already open) partial file ours to write into?  Only a regular
- * file owned by the sink's user, with one link, that no one else may
- * write: in a shared directory (/tmp, a group share) another user could
- * have created it first to read the data as it arrives or to have their
- * file renamed into place.
- */
-static int
-lc_sink_part_ours(const struct stat *st)
-{
-	return S_ISREG(st->st_mode) && st->st_uid == geteuid() &&
-	    st->st_nlink == 1 && (st->st_mode & 022) == 0;
-}
-
-static int
-lc_sink_part_refuse(struct lc_sfile *f, const struct stat *st,
-    struct lc_err *e)
-{
-	char dir[LC_PATH_MAX];
-
-	lc_path_dirname(f->final, dir, sizeof(dir));
-	return lc_err_set(e, LC_ERR_DENIED, "%s%s%s: partial file is %s; "
-	    "not writing into it (remove it, or copy elsewhere)", dir,
-	    dir[0] != '\0' && dir[strlen(dir) - 1] != '/' ? "/" : "", f->tmp,
-	    !S_ISREG(st->st_mode) ? "not a regular file" :
-	    st->st_uid != geteuid() ? "owned by another user" :
-	    st->st_nlink != 1 ? "hard-linked" : "writable by others");
-}
-
-/* Lock the open partial file against a second lanecp writing it. */
-static int
-lc_sink_part_lock(struct lc_sfile *f, struct lc_err *e)
-{
-	if (flock(f->fd, LOCK_EX | LOCK_NB) == 0)
-		return 0;
-	if (errno == EWOULDBLOCK)
-		return lc_err_set(e, LC_ERR_IO, "%s: another lanecp is "
-		    "writing this file", f->final);
-	return lc_err_sys(e, LC_ERR_IO, errno, "lock %s", f->tmp);
-}
-
-/*
- * Open an existing partial file: checked before it is opened (a device or
- * FIFO is not even opened), opened without following a symlink, and
- * checked again on the descriptor.  *fd stays -1 when there is none.
- */
-static int
-lc_sink_part_existing(struct lc_sink *s, struct lc_sfile *f, int *fd,
-    struct stat *st, struct lc_err *e)
-{
-	struct stat lst;
-
-	*fd = -1;
-	if (fstatat(s->dir_fd, f->tmp, &lst, AT_SYMLINK_NOFOLLOW) != 0)
-		return errno == ENOENT ? 0 : lc_err_sys(e, LC_ERR_IO, errno,
-		    "stat %s", f->tmp);
-	if (!lc_sink_part_ours(&lst))
-		return lc_sink_part_refuse(f, &lst, e);
-	*fd = openat(s->dir_fd, f->tmp, O_RDWR | O_NOFOLLOW | O_NOCTTY |
-	    O_NONBLOCK | O_CLOEXEC);
-	if (*fd < 0 && errno == ENOENT)
-		return 0;	/* gone meanwhile: create it */
-	if (*fd < 0)
-		return lc_err_sys(e, LC_ERR_IO, errno, "open %s", f->tmp);
-	if (fstat(*fd, st) != 0)
-		return lc_err_sys(e, LC_ERR_IO, errno, "stat %s", f->tmp);
-	if (!lc_sink_part_ours(st))
-		return lc_sink_part_refuse(f, st, e);
-	(void)lc_set_nonblock(*fd, 0);
-	return 0;
-}
-
-/*
- * Open the partial file: with -a, reuse one of ours and set *kept to the
- * length already there; otherwise create a fresh one (O_EXCL, 0600) in
- * place of one of ours.  Someone else's is never written into.
- */
-static int
-lc_sink_open_part(struct lc_sink *s, struct lc_sfile *f, uint64_t *kept,
-    struct lc_err *e)
-{
-	struct stat st;
-	int r;
-
-	*kept = 0;
-	if (lc_sink_part_name(f->name, f->tmp, sizeof(f->tmp)) != 0)
-		return lc_err_set(e, LC_ERR_IO, "%s: name too long", f->final);
-	if ((r = lc_sink_part_existing(s, f, &f->fd, &st, e)) != 0)
-		return r;
-	if (f->fd >= 0 && (r = lc_sink_part_lock(f, e)) != 0)
-		return r;
-	if (f->fd >= 0 && (s->tflags & LC_TGT_RESUME)) {
-		if ((uint64_t)st.st_size <= f->size) {
-			*kept = (uint64_t)st.st_size;
-			return 0;
-		}
-		lc_log_warn("%s: partial file is longer than the source; "
-		    "starting over", f->final);
-	}
-	if (f->fd >= 0) {
-		/*
-		 * Ours and locked by us: replace it rather than truncate it,
-		 * so that no descriptor opened on it before sees the new
-		 * data (and ext4's auto_da_alloc does not start writeback of
-		 * the whole file on close, as after ftruncate() to 0).
-		 */
-		if (unlinkat(s->dir_fd, f->tmp, 0) != 0)
-			return lc_err_sys(e, LC_ERR_IO, errno, "remove %s",
-			    f->tmp);
-		close(f->fd);
-		f->fd = -1;
-	}
-	f->fd = openat(s->dir_fd, f->tmp, O_RDWR | O_CREAT | O_EXCL |
-	    O_NOFOLLOW | O_NOCTTY | O_CLOEXEC, 0600);
-	if (f->fd < 0 && errno == EEXIST)
-		return lc_err_set(e, LC_ERR_EXISTS, "%s: partial file "
-		    "appeared while it was being created; not writing into it",
-		    f->tmp);
-	if (f->fd < 0)
-		return lc_err_sys(e, LC_ERR_IO, errno, "create %s", f->tmp);
-	return lc_sink_part_lock(f, e);
-}
-
-/* Free space for need more bytes in the target directory? */
-static int
-lc_sink_space(struct lc_sink *s, struct lc_sfile *f, uint64_t need,
-    struct lc_err *e)
-{
-	char a[32], b[32];
-	struct statvfs sv;
-	uint64_t avail;
-
-	if ((s->tflags & LC_TGT_NO_SPACE_CHECK) || need == 0 ||
-	    fstatvfs(s->dir_fd, &sv) != 0)
-		return 0;
-	avail = (uint64_t)sv.f_bavail * sv.f_frsize;
-	if (avail >= need)
-		return 0;
-	return lc_err_set(e, LC_ERR_NOSPACE, "%s: needs %s but only %s is "
-	    "free there (--no-space-check to try anyway)", f->final,
-	    lc_fmt_bytes(a, sizeof(a), need), lc_fmt_bytes(b, sizeof(b), avail));
-}
-
-/*
- * The name we are about to rename still names the file we wrote, not one
- * another user put there (possible only where they may rename our files,
- * a writable directory without the sticky bit, where they could replace
- * the target itself just as well; this closes all but that race).
- */
-static int
-lc_sink_part_same(struct lc_sink *s, struct lc_sfile *f,
-    const struct stat *mine, struct lc_err *e)
-{
-	struct stat st;
-
-	if (fstatat(s->dir_fd, f->tmp, &st, AT_SYMLINK_NOFOLLOW) != 0)
-		return lc_err_sys(e, LC_ERR_IO, errno, "stat %s", f->tmp);
-	if (st.st_dev != mine->st_dev || st.st_ino != mine->st_ino)
-		return lc_err_set(e, LC_ERR_DENIED, "%s: the partial file was "
-		    "replaced by someone else; not renaming it into place",
-		    f->tmp);
-	return 0;
-}
-
-/*
- * The whole file is written: make it durable and give it its name.  The
- * order (data fsync, rename, directory fsync) means a crash leaves either
- * the old target or the complete new one under the target name.
- */
-static int
-lc_sink_finalize(struct lc_sink *s, struct lc_sfile *f, struct lc_err *e)
-{
-	int fsync_on = !(s->tflags & LC_TGT_NO_FSYNC);
-	int fd = f->fd, r = 0;
-	struct stat st;
-
-	f->fd = -1;
-	if (f->direct) {
-		if (close(fd) != 0)
-			return lc_err_sys(e, LC_ERR_IO, errno, "close %s",
-			    f->final);
-		return 0;
-	}
-	if (fstat(fd, &st) != 0)
-		r = lc_err_sys(e, LC_ERR_IO, errno, "stat %s", f->tmp);
-	else if ((uint64_t)st.st_size != f->size)
-		r = lc_err_set(e, LC_ERR_IO, "%s: size is %lld after writing, "
-		    "expected %llu; not renaming it into place", f->tmp,
-		    (long long)st.st_size, (unsigned long long)f->size);
-	/* permission bits only: never set-id or sticky bits from a peer */
-	else if (fchmod(fd, (mode_t)f->mode & ~s->port.set.umask & 0777) != 0)
-		r = lc_err_sys(e, LC_ERR_IO, errno, "chmod %s", f->tmp);
-	else if (fsync_on && fsync(fd) != 0)
-		r = lc_err_sys(e, LC_ERR_IO, errno, "fsync %s", f->final);
-	else if ((r = lc_sink_part_same(s, f, &st, e)) != 0)
-		;
-	/* rename before close: the lock keeps a second writer off */
-	else if (renameat(s->dir_fd, f->tmp, s->dir_fd, f->name) != 0)
-		r = lc_err_sys(e, LC_ERR_IO, errno, "rename %s into place",
-		    f->final);
-	if (r != 0) {
-		close(fd);
-		return r;
-	}
-	f->tmp[0] = '\0';
-	if (close(fd) != 0)
-		return lc_err_sys(e, LC_ERR_IO, errno, "close %s", f->final);
-	if (fsync_on && fsync(s->dir_fd) != 0 && errno != EINVAL)
-		return lc_err_sys(e, LC_ERR_IO, errno, "fsync directory of %s",
-		    f->final);
-	return 0;
 }
 
 static int
@@ -619,8 +299,7 @@ lc_sfile_free(struct lc_sfile *f)
 	lc_wfile_free(f->wf);
 	lc_csum_free(f->csum);
 	free(f->prefix);
-	if (f->fd >= 0)
-		close(f->fd);
+	lc_part_close(&f->p);
 	free(f);
 }
 
@@ -641,8 +320,8 @@ lc_sink_prefix_job(void *arg)
 		    f->prefix_len - off : f->chunk;
 		if (lc_role_canceled(&s->port))
 			return;
-		if (lc_prefix_hash(f->fd, off, len, f->prefix + (size_t)i *
-		    LC_PREFIX_HASH_LEN, NULL, f->final, &e) != 0) {
+		if (lc_prefix_hash(f->p.fd, off, len, f->prefix + (size_t)i *
+		    LC_PREFIX_HASH_LEN, NULL, f->p.final, &e) != 0) {
 			lc_role_post(&s->port, LC_EV_ERROR, 0, 0, &e);
 			return;
 		}
@@ -660,7 +339,7 @@ lc_sink_seed_job(void *arg)
 
 	lc_err_clear(&e);
 	if (f->csum != NULL && f->start > 0 &&
-	    lc_csum_fd(f->csum, f->fd, f->start, f->final, &e) != 0) {
+	    lc_csum_fd(f->csum, f->p.fd, f->start, f->p.final, &e) != 0) {
 		lc_role_post(&s->port, LC_EV_ERROR, 0, 0, &e);
 		return;
 	}
@@ -682,17 +361,17 @@ lc_sink_finish_job(void *arg)
 		if (strcmp(sum, f->expect) != 0) {
 			lc_err_set(&e, LC_ERR_CHECKSUM, "%s: checksum mismatch: "
 			    "the source has %s, what was written has %s; not "
-			    "renamed into place", f->final, f->expect, sum);
+			    "renamed into place", f->p.final, f->expect, sum);
 			lc_role_post(&s->port, LC_EV_ERROR, 0, 0, &e);
 			return;
 		}
 	}
-	if (lc_sink_finalize(s, f, &e) != 0) {
+	if (lc_part_finalize(&s->tgt, &f->p, &e) != 0) {
 		lc_role_post(&s->port, LC_EV_ERROR, 0, 0, &e);
 		return;
 	}
-	lc_log_debug("%s complete", f->final);
-	lc_role_post_text(&s->port, LC_EV_FILE_DONE, f->id, f->size, sum);
+	lc_log_debug("%s complete", f->p.final);
+	lc_role_post_text(&s->port, LC_EV_FILE_DONE, f->id, f->p.size, sum);
 }
 
 /* Main thread: queue the finish once both conditions hold. */
@@ -715,8 +394,8 @@ lc_sink_start_file(struct lc_sink *s, struct lc_sfile *f, struct lc_err *e)
 
 	struct lc_wfile *wf;
 
-	if ((r = lc_wfile_new(f->fd, !f->direct, f->start, f->size, f->final,
-	    &wf)) != 0)
+	if ((r = lc_wfile_new(f->p.fd, !f->p.direct, f->start, f->p.size,
+	    f->p.final, &wf)) != 0)
 		return lc_err_set(e, -r, "out of memory");
 	if (f->csum != NULL)
 		lc_wfile_set_csum(wf, f->csum);
@@ -730,88 +409,34 @@ lc_sink_start_file(struct lc_sink *s, struct lc_sfile *f, struct lc_err *e)
 	ready.start = f->start;
 	if ((r = lc_msg_put_file_ready(s->port.out, &ready)) != 0)
 		return r;
-	if (f->start == f->size) {	/* nothing will arrive for it */
+	if (f->start == f->p.size) {	/* nothing will arrive for it */
 		f->written = 1;
 		return lc_sink_maybe_finish(s, f);
 	}
 	return 0;
 }
 
-/* Where does this file go, and how is it written?  Opens f->fd. */
-static int
-lc_sink_open_file(struct lc_sink *s, struct lc_sfile *f, uint64_t *kept,
-    struct lc_err *e)
-{
-	struct stat st;
-	int err, r;
-
-	*kept = 0;
-	r = lc_confine_stat(s->port.conf, f->beneath ? s->dir_fd : -1,
-	    f->beneath ? f->name : s->target, &st, &err, e);
-	if (r != 0 && err != ENOENT)
-		return r;
-	lc_err_clear(e);
-	if (r != 0)
-		return lc_sink_open_part(s, f, kept, e);
-	if (S_ISDIR(st.st_mode))
-		return lc_err_set(e, LC_ERR_IO, "%s: is a directory", f->final);
-	/* a device or FIFO is written in order, and needs -f like a file
-	 * (but for /dev/null: `lanecp file host:/dev/null` measures) */
-	if (!S_ISREG(st.st_mode) && !(s->tflags & LC_TGT_FORCE) &&
-	    !(S_ISCHR(st.st_mode) && st.st_rdev == makedev(1, 3)))
-		return lc_err_set(e, LC_ERR_EXISTS, "%s: exists and is a %s "
-		    "(use -f to write to it)", f->final,
-		    S_ISFIFO(st.st_mode) ? "FIFO" : S_ISBLK(st.st_mode) ?
-		    "block device" : S_ISCHR(st.st_mode) ? "character device" :
-		    "special file");
-	if (!S_ISREG(st.st_mode))
-		return lc_sink_open_direct(s, f, e);
-	if (!(s->tflags & LC_TGT_FORCE))
-		return lc_err_set(e, LC_ERR_EXISTS,
-		    "%s: file exists (use -f to overwrite)", f->final);
-	return lc_sink_open_part(s, f, kept, e);
-}
-
 static int
 lc_sink_file(struct lc_sink *s, const struct lc_msg_file *m, struct lc_err *e)
 {
 	struct lc_sfile *f = NULL;
-	const char *name;
 	uint64_t kept;
-	int r, n;
+	int r;
 
 	if (!s->target_set || !s->listening)
 		return lc_err_set(e, LC_ERR_PROTO, "FILE before target/LISTEN");
 	if (m->kind != LC_KIND_REG)
 		return lc_err_set(e, LC_ERR_PROTO, "FILE: unsupported kind");
-	if (s->target_is_dir && !lc_sink_name_ok(m->name))
-		return lc_err_set(e, LC_ERR_DENIED,
-		    "refusing unsafe file name from peer: %s", m->name);
-	name = s->target_is_dir ? m->name : s->target_name;
-	if (strlen(name) >= sizeof(f->name))
-		return lc_err_set(e, LC_ERR_IO, "%s: file name too long", name);
 	if ((f = calloc(1, sizeof(*f))) == NULL)
 		return -LC_ERR_NOMEM;
-	f->fd = -1;
 	f->id = m->id;
-	f->size = m->size;
-	f->mode = m->mode;
 	f->sink = s;
-	/* names from the peer, and everything under --restrict, are
-	 * resolved beneath the target directory */
-	f->beneath = s->target_is_dir || s->port.conf->root_fd >= 0;
-	memcpy(f->name, name, strlen(name) + 1);
-	n = s->target_is_dir ?
-	    snprintf(f->final, sizeof(f->final), "%s%s%s", s->target,
-		s->target[strlen(s->target) - 1] == '/' ? "" : "/", m->name) :
-	    snprintf(f->final, sizeof(f->final), "%s", s->target);
-	if (n < 0 || (size_t)n >= sizeof(f->final)) {
-		r = lc_err_set(e, LC_ERR_IO, "%s/%s: name too long", s->target,
-		    m->name);
+	if ((r = lc_part_init(&s->tgt, m->name, m->size, m->mode, &f->p,
+	    e)) != 0)
 		goto out;
-	}
-	if ((r = lc_sink_open_file(s, f, &kept, e)) != 0 ||
-	    (!f->direct && (r = lc_sink_space(s, f, f->size - kept, e)) != 0))
+	if ((r = lc_part_open(&s->tgt, &f->p, &kept, e)) != 0 ||
+	    (!f->p.direct && (r = lc_part_space(&s->tgt, &f->p,
+	    f->p.size - kept, e)) != 0))
 		goto out;
 	if (s->csum != LC_CSUM_NONE &&
 	    (f->csum = lc_csum_new((int)s->csum)) == NULL) {
@@ -826,9 +451,9 @@ lc_sink_file(struct lc_sink *s, const struct lc_msg_file *m, struct lc_err *e)
 		if (f->chunk == 0 || (f->prefix = malloc((size_t)f->nchunks *
 		    LC_PREFIX_HASH_LEN + 1)) == NULL) {
 			kept = 0;	/* cannot compare: start over */
-			if (ftruncate(f->fd, 0) != 0) {
+			if (ftruncate(f->p.fd, 0) != 0) {
 				r = lc_err_sys(e, LC_ERR_IO, errno,
-				    "truncate %s", f->tmp);
+				    "truncate %s", f->p.tmp);
 				goto out;
 			}
 		}
@@ -842,7 +467,7 @@ lc_sink_file(struct lc_sink *s, const struct lc_msg_file *m, struct lc_err *e)
 	s->files_total++;
 	if (kept > 0) {
 		lc_log_verbose("%s: checking the %llu bytes already there",
-		    f->final, (unsigned long long)kept);
+		    f->p.final, (unsigned long long)kept);
 		f->state = LC_SF_PREFIX;
 		return lc_jobq_push(s->jobs, lc_sink_prefix_job, f);
 	}
@@ -877,13 +502,14 @@ lc_sink_prefix_match(struct lc_sink *s, const struct lc_msg_prefix_match *m,
 		    "file %u", m->id);
 	if (m->match < f->prefix_len)
 		lc_log_warn("%s: the partial file matches the source only up "
-		    "to %s; the rest is copied again", f->final,
+		    "to %s; the rest is copied again", f->p.final,
 		    lc_fmt_bytes(a, sizeof(a), m->match));
 	else
-		lc_log_verbose("%s: resuming after %s", f->final,
+		lc_log_verbose("%s: resuming after %s", f->p.final,
 		    lc_fmt_bytes(a, sizeof(a), m->match));
-	if (ftruncate(f->fd, (off_t)m->match) != 0)
-		return lc_err_sys(e, LC_ERR_IO, errno, "truncate %s", f->final);
+	if (ftruncate(f->p.fd, (off_t)m->match) != 0)
+		return lc_err_sys(e, LC_ERR_IO, errno, "truncate %s",
+		    f->p.final);
 	f->start = m->match;
 	f->state = LC_SF_SEED;
 	return lc_jobq_push(s->jobs, lc_sink_seed_job, f);
@@ -1516,8 +1142,7 @@ lc_sink_free(void *role)
 	}
 	lc_wake_close(&s->accept_wake);
 	lc_tls_free(s->tls);
-	if (s->dir_fd >= 0)
-		close(s->dir_fd);
+	lc_target_close(&s->tgt);
 	OPENSSL_cleanse(s->key, sizeof(s->key));
 	pthread_cond_destroy(&s->cv);
 	pthread_mutex_destroy(&s->mu);
