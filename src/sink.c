@@ -1,51 +1,40 @@
 /*
- * Sink role: resolves the target, listens for the data streams, receives
- * blocks and writes them in order, and finishes files (checksum, fsync,
- * rename into place).
+ * Sink role: resolves the target, listens for the data streams, has their
+ * blocks received and written in order, and finishes files (checksum,
+ * fsync, rename into place).  This file is the role itself: its state
+ * machine (control messages, worker events, the tick) and its jobs.
  *
- * Threads:
- *   acceptor   polls the N listening sockets; each new connection gets a
- *              short-lived auth thread (bounded number) so that a stranger
- *              who connects and says nothing cannot hold up the real
- *              streams.  A connection that fails the handshake is logged
- *              with its address and closed; it never reaches a receiver.
- *   auth       runs the TLS and key handshake with a timeout, then hands
- *              the connection to receiver[idx] through the mutex/condvar.
- *   receiver   one per stream: header -> buffer from its own quota (or
- *              its spare, for a block the writer can take at once) ->
- *              payload -> the file's ordered writer (writer.h).  It
- *              remembers the last whole block it got.  When its stream
- *              breaks (or stalls) the sink tells the source where it
- *              stopped, and a new receiver thread takes the source's new
- *              connection for that stream, which resends the rest.
- *   jobs       one thread: hashes partial files for a resume and finishes
- *              complete files (checksum compare, fsync, rename).
- * The host's main thread (ops->tick) watches for stalled streams once a
- * second and sends the heartbeat with the low-water mark that lets the
- * source forget blocks that are on disk.  Workers report through
- * lc_role_post() only.
+ * Threads (each in its own file):
+ *   acceptor   acceptor.c: takes connections on the N listening sockets
+ *              and hands each, after a handshake in its own short-lived
+ *              auth thread, to the receiver of its stream.
+ *   receiver   receiver.c: one per stream, frames -> quota buffers -> the
+ *              file's ordered writer (writer.h).  A broken or stalled
+ *              stream is joined here and a fresh receiver started for the
+ *              source's new connection (lc_sink_stream_lost).
+ *   jobs       one thread (jobq.h): hashes partial files for a resume and
+ *              finishes complete files (checksum compare, then
+ *              lc_part_finalize: fsync, rename).
+ * The host's main thread runs everything else here; ops->tick watches for
+ * stalled streams once a second and sends the heartbeat with the
+ * low-water mark that lets the source forget blocks that are on disk.
+ * Workers report through lc_role_post() only.  Which thread owns which
+ * field, and which lock guards it, is in sink_int.h.
+ *
+ * Descriptors: the target directory (tgt.dir_fd) and the listening
+ * sockets are the sink's, closed in free; a file's descriptor is its
+ * lc_sfile's until finalize closes it; a data connection is its
+ * receiver's.
  */
-#include "role.h"
+#include "sink_int.h"
 
-#include "lanecp/checksum.h"
-#include "lanecp/confine.h"
-#include "lanecp/jobq.h"
 #include "lanecp/log.h"
 #include "lanecp/parse.h"
-#include "lanecp/partfile.h"
-#include "lanecp/stream.h"
-#include "lanecp/tls.h"
-#include "lanecp/util.h"
-#include "lanecp/writer.h"
 
 #include <errno.h>
-#include <fcntl.h>
-#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <openssl/crypto.h>
@@ -67,109 +56,7 @@
  * SINK_TARGET, which is at most this (the id table is 8 bytes a file).
  */
 #define LC_SINK_MAX_FILES 65536u
-/*
- * Handshakes in progress at once: room for every stream of the transfer
- * (on a long path all of them are in their handshake together) plus some
- * strangers.  When all are busy, new connections wait in the listen
- * backlog rather than being dropped.
- */
-#define LC_MAX_PENDING_AUTH (LC_MAX_STREAMS + 16)
-#define LC_RECV_TICK_MS 1000	/* socket receive timeout: re-check */
 #define LC_MAX_STREAM_LOSSES 8	/* per stream: then the copy fails */
-
-enum lc_sfile_state {
-	LC_SF_PREFIX,		/* hashing the partial file (resume) */
-	LC_SF_MATCH,		/* waiting for the source's verdict */
-	LC_SF_SEED,		/* seeding the checksum after a resume */
-	LC_SF_RECV,		/* receiving blocks */
-	LC_SF_FINISH,		/* queued for (or in) the finish job */
-	LC_SF_DONE,
-};
-
-struct lc_sfile {
-	uint32_t id;
-	struct lc_part p;	/* fd, names (partfile.h) */
-	int state;		/* enum lc_sfile_state (main thread) */
-	int written;		/* every byte is written */
-	uint64_t start;		/* first byte received (resume) */
-	struct lc_wfile *wf;
-	struct lc_csum *csum;	/* -e: over what was written */
-	char expect[LC_CSUM_MAX];	/* the source's checksum, "" = not yet */
-	uint64_t prefix_len;	/* resume: bytes in the partial file */
-	uint32_t chunk;
-	uint32_t nchunks;
-	uint8_t *prefix;	/* nchunks SHA-256 hashes */
-	struct lc_sink *sink;
-};
-
-enum lc_recv_state {
-	LC_RV_WAIT,		/* no connection yet */
-	LC_RV_RECV,		/* waiting for bytes */
-	LC_RV_QUOTA,		/* waiting for a buffer */
-	LC_RV_END,		/* got END */
-	LC_RV_DEAD,		/* lost */
-};
-
-struct lc_receiver {
-	struct lc_sink *sink;
-	uint32_t idx;
-	pthread_t thread;
-	int started;
-	int listen_fd;
-	uint16_t port;
-	struct lc_pool *pool;
-	struct lc_conn conn;	/* handed over by an auth thread */
-	int has_conn;
-	atomic_int state;	/* enum lc_recv_state */
-	atomic_uint_fast64_t last_rx_ms;
-	atomic_bool stalled;	/* the main thread gave up on it */
-	int has_last;		/* last whole block received (thread) */
-	uint32_t last_file;
-	uint64_t last_off;
-	uint32_t losses;	/* times this stream broke (main thread) */
-};
-
-struct lc_auth {
-	struct lc_sink *sink;
-	pthread_t thread;
-	int used;
-	atomic_bool finished;
-	uint32_t listener;
-	struct lc_conn conn;
-};
-
-struct lc_sink {
-	struct lc_role_port port;
-	pthread_mutex_t mu;
-	pthread_cond_t cv;
-	struct lc_jobq *jobs;
-	int target_set;
-	struct lc_target tgt;	/* where files go (partfile.h) */
-	struct lc_sfile **files;	/* by id; under mu */
-	uint32_t files_cap;
-	uint32_t files_max;	/* ids are 1 .. files_max (SINK_TARGET) */
-	uint32_t files_total;
-	uint32_t files_done;
-	uint32_t lw_file;	/* low-water mark: lowest incomplete file */
-	int listening;
-	uint32_t nstreams;
-	uint32_t block;
-	uint32_t window;
-	uint32_t quota;
-	uint32_t flags;
-	uint32_t csum;
-	uint32_t stall_s;
-	uint8_t key[LC_KEY_LEN];
-	struct lc_tls *tls;	/* NULL: --no-encrypt */
-	struct lc_receiver recv[LC_MAX_STREAMS];
-	pthread_t acceptor;
-	int acceptor_started;
-	struct lc_wake accept_wake;
-	struct lc_auth auth[LC_MAX_PENDING_AUTH];
-	uint32_t ended;
-	int done_sent;
-	atomic_uint_fast64_t bytes;
-};
 
 static int
 lc_sink_new(const struct lc_role_port *port, void **out)
@@ -278,8 +165,8 @@ lc_sink_table_get(struct lc_sink *s, uint32_t id)
 	return f;
 }
 
-/* A receiver's lookup: the file's writer, NULL while it has none. */
-static struct lc_wfile *
+/* A receiver's lookup (sink_int.h). */
+struct lc_wfile *
 lc_sink_writer(struct lc_sink *s, uint32_t id)
 {
 	struct lc_wfile *wf = NULL;
@@ -513,264 +400,6 @@ lc_sink_prefix_match(struct lc_sink *s, const struct lc_msg_prefix_match *m,
 	f->start = m->match;
 	f->state = LC_SF_SEED;
 	return lc_jobq_push(s->jobs, lc_sink_seed_job, f);
-}
-
-/* ---- data streams ---- */
-
-static void *
-lc_auth_main(void *arg)
-{
-	struct lc_auth *au = arg;
-	struct lc_sink *s = au->sink;
-	struct lc_receiver *rv;
-	struct lc_err e;
-	int r;
-
-	lc_log_set_tag("accept");
-	lc_err_clear(&e);
-	(void)lc_sock_set_timeout(au->conn.fd, LC_HANDSHAKE_TIMEOUT_MS);
-	r = s->tls != NULL ? lc_tls_accept(s->tls, &au->conn, &e) : 0;
-	if (r == 0)
-		r = lc_stream_accept_auth(&au->conn, s->key, s->nstreams, &e);
-	if (r == 0 && au->conn.idx != au->listener)
-		r = lc_err_set(&e, LC_ERR_STREAM, "stream %u on the port of "
-		    "stream %u", au->conn.idx, au->listener);
-	if (r == 0) {
-		rv = &s->recv[au->conn.idx];
-		pthread_mutex_lock(&s->mu);
-		if (rv->has_conn) {
-			r = lc_err_set(&e, LC_ERR_STREAM,
-			    "stream %u is already connected", au->conn.idx);
-		} else {
-			/* wake up once a second to see if we are stalled */
-			(void)lc_sock_set_timeout(au->conn.fd,
-			    LC_RECV_TICK_MS);
-			rv->conn = au->conn;
-			rv->conn.patient = 1;
-			rv->conn.last_rx_ms = &rv->last_rx_ms;
-			atomic_store(&rv->last_rx_ms, lc_now_ms());
-			rv->has_conn = 1;
-			au->conn.fd = -1;	/* transferred */
-			au->conn.ssl = NULL;
-			pthread_cond_broadcast(&s->cv);
-		}
-		pthread_mutex_unlock(&s->mu);
-	}
-	if (r != 0 && !lc_role_canceled(&s->port))
-		lc_log_warn("dropped data connection from %s: %s",
-		    au->conn.peer, e.msg);
-	pthread_mutex_lock(&s->mu);
-	lc_conn_close(&au->conn);
-	pthread_mutex_unlock(&s->mu);
-	atomic_store(&au->finished, true);
-	lc_wake_signal(&s->accept_wake);	/* a slot is free */
-	return NULL;
-}
-
-static void
-lc_acceptor_reap(struct lc_sink *s, int all)
-{
-	for (int i = 0; i < LC_MAX_PENDING_AUTH; i++) {
-		struct lc_auth *au = &s->auth[i];
-		if (!au->used)
-			continue;
-		if (all) {
-			pthread_mutex_lock(&s->mu);
-			lc_conn_shutdown(&au->conn);
-			pthread_mutex_unlock(&s->mu);
-		} else if (!atomic_load(&au->finished)) {
-			continue;
-		}
-		pthread_join(au->thread, NULL);
-		au->used = 0;
-	}
-}
-
-/* A free handshake slot, or NULL when all are busy (reap first). */
-static struct lc_auth *
-lc_acceptor_slot(struct lc_sink *s)
-{
-	for (int i = 0; i < LC_MAX_PENDING_AUTH; i++)
-		if (!s->auth[i].used)
-			return &s->auth[i];
-	return NULL;
-}
-
-static void
-lc_acceptor_take(struct lc_sink *s, struct lc_auth *au, uint32_t listener,
-    int fd)
-{
-	memset(au, 0, sizeof(*au));
-	au->sink = s;
-	au->listener = listener;
-	atomic_init(&au->finished, false);
-	lc_conn_init(&au->conn, fd);
-	if (lc_thread_start(&au->thread, "lc-auth", lc_auth_main, au) != 0) {
-		lc_log_warn("dropped data connection from %s: no thread",
-		    au->conn.peer);
-		close(fd);
-		return;
-	}
-	au->used = 1;
-}
-
-static void *
-lc_acceptor_main(void *arg)
-{
-	struct lc_sink *s = arg;
-	struct pollfd pfd[LC_MAX_STREAMS + 1];
-	uint32_t n = s->nstreams;
-
-	lc_log_set_tag("accept");
-	while (!lc_role_canceled(&s->port)) {
-		/* no free slot: leave new connections in the backlog */
-		int full;
-
-		lc_acceptor_reap(s, 0);
-		full = lc_acceptor_slot(s) == NULL;
-		for (uint32_t i = 0; i < n; i++) {
-			pfd[i].fd = full ? -1 : s->recv[i].listen_fd;
-			pfd[i].events = POLLIN;
-		}
-		pfd[n].fd = s->accept_wake.rfd;
-		pfd[n].events = POLLIN;
-		if (poll(pfd, n + 1, 1000) < 0 && errno != EINTR)
-			break;
-		if (pfd[n].revents != 0)
-			lc_wake_drain(&s->accept_wake);
-		for (uint32_t i = 0; i < n; i++) {
-			struct lc_auth *au;
-			int fd;
-			if (!(pfd[i].revents & POLLIN))
-				continue;
-			if ((au = lc_acceptor_slot(s)) == NULL)
-				break;	/* the rest wait in their backlogs */
-			fd = accept4(pfd[i].fd, NULL, NULL, SOCK_CLOEXEC);
-			if (fd >= 0)
-				lc_acceptor_take(s, au, i, fd);
-		}
-	}
-	lc_acceptor_reap(s, 1);
-	return NULL;
-}
-
-/*
- * A buffer for the block at off of f: from the stream's quota, or, when
- * the quota is used up, its spare if the writer can take the block at
- * once (so the block everything waits for is never stuck behind full
- * quotas).  NULL when canceled.
- */
-static struct lc_wbuf *
-lc_receiver_buffer(struct lc_receiver *rv, struct lc_wfile *wf, uint64_t off)
-{
-	struct lc_wbuf *b;
-
-	if ((b = lc_pool_get_timed(rv->pool, 0)) != NULL)
-		return b;
-	atomic_store(&rv->state, LC_RV_QUOTA);
-	while (b == NULL && !lc_pool_aborted(rv->pool)) {
-		if (lc_wfile_written(wf) == off)
-			b = lc_pool_spare(rv->pool);
-		if (b == NULL)
-			b = lc_pool_get_timed(rv->pool, 50);
-	}
-	atomic_store(&rv->state, LC_RV_RECV);
-	return b;
-}
-
-static int
-lc_receiver_loop(struct lc_receiver *rv, struct lc_err *e)
-{
-	struct lc_sink *s = rv->sink;
-	uint8_t hdr[LC_FRAME_HDR_LEN];
-	struct lc_frame fr;
-	struct lc_wfile *wf;
-	struct lc_wbuf *b;
-	int r, complete;
-
-	for (;;) {
-		r = lc_conn_read_full(&rv->conn, hdr, sizeof(hdr), e);
-		if (r == -LC_ERR_EOF)
-			return lc_err_set(e, LC_ERR_STREAM, "data stream %u "
-			    "from %s closed before the end of the transfer",
-			    rv->idx, rv->conn.peer);
-		if (r != 0)
-			return r;
-		if (lc_frame_get(hdr, s->block, &fr) != 0)
-			return lc_err_set(e, LC_ERR_PROTO,
-			    "data stream %u: malformed frame header", rv->idx);
-		if (fr.type == LC_FRAME_END)
-			return 0;
-		if (fr.type == LC_FRAME_IDLE)
-			continue;	/* the source has nothing right now */
-		if ((wf = lc_sink_writer(s, fr.file_id)) == NULL)
-			return lc_err_set(e, LC_ERR_PROTO, "data stream %u: "
-			    "data for unknown file %u", rv->idx, fr.file_id);
-		if ((b = lc_receiver_buffer(rv, wf, fr.offset)) == NULL)
-			return lc_err_set(e, LC_ERR_CANCELED, "canceled");
-		b->off = fr.offset;
-		b->len = fr.len;
-		if ((r = lc_conn_read_full(&rv->conn, b->data, fr.len,
-		    e)) != 0) {
-			lc_pool_put(b);
-			if (r == -LC_ERR_EOF)
-				r = lc_err_set(e, LC_ERR_STREAM, "data stream "
-				    "%u closed in mid-frame", rv->idx);
-			return r;
-		}
-		rv->has_last = 1;
-		rv->last_file = fr.file_id;
-		rv->last_off = fr.offset;
-		if ((r = lc_wfile_submit(wf, b, &complete, e)) != 0)
-			return r;
-		atomic_fetch_add(&s->bytes, fr.len);
-		if (complete)
-			lc_role_post(&s->port, LC_EV_FILE_WRITTEN, fr.file_id, 0,
-			    NULL);
-	}
-}
-
-static void *
-lc_receiver_main(void *arg)
-{
-	struct lc_receiver *rv = arg;
-	struct lc_sink *s = rv->sink;
-	struct lc_err e;
-	char tag[32];
-	int r;
-
-	snprintf(tag, sizeof(tag), "stream %u", rv->idx);
-	lc_log_set_tag(tag);
-	lc_err_clear(&e);
-	pthread_mutex_lock(&s->mu);
-	while (!rv->has_conn && !lc_role_canceled(&s->port))
-		pthread_cond_wait(&s->cv, &s->mu);
-	pthread_mutex_unlock(&s->mu);
-	if (lc_role_canceled(&s->port))
-		return NULL;
-	lc_log_debug("connected from %s", rv->conn.peer);
-	atomic_store(&rv->state, LC_RV_RECV);
-	r = lc_receiver_loop(rv, &e);
-	if (r == 0) {
-		atomic_store(&rv->state, LC_RV_END);
-		lc_role_post(&s->port, LC_EV_RECEIVER_DONE, rv->idx, 0, NULL);
-		return NULL;
-	}
-	atomic_store(&rv->state, LC_RV_DEAD);
-	if (lc_role_canceled(&s->port))
-		return NULL;
-	/* a broken stream is not the end: its blocks can come on others */
-	if (atomic_load(&rv->stalled) || r == -LC_ERR_STREAM ||
-	    r == -LC_ERR_EOF || r == -LC_ERR_TIMEOUT ||
-	    r == -LC_ERR_INTEGRITY) {
-		if (atomic_load(&rv->stalled))
-			lc_err_set(&e, LC_ERR_STREAM, "no data for %u s",
-			    s->stall_s);
-		lc_role_post(&s->port, LC_EV_STREAM_LOST, rv->idx, 0, &e);
-	} else {
-		lc_role_post(&s->port, LC_EV_ERROR, rv->idx, 0, &e);
-	}
-	return NULL;
 }
 
 /*
