@@ -323,8 +323,8 @@ lc_sender_backoff(struct lc_sender *sn, int k)
 	struct timespec ts;
 	int r = 0;
 
-	/* s->cv has the default clock, as in dispenser.c */
-	lc_deadline(CLOCK_REALTIME, 100 << (k - 1 < 4 ? k - 1 : 4), &ts);
+	/* s->cv waits on CLOCK_MONOTONIC (lc_source_new) */
+	lc_deadline(CLOCK_MONOTONIC, 100 << (k - 1 < 4 ? k - 1 : 4), &ts);
 	pthread_mutex_lock(&s->mu);
 	while (!lc_role_canceled(&s->port) && r != ETIMEDOUT)
 		r = pthread_cond_timedwait(&s->cv, &s->mu, &ts);

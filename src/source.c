@@ -28,6 +28,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <openssl/crypto.h>
@@ -51,6 +52,7 @@ struct lc_listed {
 static int
 lc_source_new(const struct lc_role_port *port, void **out)
 {
+	pthread_condattr_t ca;
 	struct lc_source *s;
 
 	*out = NULL;
@@ -58,7 +60,11 @@ lc_source_new(const struct lc_role_port *port, void **out)
 		return -LC_ERR_NOMEM;
 	s->port = *port;
 	pthread_mutex_init(&s->mu, NULL);
-	pthread_cond_init(&s->cv, NULL);
+	/* the senders' back-off waits on it: immune to clock steps */
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&s->cv, &ca);
+	pthread_condattr_destroy(&ca);
 	atomic_init(&s->bytes_sent, 0);
 	s->next_id = 1;
 	for (uint32_t i = 0; i < LC_MAX_STREAMS; i++) {
@@ -66,6 +72,7 @@ lc_source_new(const struct lc_role_port *port, void **out)
 		atomic_init(&s->senders[i].stop, false);
 	}
 	if ((s->jobs = lc_jobq_new("lc-src-jobs")) == NULL) {
+		pthread_cond_destroy(&s->cv);
 		pthread_mutex_destroy(&s->mu);
 		free(s);
 		return -LC_ERR_NOMEM;

@@ -60,7 +60,8 @@ struct lc_listed;	/* source.c */
 struct lc_source {
 	struct lc_role_port port;	/* read-only */
 	pthread_mutex_t mu;
-	pthread_cond_t cv;	/* a STREAM_LOST arrived, or abort */
+	pthread_cond_t cv;	/* a STREAM_LOST arrived, or abort; on
+				   CLOCK_MONOTONIC for timed waits */
 	struct lc_dispenser *disp;	/* setup; thread-safe itself */
 	struct lc_jobq *jobs;	/* main */
 	uint32_t next_id;	/* main */
