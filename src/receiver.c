@@ -124,7 +124,8 @@ lc_receiver_main(void *arg)
 	atomic_store(&rv->state, LC_RV_DEAD);
 	if (lc_role_canceled(&s->port))
 		return NULL;
-	/* a broken stream is not the end: its blocks can come on others */
+	/* a broken stream is not the end: the source reconnects it and
+	 * resends its blocks on the new connection */
 	if (atomic_load(&rv->stalled) || r == -LC_ERR_STREAM ||
 	    r == -LC_ERR_EOF || r == -LC_ERR_TIMEOUT ||
 	    r == -LC_ERR_INTEGRITY) {

@@ -47,21 +47,29 @@
 #define LC_IDLE_MS 1000		/* heartbeat frame when idle this long */
 
 
+/*
+ * Read block b of its source file into p.  0, or -LC_ERR_IO with e filled
+ * (the file shrank, or a read error with its errno).
+ */
 static int
-lc_sender_pread(int fd, uint8_t *p, uint32_t len, uint64_t off)
+lc_sender_pread(const struct lc_block *b, uint8_t *p, struct lc_err *e)
 {
 	size_t got = 0;
 
-	while (got < len) {
-		ssize_t n = pread(fd, p + got, len - got,
-		    (off_t)(off + got));
+	while (got < b->len) {
+		ssize_t n = pread(b->fd, p + got, b->len - got,
+		    (off_t)(b->offset + got));
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
-			return -errno;
+			return lc_err_sys(e, LC_ERR_IO, errno, "read source "
+			    "file %u at offset %llu", b->file_id,
+			    (unsigned long long)b->offset);
 		}
 		if (n == 0)
-			return -ENODATA;	/* file shrank */
+			return lc_err_set(e, LC_ERR_IO, "source file %u shrank "
+			    "during the copy (at offset %llu)", b->file_id,
+			    (unsigned long long)b->offset);
 		got += (size_t)n;
 	}
 	return 0;
@@ -124,15 +132,9 @@ lc_sender_send(struct lc_sender *sn, struct lc_stream *st, uint8_t *buf,
 	struct lc_frame fr;
 	int r, done, kr;
 
-	r = lc_sender_pread(b->fd, buf + LC_FRAME_HDR_LEN, b->len, b->offset);
-	if (r != 0) {
+	if ((r = lc_sender_pread(b, buf + LC_FRAME_HDR_LEN, e)) != 0) {
 		lc_dispenser_release(s->disp, b);
-		if (r == -ENODATA)
-			return lc_err_set(e, LC_ERR_IO, "source file %u shrank "
-			    "during the copy (at offset %llu)", b->file_id,
-			    (unsigned long long)b->offset);
-		return lc_err_sys(e, LC_ERR_IO, -r, "read source file %u at "
-		    "offset %llu", b->file_id, (unsigned long long)b->offset);
+		return r;
 	}
 	if (lc_dispenser_hash(s->disp, b, buf + LC_FRAME_HDR_LEN, &done,
 	    sum) != 0) {	/* the transfer is being torn down */
@@ -284,7 +286,7 @@ lc_sender_connect(struct lc_sender *sn, struct lc_err *e)
 	return 0;
 }
 
-/* A broken connection worth reconnecting (vs. a fatal error). */
+/* 1 if r is a broken connection worth reconnecting, 0 if fatal. */
 static int
 lc_sender_recoverable(int r)
 {

@@ -357,8 +357,8 @@ lc_source_ack(struct lc_source *s, const struct lc_msg_ack *m)
 }
 
 /*
- * The sink gave up on a stream: stop its sender, then hand every block it
- * sent after the last one the sink received to the other streams.
+ * SRC_DONE once the controller has listed everything (SRC_NOMORE) and
+ * every sender has sent END.
  */
 static int
 lc_source_maybe_done(struct lc_source *s)
