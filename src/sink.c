@@ -1,57 +1,43 @@
 /*
- * Sink role: resolves the target, listens for the data streams, receives
- * blocks and writes them in order, and finishes files (checksum, fsync,
- * rename into place).
+ * Sink role: resolves the target, listens for the data streams, has their
+ * blocks received and written in order, and finishes files (checksum,
+ * fsync, rename into place).  This file is the role itself: its state
+ * machine (control messages, worker events, the tick) and its jobs.
  *
- * Threads:
- *   acceptor   polls the N listening sockets; each new connection gets a
- *              short-lived auth thread (bounded number) so that a stranger
- *              who connects and says nothing cannot hold up the real
- *              streams.  A connection that fails the handshake is logged
- *              with its address and closed; it never reaches a receiver.
- *   auth       runs the TLS and key handshake with a timeout, then hands
- *              the connection to receiver[idx] through the mutex/condvar.
- *   receiver   one per stream: header -> buffer from its own quota (or
- *              its spare, for a block the writer can take at once) ->
- *              payload -> the file's ordered writer (writer.h).  It
- *              remembers the last whole block it got.  When its stream
- *              breaks (or stalls) the sink tells the source where it
- *              stopped, and a new receiver thread takes the source's new
- *              connection for that stream, which resends the rest.
- *   jobs       one thread: hashes partial files for a resume and finishes
- *              complete files (checksum compare, fsync, rename).
- * The host's main thread (ops->tick) watches for stalled streams once a
- * second and sends the heartbeat with the low-water mark that lets the
- * source forget blocks that are on disk.  Workers report through
- * lc_role_post() only.
+ * Threads (each in its own file):
+ *   acceptor   acceptor.c: takes connections on the N listening sockets
+ *              and hands each, after a handshake in its own short-lived
+ *              auth thread, to the receiver of its stream.
+ *   receiver   receiver.c: one per stream, frames -> quota buffers -> the
+ *              file's ordered writer (writer.h).  A broken or stalled
+ *              stream is joined here and a fresh receiver started for the
+ *              source's new connection (lc_sink_stream_lost).
+ *   jobs       one thread (jobq.h): hashes partial files for a resume and
+ *              finishes complete files (checksum compare, then
+ *              lc_part_finalize: fsync, rename).
+ * The host's main thread runs everything else here; ops->tick watches for
+ * stalled streams once a second and sends the heartbeat with the
+ * low-water mark that lets the source forget blocks that are on disk.
+ * Workers report through lc_role_post() only.  Which thread owns which
+ * field, and which lock guards it, is in sink_int.h.
+ *
+ * Descriptors: the target directory (tgt.dir_fd) and the listening
+ * sockets are the sink's, closed in free; a file's descriptor is its
+ * lc_sfile's until finalize closes it; a data connection is its
+ * receiver's.
  */
-#include "role.h"
+#include "sink_int.h"
 
-#include "lanecp/checksum.h"
-#include "lanecp/confine.h"
-#include "lanecp/jobq.h"
 #include "lanecp/log.h"
 #include "lanecp/parse.h"
-#include "lanecp/stream.h"
-#include "lanecp/tls.h"
-#include "lanecp/util.h"
-#include "lanecp/writer.h"
 
 #include <errno.h>
-#include <fcntl.h>
-#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/file.h>
-#include <sys/socket.h>
-#include <sys/stat.h>
-#include <sys/statvfs.h>
-#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include <openssl/crypto.h>
-#include <openssl/evp.h>
 
 /*
  * Memory.  The receive buffers are the sink's only large allocation:
@@ -70,121 +56,7 @@
  * SINK_TARGET, which is at most this (the id table is 8 bytes a file).
  */
 #define LC_SINK_MAX_FILES 65536u
-/*
- * Handshakes in progress at once: room for every stream of the transfer
- * (on a long path all of them are in their handshake together) plus some
- * strangers.  When all are busy, new connections wait in the listen
- * backlog rather than being dropped.
- */
-#define LC_MAX_PENDING_AUTH (LC_MAX_STREAMS + 16)
-#define LC_PART_SUFFIX ".lanecp-part"
-#define LC_RECV_TICK_MS 1000	/* socket receive timeout: re-check */
 #define LC_MAX_STREAM_LOSSES 8	/* per stream: then the copy fails */
-
-enum lc_sfile_state {
-	LC_SF_PREFIX,		/* hashing the partial file (resume) */
-	LC_SF_MATCH,		/* waiting for the source's verdict */
-	LC_SF_SEED,		/* seeding the checksum after a resume */
-	LC_SF_RECV,		/* receiving blocks */
-	LC_SF_FINISH,		/* queued for (or in) the finish job */
-	LC_SF_DONE,
-};
-
-struct lc_sfile {
-	uint32_t id;
-	int fd;
-	int direct;		/* writing the target itself, in order */
-	int beneath;		/* name resolved beneath the sink's dir_fd */
-	int state;		/* enum lc_sfile_state (main thread) */
-	int written;		/* every byte is written */
-	uint64_t size;
-	uint64_t start;		/* first byte received (resume) */
-	uint32_t mode;
-	struct lc_wfile *wf;
-	struct lc_csum *csum;	/* -e: over what was written */
-	char expect[LC_CSUM_MAX];	/* the source's checksum, "" = not yet */
-	uint64_t prefix_len;	/* resume: bytes in the partial file */
-	uint32_t chunk;
-	uint32_t nchunks;
-	uint8_t *prefix;	/* nchunks SHA-256 hashes */
-	struct lc_sink *sink;
-	char name[256];		/* final component in dir_fd */
-	char final[LC_PATH_MAX];	/* for messages */
-	char tmp[LC_PATH_MAX];		/* part file name in dir_fd */
-};
-
-enum lc_recv_state {
-	LC_RV_WAIT,		/* no connection yet */
-	LC_RV_RECV,		/* waiting for bytes */
-	LC_RV_QUOTA,		/* waiting for a buffer */
-	LC_RV_END,		/* got END */
-	LC_RV_DEAD,		/* lost */
-};
-
-struct lc_receiver {
-	struct lc_sink *sink;
-	uint32_t idx;
-	pthread_t thread;
-	int started;
-	int listen_fd;
-	uint16_t port;
-	struct lc_pool *pool;
-	struct lc_conn conn;	/* handed over by an auth thread */
-	int has_conn;
-	atomic_int state;	/* enum lc_recv_state */
-	atomic_uint_fast64_t last_rx_ms;
-	atomic_bool stalled;	/* the main thread gave up on it */
-	int has_last;		/* last whole block received (thread) */
-	uint32_t last_file;
-	uint64_t last_off;
-	uint32_t losses;	/* times this stream broke (main thread) */
-};
-
-struct lc_auth {
-	struct lc_sink *sink;
-	pthread_t thread;
-	int used;
-	atomic_bool finished;
-	uint32_t listener;
-	struct lc_conn conn;
-};
-
-struct lc_sink {
-	struct lc_role_port port;
-	pthread_mutex_t mu;
-	pthread_cond_t cv;
-	struct lc_jobq *jobs;
-	int target_set;
-	int target_is_dir;
-	uint32_t tflags;
-	char target[LC_PATH_MAX];
-	char target_name[256];	/* file target: its last component */
-	int dir_fd;		/* where files are created */
-	struct lc_sfile **files;	/* by id; under mu */
-	uint32_t files_cap;
-	uint32_t files_max;	/* ids are 1 .. files_max (SINK_TARGET) */
-	uint32_t files_total;
-	uint32_t files_done;
-	uint32_t lw_file;	/* low-water mark: lowest incomplete file */
-	int listening;
-	uint32_t nstreams;
-	uint32_t block;
-	uint32_t window;
-	uint32_t quota;
-	uint32_t flags;
-	uint32_t csum;
-	uint32_t stall_s;
-	uint8_t key[LC_KEY_LEN];
-	struct lc_tls *tls;	/* NULL: --no-encrypt */
-	struct lc_receiver recv[LC_MAX_STREAMS];
-	pthread_t acceptor;
-	int acceptor_started;
-	struct lc_wake accept_wake;
-	struct lc_auth auth[LC_MAX_PENDING_AUTH];
-	uint32_t ended;
-	int done_sent;
-	atomic_uint_fast64_t bytes;
-};
 
 static int
 lc_sink_new(const struct lc_role_port *port, void **out)
@@ -199,7 +71,7 @@ lc_sink_new(const struct lc_role_port *port, void **out)
 	pthread_cond_init(&s->cv, NULL);
 	atomic_init(&s->bytes, 0);
 	s->accept_wake.rfd = s->accept_wake.wfd = -1;
-	s->dir_fd = -1;
+	s->tgt.dir_fd = -1;
 	s->lw_file = 1;
 	for (uint32_t i = 0; i < LC_MAX_STREAMS; i++) {
 		s->recv[i].listen_fd = -1;
@@ -218,37 +90,15 @@ lc_sink_new(const struct lc_role_port *port, void **out)
 	return 0;
 }
 
-/* ---- target and files ----
- *
- * All file operations are relative to one directory descriptor (dir_fd):
- * the target directory, or the directory holding the target file.  Peer
- * names are opened beneath it (confine.h), the temporary file is created
- * in it with O_NOFOLLOW, and renameat(2) moves it into place within it.
- */
 
-/* A single path component from the peer: no '/', not "." or "..". */
-static int
-lc_sink_name_ok(const char *name)
-{
-	return name[0] != '\0' && strchr(name, '/') == NULL &&
-	    strcmp(name, ".") != 0 && strcmp(name, "..") != 0;
-}
-
-static int
-lc_sink_open_dir(struct lc_sink *s, const char *path, struct lc_err *e)
-{
-	return lc_confine_open(s->port.conf, -1, path, O_RDONLY | O_DIRECTORY,
-	    0, &s->dir_fd, e);
-}
+/* ---- target and files (the file system side is in partfile.c) ---- */
 
 static int
 lc_sink_target(struct lc_sink *s, const struct lc_msg_sink_target *m,
     struct lc_err *e)
 {
 	struct lc_msg_target_ok ok;
-	char parent[LC_PATH_MAX];
-	int want_dir, err, r;
-	struct stat st;
+	int r;
 
 	if (s->target_set)
 		return lc_err_set(e, LC_ERR_PROTO, "second SINK_TARGET");
@@ -256,297 +106,14 @@ lc_sink_target(struct lc_sink *s, const struct lc_msg_sink_target *m,
 		return lc_err_set(e, LC_ERR_PROTO, "SINK_TARGET: %u files "
 		    "announced (1 to %u)", m->nsources, LC_SINK_MAX_FILES);
 	s->files_max = m->nsources;
-	snprintf(s->target, sizeof(s->target), "%s", m->target);
-	s->tflags = m->flags;
-	want_dir = (m->flags & LC_TGT_WANT_DIR) ||
-	    m->target[strlen(m->target) - 1] == '/';
-	r = lc_confine_stat(s->port.conf, -1, s->target, &st, &err, e);
-	if (r == -LC_ERR_DENIED)
+	if ((r = lc_target_resolve(&s->tgt, s->port.conf, m->target, m->flags,
+	    s->port.set.umask, e)) != 0)
 		return r;
-	if (r == 0 && S_ISDIR(st.st_mode)) {
-		s->target_is_dir = 1;
-		if ((r = lc_sink_open_dir(s, s->target, e)) != 0)
-			return r;
-	} else if (r == 0 && want_dir) {
-		return lc_err_set(e, LC_ERR_IO, "%s: not a directory",
-		    s->target);
-	} else if (r != 0 && err != ENOENT) {
-		return r;
-	} else if (r != 0 && want_dir) {
-		return lc_err_set(e, LC_ERR_IO, "%s: no such directory",
-		    s->target);
-	} else {
-		/* a file: created or replaced in its parent directory */
-		lc_path_basename(s->target, s->target_name,
-		    sizeof(s->target_name));
-		lc_path_dirname(s->target, parent, sizeof(parent));
-		if (!lc_sink_name_ok(s->target_name))
-			return lc_err_set(e, LC_ERR_IO, "%s: not a file name",
-			    s->target);
-		lc_err_clear(e);
-		if ((r = lc_sink_open_dir(s, parent, e)) != 0)
-			return r;
-	}
 	s->target_set = 1;
 	memset(&ok, 0, sizeof(ok));
-	ok.is_dir = (uint8_t)s->target_is_dir;
-	snprintf(ok.resolved, sizeof(ok.resolved), "%s", s->target);
+	ok.is_dir = (uint8_t)s->tgt.is_dir;
+	snprintf(ok.resolved, sizeof(ok.resolved), "%s", s->tgt.path);
 	return lc_msg_put_target_ok(s->port.out, &ok);
-}
-
-/* .NAME.lanecp-part, or a hashed name when that would be too long. */
-static int
-lc_sink_part_name(const char *name, char *out, size_t outsz)
-{
-	int n;
-
-	if (strlen(name) + sizeof(LC_PART_SUFFIX) + 1 <= 255) {
-		n = snprintf(out, outsz, ".%s%s", name, LC_PART_SUFFIX);
-	} else {
-		unsigned char md[EVP_MAX_MD_SIZE];
-		unsigned int mdlen = 0;
-		char hex[33];
-
-		if (EVP_Digest(name, strlen(name), md, &mdlen, EVP_sha256(),
-		    NULL) != 1)
-			return -LC_ERR_INTERNAL;
-		for (unsigned i = 0; i < 16; i++)
-			snprintf(hex + 2 * i, 3, "%02x", md[i]);
-		n = snprintf(out, outsz, ".lanecp-%s%s", hex, LC_PART_SUFFIX);
-	}
-	return n < 0 || (size_t)n >= outsz ? -LC_ERR_TOOBIG : 0;
-}
-
-static int
-lc_sink_open_direct(struct lc_sink *s, struct lc_sfile *f, struct lc_err *e)
-{
-	int r;
-
-	/* O_NONBLOCK so a FIFO without a reader fails instead of hanging */
-	r = lc_confine_open(s->port.conf, f->beneath ? s->dir_fd : -1,
-	    f->beneath ? f->name : s->target, O_WRONLY | O_NOCTTY | O_NONBLOCK,
-	    0, &f->fd, e);
-	if (r == -LC_ERR_IO && e != NULL && e->sys_errno == ENXIO)
-		return lc_err_set(e, LC_ERR_IO, "%s: FIFO has no reader",
-		    f->final);
-	if (r != 0)
-		return r;
-	(void)lc_set_nonblock(f->fd, 0);
-	f->direct = 1;
-	return 0;
-}
-
-/*
- * Is this (already open) partial file ours to write into?  Only a regular
- * file owned by the sink's user, with one link, that no one else may
- * write: in a shared directory (/tmp, a group share) another user could
- * have created it first to read the data as it arrives or to have their
- * file renamed into place.
- */
-static int
-lc_sink_part_ours(const struct stat *st)
-{
-	return S_ISREG(st->st_mode) && st->st_uid == geteuid() &&
-	    st->st_nlink == 1 && (st->st_mode & 022) == 0;
-}
-
-static int
-lc_sink_part_refuse(struct lc_sfile *f, const struct stat *st,
-    struct lc_err *e)
-{
-	char dir[LC_PATH_MAX];
-
-	lc_path_dirname(f->final, dir, sizeof(dir));
-	return lc_err_set(e, LC_ERR_DENIED, "%s%s%s: partial file is %s; "
-	    "not writing into it (remove it, or copy elsewhere)", dir,
-	    dir[0] != '\0' && dir[strlen(dir) - 1] != '/' ? "/" : "", f->tmp,
-	    !S_ISREG(st->st_mode) ? "not a regular file" :
-	    st->st_uid != geteuid() ? "owned by another user" :
-	    st->st_nlink != 1 ? "hard-linked" : "writable by others");
-}
-
-/* Lock the open partial file against a second lanecp writing it. */
-static int
-lc_sink_part_lock(struct lc_sfile *f, struct lc_err *e)
-{
-	if (flock(f->fd, LOCK_EX | LOCK_NB) == 0)
-		return 0;
-	if (errno == EWOULDBLOCK)
-		return lc_err_set(e, LC_ERR_IO, "%s: another lanecp is "
-		    "writing this file", f->final);
-	return lc_err_sys(e, LC_ERR_IO, errno, "lock %s", f->tmp);
-}
-
-/*
- * Open an existing partial file: checked before it is opened (a device or
- * FIFO is not even opened), opened without following a symlink, and
- * checked again on the descriptor.  *fd stays -1 when there is none.
- */
-static int
-lc_sink_part_existing(struct lc_sink *s, struct lc_sfile *f, int *fd,
-    struct stat *st, struct lc_err *e)
-{
-	struct stat lst;
-
-	*fd = -1;
-	if (fstatat(s->dir_fd, f->tmp, &lst, AT_SYMLINK_NOFOLLOW) != 0)
-		return errno == ENOENT ? 0 : lc_err_sys(e, LC_ERR_IO, errno,
-		    "stat %s", f->tmp);
-	if (!lc_sink_part_ours(&lst))
-		return lc_sink_part_refuse(f, &lst, e);
-	*fd = openat(s->dir_fd, f->tmp, O_RDWR | O_NOFOLLOW | O_NOCTTY |
-	    O_NONBLOCK | O_CLOEXEC);
-	if (*fd < 0 && errno == ENOENT)
-		return 0;	/* gone meanwhile: create it */
-	if (*fd < 0)
-		return lc_err_sys(e, LC_ERR_IO, errno, "open %s", f->tmp);
-	if (fstat(*fd, st) != 0)
-		return lc_err_sys(e, LC_ERR_IO, errno, "stat %s", f->tmp);
-	if (!lc_sink_part_ours(st))
-		return lc_sink_part_refuse(f, st, e);
-	(void)lc_set_nonblock(*fd, 0);
-	return 0;
-}
-
-/*
- * Open the partial file: with -a, reuse one of ours and set *kept to the
- * length already there; otherwise create a fresh one (O_EXCL, 0600) in
- * place of one of ours.  Someone else's is never written into.
- */
-static int
-lc_sink_open_part(struct lc_sink *s, struct lc_sfile *f, uint64_t *kept,
-    struct lc_err *e)
-{
-	struct stat st;
-	int r;
-
-	*kept = 0;
-	if (lc_sink_part_name(f->name, f->tmp, sizeof(f->tmp)) != 0)
-		return lc_err_set(e, LC_ERR_IO, "%s: name too long", f->final);
-	if ((r = lc_sink_part_existing(s, f, &f->fd, &st, e)) != 0)
-		return r;
-	if (f->fd >= 0 && (r = lc_sink_part_lock(f, e)) != 0)
-		return r;
-	if (f->fd >= 0 && (s->tflags & LC_TGT_RESUME)) {
-		if ((uint64_t)st.st_size <= f->size) {
-			*kept = (uint64_t)st.st_size;
-			return 0;
-		}
-		lc_log_warn("%s: partial file is longer than the source; "
-		    "starting over", f->final);
-	}
-	if (f->fd >= 0) {
-		/*
-		 * Ours and locked by us: replace it rather than truncate it,
-		 * so that no descriptor opened on it before sees the new
-		 * data (and ext4's auto_da_alloc does not start writeback of
-		 * the whole file on close, as after ftruncate() to 0).
-		 */
-		if (unlinkat(s->dir_fd, f->tmp, 0) != 0)
-			return lc_err_sys(e, LC_ERR_IO, errno, "remove %s",
-			    f->tmp);
-		close(f->fd);
-		f->fd = -1;
-	}
-	f->fd = openat(s->dir_fd, f->tmp, O_RDWR | O_CREAT | O_EXCL |
-	    O_NOFOLLOW | O_NOCTTY | O_CLOEXEC, 0600);
-	if (f->fd < 0 && errno == EEXIST)
-		return lc_err_set(e, LC_ERR_EXISTS, "%s: partial file "
-		    "appeared while it was being created; not writing into it",
-		    f->tmp);
-	if (f->fd < 0)
-		return lc_err_sys(e, LC_ERR_IO, errno, "create %s", f->tmp);
-	return lc_sink_part_lock(f, e);
-}
-
-/* Free space for need more bytes in the target directory? */
-static int
-lc_sink_space(struct lc_sink *s, struct lc_sfile *f, uint64_t need,
-    struct lc_err *e)
-{
-	char a[32], b[32];
-	struct statvfs sv;
-	uint64_t avail;
-
-	if ((s->tflags & LC_TGT_NO_SPACE_CHECK) || need == 0 ||
-	    fstatvfs(s->dir_fd, &sv) != 0)
-		return 0;
-	avail = (uint64_t)sv.f_bavail * sv.f_frsize;
-	if (avail >= need)
-		return 0;
-	return lc_err_set(e, LC_ERR_NOSPACE, "%s: needs %s but only %s is "
-	    "free there (--no-space-check to try anyway)", f->final,
-	    lc_fmt_bytes(a, sizeof(a), need), lc_fmt_bytes(b, sizeof(b), avail));
-}
-
-/*
- * The name we are about to rename still names the file we wrote, not one
- * another user put there (possible only where they may rename our files,
- * a writable directory without the sticky bit, where they could replace
- * the target itself just as well; this closes all but that race).
- */
-static int
-lc_sink_part_same(struct lc_sink *s, struct lc_sfile *f,
-    const struct stat *mine, struct lc_err *e)
-{
-	struct stat st;
-
-	if (fstatat(s->dir_fd, f->tmp, &st, AT_SYMLINK_NOFOLLOW) != 0)
-		return lc_err_sys(e, LC_ERR_IO, errno, "stat %s", f->tmp);
-	if (st.st_dev != mine->st_dev || st.st_ino != mine->st_ino)
-		return lc_err_set(e, LC_ERR_DENIED, "%s: the partial file was "
-		    "replaced by someone else; not renaming it into place",
-		    f->tmp);
-	return 0;
-}
-
-/*
- * The whole file is written: make it durable and give it its name.  The
- * order (data fsync, rename, directory fsync) means a crash leaves either
- * the old target or the complete new one under the target name.
- */
-static int
-lc_sink_finalize(struct lc_sink *s, struct lc_sfile *f, struct lc_err *e)
-{
-	int fsync_on = !(s->tflags & LC_TGT_NO_FSYNC);
-	int fd = f->fd, r = 0;
-	struct stat st;
-
-	f->fd = -1;
-	if (f->direct) {
-		if (close(fd) != 0)
-			return lc_err_sys(e, LC_ERR_IO, errno, "close %s",
-			    f->final);
-		return 0;
-	}
-	if (fstat(fd, &st) != 0)
-		r = lc_err_sys(e, LC_ERR_IO, errno, "stat %s", f->tmp);
-	else if ((uint64_t)st.st_size != f->size)
-		r = lc_err_set(e, LC_ERR_IO, "%s: size is %lld after writing, "
-		    "expected %llu; not renaming it into place", f->tmp,
-		    (long long)st.st_size, (unsigned long long)f->size);
-	/* permission bits only: never set-id or sticky bits from a peer */
-	else if (fchmod(fd, (mode_t)f->mode & ~s->port.set.umask & 0777) != 0)
-		r = lc_err_sys(e, LC_ERR_IO, errno, "chmod %s", f->tmp);
-	else if (fsync_on && fsync(fd) != 0)
-		r = lc_err_sys(e, LC_ERR_IO, errno, "fsync %s", f->final);
-	else if ((r = lc_sink_part_same(s, f, &st, e)) != 0)
-		;
-	/* rename before close: the lock keeps a second writer off */
-	else if (renameat(s->dir_fd, f->tmp, s->dir_fd, f->name) != 0)
-		r = lc_err_sys(e, LC_ERR_IO, errno, "rename %s into place",
-		    f->final);
-	if (r != 0) {
-		close(fd);
-		return r;
-	}
-	f->tmp[0] = '\0';
-	if (close(fd) != 0)
-		return lc_err_sys(e, LC_ERR_IO, errno, "close %s", f->final);
-	if (fsync_on && fsync(s->dir_fd) != 0 && errno != EINVAL)
-		return lc_err_sys(e, LC_ERR_IO, errno, "fsync directory of %s",
-		    f->final);
-	return 0;
 }
 
 static int
@@ -598,8 +165,8 @@ lc_sink_table_get(struct lc_sink *s, uint32_t id)
 	return f;
 }
 
-/* A receiver's lookup: the file's writer, NULL while it has none. */
-static struct lc_wfile *
+/* A receiver's lookup (sink_int.h). */
+struct lc_wfile *
 lc_sink_writer(struct lc_sink *s, uint32_t id)
 {
 	struct lc_wfile *wf = NULL;
@@ -619,8 +186,7 @@ lc_sfile_free(struct lc_sfile *f)
 	lc_wfile_free(f->wf);
 	lc_csum_free(f->csum);
 	free(f->prefix);
-	if (f->fd >= 0)
-		close(f->fd);
+	lc_part_close(&f->p);
 	free(f);
 }
 
@@ -641,8 +207,8 @@ lc_sink_prefix_job(void *arg)
 		    f->prefix_len - off : f->chunk;
 		if (lc_role_canceled(&s->port))
 			return;
-		if (lc_prefix_hash(f->fd, off, len, f->prefix + (size_t)i *
-		    LC_PREFIX_HASH_LEN, NULL, f->final, &e) != 0) {
+		if (lc_prefix_hash(f->p.fd, off, len, f->prefix + (size_t)i *
+		    LC_PREFIX_HASH_LEN, NULL, f->p.final, &e) != 0) {
 			lc_role_post(&s->port, LC_EV_ERROR, 0, 0, &e);
 			return;
 		}
@@ -660,7 +226,7 @@ lc_sink_seed_job(void *arg)
 
 	lc_err_clear(&e);
 	if (f->csum != NULL && f->start > 0 &&
-	    lc_csum_fd(f->csum, f->fd, f->start, f->final, &e) != 0) {
+	    lc_csum_fd(f->csum, f->p.fd, f->start, f->p.final, &e) != 0) {
 		lc_role_post(&s->port, LC_EV_ERROR, 0, 0, &e);
 		return;
 	}
@@ -682,17 +248,17 @@ lc_sink_finish_job(void *arg)
 		if (strcmp(sum, f->expect) != 0) {
 			lc_err_set(&e, LC_ERR_CHECKSUM, "%s: checksum mismatch: "
 			    "the source has %s, what was written has %s; not "
-			    "renamed into place", f->final, f->expect, sum);
+			    "renamed into place", f->p.final, f->expect, sum);
 			lc_role_post(&s->port, LC_EV_ERROR, 0, 0, &e);
 			return;
 		}
 	}
-	if (lc_sink_finalize(s, f, &e) != 0) {
+	if (lc_part_finalize(&s->tgt, &f->p, &e) != 0) {
 		lc_role_post(&s->port, LC_EV_ERROR, 0, 0, &e);
 		return;
 	}
-	lc_log_debug("%s complete", f->final);
-	lc_role_post_text(&s->port, LC_EV_FILE_DONE, f->id, f->size, sum);
+	lc_log_debug("%s complete", f->p.final);
+	lc_role_post_text(&s->port, LC_EV_FILE_DONE, f->id, f->p.size, sum);
 }
 
 /* Main thread: queue the finish once both conditions hold. */
@@ -715,8 +281,8 @@ lc_sink_start_file(struct lc_sink *s, struct lc_sfile *f, struct lc_err *e)
 
 	struct lc_wfile *wf;
 
-	if ((r = lc_wfile_new(f->fd, !f->direct, f->start, f->size, f->final,
-	    &wf)) != 0)
+	if ((r = lc_wfile_new(f->p.fd, !f->p.direct, f->start, f->p.size,
+	    f->p.final, &wf)) != 0)
 		return lc_err_set(e, -r, "out of memory");
 	if (f->csum != NULL)
 		lc_wfile_set_csum(wf, f->csum);
@@ -730,88 +296,34 @@ lc_sink_start_file(struct lc_sink *s, struct lc_sfile *f, struct lc_err *e)
 	ready.start = f->start;
 	if ((r = lc_msg_put_file_ready(s->port.out, &ready)) != 0)
 		return r;
-	if (f->start == f->size) {	/* nothing will arrive for it */
+	if (f->start == f->p.size) {	/* nothing will arrive for it */
 		f->written = 1;
 		return lc_sink_maybe_finish(s, f);
 	}
 	return 0;
 }
 
-/* Where does this file go, and how is it written?  Opens f->fd. */
-static int
-lc_sink_open_file(struct lc_sink *s, struct lc_sfile *f, uint64_t *kept,
-    struct lc_err *e)
-{
-	struct stat st;
-	int err, r;
-
-	*kept = 0;
-	r = lc_confine_stat(s->port.conf, f->beneath ? s->dir_fd : -1,
-	    f->beneath ? f->name : s->target, &st, &err, e);
-	if (r != 0 && err != ENOENT)
-		return r;
-	lc_err_clear(e);
-	if (r != 0)
-		return lc_sink_open_part(s, f, kept, e);
-	if (S_ISDIR(st.st_mode))
-		return lc_err_set(e, LC_ERR_IO, "%s: is a directory", f->final);
-	/* a device or FIFO is written in order, and needs -f like a file
-	 * (but for /dev/null: `lanecp file host:/dev/null` measures) */
-	if (!S_ISREG(st.st_mode) && !(s->tflags & LC_TGT_FORCE) &&
-	    !(S_ISCHR(st.st_mode) && st.st_rdev == makedev(1, 3)))
-		return lc_err_set(e, LC_ERR_EXISTS, "%s: exists and is a %s "
-		    "(use -f to write to it)", f->final,
-		    S_ISFIFO(st.st_mode) ? "FIFO" : S_ISBLK(st.st_mode) ?
-		    "block device" : S_ISCHR(st.st_mode) ? "character device" :
-		    "special file");
-	if (!S_ISREG(st.st_mode))
-		return lc_sink_open_direct(s, f, e);
-	if (!(s->tflags & LC_TGT_FORCE))
-		return lc_err_set(e, LC_ERR_EXISTS,
-		    "%s: file exists (use -f to overwrite)", f->final);
-	return lc_sink_open_part(s, f, kept, e);
-}
-
 static int
 lc_sink_file(struct lc_sink *s, const struct lc_msg_file *m, struct lc_err *e)
 {
 	struct lc_sfile *f = NULL;
-	const char *name;
 	uint64_t kept;
-	int r, n;
+	int r;
 
 	if (!s->target_set || !s->listening)
 		return lc_err_set(e, LC_ERR_PROTO, "FILE before target/LISTEN");
 	if (m->kind != LC_KIND_REG)
 		return lc_err_set(e, LC_ERR_PROTO, "FILE: unsupported kind");
-	if (s->target_is_dir && !lc_sink_name_ok(m->name))
-		return lc_err_set(e, LC_ERR_DENIED,
-		    "refusing unsafe file name from peer: %s", m->name);
-	name = s->target_is_dir ? m->name : s->target_name;
-	if (strlen(name) >= sizeof(f->name))
-		return lc_err_set(e, LC_ERR_IO, "%s: file name too long", name);
 	if ((f = calloc(1, sizeof(*f))) == NULL)
 		return -LC_ERR_NOMEM;
-	f->fd = -1;
 	f->id = m->id;
-	f->size = m->size;
-	f->mode = m->mode;
 	f->sink = s;
-	/* names from the peer, and everything under --restrict, are
-	 * resolved beneath the target directory */
-	f->beneath = s->target_is_dir || s->port.conf->root_fd >= 0;
-	memcpy(f->name, name, strlen(name) + 1);
-	n = s->target_is_dir ?
-	    snprintf(f->final, sizeof(f->final), "%s%s%s", s->target,
-		s->target[strlen(s->target) - 1] == '/' ? "" : "/", m->name) :
-	    snprintf(f->final, sizeof(f->final), "%s", s->target);
-	if (n < 0 || (size_t)n >= sizeof(f->final)) {
-		r = lc_err_set(e, LC_ERR_IO, "%s/%s: name too long", s->target,
-		    m->name);
+	if ((r = lc_part_init(&s->tgt, m->name, m->size, m->mode, &f->p,
+	    e)) != 0)
 		goto out;
-	}
-	if ((r = lc_sink_open_file(s, f, &kept, e)) != 0 ||
-	    (!f->direct && (r = lc_sink_space(s, f, f->size - kept, e)) != 0))
+	if ((r = lc_part_open(&s->tgt, &f->p, &kept, e)) != 0 ||
+	    (!f->p.direct && (r = lc_part_space(&s->tgt, &f->p,
+	    f->p.size - kept, e)) != 0))
 		goto out;
 	if (s->csum != LC_CSUM_NONE &&
 	    (f->csum = lc_csum_new((int)s->csum)) == NULL) {
@@ -826,9 +338,9 @@ lc_sink_file(struct lc_sink *s, const struct lc_msg_file *m, struct lc_err *e)
 		if (f->chunk == 0 || (f->prefix = malloc((size_t)f->nchunks *
 		    LC_PREFIX_HASH_LEN + 1)) == NULL) {
 			kept = 0;	/* cannot compare: start over */
-			if (ftruncate(f->fd, 0) != 0) {
+			if (ftruncate(f->p.fd, 0) != 0) {
 				r = lc_err_sys(e, LC_ERR_IO, errno,
-				    "truncate %s", f->tmp);
+				    "truncate %s", f->p.tmp);
 				goto out;
 			}
 		}
@@ -842,7 +354,7 @@ lc_sink_file(struct lc_sink *s, const struct lc_msg_file *m, struct lc_err *e)
 	s->files_total++;
 	if (kept > 0) {
 		lc_log_verbose("%s: checking the %llu bytes already there",
-		    f->final, (unsigned long long)kept);
+		    f->p.final, (unsigned long long)kept);
 		f->state = LC_SF_PREFIX;
 		return lc_jobq_push(s->jobs, lc_sink_prefix_job, f);
 	}
@@ -877,274 +389,17 @@ lc_sink_prefix_match(struct lc_sink *s, const struct lc_msg_prefix_match *m,
 		    "file %u", m->id);
 	if (m->match < f->prefix_len)
 		lc_log_warn("%s: the partial file matches the source only up "
-		    "to %s; the rest is copied again", f->final,
+		    "to %s; the rest is copied again", f->p.final,
 		    lc_fmt_bytes(a, sizeof(a), m->match));
 	else
-		lc_log_verbose("%s: resuming after %s", f->final,
+		lc_log_verbose("%s: resuming after %s", f->p.final,
 		    lc_fmt_bytes(a, sizeof(a), m->match));
-	if (ftruncate(f->fd, (off_t)m->match) != 0)
-		return lc_err_sys(e, LC_ERR_IO, errno, "truncate %s", f->final);
+	if (ftruncate(f->p.fd, (off_t)m->match) != 0)
+		return lc_err_sys(e, LC_ERR_IO, errno, "truncate %s",
+		    f->p.final);
 	f->start = m->match;
 	f->state = LC_SF_SEED;
 	return lc_jobq_push(s->jobs, lc_sink_seed_job, f);
-}
-
-/* ---- data streams ---- */
-
-static void *
-lc_auth_main(void *arg)
-{
-	struct lc_auth *au = arg;
-	struct lc_sink *s = au->sink;
-	struct lc_receiver *rv;
-	struct lc_err e;
-	int r;
-
-	lc_log_set_tag("accept");
-	lc_err_clear(&e);
-	(void)lc_sock_set_timeout(au->conn.fd, LC_HANDSHAKE_TIMEOUT_MS);
-	r = s->tls != NULL ? lc_tls_accept(s->tls, &au->conn, &e) : 0;
-	if (r == 0)
-		r = lc_stream_accept_auth(&au->conn, s->key, s->nstreams, &e);
-	if (r == 0 && au->conn.idx != au->listener)
-		r = lc_err_set(&e, LC_ERR_STREAM, "stream %u on the port of "
-		    "stream %u", au->conn.idx, au->listener);
-	if (r == 0) {
-		rv = &s->recv[au->conn.idx];
-		pthread_mutex_lock(&s->mu);
-		if (rv->has_conn) {
-			r = lc_err_set(&e, LC_ERR_STREAM,
-			    "stream %u is already connected", au->conn.idx);
-		} else {
-			/* wake up once a second to see if we are stalled */
-			(void)lc_sock_set_timeout(au->conn.fd,
-			    LC_RECV_TICK_MS);
-			rv->conn = au->conn;
-			rv->conn.patient = 1;
-			rv->conn.last_rx_ms = &rv->last_rx_ms;
-			atomic_store(&rv->last_rx_ms, lc_now_ms());
-			rv->has_conn = 1;
-			au->conn.fd = -1;	/* transferred */
-			au->conn.ssl = NULL;
-			pthread_cond_broadcast(&s->cv);
-		}
-		pthread_mutex_unlock(&s->mu);
-	}
-	if (r != 0 && !lc_role_canceled(&s->port))
-		lc_log_warn("dropped data connection from %s: %s",
-		    au->conn.peer, e.msg);
-	pthread_mutex_lock(&s->mu);
-	lc_conn_close(&au->conn);
-	pthread_mutex_unlock(&s->mu);
-	atomic_store(&au->finished, true);
-	lc_wake_signal(&s->accept_wake);	/* a slot is free */
-	return NULL;
-}
-
-static void
-lc_acceptor_reap(struct lc_sink *s, int all)
-{
-	for (int i = 0; i < LC_MAX_PENDING_AUTH; i++) {
-		struct lc_auth *au = &s->auth[i];
-		if (!au->used)
-			continue;
-		if (all) {
-			pthread_mutex_lock(&s->mu);
-			lc_conn_shutdown(&au->conn);
-			pthread_mutex_unlock(&s->mu);
-		} else if (!atomic_load(&au->finished)) {
-			continue;
-		}
-		pthread_join(au->thread, NULL);
-		au->used = 0;
-	}
-}
-
-/* A free handshake slot, or NULL when all are busy (reap first). */
-static struct lc_auth *
-lc_acceptor_slot(struct lc_sink *s)
-{
-	for (int i = 0; i < LC_MAX_PENDING_AUTH; i++)
-		if (!s->auth[i].used)
-			return &s->auth[i];
-	return NULL;
-}
-
-static void
-lc_acceptor_take(struct lc_sink *s, struct lc_auth *au, uint32_t listener,
-    int fd)
-{
-	memset(au, 0, sizeof(*au));
-	au->sink = s;
-	au->listener = listener;
-	atomic_init(&au->finished, false);
-	lc_conn_init(&au->conn, fd);
-	if (lc_thread_start(&au->thread, "lc-auth", lc_auth_main, au) != 0) {
-		lc_log_warn("dropped data connection from %s: no thread",
-		    au->conn.peer);
-		close(fd);
-		return;
-	}
-	au->used = 1;
-}
-
-static void *
-lc_acceptor_main(void *arg)
-{
-	struct lc_sink *s = arg;
-	struct pollfd pfd[LC_MAX_STREAMS + 1];
-	uint32_t n = s->nstreams;
-
-	lc_log_set_tag("accept");
-	while (!lc_role_canceled(&s->port)) {
-		/* no free slot: leave new connections in the backlog */
-		int full;
-
-		lc_acceptor_reap(s, 0);
-		full = lc_acceptor_slot(s) == NULL;
-		for (uint32_t i = 0; i < n; i++) {
-			pfd[i].fd = full ? -1 : s->recv[i].listen_fd;
-			pfd[i].events = POLLIN;
-		}
-		pfd[n].fd = s->accept_wake.rfd;
-		pfd[n].events = POLLIN;
-		if (poll(pfd, n + 1, 1000) < 0 && errno != EINTR)
-			break;
-		if (pfd[n].revents != 0)
-			lc_wake_drain(&s->accept_wake);
-		for (uint32_t i = 0; i < n; i++) {
-			struct lc_auth *au;
-			int fd;
-			if (!(pfd[i].revents & POLLIN))
-				continue;
-			if ((au = lc_acceptor_slot(s)) == NULL)
-				break;	/* the rest wait in their backlogs */
-			fd = accept4(pfd[i].fd, NULL, NULL, SOCK_CLOEXEC);
-			if (fd >= 0)
-				lc_acceptor_take(s, au, i, fd);
-		}
-	}
-	lc_acceptor_reap(s, 1);
-	return NULL;
-}
-
-/*
- * A buffer for the block at off of f: from the stream's quota, or, when
- * the quota is used up, its spare if the writer can take the block at
- * once (so the block everything waits for is never stuck behind full
- * quotas).  NULL when canceled.
- */
-static struct lc_wbuf *
-lc_receiver_buffer(struct lc_receiver *rv, struct lc_wfile *wf, uint64_t off)
-{
-	struct lc_wbuf *b;
-
-	if ((b = lc_pool_get_timed(rv->pool, 0)) != NULL)
-		return b;
-	atomic_store(&rv->state, LC_RV_QUOTA);
-	while (b == NULL && !lc_pool_aborted(rv->pool)) {
-		if (lc_wfile_written(wf) == off)
-			b = lc_pool_spare(rv->pool);
-		if (b == NULL)
-			b = lc_pool_get_timed(rv->pool, 50);
-	}
-	atomic_store(&rv->state, LC_RV_RECV);
-	return b;
-}
-
-static int
-lc_receiver_loop(struct lc_receiver *rv, struct lc_err *e)
-{
-	struct lc_sink *s = rv->sink;
-	uint8_t hdr[LC_FRAME_HDR_LEN];
-	struct lc_frame fr;
-	struct lc_wfile *wf;
-	struct lc_wbuf *b;
-	int r, complete;
-
-	for (;;) {
-		r = lc_conn_read_full(&rv->conn, hdr, sizeof(hdr), e);
-		if (r == -LC_ERR_EOF)
-			return lc_err_set(e, LC_ERR_STREAM, "data stream %u "
-			    "from %s closed before the end of the transfer",
-			    rv->idx, rv->conn.peer);
-		if (r != 0)
-			return r;
-		if (lc_frame_get(hdr, s->block, &fr) != 0)
-			return lc_err_set(e, LC_ERR_PROTO,
-			    "data stream %u: malformed frame header", rv->idx);
-		if (fr.type == LC_FRAME_END)
-			return 0;
-		if (fr.type == LC_FRAME_IDLE)
-			continue;	/* the source has nothing right now */
-		if ((wf = lc_sink_writer(s, fr.file_id)) == NULL)
-			return lc_err_set(e, LC_ERR_PROTO, "data stream %u: "
-			    "data for unknown file %u", rv->idx, fr.file_id);
-		if ((b = lc_receiver_buffer(rv, wf, fr.offset)) == NULL)
-			return lc_err_set(e, LC_ERR_CANCELED, "canceled");
-		b->off = fr.offset;
-		b->len = fr.len;
-		if ((r = lc_conn_read_full(&rv->conn, b->data, fr.len,
-		    e)) != 0) {
-			lc_pool_put(b);
-			if (r == -LC_ERR_EOF)
-				r = lc_err_set(e, LC_ERR_STREAM, "data stream "
-				    "%u closed in mid-frame", rv->idx);
-			return r;
-		}
-		rv->has_last = 1;
-		rv->last_file = fr.file_id;
-		rv->last_off = fr.offset;
-		if ((r = lc_wfile_submit(wf, b, &complete, e)) != 0)
-			return r;
-		atomic_fetch_add(&s->bytes, fr.len);
-		if (complete)
-			lc_role_post(&s->port, LC_EV_FILE_WRITTEN, fr.file_id, 0,
-			    NULL);
-	}
-}
-
-static void *
-lc_receiver_main(void *arg)
-{
-	struct lc_receiver *rv = arg;
-	struct lc_sink *s = rv->sink;
-	struct lc_err e;
-	char tag[32];
-	int r;
-
-	snprintf(tag, sizeof(tag), "stream %u", rv->idx);
-	lc_log_set_tag(tag);
-	lc_err_clear(&e);
-	pthread_mutex_lock(&s->mu);
-	while (!rv->has_conn && !lc_role_canceled(&s->port))
-		pthread_cond_wait(&s->cv, &s->mu);
-	pthread_mutex_unlock(&s->mu);
-	if (lc_role_canceled(&s->port))
-		return NULL;
-	lc_log_debug("connected from %s", rv->conn.peer);
-	atomic_store(&rv->state, LC_RV_RECV);
-	r = lc_receiver_loop(rv, &e);
-	if (r == 0) {
-		atomic_store(&rv->state, LC_RV_END);
-		lc_role_post(&s->port, LC_EV_RECEIVER_DONE, rv->idx, 0, NULL);
-		return NULL;
-	}
-	atomic_store(&rv->state, LC_RV_DEAD);
-	if (lc_role_canceled(&s->port))
-		return NULL;
-	/* a broken stream is not the end: its blocks can come on others */
-	if (atomic_load(&rv->stalled) || r == -LC_ERR_STREAM ||
-	    r == -LC_ERR_EOF || r == -LC_ERR_TIMEOUT ||
-	    r == -LC_ERR_INTEGRITY) {
-		if (atomic_load(&rv->stalled))
-			lc_err_set(&e, LC_ERR_STREAM, "no data for %u s",
-			    s->stall_s);
-		lc_role_post(&s->port, LC_EV_STREAM_LOST, rv->idx, 0, &e);
-	} else {
-		lc_role_post(&s->port, LC_EV_ERROR, rv->idx, 0, &e);
-	}
-	return NULL;
 }
 
 /*
@@ -1516,8 +771,7 @@ lc_sink_free(void *role)
 	}
 	lc_wake_close(&s->accept_wake);
 	lc_tls_free(s->tls);
-	if (s->dir_fd >= 0)
-		close(s->dir_fd);
+	lc_target_close(&s->tgt);
 	OPENSSL_cleanse(s->key, sizeof(s->key));
 	pthread_cond_destroy(&s->cv);
 	pthread_mutex_destroy(&s->mu);

@@ -1,0 +1,110 @@
+/*
+ * Target and part files: where the sink's files go and how they get there.
+ *
+ * Pure file system, no threads and no sockets: every operation is relative
+ * to one directory descriptor (struct lc_target.dir_fd), the target
+ * directory or the directory holding the target file.  Peer names are
+ * opened beneath it (confine.h), the part file is created in it with
+ * O_EXCL | O_NOFOLLOW, and renameat(2) moves it into place within it.
+ * Callers serialise the calls for one struct lc_part.
+ */
+#ifndef LANECP_PARTFILE_H
+#define LANECP_PARTFILE_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "lanecp/confine.h"
+#include "lanecp/err.h"
+#include "lanecp/wire.h"
+
+/* The resolved target of a transfer. */
+struct lc_target {
+	const struct lc_confine *conf;	/* borrowed; must outlive this */
+	int dir_fd;		/* where files are created (owned), or -1 */
+	int is_dir;		/* the target is a directory */
+	uint32_t flags;		/* LC_TGT_* */
+	mode_t umask;		/* applied to modes the peer sends */
+	char path[LC_PATH_MAX];	/* as the controller named it */
+	char name[256];		/* file target: its last component */
+};
+
+/* One file being written: the target itself or a part file. */
+struct lc_part {
+	int fd;			/* owned; -1 when closed */
+	int direct;		/* writing the target itself, in order */
+	int beneath;		/* name resolved beneath dir_fd */
+	uint64_t size;		/* what the source announced */
+	uint32_t mode;		/* the source's mode bits */
+	char name[256];		/* final component in dir_fd */
+	char final[LC_PATH_MAX];	/* for messages */
+	char tmp[LC_PATH_MAX];		/* part file name in dir_fd, "" after
+					   the rename */
+};
+
+/* 1 if name is a single path component (no '/', not "." or ".."), else 0. */
+int lc_target_name_ok(const char *name);
+
+/*
+ * Resolve path (flags: LC_TGT_*) as the transfer's target under conf: an
+ * existing directory, or a file (existing or not) in an existing
+ * directory.  t is set up first (t->dir_fd = -1), so lc_target_close() is
+ * always safe.  0, or -LC_ERR_DENIED / -LC_ERR_IO with e filled.
+ */
+int lc_target_resolve(struct lc_target *t, const struct lc_confine *conf,
+    const char *path, uint32_t flags, mode_t umask, struct lc_err *e);
+
+/* Close t->dir_fd (if open). */
+void lc_target_close(struct lc_target *t);
+
+/*
+ * The part file name for name: ".NAME.lanecp-part", or a hashed name when
+ * that would be too long for one component.  0, -LC_ERR_TOOBIG (outsz) or
+ * -LC_ERR_INTERNAL.
+ */
+int lc_part_name(const char *name, char *out, size_t outsz);
+
+/*
+ * Set up p (fd -1, nothing opened) for the file the peer calls peer_name
+ * (used only when the target is a directory).  0, or -LC_ERR_DENIED (an
+ * unsafe peer name) / -LC_ERR_IO (a name too long) with e filled.
+ */
+int lc_part_init(const struct lc_target *t, const char *peer_name,
+    uint64_t size, uint32_t mode, struct lc_part *p, struct lc_err *e);
+
+/*
+ * Open p->fd for writing.  A missing or regular target (the latter only
+ * with LC_TGT_FORCE) is written through a part file: with LC_TGT_RESUME
+ * one of ours is kept and *kept set to its length; otherwise a fresh one
+ * is created (O_EXCL, 0600) in place of one of ours.  A part file that is
+ * not ours (not regular, not our uid, hard-linked, writable by others) is
+ * refused, a symlink is never followed, and the part file is flock(2)ed.
+ * A device or FIFO target is written directly (p->direct) and needs
+ * LC_TGT_FORCE, but for /dev/null.  0, or -LC_ERR_* with e filled; on
+ * error p->fd may be open (lc_part_close() it).
+ */
+int lc_part_open(const struct lc_target *t, struct lc_part *p,
+    uint64_t *kept, struct lc_err *e);
+
+/*
+ * 0 if the target's file system has need bytes free (or the check is off
+ * or impossible), else -LC_ERR_NOSPACE with e filled.
+ */
+int lc_part_space(const struct lc_target *t, const struct lc_part *p,
+    uint64_t need, struct lc_err *e);
+
+/*
+ * The whole file is written: check its size, set its mode (permission bits
+ * of p->mode less t->umask), fsync it, rename it into place only if the
+ * part file name still names the file we wrote, fsync the directory
+ * (LC_TGT_NO_FSYNC skips both fsyncs).  A direct file is just closed.
+ * p->fd is closed either way; p->tmp is "" once renamed.  0, or -LC_ERR_*
+ * (-LC_ERR_DENIED: the part file was replaced) with e filled.
+ */
+int lc_part_finalize(const struct lc_target *t, struct lc_part *p,
+    struct lc_err *e);
+
+/* Close p->fd (if open); the part file stays for a later -a. */
+void lc_part_close(struct lc_part *p);
+
+#endif

@@ -1,0 +1,169 @@
+/*
+ * The sink's acceptor: who may become a data stream.
+ *
+ * Threads:
+ *   acceptor   one (lc_acceptor_main, started by LISTEN): polls the N
+ *              listening sockets and a wake pipe; each new connection gets
+ *              a short-lived auth thread, at most LC_MAX_PENDING_AUTH at
+ *              once, so that a stranger who connects and says nothing
+ *              cannot hold up the real streams.  When every slot is busy,
+ *              new connections wait in the listen backlog.  On cancel it
+ *              shuts down the handshakes in progress and joins them.
+ *   auth       runs the TLS and key handshake with a timeout on its
+ *              connection, then hands it to receiver[idx] under the sink's
+ *              mutex and broadcasts its condvar.  A connection that fails
+ *              the handshake (or names another stream's port, or a stream
+ *              already connected) is logged with its address and closed;
+ *              it never reaches a receiver.
+ * Descriptors: the listening sockets belong to the sink (acceptor reads
+ * only); an accepted socket belongs to its auth thread until the hand-over
+ * ("transferred"), then to the receiver.
+ */
+#include "sink_int.h"
+
+#include "lanecp/log.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#define LC_RECV_TICK_MS 1000	/* socket receive timeout: re-check */
+
+static void *
+lc_auth_main(void *arg)
+{
+	struct lc_auth *au = arg;
+	struct lc_sink *s = au->sink;
+	struct lc_receiver *rv;
+	struct lc_err e;
+	int r;
+
+	lc_log_set_tag("accept");
+	lc_err_clear(&e);
+	(void)lc_sock_set_timeout(au->conn.fd, LC_HANDSHAKE_TIMEOUT_MS);
+	r = s->tls != NULL ? lc_tls_accept(s->tls, &au->conn, &e) : 0;
+	if (r == 0)
+		r = lc_stream_accept_auth(&au->conn, s->key, s->nstreams, &e);
+	if (r == 0 && au->conn.idx != au->listener)
+		r = lc_err_set(&e, LC_ERR_STREAM, "stream %u on the port of "
+		    "stream %u", au->conn.idx, au->listener);
+	if (r == 0) {
+		rv = &s->recv[au->conn.idx];
+		pthread_mutex_lock(&s->mu);
+		if (rv->has_conn) {
+			r = lc_err_set(&e, LC_ERR_STREAM,
+			    "stream %u is already connected", au->conn.idx);
+		} else {
+			/* wake up once a second to see if we are stalled */
+			(void)lc_sock_set_timeout(au->conn.fd,
+			    LC_RECV_TICK_MS);
+			rv->conn = au->conn;
+			rv->conn.patient = 1;
+			rv->conn.last_rx_ms = &rv->last_rx_ms;
+			atomic_store(&rv->last_rx_ms, lc_now_ms());
+			rv->has_conn = 1;
+			au->conn.fd = -1;	/* transferred */
+			au->conn.ssl = NULL;
+			pthread_cond_broadcast(&s->cv);
+		}
+		pthread_mutex_unlock(&s->mu);
+	}
+	if (r != 0 && !lc_role_canceled(&s->port))
+		lc_log_warn("dropped data connection from %s: %s",
+		    au->conn.peer, e.msg);
+	pthread_mutex_lock(&s->mu);
+	lc_conn_close(&au->conn);
+	pthread_mutex_unlock(&s->mu);
+	atomic_store(&au->finished, true);
+	lc_wake_signal(&s->accept_wake);	/* a slot is free */
+	return NULL;
+}
+
+static void
+lc_acceptor_reap(struct lc_sink *s, int all)
+{
+	for (int i = 0; i < LC_MAX_PENDING_AUTH; i++) {
+		struct lc_auth *au = &s->auth[i];
+		if (!au->used)
+			continue;
+		if (all) {
+			pthread_mutex_lock(&s->mu);
+			lc_conn_shutdown(&au->conn);
+			pthread_mutex_unlock(&s->mu);
+		} else if (!atomic_load(&au->finished)) {
+			continue;
+		}
+		pthread_join(au->thread, NULL);
+		au->used = 0;
+	}
+}
+
+/* A free handshake slot, or NULL when all are busy (reap first). */
+static struct lc_auth *
+lc_acceptor_slot(struct lc_sink *s)
+{
+	for (int i = 0; i < LC_MAX_PENDING_AUTH; i++)
+		if (!s->auth[i].used)
+			return &s->auth[i];
+	return NULL;
+}
+
+static void
+lc_acceptor_take(struct lc_sink *s, struct lc_auth *au, uint32_t listener,
+    int fd)
+{
+	memset(au, 0, sizeof(*au));
+	au->sink = s;
+	au->listener = listener;
+	atomic_init(&au->finished, false);
+	lc_conn_init(&au->conn, fd);
+	if (lc_thread_start(&au->thread, "lc-auth", lc_auth_main, au) != 0) {
+		lc_log_warn("dropped data connection from %s: no thread",
+		    au->conn.peer);
+		close(fd);
+		return;
+	}
+	au->used = 1;
+}
+
+void *
+lc_acceptor_main(void *arg)
+{
+	struct lc_sink *s = arg;
+	struct pollfd pfd[LC_MAX_STREAMS + 1];
+	uint32_t n = s->nstreams;
+
+	lc_log_set_tag("accept");
+	while (!lc_role_canceled(&s->port)) {
+		/* no free slot: leave new connections in the backlog */
+		int full;
+
+		lc_acceptor_reap(s, 0);
+		full = lc_acceptor_slot(s) == NULL;
+		for (uint32_t i = 0; i < n; i++) {
+			pfd[i].fd = full ? -1 : s->recv[i].listen_fd;
+			pfd[i].events = POLLIN;
+		}
+		pfd[n].fd = s->accept_wake.rfd;
+		pfd[n].events = POLLIN;
+		if (poll(pfd, n + 1, 1000) < 0 && errno != EINTR)
+			break;
+		if (pfd[n].revents != 0)
+			lc_wake_drain(&s->accept_wake);
+		for (uint32_t i = 0; i < n; i++) {
+			struct lc_auth *au;
+			int fd;
+			if (!(pfd[i].revents & POLLIN))
+				continue;
+			if ((au = lc_acceptor_slot(s)) == NULL)
+				break;	/* the rest wait in their backlogs */
+			fd = accept4(pfd[i].fd, NULL, NULL, SOCK_CLOEXEC);
+			if (fd >= 0)
+				lc_acceptor_take(s, au, i, fd);
+		}
+	}
+	lc_acceptor_reap(s, 1);
+	return NULL;
+}

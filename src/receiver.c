@@ -1,0 +1,140 @@
+/*
+ * The sink's receivers: one thread per data stream.
+ *
+ * A receiver waits (on the sink's condvar) until an auth thread hands it
+ * an authenticated connection, then loops: frame header -> a buffer from
+ * its own quota (or its spare, for the block the writer can take at once)
+ * -> payload -> the file's ordered writer (writer.h).  It remembers the
+ * last whole block it got.  It owns its socket; main only shuts it down
+ * (stall, abort) under the mutex, and closes it after joining the thread.
+ * When the stream breaks (or main marks it stalled) it posts
+ * LC_EV_STREAM_LOST and exits; the sink tells the source where it stopped,
+ * and a new receiver thread takes the source's new connection for that
+ * stream, on which the source resends the rest.  END ends it with
+ * LC_EV_RECEIVER_DONE; anything else is LC_EV_ERROR.
+ */
+#include "sink_int.h"
+
+#include "lanecp/log.h"
+
+#include <stdio.h>
+
+/*
+ * A buffer for the block at off of f: from the stream's quota, or, when
+ * the quota is used up, its spare if the writer can take the block at
+ * once (so the block everything waits for is never stuck behind full
+ * quotas).  NULL when canceled.
+ */
+static struct lc_wbuf *
+lc_receiver_buffer(struct lc_receiver *rv, struct lc_wfile *wf, uint64_t off)
+{
+	struct lc_wbuf *b;
+
+	if ((b = lc_pool_get_timed(rv->pool, 0)) != NULL)
+		return b;
+	atomic_store(&rv->state, LC_RV_QUOTA);
+	while (b == NULL && !lc_pool_aborted(rv->pool)) {
+		if (lc_wfile_written(wf) == off)
+			b = lc_pool_spare(rv->pool);
+		if (b == NULL)
+			b = lc_pool_get_timed(rv->pool, 50);
+	}
+	atomic_store(&rv->state, LC_RV_RECV);
+	return b;
+}
+
+static int
+lc_receiver_loop(struct lc_receiver *rv, struct lc_err *e)
+{
+	struct lc_sink *s = rv->sink;
+	uint8_t hdr[LC_FRAME_HDR_LEN];
+	struct lc_frame fr;
+	struct lc_wfile *wf;
+	struct lc_wbuf *b;
+	int r, complete;
+
+	for (;;) {
+		r = lc_conn_read_full(&rv->conn, hdr, sizeof(hdr), e);
+		if (r == -LC_ERR_EOF)
+			return lc_err_set(e, LC_ERR_STREAM, "data stream %u "
+			    "from %s closed before the end of the transfer",
+			    rv->idx, rv->conn.peer);
+		if (r != 0)
+			return r;
+		if (lc_frame_get(hdr, s->block, &fr) != 0)
+			return lc_err_set(e, LC_ERR_PROTO,
+			    "data stream %u: malformed frame header", rv->idx);
+		if (fr.type == LC_FRAME_END)
+			return 0;
+		if (fr.type == LC_FRAME_IDLE)
+			continue;	/* the source has nothing right now */
+		if ((wf = lc_sink_writer(s, fr.file_id)) == NULL)
+			return lc_err_set(e, LC_ERR_PROTO, "data stream %u: "
+			    "data for unknown file %u", rv->idx, fr.file_id);
+		if ((b = lc_receiver_buffer(rv, wf, fr.offset)) == NULL)
+			return lc_err_set(e, LC_ERR_CANCELED, "canceled");
+		b->off = fr.offset;
+		b->len = fr.len;
+		if ((r = lc_conn_read_full(&rv->conn, b->data, fr.len,
+		    e)) != 0) {
+			lc_pool_put(b);
+			if (r == -LC_ERR_EOF)
+				r = lc_err_set(e, LC_ERR_STREAM, "data stream "
+				    "%u closed in mid-frame", rv->idx);
+			return r;
+		}
+		rv->has_last = 1;
+		rv->last_file = fr.file_id;
+		rv->last_off = fr.offset;
+		if ((r = lc_wfile_submit(wf, b, &complete, e)) != 0)
+			return r;
+		atomic_fetch_add(&s->bytes, fr.len);
+		if (complete)
+			lc_role_post(&s->port, LC_EV_FILE_WRITTEN, fr.file_id, 0,
+			    NULL);
+	}
+}
+
+void *
+lc_receiver_main(void *arg)
+{
+	struct lc_receiver *rv = arg;
+	struct lc_sink *s = rv->sink;
+	struct lc_err e;
+	char tag[32];
+	int r;
+
+	snprintf(tag, sizeof(tag), "stream %u", rv->idx);
+	lc_log_set_tag(tag);
+	lc_err_clear(&e);
+	pthread_mutex_lock(&s->mu);
+	while (!rv->has_conn && !lc_role_canceled(&s->port))
+		pthread_cond_wait(&s->cv, &s->mu);
+	pthread_mutex_unlock(&s->mu);
+	if (lc_role_canceled(&s->port))
+		return NULL;
+	lc_log_debug("connected from %s", rv->conn.peer);
+	atomic_store(&rv->state, LC_RV_RECV);
+	r = lc_receiver_loop(rv, &e);
+	if (r == 0) {
+		atomic_store(&rv->state, LC_RV_END);
+		lc_role_post(&s->port, LC_EV_RECEIVER_DONE, rv->idx, 0, NULL);
+		return NULL;
+	}
+	atomic_store(&rv->state, LC_RV_DEAD);
+	if (lc_role_canceled(&s->port))
+		return NULL;
+	/* a broken stream is not the end: the source reconnects it and
+	 * resends its blocks on the new connection */
+	if (atomic_load(&rv->stalled) || r == -LC_ERR_STREAM ||
+	    r == -LC_ERR_EOF || r == -LC_ERR_TIMEOUT ||
+	    r == -LC_ERR_INTEGRITY) {
+		if (atomic_load(&rv->stalled))
+			lc_err_set(&e, LC_ERR_STREAM, "no data for %u s",
+			    s->stall_s);
+		lc_role_post(&s->port, LC_EV_STREAM_LOST, rv->idx, 0, &e);
+	} else {
+		lc_role_post(&s->port, LC_EV_ERROR, rv->idx, 0, &e);
+	}
+	return NULL;
+}

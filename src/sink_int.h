@@ -1,0 +1,172 @@
+/*
+ * The sink role's shared state, for sink.c (the role: state, dispatch,
+ * jobs), acceptor.c (the acceptor and its handshake threads) and
+ * receiver.c (the per-stream receivers).  Not for anyone else.
+ *
+ * Who writes what.  "main" is the host's main thread (ops->handle, event,
+ * tick, abort, free).  "setup" fields are written by main in LISTEN (or
+ * SINK_TARGET) before any worker thread starts and only read afterwards.
+ * "mu" fields are read and written under lc_sink.mu; lc_sink.cv is
+ * broadcast when a receiver gets its connection and on abort.
+ */
+#ifndef LANECP_SINK_INT_H
+#define LANECP_SINK_INT_H
+
+#include "role.h"
+
+#include "lanecp/checksum.h"
+#include "lanecp/jobq.h"
+#include "lanecp/partfile.h"
+#include "lanecp/stream.h"
+#include "lanecp/tls.h"
+#include "lanecp/util.h"
+#include "lanecp/writer.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+
+/*
+ * Handshakes in progress at once: room for every stream of the transfer
+ * (on a long path all of them are in their handshake together) plus some
+ * strangers.  When all are busy, new connections wait in the listen
+ * backlog rather than being dropped.
+ */
+#define LC_MAX_PENDING_AUTH (LC_MAX_STREAMS + 16)
+
+enum lc_sfile_state {
+	LC_SF_PREFIX,		/* hashing the partial file (resume) */
+	LC_SF_MATCH,		/* waiting for the source's verdict */
+	LC_SF_SEED,		/* seeding the checksum after a resume */
+	LC_SF_RECV,		/* receiving blocks */
+	LC_SF_FINISH,		/* queued for (or in) the finish job */
+	LC_SF_DONE,
+};
+
+/*
+ * One file.  Made by main (FILE) and owned by lc_sink.files; main hands it
+ * to the job thread by pushing a job (prefix, seed, finish) and reads it
+ * again after the job's event.  Receivers only reach its writer, wf.
+ */
+struct lc_sfile {
+	uint32_t id;
+	struct lc_part p;	/* fd, names (partfile.h): main, then the
+				   job it is pushed to */
+	int state;		/* enum lc_sfile_state (main thread) */
+	int written;		/* every byte is written (main) */
+	uint64_t start;		/* first byte received (resume; main) */
+	struct lc_wfile *wf;	/* set by main under mu; receivers look it
+				   up under mu (lc_sink_writer) */
+	struct lc_csum *csum;	/* -e: over what was written (the writer
+				   feeds it, the finish job reads it) */
+	char expect[LC_CSUM_MAX];	/* the source's checksum, "" = not yet
+					   (main) */
+	uint64_t prefix_len;	/* resume: bytes in the partial file */
+	uint32_t chunk;
+	uint32_t nchunks;
+	uint8_t *prefix;	/* nchunks SHA-256 hashes (the prefix job) */
+	struct lc_sink *sink;
+};
+
+enum lc_recv_state {
+	LC_RV_WAIT,		/* no connection yet */
+	LC_RV_RECV,		/* waiting for bytes */
+	LC_RV_QUOTA,		/* waiting for a buffer */
+	LC_RV_END,		/* got END */
+	LC_RV_DEAD,		/* lost */
+};
+
+/* One data stream's receiving end (receiver.c). */
+struct lc_receiver {
+	struct lc_sink *sink;	/* setup */
+	uint32_t idx;		/* setup */
+	pthread_t thread;	/* main */
+	int started;		/* main */
+	int listen_fd;		/* setup; owned by the sink, polled by the
+				   acceptor, closed by main in free */
+	uint16_t port;		/* setup */
+	struct lc_pool *pool;	/* setup: this stream's quota */
+	/*
+	 * mu: handed over by an auth thread (has_conn 0 -> 1), shut down by
+	 * main (stall, abort) and closed by main after the receiver thread
+	 * has been joined.  The receiver thread reads and writes through it
+	 * without the lock once has_conn is 1: it owns the socket.
+	 */
+	struct lc_conn conn;
+	int has_conn;		/* mu */
+	atomic_int state;	/* enum lc_recv_state (receiver; main reads) */
+	atomic_uint_fast64_t last_rx_ms;	/* the connection's reads */
+	atomic_bool stalled;	/* the main thread gave up on it */
+	int has_last;		/* last whole block received (the receiver
+				   thread; main reads it after the join) */
+	uint32_t last_file;
+	uint64_t last_off;
+	uint32_t losses;	/* times this stream broke (main thread) */
+};
+
+/* One connection in its handshake (acceptor.c). */
+struct lc_auth {
+	struct lc_sink *sink;
+	pthread_t thread;	/* acceptor thread */
+	int used;		/* acceptor thread */
+	atomic_bool finished;	/* set by the auth thread as it exits */
+	uint32_t listener;	/* the port it came in on (acceptor) */
+	struct lc_conn conn;	/* the auth thread's; closed under mu, shut
+				   down by the acceptor under mu */
+};
+
+struct lc_sink {
+	struct lc_role_port port;	/* read-only */
+	pthread_mutex_t mu;
+	pthread_cond_t cv;	/* has_conn set (receivers wait); abort */
+	struct lc_jobq *jobs;	/* main */
+	int target_set;		/* main */
+	struct lc_target tgt;	/* where files go (partfile.h): main, in
+				   SINK_TARGET; jobs use dir_fd */
+	struct lc_sfile **files;	/* by id; under mu */
+	uint32_t files_cap;	/* mu */
+	uint32_t files_max;	/* ids are 1 .. files_max (SINK_TARGET) */
+	uint32_t files_total;	/* main */
+	uint32_t files_done;	/* main */
+	uint32_t lw_file;	/* low-water mark: lowest incomplete file */
+	int listening;		/* main */
+	uint32_t nstreams;	/* setup (LISTEN), as granted */
+	uint32_t block;		/* setup */
+	uint32_t window;	/* setup */
+	uint32_t quota;		/* setup */
+	uint32_t flags;		/* setup */
+	uint32_t csum;		/* setup */
+	uint32_t stall_s;	/* setup */
+	uint8_t key[LC_KEY_LEN];	/* setup */
+	struct lc_tls *tls;	/* setup; NULL: --no-encrypt */
+	struct lc_receiver recv[LC_MAX_STREAMS];
+	pthread_t acceptor;	/* main */
+	int acceptor_started;	/* main */
+	struct lc_wake accept_wake;	/* setup; signalled by any thread */
+	struct lc_auth auth[LC_MAX_PENDING_AUTH];	/* the acceptor's */
+	uint32_t ended;		/* main: receivers that got END */
+	int done_sent;		/* main */
+	atomic_uint_fast64_t bytes;	/* receivers add */
+};
+
+/*
+ * The acceptor thread (arg: struct lc_sink *): polls the listening sockets
+ * until *port.cancel, handing each connection to a handshake thread, and
+ * joins them all before it returns NULL.
+ */
+void *lc_acceptor_main(void *arg);
+
+/*
+ * A receiver thread (arg: struct lc_receiver *): waits for its connection,
+ * receives until END, and posts LC_EV_RECEIVER_DONE, LC_EV_STREAM_LOST or
+ * LC_EV_ERROR (none when canceled).  Returns NULL; main joins it.
+ */
+void *lc_receiver_main(void *arg);
+
+/*
+ * The writer of file id (any thread, takes mu), or NULL while the file is
+ * unknown or not yet receiving.  The writer lives as long as the sink.
+ */
+struct lc_wfile *lc_sink_writer(struct lc_sink *s, uint32_t id);
+
+#endif

@@ -1,0 +1,100 @@
+/*
+ * The source role's shared state, for source.c (the role: listing,
+ * resume checks, control messages and events) and sender.c (the sender
+ * threads).  Not for anyone else.
+ *
+ * Who writes what.  "main" is the host's main thread (ops->handle, event,
+ * tick, abort, free).  "setup" fields are written by main in CONNECT
+ * before the senders start and only read afterwards.  "mu" fields are
+ * read and written under lc_source.mu; lc_source.cv is broadcast when a
+ * STREAM_LOST arrives and on abort (senders waiting for it, or backing
+ * off before a reconnect, wake up).
+ */
+#ifndef LANECP_SOURCE_INT_H
+#define LANECP_SOURCE_INT_H
+
+#include "role.h"
+
+#include "lanecp/dispenser.h"
+#include "lanecp/jobq.h"
+#include "lanecp/ratelimit.h"
+#include "lanecp/stream.h"
+#include "lanecp/tls.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Blocks a sender has sent and the sink has not confirmed (by ACK). */
+struct lc_sent {
+	struct lc_block *v;
+	size_t n;
+	size_t cap;
+};
+
+struct lc_sender {
+	struct lc_source *src;	/* setup */
+	uint32_t idx;		/* setup */
+	pthread_t thread;	/* main */
+	int started;		/* main */
+	/* under src->mu (set and cleared by the sender itself; main only
+	 * shuts them down, and frees st after the join): */
+	struct lc_stream *st;	/* authenticated stream, or NULL */
+	int hs_fd;		/* socket still in its handshake: for
+				   shutdown(2) only, or -1 */
+	uint32_t sndbuf;	/* the sender's; main reads it on STREAM_UP */
+	atomic_bool stop;	/* break off the current connection */
+	/* under src->mu: */
+	struct lc_sent sent;	/* sent, not yet confirmed (the sender adds,
+				   ACK and resend release) */
+	int lost;		/* STREAM_LOST came; last* say what it got
+				   (main sets, the sender clears) */
+	int has_last;
+	uint32_t last_file;
+	uint64_t last_off;
+};
+
+struct lc_listed;	/* source.c */
+
+struct lc_source {
+	struct lc_role_port port;	/* read-only */
+	pthread_mutex_t mu;
+	pthread_cond_t cv;	/* a STREAM_LOST arrived, or abort; on
+				   CLOCK_MONOTONIC for timed waits */
+	struct lc_dispenser *disp;	/* setup; thread-safe itself */
+	struct lc_jobq *jobs;	/* main */
+	uint32_t next_id;	/* main */
+	struct lc_listed *listed;	/* waiting for FILE_READY (main; a
+					   resume job borrows one) */
+	uint32_t files;		/* files handed to the dispenser (main) */
+	int connect_seen;	/* main */
+	int nomore;		/* main */
+	int done_sent;		/* main */
+	uint32_t nstreams;	/* setup */
+	uint32_t window;	/* setup */
+	uint32_t block;		/* setup */
+	uint32_t flags;		/* setup */
+	uint32_t csum;		/* setup */
+	char addr[LC_ADDR_MAX];	/* setup */
+	uint16_t ports[LC_MAX_STREAMS];	/* setup */
+	uint8_t key[LC_KEY_LEN];	/* setup */
+	struct lc_tls *tls;	/* setup; NULL: --no-encrypt */
+	struct lc_rate rate;	/* setup; thread-safe itself */
+	int rate_init;		/* main */
+	uint32_t up;		/* main: senders connected */
+	uint32_t finished;	/* main: senders that sent END */
+	struct lc_sender senders[LC_MAX_STREAMS];
+	atomic_uint_fast64_t bytes_sent;	/* senders add */
+};
+
+/*
+ * A sender thread (arg: struct lc_sender *): dials its stream, sends until
+ * the dispenser is empty and everything is confirmed, reconnecting and
+ * resending after a break.  Posts LC_EV_STREAM_UP once connected,
+ * LC_EV_SENDER_FAILED per break, LC_EV_ERROR when it gives up (unless
+ * canceled), and LC_EV_SENDER_DONE last.  Returns NULL; main joins it.
+ */
+void *lc_sender_main(void *arg);
+
+#endif
