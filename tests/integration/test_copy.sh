@@ -54,7 +54,7 @@ lc_lanecp -s 8 "$d/local/big" "$H:/dev/null"
 [[ -c /dev/null ]] || lc_fail "/dev/null was replaced"
 lc_lanecp "$H:$d/remote/f.bin" "$d/local/sub2.bin"
 cmp "$d/local/f.bin" "$d/local/sub2.bin" || lc_fail "pull to new name"
-ls -a "$d/remote" "$d/remote/sub" | grep -q lanecp-part &&
+ls -a "$d/remote" "$d/remote/sub" | grep lanecp-part >/dev/null &&
 	lc_fail "temporary file left behind"
 
 lc_note "-f replaces an existing target; mode follows the source"

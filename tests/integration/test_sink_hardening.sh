@@ -12,7 +12,7 @@ H=$LC_SSH_HOST
 mkdir -p "$d/remote" "$d/local"
 head -c 100000 /dev/urandom >"$d/local/f"
 sanitized=0
-if ldd "$LANECP" 2>/dev/null | grep -Eq 'lib(a|t)san'; then
+if ldd "$LANECP" 2>/dev/null | grep -E 'lib(a|t)san' >/dev/null; then
 	sanitized=1
 fi
 
