@@ -23,7 +23,7 @@ lc_ssh_pp_handler(int sig)
 
 /* See ssh_int.h. */
 int
-lc_ssh_askpass(const char *prompt, char *buf, size_t bufsz)
+lc__ssh_askpass(const char *prompt, char *buf, size_t bufsz)
 {
 	static const int sigs[] = {
 		SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGTSTP, SIGTTIN, SIGTTOU,

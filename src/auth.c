@@ -1,7 +1,7 @@
 /*
  * Public key authentication (see lanecp/ssh.h for the order): the agent's
  * keys, then the identity files, asking for passphrases through askpass.c.
- * Every call that waits for the server is bounded by lc_ssh_deadline().
+ * Every call that waits for the server is bounded by lc__ssh_deadline().
  */
 #include "lanecp/log.h"
 #include "lanecp/sshconf.h"
@@ -46,7 +46,7 @@ lc_ssh_id_add(struct lc_ssh_auth *a, const char *path)
 		return;
 	}
 	memcpy(a->ids[a->nids].path, path, strlen(path) + 1);
-	lc_ssh_id_probe(&a->ids[a->nids]);
+	lc__ssh_id_probe(&a->ids[a->nids]);
 	a->nids++;
 }
 
@@ -130,7 +130,7 @@ lc_ssh_auth_agent(struct lc_ssh *s, struct lc_ssh_auth *a)
 		return 0;
 	if (libssh2_agent_connect(agent) != 0 ||
 	    libssh2_agent_list_identities(agent) != 0) {
-		lc_log_verbose("ssh-agent at %s: %s", sock, lc_ssh_liberr(s));
+		lc_log_verbose("ssh-agent at %s: %s", sock, lc__ssh_liberr(s));
 		libssh2_agent_free(agent);
 		return 0;
 	}
@@ -145,10 +145,10 @@ lc_ssh_auth_agent(struct lc_ssh *s, struct lc_ssh_auth *a)
 		if (match != NULL)
 			match->offered = 1;
 		nkeys++;
-		deadline = lc_ssh_deadline(s);
+		deadline = lc__ssh_deadline(s);
 		while ((rc = libssh2_agent_userauth(agent, a->user, id)) ==
 		    LIBSSH2_ERROR_EAGAIN) {
-			if (lc_ssh_waitsock(s, deadline) != 0) {
+			if (lc__ssh_waitsock(s, deadline) != 0) {
 				rc = LIBSSH2_ERROR_TIMEOUT;
 				break;
 			}
@@ -160,8 +160,8 @@ lc_ssh_auth_agent(struct lc_ssh *s, struct lc_ssh_auth *a)
 			break;
 		}
 		lc_log_debug("agent key %s refused: %s", id->comment,
-		    lc_ssh_liberr(s));
-		if (lc_ssh_fatal(rc)) {
+		    lc__ssh_liberr(s));
+		if (lc__ssh_fatal(rc)) {
 			r = -LC_ERR_CONNECT;
 			break;
 		}
@@ -176,7 +176,7 @@ static int
 lc_ssh_try_file(struct lc_ssh *s, struct lc_ssh_auth *a,
     const struct lc_ssh_id *id, const char *pass)
 {
-	uint64_t deadline = lc_ssh_deadline(s);
+	uint64_t deadline = lc__ssh_deadline(s);
 	const char *pub;
 	int rc;
 
@@ -189,7 +189,7 @@ lc_ssh_try_file(struct lc_ssh *s, struct lc_ssh_auth *a,
 	while ((rc = libssh2_userauth_publickey_fromfile_ex(s->sess, a->user,
 	    (unsigned)strlen(a->user), pub, id->path, pass)) ==
 	    LIBSSH2_ERROR_EAGAIN) {
-		if (lc_ssh_waitsock(s, deadline) != 0)
+		if (lc__ssh_waitsock(s, deadline) != 0)
 			return LIBSSH2_ERROR_TIMEOUT;
 	}
 	return rc;
@@ -215,7 +215,7 @@ lc_ssh_auth_file(struct lc_ssh *s, struct lc_ssh_auth *a,
 		snprintf(prompt, sizeof(prompt),
 		    "Enter passphrase for key '%s': ", id->path);
 		for (tries = 0; tries < LC_SSH_PASS_TRIES; tries++) {
-			if (lc_ssh_askpass(prompt, pass, sizeof(pass)) != 0 ||
+			if (lc__ssh_askpass(prompt, pass, sizeof(pass)) != 0 ||
 			    pass[0] == '\0') {
 				lc_ssh_tried(a, "%s (encrypted, no passphrase)",
 				    id->path);
@@ -234,14 +234,14 @@ lc_ssh_auth_file(struct lc_ssh *s, struct lc_ssh_auth *a,
 		lc_log_verbose("authenticated with %s", id->path);
 		return 1;
 	}
-	lc_log_debug("%s refused: %s", id->path, lc_ssh_liberr(s));
-	return lc_ssh_fatal(rc) ? -LC_ERR_CONNECT : 0;
+	lc_log_debug("%s refused: %s", id->path, lc__ssh_liberr(s));
+	return lc__ssh_fatal(rc) ? -LC_ERR_CONNECT : 0;
 }
 
 static char *
 lc_ssh_auth_list(struct lc_ssh *s, const char *user, int *fatal)
 {
-	uint64_t deadline = lc_ssh_deadline(s);
+	uint64_t deadline = lc__ssh_deadline(s);
 	char *list;
 
 	*fatal = 0;
@@ -251,7 +251,7 @@ lc_ssh_auth_list(struct lc_ssh *s, const char *user, int *fatal)
 		if (list != NULL || libssh2_userauth_authenticated(s->sess))
 			return list;
 		if (libssh2_session_last_errno(s->sess) !=
-		    LIBSSH2_ERROR_EAGAIN || lc_ssh_waitsock(s, deadline) != 0) {
+		    LIBSSH2_ERROR_EAGAIN || lc__ssh_waitsock(s, deadline) != 0) {
 			*fatal = 1;
 			return NULL;
 		}
@@ -260,7 +260,7 @@ lc_ssh_auth_list(struct lc_ssh *s, const char *user, int *fatal)
 
 /* See ssh_int.h. */
 int
-lc_ssh_authenticate(struct lc_ssh *s, const struct lc_sshconf *c,
+lc__ssh_authenticate(struct lc_ssh *s, const struct lc_sshconf *c,
     const char *user, const char *identity_file, int batch,
     const char *home, struct lc_err *e)
 {
@@ -278,7 +278,7 @@ lc_ssh_authenticate(struct lc_ssh *s, const struct lc_sshconf *c,
 		return 0;	/* "none" was accepted */
 	if (list == NULL)
 		return lc_err_set(e, LC_ERR_CONNECT, "%s: %s", s->name,
-		    lc_ssh_liberr(s));
+		    lc__ssh_liberr(s));
 	if (!lc_ssh_list_has(list, "publickey"))
 		return lc_err_set(e, LC_ERR_AUTH, "%s: authentication failed "
 		    "(the server does not accept public keys; it offers %s)",
@@ -319,7 +319,7 @@ lc_ssh_authenticate(struct lc_ssh *s, const struct lc_sshconf *c,
 	else
 		r = lc_err_set(e, LC_ERR_AUTH,
 		    "%s: authentication failed (tried: %s): %s", s->name,
-		    a->tried, lc_ssh_liberr(s));
+		    a->tried, lc__ssh_liberr(s));
 	lc_ssh_ids_free(a);
 	free(a);
 	return r;

@@ -173,7 +173,7 @@ lc__ssh_openssh_key(const char *text, uint8_t *scratch, size_t scratchsz,
 }
 
 void
-lc_ssh_id_probe(struct lc_ssh_id *id)
+lc__ssh_id_probe(struct lc_ssh_id *id)
 {
 	unsigned char *b = NULL;
 	uint8_t *scratch = NULL;

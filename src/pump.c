@@ -146,7 +146,7 @@ lc_pump_fail(struct lc_pump *p, const char *what)
 {
 	if (!p->dead)
 		lc_log_warn("%s: connection lost (%s): %s", p->s->name, what,
-		    lc_ssh_liberr(p->s));
+		    lc__ssh_liberr(p->s));
 	p->dead = 1;
 	p->progress = 1;
 	lc_pump_publish(p);
@@ -219,7 +219,8 @@ lc_pump_read_stderr(struct lc_pump *p)
 			p->progress = 1;
 			continue;
 		}
-		if (rc < 0 && rc != LIBSSH2_ERROR_EAGAIN && lc_ssh_fatal((int)rc))
+		if (rc < 0 && rc != LIBSSH2_ERROR_EAGAIN &&
+		    lc__ssh_fatal((int)rc))
 			lc_pump_fail(p, "reading stderr");
 		return;
 	}
@@ -260,7 +261,7 @@ lc_pump_read_stdout(struct lc_pump *p)
 			continue;
 		}
 		if (rc < 0 && rc != LIBSSH2_ERROR_EAGAIN &&
-		    lc_ssh_fatal((int)rc))
+		    lc__ssh_fatal((int)rc))
 			lc_pump_fail(p, "reading");
 		return;
 	}
@@ -291,12 +292,12 @@ lc_pump_write(struct lc_pump *p)
 		}
 		if (rc == 0 || rc == LIBSSH2_ERROR_EAGAIN)
 			return;
-		if (lc_ssh_fatal((int)rc)) {
+		if (lc__ssh_fatal((int)rc)) {
 			lc_pump_fail(p, "writing");
 			return;
 		}
 		lc_log_verbose("%s: remote input closed: %s", p->s->name,
-		    lc_ssh_liberr(p->s));
+		    lc__ssh_liberr(p->s));
 		p->stdin_dead = 1;
 		lc_buf_reset(&p->in);
 		p->progress = 1;
@@ -318,7 +319,7 @@ lc_pump_send_eof(struct lc_pump *p)
 	lc_pump_note(p, LC_OP_EOF);
 	if (rc == LIBSSH2_ERROR_EAGAIN)
 		return;
-	if (rc != 0 && lc_ssh_fatal(rc)) {
+	if (rc != 0 && lc__ssh_fatal(rc)) {
 		lc_pump_fail(p, "sending EOF");
 		return;
 	}
@@ -516,7 +517,7 @@ lc_pump_buf_wipe(struct lc_buf *b)
 
 /* See ssh_int.h. */
 void *
-lc_ssh_pump_main(void *arg)
+lc__ssh_pump_main(void *arg)
 {
 	struct lc_ssh *s = arg;
 	struct lc_pump *p;

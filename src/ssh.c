@@ -56,7 +56,7 @@ lc_ssh_init_once(void)
 }
 
 const char *
-lc_ssh_liberr(struct lc_ssh *s)
+lc__ssh_liberr(struct lc_ssh *s)
 {
 	char *msg = NULL;
 
@@ -68,7 +68,7 @@ lc_ssh_liberr(struct lc_ssh *s)
 
 /* Session-level libssh2 errors: the connection is unusable after them. */
 int
-lc_ssh_fatal(int rc)
+lc__ssh_fatal(int rc)
 {
 	switch (rc) {
 	case LIBSSH2_ERROR_SOCKET_NONE:
@@ -94,7 +94,7 @@ lc_ssh_fatal(int rc)
 }
 
 uint64_t
-lc_ssh_deadline(const struct lc_ssh *s)
+lc__ssh_deadline(const struct lc_ssh *s)
 {
 	if (s->step_timeout_ms <= 0)
 		return 0;
@@ -103,7 +103,7 @@ lc_ssh_deadline(const struct lc_ssh *s)
 
 /* See ssh_int.h. */
 int
-lc_ssh_waitsock(struct lc_ssh *s, uint64_t deadline)
+lc__ssh_waitsock(struct lc_ssh *s, uint64_t deadline)
 {
 	struct pollfd p;
 	uint64_t now;
@@ -332,7 +332,7 @@ lc_ssh_hostkey_prefs(struct lc_ssh *s, struct lc_knownhosts *kh,
 	if (libssh2_session_method_pref(s->sess, LIBSSH2_METHOD_HOSTKEY,
 	    pref) != 0)
 		return lc_err_set(e, LC_ERR_INTERNAL,
-		    "setting host key algorithms: %s", lc_ssh_liberr(s));
+		    "setting host key algorithms: %s", lc__ssh_liberr(s));
 	return 0;
 }
 
@@ -344,7 +344,7 @@ lc_ssh_handshake(struct lc_ssh *s, const char *host, unsigned port,
 
 	while ((rc = libssh2_session_handshake(s->sess,
 	    (libssh2_socket_t)s->sock)) == LIBSSH2_ERROR_EAGAIN) {
-		if (lc_ssh_waitsock(s, deadline) != 0)
+		if (lc__ssh_waitsock(s, deadline) != 0)
 			return lc_err_set(e, LC_ERR_CONNECT,
 			    "cannot connect to %s port %u: timed out during "
 			    "the SSH handshake", host, port);
@@ -352,7 +352,7 @@ lc_ssh_handshake(struct lc_ssh *s, const char *host, unsigned port,
 	if (rc != 0)
 		return lc_err_set(e, LC_ERR_CONNECT,
 		    "cannot connect to %s port %u: SSH handshake failed: %s",
-		    host, port, lc_ssh_liberr(s));
+		    host, port, lc__ssh_liberr(s));
 	s->handshaken = 1;
 	lc_log_debug("server %s, host key %s, cipher %s",
 	    libssh2_session_banner_get(s->sess),
@@ -422,7 +422,7 @@ lc_ssh_verify_host(struct lc_ssh *s, struct lc_knownhosts *kh,
 	    &type);
 	if (key == NULL || len == 0)
 		return lc_err_set(e, LC_ERR_CONNECT, "%s: no host key: %s",
-		    names[0], lc_ssh_liberr(s));
+		    names[0], lc__ssh_liberr(s));
 	lc_knownhosts_fingerprint(key, len, fp, sizeof(fp));
 	label = lc_knownhosts_type_label(type);
 	if ((r = lc_knownhosts_check(kh, names, nnames, key, len, type, &res,
@@ -629,7 +629,7 @@ lc_ssh_connect(const struct lc_ssh_opts *o, struct lc_ssh **out,
 		goto out;
 	lc_knownhosts_free(kh);
 	kh = NULL;
-	if ((r = lc_ssh_authenticate(s, &conf, user, o->identity_file, batch,
+	if ((r = lc__ssh_authenticate(s, &conf, user, o->identity_file, batch,
 	    home, e)) != 0)
 		goto out;
 	lc_log_verbose("authenticated to %s as %s", conf.hostname, user);
@@ -656,24 +656,24 @@ lc_ssh_exec(struct lc_ssh *s, const char *cmd, int *fd, struct lc_err *e)
 	if (s == NULL || cmd == NULL || s->chan != NULL || s->pump_started)
 		return lc_err_set(e, LC_ERR_INTERNAL,
 		    "lc_ssh_exec: one command per connection");
-	deadline = lc_ssh_deadline(s);
+	deadline = lc__ssh_deadline(s);
 	while ((s->chan = libssh2_channel_open_session(s->sess)) == NULL) {
 		if (libssh2_session_last_errno(s->sess) !=
-		    LIBSSH2_ERROR_EAGAIN || lc_ssh_waitsock(s, deadline) != 0)
+		    LIBSSH2_ERROR_EAGAIN || lc__ssh_waitsock(s, deadline) != 0)
 			return lc_err_set(e, LC_ERR_CONNECT,
 			    "%s: cannot open a session channel: %s", s->name,
-			    lc_ssh_liberr(s));
+			    lc__ssh_liberr(s));
 	}
-	deadline = lc_ssh_deadline(s);
+	deadline = lc__ssh_deadline(s);
 	while ((rc = libssh2_channel_exec(s->chan, cmd)) ==
 	    LIBSSH2_ERROR_EAGAIN) {
-		if (lc_ssh_waitsock(s, deadline) != 0)
+		if (lc__ssh_waitsock(s, deadline) != 0)
 			break;
 	}
 	if (rc != 0)
-		return lc_err_set(e, lc_ssh_fatal(rc) ? LC_ERR_CONNECT :
+		return lc_err_set(e, lc__ssh_fatal(rc) ? LC_ERR_CONNECT :
 		    LC_ERR_AGENT, "%s: cannot run the command: %s", s->name,
-		    lc_ssh_liberr(s));
+		    lc__ssh_liberr(s));
 	if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0)
 		return lc_err_sys(e, LC_ERR_INTERNAL, errno, "socketpair");
 	if ((r = lc_set_nonblock(sv[1], 1)) != 0 ||
@@ -685,7 +685,7 @@ lc_ssh_exec(struct lc_ssh *s, const char *cmd, int *fd, struct lc_err *e)
 		libssh2_keepalive_config(s->sess, 1, s->keepalive_s);
 	s->pump_fd = sv[1];
 	sv[1] = -1;	/* transferred */
-	if ((r = lc_thread_start(&s->pump, "lc-ssh-pump", lc_ssh_pump_main,
+	if ((r = lc_thread_start(&s->pump, "lc-ssh-pump", lc__ssh_pump_main,
 	    s)) != 0) {
 		r = lc_err_set(e, LC_ERR_INTERNAL, "cannot start the ssh pump");
 		goto out;

@@ -63,20 +63,20 @@ struct lc_ssh_id {
 /* ssh.c */
 
 /* The session's last libssh2 error message ("no session" without one). */
-const char *lc_ssh_liberr(struct lc_ssh *s);
+const char *lc__ssh_liberr(struct lc_ssh *s);
 
 /* Is rc a session-level libssh2 error (connection unusable)?  1/0. */
-int lc_ssh_fatal(int rc);
+int lc__ssh_fatal(int rc);
 
 /* Deadline for one waiting step from now, in lc_now_ms() time; 0: none. */
-uint64_t lc_ssh_deadline(const struct lc_ssh *s);
+uint64_t lc__ssh_deadline(const struct lc_ssh *s);
 
 /*
  * Wait until libssh2 can make progress on the socket, or the deadline
  * (0: none) passes.  Returns 0, -LC_ERR_TIMEOUT (the session's last error
  * then says so) or -LC_ERR_CONNECT (poll failed).
  */
-int lc_ssh_waitsock(struct lc_ssh *s, uint64_t deadline);
+int lc__ssh_waitsock(struct lc_ssh *s, uint64_t deadline);
 
 /* keyfile.c */
 
@@ -85,7 +85,7 @@ int lc_ssh_waitsock(struct lc_ssh *s, uint64_t deadline);
  * trying it: exists, has_pub, encrypted, blob.  Never fails: what cannot
  * be read stays unknown (and is logged at verbose level).
  */
-void lc_ssh_id_probe(struct lc_ssh_id *id);
+void lc__ssh_id_probe(struct lc_ssh_id *id);
 
 /* askpass.c */
 
@@ -95,7 +95,7 @@ void lc_ssh_id_probe(struct lc_ssh_id *id);
  * first and are then re-raised.  Returns 0, or -1 (no terminal,
  * interrupted).
  */
-int lc_ssh_askpass(const char *prompt, char *buf, size_t bufsz);
+int lc__ssh_askpass(const char *prompt, char *buf, size_t bufsz);
 
 /* auth.c */
 
@@ -105,7 +105,7 @@ int lc_ssh_askpass(const char *prompt, char *buf, size_t bufsz);
  * home.  Returns 0, -LC_ERR_CONNECT (connection broke before a method
  * list came), -LC_ERR_AUTH (e says what was tried) or -LC_ERR_NOMEM.
  */
-int lc_ssh_authenticate(struct lc_ssh *s, const struct lc_sshconf *c,
+int lc__ssh_authenticate(struct lc_ssh *s, const struct lc_sshconf *c,
     const char *user, const char *identity_file, int batch,
     const char *home, struct lc_err *e);
 
@@ -115,6 +115,6 @@ int lc_ssh_authenticate(struct lc_ssh *s, const struct lc_sshconf *c,
  * The pump thread's main (see pump.c): owns s->sess, s->chan and
  * s->pump_fd until it returns; publishes the exit status under s->mu.
  */
-void *lc_ssh_pump_main(void *arg);
+void *lc__ssh_pump_main(void *arg);
 
 #endif
