@@ -116,59 +116,44 @@ lc__b64_encode(const unsigned char *in, size_t len, char *out, size_t outsz)
 	size_t need;
 
 	if (len > (size_t)INT_MAX / 2)
-		return -1;
+		return -LC_ERR_TOOBIG;
 	need = 4 * ((len + 2) / 3) + 1;
 	if (outsz < need)
-		return -1;
+		return -LC_ERR_TOOBIG;
 	return EVP_EncodeBlock((unsigned char *)out, in, (int)len);
 }
 
-static int
-lc_kh_b64_val(unsigned char c)
-{
-	if (c >= 'A' && c <= 'Z')
-		return c - 'A';
-	if (c >= 'a' && c <= 'z')
-		return c - 'a' + 26;
-	if (c >= '0' && c <= '9')
-		return c - '0' + 52;
-	if (c == '+')
-		return 62;
-	if (c == '/')
-		return 63;
-	return -1;
-}
-
+/*
+ * EVP_DecodeUpdate() skips space, tab, CR and LF anywhere, takes lines of
+ * any length and checks the padding; but it takes a '-' for the start of
+ * a PEM END line and stops there, so anything outside the alphabet is
+ * refused here first.
+ */
 int
 lc__b64_decode(const char *in, size_t len, unsigned char *out, size_t outsz)
 {
-	unsigned long acc = 0;
-	size_t i, o = 0;
-	int bits = 0, pad = 0, v;
+	static const char ok[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+	    "abcdefghijklmnopqrstuvwxyz0123456789+/= \t\r\n";
+	EVP_ENCODE_CTX *ctx = NULL;
+	int n = 0, m = 0, r;
+	size_t i;
 
-	for (i = 0; i < len; i++) {
-		unsigned char c = (unsigned char)in[i];
-
-		if (c == ' ' || c == '\t' || c == '\r' || c == '\n')
-			continue;
-		if (c == '=') {
-			pad++;
-			continue;
-		}
-		if (pad > 0 || (v = lc_kh_b64_val(c)) < 0)
-			return -1;	/* data after padding, or junk */
-		acc = (acc << 6 | (unsigned long)v) & 0xffffff;
-		bits += 6;
-		if (bits >= 8) {
-			bits -= 8;
-			if (o >= outsz)
-				return -1;
-			out[o++] = (unsigned char)(acc >> bits);
-		}
-	}
-	if (pad > 2 || bits >= 6 || o > INT_MAX)
-		return -1;
-	return (int)o;
+	if (len > INT_MAX || outsz < len / 4 * 3)
+		return -LC_ERR_TOOBIG;
+	for (i = 0; i < len; i++)
+		if (in[i] == '\0' || strchr(ok, in[i]) == NULL)
+			return -LC_ERR_PROTO;
+	if ((ctx = EVP_ENCODE_CTX_new()) == NULL)
+		return -LC_ERR_NOMEM;
+	EVP_DecodeInit(ctx);
+	/* both write 3 bytes per 4 characters at most: fits in outsz */
+	if (EVP_DecodeUpdate(ctx, out, &n, (const unsigned char *)in,
+	    (int)len) < 0 || EVP_DecodeFinal(ctx, out + n, &m) < 0)
+		r = -LC_ERR_PROTO;
+	else
+		r = n + m;
+	EVP_ENCODE_CTX_free(ctx);
+	return r;
 }
 
 int
