@@ -32,12 +32,12 @@ lc__ssh_askpass(const char *prompt, char *buf, size_t bufsz)
 	struct termios saved, t;
 	size_t i, n = 0;
 	ssize_t k;
-	int fd, r = -1, echo_off = 0, sig;
+	int fd, r = -LC_ERR_IO, echo_off = 0, sig;
 	char c;
 
 	buf[0] = '\0';
 	if ((fd = open("/dev/tty", O_RDWR | O_CLOEXEC | O_NOCTTY)) < 0)
-		return -1;
+		return -LC_ERR_IO;
 	lc_ssh_pp_signo = 0;
 	memset(&sa, 0, sizeof(sa));
 	sa.sa_handler = lc_ssh_pp_handler;
@@ -79,7 +79,7 @@ lc__ssh_askpass(const char *prompt, char *buf, size_t bufsz)
 	if ((sig = lc_ssh_pp_signo) != 0) {
 		OPENSSL_cleanse(buf, bufsz);
 		raise(sig);
-		return -1;
+		return -LC_ERR_CANCELED;
 	}
 	return r;
 }

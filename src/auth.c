@@ -111,11 +111,12 @@ lc_ssh_id_by_blob(struct lc_ssh_auth *a, const unsigned char *blob,
 }
 
 /*
- * Offer the agent's keys.  Returns 1 when authenticated, 0 to go on,
- * -LC_ERR_CONNECT when the connection broke.
+ * Offer the agent's keys.  Returns 0, with *done set when authenticated
+ * (else go on with the next method), or -LC_ERR_CONNECT when the
+ * connection broke.
  */
 static int
-lc_ssh_auth_agent(struct lc_ssh *s, struct lc_ssh_auth *a)
+lc_ssh_auth_agent(struct lc_ssh *s, struct lc_ssh_auth *a, int *done)
 {
 	struct libssh2_agent_publickey *id = NULL, *prev = NULL;
 	LIBSSH2_AGENT *agent = NULL;
@@ -124,6 +125,7 @@ lc_ssh_auth_agent(struct lc_ssh *s, struct lc_ssh_auth *a)
 	uint64_t deadline;
 	int rc, r = 0, nkeys = 0;
 
+	*done = 0;
 	if (sock == NULL || *sock == '\0')
 		return 0;
 	if ((agent = libssh2_agent_init(s->sess)) == NULL)
@@ -156,7 +158,7 @@ lc_ssh_auth_agent(struct lc_ssh *s, struct lc_ssh_auth *a)
 		if (rc == 0) {
 			lc_log_verbose("authenticated with agent key %s",
 			    id->comment);
-			r = 1;
+			*done = 1;
 			break;
 		}
 		lc_log_debug("agent key %s refused: %s", id->comment,
@@ -172,6 +174,12 @@ lc_ssh_auth_agent(struct lc_ssh *s, struct lc_ssh_auth *a)
 	return r;
 }
 
+/*
+ * One publickey attempt with the file.  Returns 0 (authenticated),
+ * -LC_ERR_IO (libssh2 could not use the key file: for an encrypted key, a
+ * wrong passphrase), -LC_ERR_CONNECT (the connection broke or timed out)
+ * or -LC_ERR_AUTH (the server refused the key).
+ */
 static int
 lc_ssh_try_file(struct lc_ssh *s, struct lc_ssh_auth *a,
     const struct lc_ssh_id *id, const char *pass)
@@ -190,19 +198,24 @@ lc_ssh_try_file(struct lc_ssh *s, struct lc_ssh_auth *a,
 	    (unsigned)strlen(a->user), pub, id->path, pass)) ==
 	    LIBSSH2_ERROR_EAGAIN) {
 		if (lc__ssh_waitsock(s, deadline) != 0)
-			return LIBSSH2_ERROR_TIMEOUT;
+			return -LC_ERR_CONNECT;	/* LIBSSH2_ERROR_TIMEOUT */
 	}
-	return rc;
+	if (rc == 0)
+		return 0;
+	if (rc == LIBSSH2_ERROR_FILE)
+		return -LC_ERR_IO;
+	return lc__ssh_fatal(rc) ? -LC_ERR_CONNECT : -LC_ERR_AUTH;
 }
 
 /* As lc_ssh_auth_agent, for one identity file. */
 static int
 lc_ssh_auth_file(struct lc_ssh *s, struct lc_ssh_auth *a,
-    const struct lc_ssh_id *id)
+    const struct lc_ssh_id *id, int *done)
 {
 	char prompt[PATH_MAX + 64], pass[LC_SSH_PASS_MAX];
-	int rc = LIBSSH2_ERROR_FILE, tries;
+	int rc = -LC_ERR_IO, tries;
 
+	*done = 0;
 	if (!id->encrypted) {
 		rc = lc_ssh_try_file(s, a, id, NULL);
 	} else if (a->batch) {
@@ -224,7 +237,7 @@ lc_ssh_auth_file(struct lc_ssh *s, struct lc_ssh_auth *a,
 			}
 			rc = lc_ssh_try_file(s, a, id, pass);
 			OPENSSL_cleanse(pass, sizeof(pass));
-			if (rc != LIBSSH2_ERROR_FILE)
+			if (rc != -LC_ERR_IO)
 				break;
 			lc_log_warn("%s: bad passphrase", id->path);
 		}
@@ -232,10 +245,11 @@ lc_ssh_auth_file(struct lc_ssh *s, struct lc_ssh_auth *a,
 	lc_ssh_tried(a, "%s", id->path);
 	if (rc == 0) {
 		lc_log_verbose("authenticated with %s", id->path);
-		return 1;
+		*done = 1;
+		return 0;
 	}
 	lc_log_debug("%s refused: %s", id->path, lc__ssh_liberr(s));
-	return lc__ssh_fatal(rc) ? -LC_ERR_CONNECT : 0;
+	return rc == -LC_ERR_CONNECT ? rc : 0;
 }
 
 static char *
@@ -271,7 +285,7 @@ lc__ssh_authenticate(struct lc_ssh *s, const struct lc_sshconf *c,
 	char path[PATH_MAX];
 	const char *list;
 	size_t i;
-	int r, fatal = 0;
+	int r, fatal = 0, done = 0;
 
 	list = lc_ssh_auth_list(s, user, &fatal);
 	if (list == NULL && !fatal)
@@ -298,8 +312,8 @@ lc__ssh_authenticate(struct lc_ssh *s, const struct lc_sshconf *c,
 				lc_ssh_id_add(a, path);
 		}
 	}
-	r = lc_ssh_auth_agent(s, a);
-	for (i = 0; r == 0 && i < a->nids; i++) {
+	r = lc_ssh_auth_agent(s, a, &done);
+	for (i = 0; r == 0 && !done && i < a->nids; i++) {
 		if (!a->ids[i].exists)
 			continue;
 		if (a->ids[i].offered) {
@@ -307,16 +321,14 @@ lc__ssh_authenticate(struct lc_ssh *s, const struct lc_sshconf *c,
 			    a->ids[i].path);
 			continue;
 		}
-		r = lc_ssh_auth_file(s, a, &a->ids[i]);
+		r = lc_ssh_auth_file(s, a, &a->ids[i], &done);
 	}
-	if (r == 1)
-		r = 0;
-	else if (r == 0)
+	if (r == 0 && !done)
 		r = lc_err_set(e, LC_ERR_AUTH,
 		    "%s: authentication failed (tried: %s)", s->name,
 		    a->tried[0] != '\0' ? a->tried :
 		    "nothing; no agent and no identity file");
-	else
+	else if (r != 0)
 		r = lc_err_set(e, LC_ERR_AUTH,
 		    "%s: authentication failed (tried: %s): %s", s->name,
 		    a->tried, lc__ssh_liberr(s));

@@ -27,10 +27,11 @@
  * Read a small file whole, NUL terminated, into a buffer of
  * LC_SSH_KEYFILE_MAX + 1 bytes (free it with lc_ssh_slurp_free(): it may
  * hold a private key).  A file longer than LC_SSH_KEYFILE_MAX is refused
- * (EFBIG) rather than cut.  0, or -1 with errno.
+ * (EFBIG) rather than cut.  Returns 0, -LC_ERR_IO, -LC_ERR_TOOBIG or
+ * -LC_ERR_NOMEM; e says "cannot read PATH: <strerror>".
  */
 static int
-lc_ssh_slurp(const char *path, char **out, size_t *outlen)
+lc_ssh_slurp(const char *path, char **out, size_t *outlen, struct lc_err *e)
 {
 	char *buf = NULL, extra;
 	size_t n = 0;
@@ -39,11 +40,11 @@ lc_ssh_slurp(const char *path, char **out, size_t *outlen)
 
 	*out = NULL;
 	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
-		return -1;
+		return lc_err_sys(e, LC_ERR_IO, errno, "cannot read %s", path);
 	if ((buf = malloc(LC_SSH_KEYFILE_MAX + 1)) == NULL) {
 		close(fd);
-		errno = ENOMEM;
-		return -1;
+		return lc_err_sys(e, LC_ERR_NOMEM, ENOMEM, "cannot read %s",
+		    path);
 	}
 	for (;;) {
 		if (n < LC_SSH_KEYFILE_MAX)
@@ -61,8 +62,8 @@ lc_ssh_slurp(const char *path, char **out, size_t *outlen)
 		saved = k < 0 ? errno : EFBIG;
 		OPENSSL_clear_free(buf, LC_SSH_KEYFILE_MAX + 1);
 		close(fd);
-		errno = saved;
-		return -1;
+		return lc_err_sys(e, saved == EFBIG ? LC_ERR_TOOBIG : LC_ERR_IO,
+		    saved, "cannot read %s", path);
 	}
 	close(fd);
 	buf[n] = '\0';
@@ -79,28 +80,36 @@ lc_ssh_slurp_free(char *buf)
 		OPENSSL_clear_free(buf, LC_SSH_KEYFILE_MAX + 1);
 }
 
-/* "type base64 [comment]" -> blob. */
+/*
+ * "type base64 [comment]" -> blob.  Returns 0, -LC_ERR_PROTO (not such a
+ * line, or the blob's type is not the line's), -LC_ERR_NOMEM or the
+ * error of lc_ssh_slurp().
+ */
 static int
 lc_ssh_read_pub(const char *path, unsigned char **blob, size_t *len)
 {
 	char *text = NULL, *p, *type, *b64, t2[64];
 	unsigned char *out = NULL;
 	size_t tlen, blen;
-	int n, r = -1;
+	int n, r;
 
 	*blob = NULL;
 	*len = 0;
-	if (lc_ssh_slurp(path, &text, NULL) != 0)
-		return -1;
+	if ((r = lc_ssh_slurp(path, &text, NULL, NULL)) != 0)
+		return r;
+	r = -LC_ERR_PROTO;
 	p = text + strspn(text, " \t\r\n");
 	type = p;
 	tlen = strcspn(type, " \t\r\n");
 	b64 = type + tlen;
 	b64 += strspn(b64, " \t");
 	blen = strcspn(b64, " \t\r\n");
-	if (tlen == 0 || blen == 0 || blen > 4 * LC_SSH_BLOB_MAX / 3 ||
-	    (out = malloc(blen)) == NULL)
+	if (tlen == 0 || blen == 0 || blen > 4 * LC_SSH_BLOB_MAX / 3)
 		goto out;
+	if ((out = malloc(blen)) == NULL) {
+		r = -LC_ERR_NOMEM;
+		goto out;
+	}
 	if ((n = lc__b64_decode(b64, blen, out, blen)) <= 0 ||
 	    lc_knownhosts_blob_type(out, (size_t)n, t2, sizeof(t2)) != 0 ||
 	    strlen(t2) != tlen || strncmp(t2, type, tlen) != 0)
@@ -133,20 +142,20 @@ lc__ssh_openssh_key(const char *text, uint8_t *scratch, size_t scratchsz,
 	uint32_t nkeys;
 	struct lc_rd rd;
 	size_t used = 0;
-	int n, r = -1;
+	int n, r = -LC_ERR_PROTO;
 
 	*encrypted = 0;
 	*blob = NULL;
 	*bloblen = 0;
 	/* END is looked for only after BEGIN, so the two cannot overlap */
 	if ((b = strstr(text, beg)) == NULL)
-		return -1;
+		return -LC_ERR_PROTO;
 	b += sizeof(beg) - 1;
 	if ((en = strstr(b, end)) == NULL || en < b)
-		return -1;
+		return -LC_ERR_PROTO;
 	rawsz = (size_t)(en - b);
 	if (rawsz > scratchsz)
-		return -1;
+		return -LC_ERR_TOOBIG;
 	used = rawsz;	/* the decoder writes at most this much */
 	if ((n = lc__b64_decode(b, rawsz, scratch, scratchsz)) < 0)
 		goto out;
@@ -160,8 +169,10 @@ lc__ssh_openssh_key(const char *text, uint8_t *scratch, size_t scratchsz,
 	    lc_rd_get_string_direct(&rd, &pub, &plen) != 0 ||
 	    plen == 0 || plen > LC_SSH_BLOB_MAX)
 		goto out;
-	if ((*blob = malloc(plen)) == NULL)
+	if ((*blob = malloc(plen)) == NULL) {
+		r = -LC_ERR_NOMEM;
 		goto out;
+	}
 	*encrypted = !(clen == 4 && memcmp(cipher, "none", 4) == 0);
 	memcpy(*blob, pub, plen);
 	*bloblen = plen;
@@ -178,6 +189,7 @@ lc__ssh_id_probe(struct lc_ssh_id *id)
 	unsigned char *b = NULL;
 	uint8_t *scratch = NULL;
 	char *text = NULL;
+	struct lc_err e;
 	struct stat st;
 	size_t bl = 0, textlen = 0, pl;
 	int enc = 0;
@@ -192,9 +204,9 @@ lc__ssh_id_probe(struct lc_ssh_id *id)
 	if (id->has_pub &&
 	    lc_ssh_read_pub(id->pub, &id->blob, &id->bloblen) != 0)
 		lc_log_verbose("%s: cannot parse the public key", id->pub);
-	if (lc_ssh_slurp(id->path, &text, &textlen) != 0) {
-		lc_log_verbose("cannot read %s: %s", id->path,
-		    strerror(errno));
+	lc_err_clear(&e);
+	if (lc_ssh_slurp(id->path, &text, &textlen, &e) != 0) {
+		lc_log_verbose("%s", e.msg);
 		return;
 	}
 	if ((scratch = malloc(textlen + 1)) != NULL &&

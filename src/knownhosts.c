@@ -256,7 +256,7 @@ lc_kh_readline(struct lc_knownhosts *kh, const char *line, size_t len,
 
 /*
  * Decode base64 of exactly len bytes with OpenSSL into out; the length
- * without the padding, or -1.  EVP_DecodeBlock() wants whole quantums and
+ * without the padding, or -LC_ERR_PROTO.  EVP_DecodeBlock() wants whole quantums and
  * counts the padding's zero bytes in what it returns.
  */
 static int
@@ -270,17 +270,17 @@ lc_kh_b64_exact(const char *in, size_t len, unsigned char *out,
 
 	if (len == 0 || len % 4 != 0 || len > INT_MAX ||
 	    outsz < len / 4 * 3)
-		return -1;
+		return -LC_ERR_PROTO;
 	while (pad < 2 && in[len - 1 - pad] == '=')
 		pad++;
 	data = len - pad;
 	/* no whitespace, no '=' inside, nothing EVP would skip */
 	for (size_t i = 0; i < data; i++)
 		if (in[i] == '\0' || strchr(alpha, in[i]) == NULL)
-			return -1;
+			return -LC_ERR_PROTO;
 	n = EVP_DecodeBlock(out, (const unsigned char *)in, (int)len);
 	if (n < 0 || (size_t)n < pad)
-		return -1;
+		return -LC_ERR_PROTO;
 	return n - (int)pad;
 }
 

@@ -141,9 +141,13 @@ lc__ssh_waitsock(struct lc_ssh *s, uint64_t deadline)
 /* ------------------------------------------------------------------ */
 /* TCP */
 
-/* Returns 0 or an errno value. */
+/*
+ * Connect fd to ai by the deadline (0: none).  Returns 0 or
+ * -LC_ERR_CONNECT with the reason's errno in e->sys_errno.
+ */
 static int
-lc_ssh_connect_addr(int fd, const struct addrinfo *ai, uint64_t deadline)
+lc_ssh_connect_addr(int fd, const struct addrinfo *ai, uint64_t deadline,
+    struct lc_err *e)
 {
 	struct pollfd p;
 	socklen_t len;
@@ -153,13 +157,14 @@ lc_ssh_connect_addr(int fd, const struct addrinfo *ai, uint64_t deadline)
 	if (connect(fd, ai->ai_addr, ai->ai_addrlen) == 0)
 		return 0;
 	if (errno != EINPROGRESS && errno != EINTR)
-		return errno;
+		return lc_err_sys(e, LC_ERR_CONNECT, errno, "connect");
 	for (;;) {
 		ms = -1;
 		if (deadline != 0) {
 			now = lc_now_ms();
 			if (now >= deadline)
-				return ETIMEDOUT;
+				return lc_err_sys(e, LC_ERR_CONNECT, ETIMEDOUT,
+				    "connect");
 			ms = deadline - now > INT_MAX ? INT_MAX :
 			    (int)(deadline - now);
 		}
@@ -169,16 +174,19 @@ lc_ssh_connect_addr(int fd, const struct addrinfo *ai, uint64_t deadline)
 		if ((n = poll(&p, 1, ms)) < 0) {
 			if (errno == EINTR)
 				continue;
-			return errno;
+			return lc_err_sys(e, LC_ERR_CONNECT, errno, "poll");
 		}
 		if (n == 0)
-			return ETIMEDOUT;
+			return lc_err_sys(e, LC_ERR_CONNECT, ETIMEDOUT,
+			    "connect");
 		break;
 	}
 	len = sizeof(soerr);
 	if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &soerr, &len) != 0)
-		return errno;
-	return soerr;
+		return lc_err_sys(e, LC_ERR_CONNECT, errno, "SO_ERROR");
+	if (soerr != 0)
+		return lc_err_sys(e, LC_ERR_CONNECT, soerr, "connect");
+	return 0;
 }
 
 /* ServerAliveInterval * ServerAliveCountMax in ms, at most INT_MAX. */
@@ -240,6 +248,7 @@ lc_ssh_tcp(struct lc_ssh *s, const char *host, unsigned port, int af,
 {
 	struct addrinfo hints, *res = NULL, *ai;
 	struct sockaddr_storage ss;
+	struct lc_err ce;
 	socklen_t sl;
 	char portstr[16];
 	int fd = -1, err = EHOSTUNREACH, gai;
@@ -260,8 +269,10 @@ lc_ssh_tcp(struct lc_ssh *s, const char *host, unsigned port, int af,
 			err = errno;
 			continue;
 		}
-		if ((err = lc_ssh_connect_addr(fd, ai, deadline)) == 0)
+		lc_err_clear(&ce);
+		if (lc_ssh_connect_addr(fd, ai, deadline, &ce) == 0)
 			break;
+		err = ce.sys_errno;
 		lc_log_verbose("connect to %s port %u: %s", host, port,
 		    strerror(err));
 		close(fd);

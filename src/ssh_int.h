@@ -92,8 +92,8 @@ void lc__ssh_id_probe(struct lc_ssh_id *id);
 /*
  * Read a line from /dev/tty with echo off into buf (NUL terminated, cut
  * at bufsz - 1).  Signals that would stop or kill us restore the terminal
- * first and are then re-raised.  Returns 0, or -1 (no terminal,
- * interrupted).
+ * first and are then re-raised.  Returns 0, -LC_ERR_IO (no terminal, read
+ * error) or -LC_ERR_CANCELED (a signal came; buf is wiped).
  */
 int lc__ssh_askpass(const char *prompt, char *buf, size_t bufsz);
 
