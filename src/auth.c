@@ -79,6 +79,7 @@ lc_ssh_tried(struct lc_ssh_auth *a, const char *fmt, ...)
 	va_end(ap);
 }
 
+/* Is word an entry of the comma-separated list?  1/0. */
 static int
 lc_ssh_list_has(const char *list, const char *word)
 {

@@ -58,6 +58,7 @@ static const struct {
 	{ "ssh-dss", LIBSSH2_KNOWNHOST_KEY_SSHDSS },
 };
 
+/* Host key algorithm name -> LIBSSH2_KNOWNHOST_KEY_*, 0 if none. */
 static int
 lc_kh_alg_keybit(const char *alg)
 {
@@ -288,7 +289,7 @@ lc_kh_b64_exact(const char *in, size_t len, unsigned char *out,
  * A hashed host field, "|1|salt|hash" (the first hlen bytes of f): both
  * base64 of 20 bytes (SHA-1 size), as ssh's extract_salt() wants.
  * libssh2 1.10 leaks an HMAC context on every lookup for a hash of another
- * length, so such lines never reach it.
+ * length, so such lines never reach it.  Well formed?  1/0.
  */
 static int
 lc_kh_hashed_ok(const char *f, size_t hlen)
@@ -539,7 +540,7 @@ lc_knownhosts_free(struct lc_knownhosts *kh)
 	free(kh);
 }
 
-/* Is any key of this type recorded for one of the names? */
+/* Is any key of this type recorded for one of the names?  1/0. */
 static int
 lc_kh_type_known(struct lc_knownhosts *kh, const char *const *names,
     size_t nnames, int keybit)
@@ -686,7 +687,7 @@ lc_kh_hash_name(const char *name, char *out, size_t outsz)
 	return n < 0 || (size_t)n >= outsz ? -LC_ERR_TOOBIG : 0;
 }
 
-/* Does the (non-empty) file end without a newline? */
+/* Does the (non-empty) file end without a newline?  1/0. */
 static int
 lc_kh_needs_newline(int fd)
 {
@@ -741,7 +742,9 @@ lc_knownhosts_add(const char *file, const char *home, const char *name,
 	nl = lc_kh_needs_newline(fd);
 	if ((r = lc_write_all(fd, line + (nl ? 0 : 1),
 	    strlen(line) - (nl ? 0 : 1))) != 0) {
-		r = lc_err_sys(e, LC_ERR_IO, -r, "cannot write %s", file);
+		/* errno, not -r: the same whether lc_write_all() returns
+		 * -errno or -LC_ERR_IO */
+		r = lc_err_sys(e, LC_ERR_IO, errno, "cannot write %s", file);
 		goto out;
 	}
 	if (close(fd) != 0) {

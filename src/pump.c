@@ -118,6 +118,7 @@ lc_pump_writable(const struct lc_pump *p)
 	return poll(&pf, 1, 0) == 1 && (pf.revents & POLLOUT);
 }
 
+/* May a call of class op send now (nothing else half sent)?  1/0. */
 static int
 lc_pump_may(const struct lc_pump *p, int op)
 {
@@ -443,6 +444,7 @@ lc_pump_fd(struct lc_pump *p)
 	}
 }
 
+/* Is the pump done: channel over and output delivered (or unwanted)?  1/0. */
 static int
 lc_pump_finished(const struct lc_pump *p)
 {
@@ -450,7 +452,7 @@ lc_pump_finished(const struct lc_pump *p)
 	    (lc_buf_len(&p->out) == 0 || p->fd_wr_dead);
 }
 
-/* Would lc_pump_write() or lc_pump_send_eof() send, given room? */
+/* Would lc_pump_write() or lc_pump_send_eof() send, given room?  1/0. */
 static int
 lc_pump_wants_send(const struct lc_pump *p)
 {

@@ -158,7 +158,7 @@ sc_lc(int c, int fold)
 
 /*
  * '*' and '?' match of s against the first plen bytes of p, as ssh's
- * match_pattern() but linear: backtrack only to the last '*'.
+ * match_pattern() but linear: backtrack only to the last '*'.  1/0.
  */
 static int
 sc_match_one(const char *s, const char *p, size_t plen, int fold)
@@ -922,6 +922,7 @@ static const struct {
 	    1, "rewrites the host name" },
 };
 
+/* Is v a value that turns refused keyword which off?  1/0. */
 static int
 sc_refused_off(size_t which, const char *v)
 {
@@ -977,7 +978,7 @@ sc_kw_af(struct sc *s, const struct sc_line *l, size_t unused)
 	return 0;
 }
 
-/* Would a value for this keyword still take effect (first one wins)? */
+/* Would a value for this keyword still take effect (first one wins)?  1/0. */
 static int
 sc_where_unset(const struct sc *s, const struct sc_keyword *k,
     const struct sc_line *l)
@@ -1373,6 +1374,7 @@ sc_expand_list(struct sc *s, const char *what, char **list, size_t n,
 	return 0;
 }
 
+/* Is h a numeric IPv4 or IPv6 address?  1/0. */
 static int
 sc_is_addr(const char *h)
 {

@@ -59,6 +59,7 @@ int lc__knownhosts_load_mem(LIBSSH2_SESSION *sess, const char *text,
     size_t len, const char *name, const char *const *names, size_t nnames,
     struct lc_knownhosts **out, struct lc_err *e);
 
+/* Free kh (before the session it was loaded for).  NULL is fine. */
 void lc_knownhosts_free(struct lc_knownhosts *kh);
 
 /*
@@ -100,7 +101,9 @@ int lc_knownhosts_check(struct lc_knownhosts *kh, const char *const *names,
  * Append "name keytype base64key" to file, with the name hashed
  * (|1|salt|HMAC-SHA1) when hash is set.  A missing parent directory is
  * created (0700) only when it is home/.ssh; a new file is created 0600.
- * Returns 0, -LC_ERR_IO or -LC_ERR_PROTO (malformed blob).
+ * Returns 0, -LC_ERR_IO (-LC_ERR_NOSPACE for ENOSPC/EDQUOT),
+ * -LC_ERR_PROTO (malformed blob), -LC_ERR_TOOBIG (name too long),
+ * -LC_ERR_NOMEM or -LC_ERR_INTERNAL.
  */
 int lc_knownhosts_add(const char *file, const char *home, const char *name,
     const unsigned char *blob, size_t len, int hash, struct lc_err *e);
