@@ -88,13 +88,13 @@ lc_endpoint_read(struct lc_endpoint *ep)
 	    LC_READ_CHUNK);
 	if (n == 0) {
 		ep->eof = 1;
-		return 1;
+		return 0;
 	}
 	if (n < 0) {
 		if (errno == EINTR || errno == EAGAIN)
 			return 0;
 		ep->eof = 1;
-		return 1;	/* ECONNRESET and friends: the agent is gone */
+		return 0;	/* ECONNRESET and friends: the agent is gone */
 	}
 	return 0;
 }

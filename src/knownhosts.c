@@ -58,6 +58,7 @@ static const struct {
 	{ "ssh-dss", LIBSSH2_KNOWNHOST_KEY_SSHDSS },
 };
 
+/* Host key algorithm name -> LIBSSH2_KNOWNHOST_KEY_*, 0 if none. */
 static int
 lc_kh_alg_keybit(const char *alg)
 {
@@ -116,59 +117,44 @@ lc__b64_encode(const unsigned char *in, size_t len, char *out, size_t outsz)
 	size_t need;
 
 	if (len > (size_t)INT_MAX / 2)
-		return -1;
+		return -LC_ERR_TOOBIG;
 	need = 4 * ((len + 2) / 3) + 1;
 	if (outsz < need)
-		return -1;
+		return -LC_ERR_TOOBIG;
 	return EVP_EncodeBlock((unsigned char *)out, in, (int)len);
 }
 
-static int
-lc_kh_b64_val(unsigned char c)
-{
-	if (c >= 'A' && c <= 'Z')
-		return c - 'A';
-	if (c >= 'a' && c <= 'z')
-		return c - 'a' + 26;
-	if (c >= '0' && c <= '9')
-		return c - '0' + 52;
-	if (c == '+')
-		return 62;
-	if (c == '/')
-		return 63;
-	return -1;
-}
-
+/*
+ * EVP_DecodeUpdate() skips space, tab, CR and LF anywhere, takes lines of
+ * any length and checks the padding; but it takes a '-' for the start of
+ * a PEM END line and stops there, so anything outside the alphabet is
+ * refused here first.
+ */
 int
 lc__b64_decode(const char *in, size_t len, unsigned char *out, size_t outsz)
 {
-	unsigned long acc = 0;
-	size_t i, o = 0;
-	int bits = 0, pad = 0, v;
+	static const char ok[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+	    "abcdefghijklmnopqrstuvwxyz0123456789+/= \t\r\n";
+	EVP_ENCODE_CTX *ctx = NULL;
+	int n = 0, m = 0, r;
+	size_t i;
 
-	for (i = 0; i < len; i++) {
-		unsigned char c = (unsigned char)in[i];
-
-		if (c == ' ' || c == '\t' || c == '\r' || c == '\n')
-			continue;
-		if (c == '=') {
-			pad++;
-			continue;
-		}
-		if (pad > 0 || (v = lc_kh_b64_val(c)) < 0)
-			return -1;	/* data after padding, or junk */
-		acc = (acc << 6 | (unsigned long)v) & 0xffffff;
-		bits += 6;
-		if (bits >= 8) {
-			bits -= 8;
-			if (o >= outsz)
-				return -1;
-			out[o++] = (unsigned char)(acc >> bits);
-		}
-	}
-	if (pad > 2 || bits >= 6 || o > INT_MAX)
-		return -1;
-	return (int)o;
+	if (len > INT_MAX || outsz < len / 4 * 3)
+		return -LC_ERR_TOOBIG;
+	for (i = 0; i < len; i++)
+		if (in[i] == '\0' || strchr(ok, in[i]) == NULL)
+			return -LC_ERR_PROTO;
+	if ((ctx = EVP_ENCODE_CTX_new()) == NULL)
+		return -LC_ERR_NOMEM;
+	EVP_DecodeInit(ctx);
+	/* both write 3 bytes per 4 characters at most: fits in outsz */
+	if (EVP_DecodeUpdate(ctx, out, &n, (const unsigned char *)in,
+	    (int)len) < 0 || EVP_DecodeFinal(ctx, out + n, &m) < 0)
+		r = -LC_ERR_PROTO;
+	else
+		r = n + m;
+	EVP_ENCODE_CTX_free(ctx);
+	return r;
 }
 
 int
@@ -271,7 +257,7 @@ lc_kh_readline(struct lc_knownhosts *kh, const char *line, size_t len,
 
 /*
  * Decode base64 of exactly len bytes with OpenSSL into out; the length
- * without the padding, or -1.  EVP_DecodeBlock() wants whole quantums and
+ * without the padding, or -LC_ERR_PROTO.  EVP_DecodeBlock() wants whole quantums and
  * counts the padding's zero bytes in what it returns.
  */
 static int
@@ -285,17 +271,17 @@ lc_kh_b64_exact(const char *in, size_t len, unsigned char *out,
 
 	if (len == 0 || len % 4 != 0 || len > INT_MAX ||
 	    outsz < len / 4 * 3)
-		return -1;
+		return -LC_ERR_PROTO;
 	while (pad < 2 && in[len - 1 - pad] == '=')
 		pad++;
 	data = len - pad;
 	/* no whitespace, no '=' inside, nothing EVP would skip */
 	for (size_t i = 0; i < data; i++)
 		if (in[i] == '\0' || strchr(alpha, in[i]) == NULL)
-			return -1;
+			return -LC_ERR_PROTO;
 	n = EVP_DecodeBlock(out, (const unsigned char *)in, (int)len);
 	if (n < 0 || (size_t)n < pad)
-		return -1;
+		return -LC_ERR_PROTO;
 	return n - (int)pad;
 }
 
@@ -303,7 +289,7 @@ lc_kh_b64_exact(const char *in, size_t len, unsigned char *out,
  * A hashed host field, "|1|salt|hash" (the first hlen bytes of f): both
  * base64 of 20 bytes (SHA-1 size), as ssh's extract_salt() wants.
  * libssh2 1.10 leaks an HMAC context on every lookup for a hash of another
- * length, so such lines never reach it.
+ * length, so such lines never reach it.  Well formed?  1/0.
  */
 static int
 lc_kh_hashed_ok(const char *f, size_t hlen)
@@ -554,7 +540,7 @@ lc_knownhosts_free(struct lc_knownhosts *kh)
 	free(kh);
 }
 
-/* Is any key of this type recorded for one of the names? */
+/* Is any key of this type recorded for one of the names?  1/0. */
 static int
 lc_kh_type_known(struct lc_knownhosts *kh, const char *const *names,
     size_t nnames, int keybit)
@@ -701,7 +687,7 @@ lc_kh_hash_name(const char *name, char *out, size_t outsz)
 	return n < 0 || (size_t)n >= outsz ? -LC_ERR_TOOBIG : 0;
 }
 
-/* Does the (non-empty) file end without a newline? */
+/* Does the (non-empty) file end without a newline?  1/0. */
 static int
 lc_kh_needs_newline(int fd)
 {

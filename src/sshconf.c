@@ -158,7 +158,7 @@ sc_lc(int c, int fold)
 
 /*
  * '*' and '?' match of s against the first plen bytes of p, as ssh's
- * match_pattern() but linear: backtrack only to the last '*'.
+ * match_pattern() but linear: backtrack only to the last '*'.  1/0.
  */
 static int
 sc_match_one(const char *s, const char *p, size_t plen, int fold)
@@ -718,6 +718,7 @@ sc_kw_strict(struct sc *s, const struct sc_line *l, size_t unused)
 /*
  * A time as ssh's convtime(): digits with an optional s/m/h/d/w unit,
  * repeated ("1h30m"); plain digits are seconds.  Result <= INT_MAX.
+ * Returns 0 or -LC_ERR_CONFIG (bad syntax, too big).
  */
 static int
 sc_parse_time(const char *arg, int *out)
@@ -728,15 +729,15 @@ sc_parse_time(const char *arg, int *out)
 
 	*out = 0;
 	if (*arg == '\0')
-		return -1;
+		return -LC_ERR_CONFIG;
 	while (*arg != '\0') {
 		n = strspn(arg, "0123456789");
 		if (n == 0 || n >= sizeof(num))
-			return -1;
+			return -LC_ERR_CONFIG;
 		memcpy(num, arg, n);
 		num[n] = '\0';
 		if (lc_parse_uint(num, 0, INT_MAX, &v) != 0)
-			return -1;
+			return -LC_ERR_CONFIG;
 		arg += n;
 		switch (*arg) {
 		case '\0': mult = 1; break;
@@ -745,10 +746,10 @@ sc_parse_time(const char *arg, int *out)
 		case 'h': case 'H': mult = 3600; arg++; break;
 		case 'd': case 'D': mult = 86400; arg++; break;
 		case 'w': case 'W': mult = 604800; arg++; break;
-		default: return -1;
+		default: return -LC_ERR_CONFIG;
 		}
 		if (v > (INT_MAX - total) / mult)
-			return -1;
+			return -LC_ERR_CONFIG;
 		total += v * mult;
 	}
 	*out = (int)total;
@@ -921,6 +922,7 @@ static const struct {
 	    1, "rewrites the host name" },
 };
 
+/* Is v a value that turns refused keyword which off?  1/0. */
 static int
 sc_refused_off(size_t which, const char *v)
 {
@@ -976,7 +978,7 @@ sc_kw_af(struct sc *s, const struct sc_line *l, size_t unused)
 	return 0;
 }
 
-/* Would a value for this keyword still take effect (first one wins)? */
+/* Would a value for this keyword still take effect (first one wins)?  1/0. */
 static int
 sc_where_unset(const struct sc *s, const struct sc_keyword *k,
     const struct sc_line *l)
@@ -1114,8 +1116,8 @@ sc_line(struct sc *s, const struct sc_file *f, unsigned long num,
 
 /*
  * Read one line (without the newline) into buf.  Returns 1 for a line,
- * 0 at end of file, -1 for a line over SC_LINE_MAX, -2 for a NUL byte,
- * -3 for a read error.
+ * 0 at end of file, -LC_ERR_TOOBIG for a line over SC_LINE_MAX,
+ * -LC_ERR_PROTO for a NUL byte, -LC_ERR_IO for a read error (errno set).
  */
 static int
 sc_getline(FILE *fp, char *buf, size_t bufsz)
@@ -1125,14 +1127,14 @@ sc_getline(FILE *fp, char *buf, size_t bufsz)
 
 	while ((c = getc(fp)) != EOF && c != '\n') {
 		if (c == '\0')
-			return -2;
+			return -LC_ERR_PROTO;
 		if (n + 1 >= bufsz)
-			return -1;
+			return -LC_ERR_TOOBIG;
 		buf[n++] = (char)c;
 	}
 	buf[n] = '\0';
 	if (c == EOF && ferror(fp))
-		return -3;
+		return -LC_ERR_IO;
 	return (c == EOF && n == 0) ? 0 : 1;
 }
 
@@ -1179,13 +1181,13 @@ sc_read_fp(struct sc *s, const struct sc_file *fl, FILE *fp, int *activep)
 		if ((r = sc_line(s, &f, num, b, activep)) != 0)
 			goto out;
 	}
-	if (g == -1)
+	if (g == -LC_ERR_TOOBIG)
 		r = lc_err_set(s->e, LC_ERR_CONFIG, "%s line %lu: line longer "
 		    "than %d bytes", path, num + 1, SC_LINE_MAX);
-	else if (g == -2)
+	else if (g == -LC_ERR_PROTO)
 		r = lc_err_set(s->e, LC_ERR_CONFIG, "%s line %lu: NUL byte",
 		    path, num + 1);
-	else if (g == -3)
+	else if (g == -LC_ERR_IO)
 		r = lc_err_sys(s->e, LC_ERR_CONFIG, errno, "read %s", path);
  out:
 	free(b);
@@ -1372,6 +1374,7 @@ sc_expand_list(struct sc *s, const char *what, char **list, size_t n,
 	return 0;
 }
 
+/* Is h a numeric IPv4 or IPv6 address?  1/0. */
 static int
 sc_is_addr(const char *h)
 {

@@ -30,18 +30,24 @@ struct lc_endpoint {
 	int eof;
 };
 
+/* Clear ep (no agent, fds -1, empty buffers). */
 void lc_endpoint_init(struct lc_endpoint *ep);
 
-/* Start the in-process agent. */
+/* Start the in-process agent.  Returns 0 or -LC_ERR_INTERNAL. */
 int lc_endpoint_open_local(struct lc_endpoint *ep, struct lc_err *e);
 
-/* Connect with SSH and run "<agent_cmd> --agent" there. */
+/*
+ * Connect with SSH and run "<agent_cmd> --agent" there.  Returns 0,
+ * -LC_ERR_USAGE (agent_cmd too long) or an error of lc_ssh_connect() or
+ * lc_ssh_exec().
+ */
 int lc_endpoint_open_remote(struct lc_endpoint *ep,
     const struct lc_ssh_opts *so, const char *agent_cmd, struct lc_err *e);
 
 /*
- * Read what is available into ep->in.  Returns 0, or 1 at EOF (ep->eof
- * set), or -LC_ERR_AGENT on a read error.
+ * Read what is available into ep->in.  Returns 0, with ep->eof set at EOF
+ * and when the agent is gone (ECONNRESET and other read errors), or
+ * -LC_ERR_AGENT when ep->in cannot grow.
  */
 int lc_endpoint_read(struct lc_endpoint *ep);
 /* Write queued output; 0 or -LC_ERR_AGENT. */
@@ -54,10 +60,14 @@ int lc_endpoint_flush(struct lc_endpoint *ep);
  */
 void lc_endpoint_close(struct lc_endpoint *ep, int timeout_ms, int *status);
 
-/* After an unexpected EOF: explain what happened to the agent. */
+/*
+ * After an unexpected EOF: explain what happened to the agent in e.
+ * Returns -LC_ERR_AGENT (-LC_ERR_INTERNAL for the local agent), never 0.
+ */
 int lc_endpoint_lost(struct lc_endpoint *ep, const char *agent_cmd,
     struct lc_err *e);
 
+/* Close (without waiting), disconnect and free the buffers. */
 void lc_endpoint_free(struct lc_endpoint *ep);
 
 #endif

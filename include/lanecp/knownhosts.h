@@ -59,6 +59,7 @@ int lc__knownhosts_load_mem(LIBSSH2_SESSION *sess, const char *text,
     size_t len, const char *name, const char *const *names, size_t nnames,
     struct lc_knownhosts **out, struct lc_err *e);
 
+/* Free kh (before the session it was loaded for).  NULL is fine. */
 void lc_knownhosts_free(struct lc_knownhosts *kh);
 
 /*
@@ -100,7 +101,9 @@ int lc_knownhosts_check(struct lc_knownhosts *kh, const char *const *names,
  * Append "name keytype base64key" to file, with the name hashed
  * (|1|salt|HMAC-SHA1) when hash is set.  A missing parent directory is
  * created (0700) only when it is home/.ssh; a new file is created 0600.
- * Returns 0, -LC_ERR_IO or -LC_ERR_PROTO (malformed blob).
+ * Returns 0, -LC_ERR_IO (-LC_ERR_NOSPACE for ENOSPC/EDQUOT),
+ * -LC_ERR_PROTO (malformed blob), -LC_ERR_TOOBIG (name too long),
+ * -LC_ERR_NOMEM or -LC_ERR_INTERNAL.
  */
 int lc_knownhosts_add(const char *file, const char *home, const char *name,
     const unsigned char *blob, size_t len, int hash, struct lc_err *e);
@@ -120,10 +123,14 @@ int lc_knownhosts_blob_type(const unsigned char *blob, size_t len,
     char *out, size_t outsz);
 
 /*
- * Base64 helpers for key material.  lc__b64_encode writes a NUL-terminated
- * string (outsz >= 4 * ((len + 2) / 3) + 1) and returns its length, or -1
- * if out is too small.  lc__b64_decode ignores whitespace and returns the
- * decoded length or -1 (bad input, or out too small).
+ * Base64 helpers for key material, on OpenSSL's EVP encoder.
+ * lc__b64_encode writes a NUL-terminated string (outsz >= 4 * ((len + 2) /
+ * 3) + 1) and returns its length, or -LC_ERR_TOOBIG if out is too small.
+ * lc__b64_decode decodes padded base64 (as OpenSSH writes it), skipping
+ * space, tab, CR and LF anywhere; out must hold 3 * (len / 4) bytes.  It
+ * returns the decoded length, -LC_ERR_PROTO (a character outside the
+ * alphabet, missing or misplaced padding), -LC_ERR_TOOBIG (out too small)
+ * or -LC_ERR_NOMEM.
  */
 int lc__b64_encode(const unsigned char *in, size_t len, char *out,
     size_t outsz);

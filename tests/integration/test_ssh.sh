@@ -59,7 +59,7 @@ rm -f "$T/both.out"
 
 lc_note "8 MiB both ways with a 4 KiB send buffer: packets sent in parts"
 # libssh2 queues the rest of a packet the socket did not take; the pump
-# must retry that very call before anything else sends (see src/ssh.c).
+# must retry that very call before anything else sends (see src/pump.c).
 head -c 8388608 /dev/urandom >"$T/in8"
 lc_expect_exit 0 x small -S 4k -F "$LC_SSH_CONFIG" "$H" \
 	'head -c 8388608 /dev/zero; cat' <"$T/in8"

@@ -100,7 +100,7 @@ LC_TEST(openssh_key_error_path_wipes)
 	p[0] = 'c';		/* the magic no longer matches */
 	memset(scratch, 0xa5, sizeof(scratch));
 	LC_CHECK_EQ_I(lc__ssh_openssh_key(text, scratch, sizeof(scratch),
-	    &enc, &blob, &len), -1);
+	    &enc, &blob, &len), -LC_ERR_PROTO);
 	LC_CHECK(blob == NULL);
 	LC_CHECK(t_all(scratch, sizeof(scratch) - 80, 0));
 }
@@ -127,7 +127,7 @@ LC_TEST(openssh_key_overlapping_markers)
 
 	for (i = 0; i < sizeof(texts) / sizeof(texts[0]); i++) {
 		LC_CHECK_EQ_I(lc__ssh_openssh_key(texts[i], scratch,
-		    sizeof(scratch), &enc, &blob, &len), -1);
+		    sizeof(scratch), &enc, &blob, &len), -LC_ERR_PROTO);
 		LC_CHECK(blob == NULL);
 	}
 }
@@ -142,7 +142,7 @@ LC_TEST(openssh_key_scratch_too_small)
 
 	memset(scratch, 0xa5, sizeof(scratch));
 	LC_CHECK_EQ_I(lc__ssh_openssh_key(t_plain_key, scratch, 64, &enc,
-	    &blob, &len), -1);
+	    &blob, &len), -LC_ERR_TOOBIG);
 	LC_CHECK(blob == NULL);
 	LC_CHECK(t_all(scratch + 64, 16, 0xa5));
 }
