@@ -1228,10 +1228,8 @@ LC_TEST(real_system_config)
 	struct lc_err e;
 	int r;
 
-	if (access("/etc/ssh/ssh_config", R_OK) != 0) {
-		printf("skip: no readable /etc/ssh/ssh_config\n");
-		return;
-	}
+	if (access("/etc/ssh/ssh_config", R_OK) != 0)
+		LC_SKIP("no readable /etc/ssh/ssh_config");
 	t_setup(&ctx);
 	free((void *)(uintptr_t)ctx.system_config);
 	ctx.system_config = NULL;	/* the default path */
