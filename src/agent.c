@@ -294,6 +294,8 @@ lc_agent_read(struct lc_agent *a)
 	return 0;
 }
 
+/* Write queued control output; 0, or -LC_ERR_EOF once the controller is
+ * gone. */
 static int
 lc_agent_flush(struct lc_agent *a)
 {
@@ -305,7 +307,7 @@ lc_agent_flush(struct lc_agent *a)
 				continue;
 			if (errno == EAGAIN)
 				return 0;
-			return -1;
+			return -LC_ERR_EOF;
 		}
 		lc_buf_consume(&a->out, (size_t)n);
 	}
