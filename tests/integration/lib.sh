@@ -74,6 +74,12 @@
 #                      holds at least BYTES.  lc_wait_no_pids STRING SECONDS:
 #                      until no command line contains STRING.  Wait for the
 #                      event with these, never a fixed sleep.
+# lc_kill_stalled_copy NAME SRC DST FIFO
+#                      starts a copy (-f, -vv, agent named after NAME) that
+#                      stalls on FIFO (a reader that never reads) once its
+#                      streams are up, SIGKILLs the controller and waits
+#                      (60 s at most) until its agent is gone; sets
+#                      LC_KILL_T0_MS to the time of the kill.
 #
 # Works as root (then /run/sshd is created) and as a normal user.  Set
 # LC_KEEP_TMP=1 to keep the temp dir (keys, configs, logs) for debugging.
@@ -478,4 +484,25 @@ lc_wait_no_pids() {
 		sleep 0.1
 	done
 	lc_fail "still running $2 s later: $(echo $p) ($1)"
+}
+
+lc_kill_stalled_copy() {
+	local name=$1 src=$2 dst=$3 fifo=$4 agent=$LC_SSHD_DIR/agent-$1
+	local holder copy
+	ln -sf "$LANECP" "$agent"
+	mkfifo "$fifo"
+	sleep 900 <"$fifo" &
+	holder=$!
+	lc_on_exit "kill $holder"
+	"$LANECP" -F "$LC_SSH_CONFIG" -vv -f -T "$agent" "$src" "$dst" \
+		2>"$LC_SSHD_DIR/$name.log" &
+	copy=$!
+	lc_wait_for '[0-9]+ data streams connected' "$LC_SSHD_DIR/$name.log" 60
+	[[ -n $(lc_pids_matching "$agent --agent") ]] ||
+		lc_fail "$name: no agent process found"
+	LC_KILL_T0_MS=$(($(date +%s%N) / 1000000))
+	kill -9 "$copy"
+	wait "$copy" 2>/dev/null || true
+	lc_wait_no_pids "$agent --agent" 60
+	kill "$holder" 2>/dev/null || true
 }

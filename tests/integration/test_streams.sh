@@ -82,29 +82,6 @@ stranger_test tls
 lc_note "strangers on the data ports mid-copy are dropped and logged (--no-encrypt)"
 stranger_test plain
 
-# kill_test NAME SRC DST FIFO: the copy stalls on FIFO (a reader that never
-# reads) once its streams are up; SIGKILL the controller; the agent must go
-# away (within 60 s here: the 2 s bound is in test_timing.sh).
-kill_test() {
-	local name=$1 src=$2 dst=$3 fifo=$4 agent=$d/agent-$1
-	ln -sf "$LANECP" "$agent"
-	mkfifo "$fifo"
-	sleep 900 <"$fifo" &
-	local holder=$!
-	lc_on_exit "kill $holder"
-	"$LANECP" -F "$LC_SSH_CONFIG" -vv -f -T "$agent" "$src" "$dst" \
-		2>"$d/$name.log" &
-	local copy=$!
-	lc_wait_for '[0-9]+ data streams connected' "$d/$name.log" 60
-	[[ -n $(lc_pids_matching "$agent --agent") ]] ||
-		lc_fail "$name: no agent process found"
-	kill -9 "$copy"
-	wait "$copy" 2>/dev/null || true
-	lc_wait_no_pids "$agent --agent" 60
-	kill "$holder" 2>/dev/null || true
-}
-
-lc_note "SIGKILL of the controller: remote agent (sink) exits"
 # Every handshake of a 64-stream copy in flight at once: a test proxy holds
 # each chunk 300 ms (a long path), so the sink has all 64 connections in
 # their handshake together.  None may be turned away for lack of room.
@@ -126,8 +103,10 @@ for mode in tls plain; do
 	lc_log_lacks 'dropped data connection|reconnect' "$d/s64-$mode.log"
 done
 
-kill_test push "$d/local/src" "$H:$d/remote/fifo2" "$d/remote/fifo2"
+# (within 60 s here: the 2 s bound is in test_timing.sh)
+lc_note "SIGKILL of the controller: remote agent (sink) exits"
+lc_kill_stalled_copy push "$d/local/src" "$H:$d/remote/fifo2" "$d/remote/fifo2"
 lc_note "SIGKILL of the controller: remote agent (source) exits"
-kill_test pull "$H:$d/local/src" "$d/local/fifo3" "$d/local/fifo3"
+lc_kill_stalled_copy pull "$H:$d/local/src" "$d/local/fifo3" "$d/local/fifo3"
 
 echo PASS

@@ -18,30 +18,14 @@ head -c $((32 << 20)) /dev/urandom >"$d/local/src"
 
 now_ms() { echo $(($(date +%s%N) / 1000000)); }
 
-# kill_within NAME SRC DST FIFO: the copy stalls on FIFO (a reader that
-# never reads) once its streams are up; SIGKILL the controller; its agent
-# must be gone within 2 s.
+# kill_within NAME SRC DST FIFO: SIGKILL the controller of a stalled copy
+# (lc_kill_stalled_copy); its agent must be gone within 2 s.
 kill_within() {
-	local name=$1 src=$2 dst=$3 fifo=$4 agent=$d/agent-$1 t0 ms
-	ln -sf "$LANECP" "$agent"
-	mkfifo "$fifo"
-	sleep 900 <"$fifo" &
-	local holder=$!
-	lc_on_exit "kill $holder"
-	"$LANECP" -F "$LC_SSH_CONFIG" -vv -f -T "$agent" "$src" "$dst" \
-		2>"$d/$name.log" &
-	local copy=$!
-	lc_wait_for '[0-9]+ data streams connected' "$d/$name.log" 60
-	[[ -n $(lc_pids_matching "$agent --agent") ]] ||
-		lc_fail "$name: no agent process found"
-	t0=$(now_ms)
-	kill -9 "$copy"
-	wait "$copy" 2>/dev/null || true
-	lc_wait_no_pids "$agent --agent" 60
-	ms=$(($(now_ms) - t0))
-	echo "$name: agent gone $ms ms after the controller"
-	((ms <= 2000)) || lc_fail "$name: agent still ran $ms ms after the controller died"
-	kill "$holder" 2>/dev/null || true
+	local ms
+	lc_kill_stalled_copy "$@"
+	ms=$(($(now_ms) - LC_KILL_T0_MS))
+	echo "$1: agent gone $ms ms after the controller"
+	((ms <= 2000)) || lc_fail "$1: agent still ran $ms ms after the controller died"
 }
 
 lc_note "SIGKILL of the controller: remote agent (sink) gone within 2 s"
