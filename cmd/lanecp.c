@@ -386,11 +386,14 @@ static void
 lc_usage(FILE *f)
 {
 	fprintf(f,
-	    "usage: lanecp [options] SRC DST\n"
-	    "  SRC and DST are local paths or [user@]host:path; one must be "
-	    "remote.\n"
-	    "  A DST that is a directory or ends in / receives the file "
-	    "under its own name.\n\n"
+	    "usage: lanecp [options] SRC... DST\n"
+	    "  SRC and DST are local paths or [user@]host:path; one side "
+	    "must be remote,\n"
+	    "  and several SRCs must all be on one host.\n"
+	    "  A DST that is a directory or ends in / receives each file "
+	    "under its own name;\n"
+	    "  with several SRCs DST must be a directory (made if only its "
+	    "last part is missing).\n\n"
 	    "options:\n");
 	for (size_t i = 0; i < LC_NOPTS; i++) {
 		const struct lc_opt *o = &lc_opts[i];

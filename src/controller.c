@@ -748,14 +748,22 @@ lc_ctl_parse_args(struct lc_ctl *c, struct lc_err *e)
 		return lc_err_set(e, LC_ERR_USAGE, "neither source nor "
 		    "destination is remote (use host:path on one side; for a "
 		    "local copy use cp)");
-	if (o->nsources > 1)
-		return lc_err_set(e, LC_ERR_USAGE, "one source file per run "
-		    "for now (got %zu)", o->nsources);
 	if ((c->reqs = calloc(o->nsources, sizeof(*c->reqs))) == NULL)
 		return lc_err_set(e, LC_ERR_NOMEM, "out of memory");
-	for (size_t i = 0; i < o->nsources; i++)
+	for (size_t i = 0; i < o->nsources; i++) {
 		lc_path_basename(c->srcs[i].path, c->reqs[i].name,
 		    sizeof(c->reqs[i].name));
+		/* two sources would be written to one name (scp overwrites) */
+		for (size_t j = 0; j < i; j++)
+			if (strcmp(c->reqs[i].name, c->reqs[j].name) == 0)
+				return lc_err_set(e, LC_ERR_USAGE, "%s and %s "
+				    "would both be copied to \"%s\"",
+				    o->sources[j], o->sources[i],
+				    c->reqs[i].name);
+	}
+	if (o->nsources > 1 && o->expect[0] != '\0')
+		return lc_err_set(e, LC_ERR_USAGE, "-E ALG=HEX checks one "
+		    "file; %zu sources were given", o->nsources);
 	snprintf(c->target_shown, sizeof(c->target_shown), "%s", o->dest);
 	return 0;
 }

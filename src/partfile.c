@@ -39,6 +39,42 @@ lc_target_open_dir(struct lc_target *t, const char *path, struct lc_err *e)
 	    0, &t->dir_fd, e);
 }
 
+/*
+ * The target directory is missing: make it in its parent (which must
+ * exist), mode 0777 less the umask, and open it.  Another process making
+ * it first is fine.
+ */
+static int
+lc_target_mkdir(struct lc_target *t, struct lc_err *e)
+{
+	char parent[LC_PATH_MAX], name[LC_PATH_MAX];
+	int pfd = -1, r;
+
+	lc_path_basename(t->path, name, sizeof(name));
+	lc_path_dirname(t->path, parent, sizeof(parent));
+	if (!lc_target_name_ok(name))
+		return lc_err_set(e, LC_ERR_IO, "%s: no such directory",
+		    t->path);
+	if ((r = lc_confine_open(t->conf, -1, parent, O_RDONLY | O_DIRECTORY,
+	    0, &pfd, e)) != 0) {
+		lc_err_clear(e);
+		return lc_err_set(e, LC_ERR_IO, "%s: no such directory",
+		    t->path);
+	}
+	if (mkdirat(pfd, name, 0777 & ~t->umask) != 0 && errno != EEXIST) {
+		r = lc_err_sys(e, errno == ENOSPC ? LC_ERR_NOSPACE : LC_ERR_IO,
+		    errno, "cannot make directory %s", t->path);
+		goto out;
+	}
+	if ((r = lc_confine_open(t->conf, pfd, name, O_RDONLY | O_DIRECTORY |
+	    O_NOFOLLOW, 0, &t->dir_fd, e)) != 0)
+		goto out;
+	t->is_dir = 1;
+ out:
+	close(pfd);
+	return r;
+}
+
 int
 lc_target_resolve(struct lc_target *t, const struct lc_confine *conf,
     const char *path, uint32_t flags, mode_t umask, struct lc_err *e)
@@ -68,8 +104,10 @@ lc_target_resolve(struct lc_target *t, const struct lc_confine *conf,
 	} else if (r != 0 && err != ENOENT) {
 		return r;
 	} else if (r != 0 && want_dir) {
-		return lc_err_set(e, LC_ERR_IO, "%s: no such directory",
-		    t->path);
+		/* like cp -r and rsync: the last component is made */
+		lc_err_clear(e);
+		if ((r = lc_target_mkdir(t, e)) != 0)
+			return r;
 	} else {
 		/* a file: created or replaced in its parent directory */
 		lc_path_basename(t->path, t->name, sizeof(t->name));

@@ -45,8 +45,9 @@ lc_lanecp_expect 6 "$(lc_re "$d/remote/f"): file exists \\(use -f to overwrite\\
 echo old >"$d/local/g"
 lc_lanecp_expect 5 "$(lc_re "$d/local/g"): file exists" "$H:$d/remote/f" "$d/local/g"
 [[ $(cat "$d/local/g") == old ]] || lc_fail "local target changed"
-lc_lanecp_expect 6 "$(lc_re "$d/remote/nodir/"): no such directory" \
-	"$d/local/f" "$H:$d/remote/nodir/"
+lc_lanecp_expect 6 "$(lc_re "$d/remote/nodir/deeper/"): no such directory" \
+	"$d/local/f" "$H:$d/remote/nodir/deeper/"
+[[ ! -e $d/remote/nodir ]] || lc_fail "a missing parent was made"
 lc_lanecp_expect 6 "$(lc_re "$d/remote/nodir"): No such file or directory" \
 	"$d/local/f" "$H:$d/remote/nodir/x"
 lc_lanecp_expect 6 "$(lc_re "$d/remote/f")/?: [Nn]ot a directory" \

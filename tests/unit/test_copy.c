@@ -142,10 +142,15 @@ LC_TEST(directory_target_and_existing_file)
 	write_random(src, 5000);
 	LC_CHECK(copy(src, sub, 4, 8192, 1, &e) == 0);
 	LC_CHECK(same_content(src, dst));
-	/* a target ending in / that does not exist */
-	snprintf(dst, sizeof(dst), "%s/nodir/", dir);
+	/* a target ending in / that does not exist: made in its parent */
+	snprintf(dst, sizeof(dst), "%s/newdir/", dir);
+	LC_CHECK(copy(src, dst, 2, 8192, 0, &e) == 0);
+	snprintf(dst, sizeof(dst), "%s/newdir/file.bin", dir);
+	LC_CHECK(same_content(src, dst));
+	/* ... but not its parent too */
+	snprintf(dst, sizeof(dst), "%s/nodir/deeper/", dir);
 	LC_CHECK(copy(src, dst, 2, 8192, 0, &e) == -LC_ERR_IO);
-	LC_CHECK(strstr(e.msg, "nodir") != NULL);
+	LC_CHECK(strstr(e.msg, "nodir/deeper") != NULL);
 }
 
 LC_TEST(missing_source_and_dev_null)
