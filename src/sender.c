@@ -149,8 +149,11 @@ lc_sender_send(struct lc_sender *sn, struct lc_stream *st, uint8_t *buf,
 	fr.offset = b->offset;
 	fr.len = fr.raw_len = b->len;
 	lc_frame_put(buf, &fr);
-	r = lc_sender_write(sn, st, buf, LC_FRAME_HDR_LEN + (size_t)b->len, e);
-	/* sent or not, the sink decides what it got: keep the block */
+	/*
+	 * Keep the block before it goes out: sent or not, the sink decides
+	 * what it got, and an ACK that covers it can arrive before the write
+	 * returns (kept after, the block would wait for the next ACK).
+	 */
 	pthread_mutex_lock(&s->mu);
 	kr = lc_sender_keep(sn, b);
 	pthread_mutex_unlock(&s->mu);
@@ -158,6 +161,7 @@ lc_sender_send(struct lc_sender *sn, struct lc_stream *st, uint8_t *buf,
 		lc_dispenser_release(s->disp, b);
 		return lc_err_set(e, LC_ERR_NOMEM, "out of memory");
 	}
+	r = lc_sender_write(sn, st, buf, LC_FRAME_HDR_LEN + (size_t)b->len, e);
 	if (r == 0)
 		atomic_fetch_add(&s->bytes_sent, b->len);
 	return r;
