@@ -32,11 +32,13 @@ lc_target_name_ok(const char *name)
 	    strcmp(name, ".") != 0 && strcmp(name, "..") != 0;
 }
 
+/* Open a directory the user named (confined like any target path). */
 static int
-lc_target_open_dir(struct lc_target *t, const char *path, struct lc_err *e)
+lc_target_open_dir(struct lc_target *t, const char *path, int *fd,
+    struct lc_err *e)
 {
 	return lc_confine_open(t->conf, -1, path, O_RDONLY | O_DIRECTORY,
-	    0, &t->dir_fd, e);
+	    0, fd, e);
 }
 
 /*
@@ -55,8 +57,7 @@ lc_target_mkdir(struct lc_target *t, struct lc_err *e)
 	if (!lc_target_name_ok(name))
 		return lc_err_set(e, LC_ERR_IO, "%s: no such directory",
 		    t->path);
-	if ((r = lc_confine_open(t->conf, -1, parent, O_RDONLY | O_DIRECTORY,
-	    0, &pfd, e)) != 0) {
+	if ((r = lc_target_open_dir(t, parent, &pfd, e)) != 0) {
 		lc_err_clear(e);
 		return lc_err_set(e, LC_ERR_IO, "%s: no such directory",
 		    t->path);
@@ -96,7 +97,7 @@ lc_target_resolve(struct lc_target *t, const struct lc_confine *conf,
 		return r;
 	if (r == 0 && S_ISDIR(st.st_mode)) {
 		t->is_dir = 1;
-		if ((r = lc_target_open_dir(t, t->path, e)) != 0)
+		if ((r = lc_target_open_dir(t, t->path, &t->dir_fd, e)) != 0)
 			return r;
 	} else if (r == 0 && want_dir) {
 		return lc_err_set(e, LC_ERR_IO, "%s: not a directory",
@@ -116,7 +117,7 @@ lc_target_resolve(struct lc_target *t, const struct lc_confine *conf,
 			return lc_err_set(e, LC_ERR_IO, "%s: not a file name",
 			    t->path);
 		lc_err_clear(e);
-		if ((r = lc_target_open_dir(t, parent, e)) != 0)
+		if ((r = lc_target_open_dir(t, parent, &t->dir_fd, e)) != 0)
 			return r;
 	}
 	return 0;
