@@ -65,6 +65,7 @@ enum lc_msg_type {
 enum lc_file_kind {
 	LC_KIND_REG = 1,
 	LC_KIND_DIR = 2,
+	LC_KIND_SYMLINK = 3,
 };
 
 /* SINK_TARGET flags */
