@@ -31,6 +31,7 @@
 #include <unistd.h>
 
 #define LC_WALK_NAMEBUF (LC_PATH_MAX + NAME_MAX + 2)
+#define LC_WALK_DISP_MAX 400	/* longer paths in messages lose the front */
 
 struct lc_walk_level {
 	char *buf;		/* the names, NUL-terminated, back to back */
@@ -78,6 +79,12 @@ lc_walk_disp(struct lc_walk *w)
 			sep = "/";
 	}
 	snprintf(w->disp, sizeof(w->disp), "%s%s%s", w->root_disp, sep, rest);
+	/* keep the end (and room for the reason) in a struct lc_err */
+	if ((n = strlen(w->disp)) > LC_WALK_DISP_MAX)
+		memmove(w->disp + 3, w->disp + n - (LC_WALK_DISP_MAX - 3),
+		    LC_WALK_DISP_MAX - 3 + 1);
+	if (n > LC_WALK_DISP_MAX)
+		memcpy(w->disp, "...", 3);
 	return w->disp;
 }
 
