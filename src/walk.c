@@ -8,8 +8,13 @@
  * deeper ones only while they are the top: a deeper level whose child is
  * pushed closes its descriptor, and when the walk comes back to it, it is
  * reopened component by component from the nearest open ancestor with
- * O_NOFOLLOW (not with FOLLOW: the components were then followed on the
- * way down too), each step checked against the recorded (st_dev, st_ino).
+ * O_NOFOLLOW (except a component that was a symlink followed on the way
+ * down), each step checked against the recorded (st_dev, st_ino).
+ *
+ * Only an entry that lstat showed to be a symlink is ever followed (with
+ * FOLLOW); everything else is opened with O_NOFOLLOW.  When the agent is
+ * confined (--restrict), a symlink is followed through lc_confine_open()
+ * on the whole user path, so -L cannot lead outside the confinement.
  *
  * path holds the current entry's relative name; the names of the
  * directories on the stack are its prefixes (level i ends at lv[i].len).
@@ -41,6 +46,7 @@ struct lc_walk_level {
 	dev_t dev;
 	ino_t ino;
 	int fd;			/* -1: closed, reopen on return */
+	int link;		/* reached through a symlink (FOLLOW) */
 };
 
 struct lc_walk {
@@ -53,9 +59,11 @@ struct lc_walk {
 	size_t depth, cap;
 	int pending;		/* path names a directory to list next */
 	struct stat pend_st;	/* what it was when returned */
+	int pend_link;		/* reached through a symlink (FOLLOW) */
 	char root_disp[LC_PATH_MAX];	/* the user's path, for messages */
 	size_t base_len;	/* bytes of path that stand for the root */
 	char path[LC_WALK_NAMEBUF];
+	char full[LC_PATH_MAX + LC_WALK_NAMEBUF];
 	char disp[LC_PATH_MAX + LC_WALK_NAMEBUF];
 	char link[LC_PATH_MAX];
 };
@@ -66,9 +74,9 @@ enum {
 	LC_WS_DONE
 };
 
-/* The current path as the user wrote it, for messages. */
+/* The current path as the user wrote it (a user path for confinement). */
 static const char *
-lc_walk_disp(struct lc_walk *w)
+lc_walk_full(struct lc_walk *w)
 {
 	const char *rest = w->path + w->base_len;
 	size_t n = strlen(w->root_disp);
@@ -78,7 +86,17 @@ lc_walk_disp(struct lc_walk *w)
 		if (*rest != '\0' && (n == 0 || w->root_disp[n - 1] != '/'))
 			sep = "/";
 	}
-	snprintf(w->disp, sizeof(w->disp), "%s%s%s", w->root_disp, sep, rest);
+	snprintf(w->full, sizeof(w->full), "%s%s%s", w->root_disp, sep, rest);
+	return w->full;
+}
+
+/* The current path as the user wrote it, for messages. */
+static const char *
+lc_walk_disp(struct lc_walk *w)
+{
+	size_t n;
+
+	snprintf(w->disp, sizeof(w->disp), "%s", lc_walk_full(w));
 	/* keep the end (and room for the reason) in a struct lc_err */
 	if ((n = strlen(w->disp)) > LC_WALK_DISP_MAX)
 		memmove(w->disp + 3, w->disp + n - (LC_WALK_DISP_MAX - 3),
@@ -261,16 +279,62 @@ lc_walk_fail(struct lc_walk *w, struct lc_walk_entry *ent, struct lc_err *e,
     int err)
 {
 	lc_walk_ent(w, ent, 0);
-	lc_err_sys(e, LC_ERR_IO, err, "%s", lc_walk_disp(w));
+	if (err == EXDEV && w->conf->root_fd >= 0)
+		lc_err_set(e, LC_ERR_IO, "%s: refused, it leads outside %s",
+		    lc_walk_disp(w), w->conf->root);
+	else
+		lc_err_sys(e, LC_ERR_IO, err, "%s", lc_walk_disp(w));
 	return LC_WALK_FAIL;
 }
 
+/*
+ * Open name in dirfd (w->path names it) with flags: with O_NOFOLLOW unless
+ * link (an entry lstat showed to be a symlink, FOLLOW given); a link of a
+ * confined walk through lc_confine_open() on the whole user path.  0 or
+ * an errno (EXDEV: confinement refused).
+ */
 static int
-lc_walk_dirflags(const struct lc_walk *w)
+lc_walk_openat(struct lc_walk *w, int dirfd, const char *name, int flags,
+    int link, int *fd)
 {
-	return O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOCTTY |
-	    ((w->flags & LC_WALK_FOLLOW) ? 0 : O_NOFOLLOW);
+	struct lc_err e;
+	int r;
+
+	*fd = -1;
+	if (!link || w->conf->root_fd < 0) {
+		*fd = openat(dirfd, name, flags | O_CLOEXEC |
+		    (link ? 0 : O_NOFOLLOW));
+		return *fd < 0 ? errno : 0;
+	}
+	lc_err_clear(&e);
+	r = lc_confine_open(w->conf, -1, lc_walk_full(w), flags, 0, fd, &e);
+	if (r == 0)
+		return 0;
+	return r == -LC_ERR_DENIED ? EXDEV : e.sys_errno != 0 ?
+	    e.sys_errno : EIO;
 }
+
+/*
+ * stat(2) of the symlink name in dirfd (w->path names it), confined like
+ * lc_walk_openat().  0 or an errno.
+ */
+static int
+lc_walk_stat_link(struct lc_walk *w, int dirfd, const char *name,
+    struct stat *st)
+{
+	struct lc_err e;
+	int err;
+
+	if (fstatat(dirfd, name, st, 0) != 0)
+		return errno;	/* ELOOP, ENOENT: what the link is */
+	if (w->conf->root_fd < 0)
+		return 0;
+	lc_err_clear(&e);
+	lc_confine_stat(w->conf, -1, lc_walk_full(w), st, &err, &e);
+	return err;
+}
+
+#define LC_WALK_DIRFLAGS (O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOCTTY)
 
 /*
  * Reopen the top level (its descriptor was given up) from the nearest
@@ -301,7 +365,13 @@ lc_walk_reopen(struct lc_walk *w)
 			comp[l->len - start] = '\0';
 			err = 0;
 		}
-		nfd = err ? -1 : openat(cur, comp, lc_walk_dirflags(w));
+		/*
+		 * A symlink followed on the way down is followed again here
+		 * without confinement, but it must lead to the very
+		 * directory it led to then.
+		 */
+		nfd = err ? -1 : openat(cur, comp, LC_WALK_DIRFLAGS |
+		    (l->link ? 0 : O_NOFOLLOW));
 		if (nfd < 0 && err == 0)
 			err = errno;
 		if (nfd >= 0 && fstat(nfd, &st) != 0)
@@ -333,10 +403,11 @@ lc_walk_descend(struct lc_walk *w, struct lc_walk_entry *ent,
 	int fd, err, r;
 
 	w->pending = 0;
-	if ((fd = openat(par->fd, name, lc_walk_dirflags(w))) < 0) {
-		if (errno == ENOENT)
+	if ((err = lc_walk_openat(w, par->fd, name, LC_WALK_DIRFLAGS,
+	    w->pend_link, &fd)) != 0) {
+		if (err == ENOENT)
 			return 0;	/* vanished */
-		return lc_walk_fail(w, ent, e, errno);
+		return lc_walk_fail(w, ent, e, err);
 	}
 	if (fstat(fd, &st) != 0 || st.st_dev != w->pend_st.st_dev ||
 	    st.st_ino != w->pend_st.st_ino) {
@@ -351,6 +422,7 @@ lc_walk_descend(struct lc_walk *w, struct lc_walk_entry *ent,
 		    lc_walk_disp(w));
 	if (r != 0)
 		return lc_walk_fail(w, ent, e, err);
+	w->lv[w->depth - 1].link = w->pend_link;
 	return 0;
 }
 
@@ -370,18 +442,17 @@ lc_walk_special(mode_t mode)
 
 /* Open a regular file name in dirfd and fill ent. */
 static int
-lc_walk_file(struct lc_walk *w, int dirfd, const char *name,
+lc_walk_file(struct lc_walk *w, int dirfd, const char *name, int link,
     struct lc_walk_entry *ent, struct lc_err *e)
 {
 	struct stat st;
 	int fd, fl;
 
-	fl = O_RDONLY | O_NOCTTY | O_CLOEXEC | O_NONBLOCK |
-	    ((w->flags & LC_WALK_FOLLOW) ? 0 : O_NOFOLLOW);
-	if ((fd = openat(dirfd, name, fl)) < 0) {
-		if (errno == ENOENT)
+	if ((fl = lc_walk_openat(w, dirfd, name, O_RDONLY | O_NOCTTY |
+	    O_NONBLOCK, link, &fd)) != 0) {
+		if (fl == ENOENT)
 			return 0;	/* vanished */
-		return lc_walk_fail(w, ent, e, errno);
+		return lc_walk_fail(w, ent, e, fl);
 	}
 	if (fstat(fd, &st) != 0 ||
 	    (fl = fcntl(fd, F_GETFL)) < 0 ||
@@ -420,7 +491,7 @@ lc_walk_one(struct lc_walk *w, const char *name, struct lc_walk_entry *ent,
 	int dirfd = w->lv[w->depth - 1].fd;
 	struct stat st;
 	ssize_t n;
-	int err;
+	int err, link;
 
 	if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) != 0) {
 		if (errno == ENOENT)
@@ -443,8 +514,8 @@ lc_walk_one(struct lc_walk *w, const char *name, struct lc_walk_entry *ent,
 		ent->link = w->link;
 		return LC_WALK_ENTRY;
 	}
-	if (S_ISLNK(st.st_mode) && fstatat(dirfd, name, &st, 0) != 0) {
-		err = errno;
+	link = S_ISLNK(st.st_mode);
+	if (link && (err = lc_walk_stat_link(w, dirfd, name, &st)) != 0) {
 		if (err == ELOOP)
 			return lc_walk_skip(w, ent, e, "symlink loop");
 		if (err == ENOENT &&
@@ -454,7 +525,7 @@ lc_walk_one(struct lc_walk *w, const char *name, struct lc_walk_entry *ent,
 		return lc_walk_fail(w, ent, e, err);
 	}
 	if (S_ISREG(st.st_mode))
-		return lc_walk_file(w, dirfd, name, ent, e);
+		return lc_walk_file(w, dirfd, name, link, ent, e);
 	if (!S_ISDIR(st.st_mode))
 		return lc_walk_skip(w, ent, e, lc_walk_special(st.st_mode));
 	if ((w->flags & LC_WALK_FOLLOW) && lc_walk_on_path(w, &st))
@@ -462,6 +533,7 @@ lc_walk_one(struct lc_walk *w, const char *name, struct lc_walk_entry *ent,
 	lc_walk_ent(w, ent, LC_KIND_DIR);
 	ent->st = st;
 	w->pend_st = st;
+	w->pend_link = link;
 	w->pending = 1;
 	return LC_WALK_ENTRY;
 }

@@ -372,6 +372,41 @@ LC_TEST(symlinks_followed)
 	    "S root/self | root/self: symlink loop, skipped\n");
 }
 
+/* -L in a confined (--restrict) agent does not lead outside it. */
+LC_TEST(symlinks_followed_confined)
+{
+	char abs[128], want[2048];
+	struct lc_walk *w;
+
+	t_env();
+	t_link_tree(abs, sizeof(abs));
+	t_link("../..", "root/esc");
+	lc_confine_free(&env.conf);
+	if (lc_confine_init(&env.conf, env.dir, &env.e) != 0)
+		LC_SKIP("no openat2 here: --restrict cannot work");
+	snprintf(want, sizeof(want),
+	    "d root\n"
+	    "F root/abs | root/abs: refused, it leads outside %s\n"
+	    "F root/dangling | root/dangling: No such file or directory\n"
+	    "d root/dir\n"
+	    "S root/dir/up | root/dir/up: symlink loop, skipped\n"
+	    "f root/dir/x 1\n"
+	    "d root/dlink\n"
+	    "S root/dlink/up | root/dlink/up: symlink loop, skipped\n"
+	    "f root/dlink/x 1\n"
+	    "F root/esc | root/esc: refused, it leads outside %s\n"
+	    "f root/file 5\n"
+	    "f root/out 7\n"
+	    "f root/rel 5\n"
+	    "S root/self | root/self: symlink loop, skipped\n",
+	    env.dir, env.dir);
+	t_expect("root", LC_WALK_RECURSIVE | LC_WALK_FOLLOW, want);
+	/* the root itself is confined by lc_confine_open() */
+	LC_CHECK_EQ_I(lc_walk_open(&env.conf, "root/esc",
+	    LC_WALK_RECURSIVE, &w, &env.e), -LC_ERR_DENIED);
+	LC_CHECK(w == NULL);
+}
+
 LC_TEST(root_symlink_followed)
 {
 	char abs[128];
