@@ -39,7 +39,7 @@
 struct lc_walk;
 
 struct lc_walk_entry {
-	int kind;		/* LC_KIND_REG, _DIR, _SYMLINK; 0 on SKIP/FAIL */
+	int kind;		/* LC_KIND_REG, _DIR, _SYMLINK; 0: SKIP/FAIL */
 	const char *name;	/* relative name, '/'-joined; valid until the
 				 * next lc_walk_next() or lc_walk_free() */
 	struct stat st;		/* REG: fstat of fd; DIR: lstat (stat with
