@@ -339,10 +339,11 @@ lc_walk_stat_link(struct lc_walk *w, int dirfd, const char *name,
 /*
  * Reopen the top level (its descriptor was given up) from the nearest
  * open ancestor, one component at a time.  0, or an errno (ESTALE: a
- * component is no longer the directory it was).
+ * component is no longer the directory it was) with *bad the level that
+ * failed.
  */
 static int
-lc_walk_reopen(struct lc_walk *w)
+lc_walk_reopen(struct lc_walk *w, size_t *bad)
 {
 	struct lc_walk_level *l;
 	struct stat st;
@@ -384,6 +385,7 @@ lc_walk_reopen(struct lc_walk *w)
 		if (err != 0) {
 			if (nfd >= 0)
 				close(nfd);
+			*bad = i;
 			return err;
 		}
 		cur = nfd;
@@ -568,12 +570,35 @@ lc_walk_root(struct lc_walk *w, struct lc_walk_entry *ent, struct lc_err *e)
 	return 0;
 }
 
+/*
+ * Reopening failed at level bad: the rest of it and of every level below
+ * it is lost, reported once, naming it (0 when it vanished).
+ */
+static int
+lc_walk_lost(struct lc_walk *w, size_t bad, int err,
+    struct lc_walk_entry *ent, struct lc_err *e)
+{
+	size_t i;
+
+	for (i = bad; i < w->depth; i++)
+		w->lv[i].next = w->lv[i].n;
+	if (err == ENOENT)
+		return 0;	/* vanished */
+	w->path[w->lv[bad].len] = '\0';
+	if (err != ESTALE)
+		return lc_walk_fail(w, ent, e, err);
+	lc_walk_ent(w, ent, 0);
+	lc_err_set(e, LC_ERR_IO, "%s: changed during the copy",
+	    lc_walk_disp(w));
+	return LC_WALK_FAIL;
+}
+
 int
 lc_walk_next(struct lc_walk *w, struct lc_walk_entry *ent, struct lc_err *e)
 {
 	struct lc_walk_level *l;
 	const char *name;
-	size_t n;
+	size_t n, bad;
 	int r, err;
 
 	lc_walk_ent(w, ent, 0);
@@ -606,12 +631,10 @@ lc_walk_next(struct lc_walk *w, struct lc_walk_entry *ent, struct lc_err *e)
 			lc_walk_pop(w);
 			continue;
 		}
-		if (l->fd < 0 && (err = lc_walk_reopen(w)) != 0) {
-			/* the rest of this directory is lost */
-			l->next = l->n;
-			if (err == ENOENT)
-				continue;	/* vanished */
-			r = lc_walk_fail(w, ent, e, err);
+		if (l->fd < 0 && (err = lc_walk_reopen(w, &bad)) != 0) {
+			r = lc_walk_lost(w, bad, err, ent, e);
+			if (r == 0)
+				continue;
 			goto out;
 		}
 		name = l->buf + l->off[l->next++];

@@ -774,6 +774,64 @@ LC_TEST(dir_replaced)
 	lc_walk_free(w);
 }
 
+/*
+ * A deep directory (its descriptor given up) swapped for another while its
+ * subtree is walked: reopening it notices, one failure names it, the rest
+ * of the walk goes on, nothing of the other directory is listed.
+ */
+LC_TEST(deep_dir_replaced)
+{
+	struct lc_walk *w;
+	struct lc_walk_entry ent;
+	char name[256], want[256];
+	int fd, nfd, i, r;
+
+	t_env();
+	t_dir("deep");
+	LC_CHECK((fd = open("deep", O_RDONLY | O_DIRECTORY)) >= 0);
+	for (i = 0; i <= 40; i++) {
+		nfd = openat(fd, "f", O_WRONLY | O_CREAT, 0644);
+		LC_CHECK(nfd >= 0);
+		close(nfd);
+		if (i == 40)
+			break;
+		LC_CHECK(mkdirat(fd, "d", 0755) == 0);
+		LC_CHECK((nfd = openat(fd, "d", O_RDONLY | O_DIRECTORY)) >= 0);
+		close(fd);
+		fd = nfd;
+	}
+	close(fd);
+	LC_CHECK_EQ_I(lc_walk_open(&env.conf, "deep", LC_WALK_RECURSIVE, &w,
+	    &env.e), 0);
+	while ((r = lc_walk_next(w, &ent, &env.e)) == LC_WALK_ENTRY &&
+	    ent.kind != LC_KIND_REG)
+		;
+	LC_CHECK_EQ_I(r, LC_WALK_ENTRY);
+	close(ent.fd);
+	/* deep/d x 30: away, and a new one in its place */
+	snprintf(name, sizeof(name), "deep");
+	for (i = 0; i < 30; i++)
+		strcat(name, "/d");
+	snprintf(want, sizeof(want), "%s.old", name);
+	LC_CHECK(rename(name, want) == 0);
+	t_dir(name);
+	snprintf(want, sizeof(want), "%s/secret", name);
+	t_file(want, "");
+	LC_CHECK_EQ_I(lc_walk_next(w, &ent, &env.e), LC_WALK_FAIL);
+	LC_CHECK_STR(ent.name, name);
+	snprintf(want, sizeof(want), "%s: changed during the copy", name);
+	LC_CHECK_STR(env.e.msg, want);
+	for (i = 29; i >= 0; i--) {
+		LC_CHECK_EQ_I(lc_walk_next(w, &ent, &env.e), LC_WALK_ENTRY);
+		*strrchr(name, '/') = '\0';
+		snprintf(want, sizeof(want), "%s/f", name);
+		LC_CHECK_STR(ent.name, want);
+		close(ent.fd);
+	}
+	LC_CHECK_EQ_I(lc_walk_next(w, &ent, &env.e), 0);
+	lc_walk_free(w);
+}
+
 /* A symlink put in a directory's place is not followed (without -L). */
 LC_TEST(dir_replaced_by_symlink)
 {
