@@ -35,6 +35,7 @@ enum lc_exit {
 	LC_EXIT_NOSPACE = 10,
 	LC_EXIT_TIMEOUT = 11,
 	LC_EXIT_CHECKSUM = 12,
+	LC_EXIT_PARTIAL = 23,	/* rsync's: some files failed */
 };
 
 struct lc_cli {
@@ -165,6 +166,51 @@ lc_opt_no_fsync(struct lc_cli *c, const char *a, struct lc_err *e)
 	(void)a;
 	(void)e;
 	c->copy.no_fsync = 1;
+	return 0;
+}
+
+static int
+lc_opt_recursive(struct lc_cli *c, const char *a, struct lc_err *e)
+{
+	(void)a;
+	(void)e;
+	c->copy.recursive = 1;
+	return 0;
+}
+
+static int
+lc_opt_follow(struct lc_cli *c, const char *a, struct lc_err *e)
+{
+	(void)a;
+	(void)e;
+	c->copy.follow = 1;
+	return 0;
+}
+
+static int
+lc_opt_preserve(struct lc_cli *c, const char *a, struct lc_err *e)
+{
+	(void)a;
+	(void)e;
+	c->copy.preserve = 1;
+	return 0;
+}
+
+static int
+lc_opt_update(struct lc_cli *c, const char *a, struct lc_err *e)
+{
+	(void)a;
+	(void)e;
+	c->copy.update = 1;
+	return 0;
+}
+
+static int
+lc_opt_skip_existing(struct lc_cli *c, const char *a, struct lc_err *e)
+{
+	(void)a;
+	(void)e;
+	c->copy.skip_existing = 1;
 	return 0;
 }
 
@@ -336,6 +382,16 @@ static const struct lc_opt lc_opts[] = {
 	    lc_opt_block },
 	{ "progress", 'P', "SEC", "report progress every SEC seconds",
 	    lc_opt_progress },
+	{ "recursive", 'r', NULL, "copy directories: files, directories and "
+	    "symlinks (as links)", lc_opt_recursive },
+	{ "dereference", 'L', NULL, "with -r, follow symlinks at the source",
+	    lc_opt_follow },
+	{ "preserve", 'p', NULL, "keep modification times and permission "
+	    "bits", lc_opt_preserve },
+	{ "update", 'u', NULL, "skip files whose size and mtime match the "
+	    "target; replace the rest", lc_opt_update },
+	{ "ignore-existing", 'O', NULL, "skip every file that already exists "
+	    "at the target", lc_opt_skip_existing },
 	{ "force", 'f', NULL, "overwrite an existing target file",
 	    lc_opt_force },
 	{ "append", 'a', NULL, "resume: keep the verified prefix of a "
@@ -392,8 +448,12 @@ lc_usage(FILE *f)
 	    "  and several SRCs must all be on one host.\n"
 	    "  A DST that is a directory or ends in / receives each file "
 	    "under its own name;\n"
-	    "  with several SRCs DST must be a directory (made if only its "
-	    "last part is missing).\n\n"
+	    "  with several SRCs or -r DST must be a directory (made if only "
+	    "its last part\n"
+	    "  is missing).  With -r, SRC copies the directory itself "
+	    "(DST/SRC/...) and\n"
+	    "  SRC/ (trailing slash) copies its contents into DST, as rsync "
+	    "does.\n\n"
 	    "options:\n");
 	for (size_t i = 0; i < LC_NOPTS; i++) {
 		const struct lc_opt *o = &lc_opts[i];
@@ -414,11 +474,16 @@ lc_usage(FILE *f)
 	    "  9 data integrity check failed (data changed in transit)\n"
 	    " 10 no space left at the target  11 timed out (no progress)\n"
 	    " 12 end-to-end checksum mismatch\n"
+	    " 23 partial transfer: some files could not be copied (each is "
+	    "named on stderr)\n"
 	    "  130/143 interrupted (SIGINT/SIGTERM)\n"
 	    "\nexamples:\n"
 	    "  lanecp -s 16 -w 256k bigfile user@host:/data/\n"
 	    "  lanecp -P 2 host:/var/backup/db.xb /restore/\n"
-	    "  lanecp -F ~/.ssh/config-lab bigfile lab:/tmp/x\n");
+	    "  lanecp -F ~/.ssh/config-lab bigfile lab:/tmp/x\n"
+	    "  lanecp -r -p /var/backup/2026-11-30 replica:/srv/seed/\n"
+	    "  lanecp -r -u /var/backup replica:/srv/seed/   "
+	    "(next night: only what changed)\n");
 }
 
 static int
@@ -505,6 +570,8 @@ lc_exit_code(const struct lc_err *e)
 		return LC_EXIT_TIMEOUT;
 	case LC_ERR_CHECKSUM:
 		return LC_EXIT_CHECKSUM;
+	case LC_ERR_PARTIAL:
+		return LC_EXIT_PARTIAL;
 	case LC_ERR_CANCELED:
 		return 128 + (e->signo > 0 ? e->signo : SIGINT);
 	default:

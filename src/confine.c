@@ -11,14 +11,15 @@
 #include <unistd.h>
 
 static int
-lc_openat2(int dirfd, const char *path, int flags, mode_t mode)
+lc_openat2(int dirfd, const char *path, int flags, mode_t mode,
+    uint64_t resolve)
 {
 	struct open_how how;
 
 	memset(&how, 0, sizeof(how));
 	how.flags = (uint64_t)(unsigned)(flags | O_CLOEXEC);
 	how.mode = (flags & (O_CREAT | O_TMPFILE)) ? mode : 0;
-	how.resolve = RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS;
+	how.resolve = RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS | resolve;
 	return (int)syscall(SYS_openat2, dirfd, path, &how, sizeof(how));
 }
 
@@ -38,7 +39,7 @@ lc_confine_init(struct lc_confine *c, const char *dir, struct lc_err *e)
 		return lc_err_sys(e, LC_ERR_USAGE, errno, "--restrict %s",
 		    c->root);
 	/* fail closed: without openat2 there is no race-free confinement */
-	if (lc_openat2(fd, ".", O_PATH, 0) < 0 && errno == ENOSYS) {
+	if (lc_openat2(fd, ".", O_PATH, 0, 0) < 0 && errno == ENOSYS) {
 		close(fd);
 		return lc_err_set(e, LC_ERR_USAGE, "--restrict needs openat2 "
 		    "(Linux 5.6 or later)");
@@ -103,7 +104,9 @@ lc_confine_open(const struct lc_confine *c, int dirfd, const char *path,
 			return lc_err_sys(e, LC_ERR_IO, errno, "%s", path);
 		return 0;
 	}
-	*fd = lc_openat2(base, rel, flags, mode);
+	/* a peer's path inside a tree never passes through a symlink */
+	*fd = lc_openat2(base, rel, flags, mode, dirfd >= 0 &&
+	    strchr(path, '/') != NULL ? RESOLVE_NO_SYMLINKS : 0);
 	if (*fd >= 0)
 		return 0;
 	err = errno;

@@ -66,31 +66,96 @@ lc_ctl_remote_error(struct lc_endpoint *ep, const uint8_t *p, size_t n,
 static struct lc_ctl_file *
 lc_ctl_file_find(struct lc_ctl *c, uint32_t id)
 {
-	/* ids are 1..n in order (lc_ctl_check_file) */
-	if (id == 0 || id > c->nfiles)
+	struct lc_ctl_file *f;
+
+	/* in flight: announced (ids 1..n in order) and not yet done */
+	if (id < c->lo || id == 0 || id > c->files_total)
 		return NULL;
-	return &c->files[id - 1];
+	f = &c->ring[id % LC_FILES_INFLIGHT];
+	return f->id == id ? f : NULL;
 }
 
 static int
 lc_ctl_file_add(struct lc_ctl *c, const struct lc_msg_file *m)
 {
-	struct lc_ctl_file *f;
+	/* m->id < credit <= lo + LC_FILES_INFLIGHT: its slot is free */
+	struct lc_ctl_file *f = &c->ring[m->id % LC_FILES_INFLIGHT];
+	char *name;
 
-	if (c->nfiles == c->files_cap) {
-		size_t ncap = c->files_cap ? c->files_cap * 2 : 8;
-		struct lc_ctl_file *n = realloc(c->files, ncap * sizeof(*n));
-		if (n == NULL)
-			return -LC_ERR_NOMEM;
-		c->files = n;
-		c->files_cap = ncap;
-	}
-	f = &c->files[c->nfiles++];
+	if (f->id != 0 || (name = strdup(m->name)) == NULL)
+		return -LC_ERR_NOMEM;
 	memset(f, 0, sizeof(*f));
 	f->id = m->id;
+	f->kind = m->kind;
 	f->size = m->size;
-	snprintf(f->name, sizeof(f->name), "%.*s", 255, m->name);
+	f->name = name;
 	return 0;
+}
+
+/*
+ * f is done (written, made, skipped or failed): free the slots of the
+ * done files at the low end, and move the source's credit on (in steps,
+ * not per file; at once when nothing is left in flight, since the source
+ * may be waiting for it).
+ */
+static int
+lc_ctl_file_finish(struct lc_ctl *c, struct lc_ctl_file *f)
+{
+	struct lc_msg_src_credit cr;
+	struct lc_ctl_file *g;
+
+	f->done = 1;
+	c->files_done++;
+	while (c->lo <= c->files_total) {
+		g = &c->ring[c->lo % LC_FILES_INFLIGHT];
+		if (g->id != c->lo || !g->done)
+			break;
+		free(g->name);
+		memset(g, 0, sizeof(*g));
+		c->lo++;
+	}
+	cr.upto = c->lo + LC_FILES_INFLIGHT;
+	if (cr.upto <= c->credit || (cr.upto - c->credit <
+	    LC_FILES_INFLIGHT / 8 && c->lo <= c->files_total))
+		return 0;
+	c->credit = cr.upto;
+	return lc_msg_put_src_credit(&c->src.out, &cr);
+}
+
+static void
+lc_ctl_files_free(struct lc_ctl *c)
+{
+	for (size_t i = 0; i < LC_FILES_INFLIGHT; i++)
+		free(c->ring[i].name);
+	for (size_t i = 0; c->reqs != NULL && i < c->o->nsources; i++) {
+		free(c->reqs[i].last);
+		free(c->reqs[i].lastdir);
+	}
+}
+
+/*
+ * A file the copy could not take (the source could not read it, or the
+ * sink could not write it): said now, on one line, and counted; the copy
+ * goes on and ends with LC_ERR_PARTIAL.  what is the peer's text: printed
+ * with control characters replaced.
+ */
+static void
+lc_ctl_failed(struct lc_ctl *c, const struct lc_endpoint *ep,
+    const char *what)
+{
+	struct lc_copy_result *res = c->res;
+	char clean[LC_ERR_MSG_MAX];
+
+	lc_printable(what, clean, sizeof(clean));
+	lc_log_error("%s%s%s", ep->remote ? ep->name : "",
+	    ep->remote ? ": " : "", clean);
+	if (res->nfailed < LC_RESULT_FAILED) {
+		snprintf(res->failed[res->nfailed].path,
+		    sizeof(res->failed[res->nfailed].path), "%s", ep->name);
+		snprintf(res->failed[res->nfailed].err,
+		    sizeof(res->failed[res->nfailed].err), "%s", what);
+	}
+	res->nfailed++;
 }
 
 /* ---- setup ---- */
@@ -116,7 +181,7 @@ static int
 lc_ctl_maybe_nomore(struct lc_ctl *c)
 {
 	if (c->nomore_sent || c->listed < c->adds_sent ||
-	    c->files_ready < c->files_total)
+	    c->files_settled < c->files_total)
 		return 0;
 	c->nomore_sent = 1;
 	return lc_msg_put_empty(&c->src.out, LC_MSG_SRC_NOMORE);
@@ -153,10 +218,25 @@ lc_ctl_csum_ok(const struct lc_ctl *c, const char *sum)
 	    "0123456789abcdefABCDEF") == n;
 }
 
+/* 1 if dir is anc or lies beneath it ("" is the root of everything). */
+static int
+lc_ctl_within(const char *dir, const char *anc)
+{
+	size_t n = strlen(anc);
+
+	return n == 0 || (strncmp(dir, anc, n) == 0 &&
+	    (dir[n] == '\0' || dir[n] == '/'));
+}
+
 /*
- * FILE from the source: it must be the one file request `listed` asked
- * for.  Set-id and sticky bits are dropped here (only 0777 is relayed:
- * there is no option to keep more yet).
+ * FILE from the source: it must lie within what request `listed` asked
+ * for.  Without -r that is one regular file named like the request; with
+ * -r, the request's root (a file or a directory) and, beneath a directory,
+ * names under it.  Names come in listing order (lc_relname_cmp: strictly
+ * increasing, so none twice) and each one's parent is the root or a
+ * directory announced before (the sink makes directories before their
+ * contents).  Set-id and sticky bits are dropped here (only 0777 is
+ * relayed: the sink never sets more from a peer).
  */
 static int
 lc_ctl_check_file(struct lc_ctl *c, struct lc_msg_file *m, struct lc_err *e)
@@ -164,43 +244,90 @@ lc_ctl_check_file(struct lc_ctl *c, struct lc_msg_file *m, struct lc_err *e)
 	const char *h = c->src.name;
 	const struct lc_ctl_req *rq;
 	uint32_t want = c->files_total + 1;
+	char parent[LC_PATH_MAX];
+	const char *slash;
+	int contents, is_root;
+	size_t rl;
 
 	if (c->listed >= c->adds_sent)
 		return lc_err_set(e, LC_ERR_PROTO, "%s: source announced "
 		    "\"%.200s\" which was not asked for (every request was "
 		    "already answered)", h, m->name);
 	rq = &c->reqs[c->listed];
-	if (strcmp(rq->name, ".") == 0 || strcmp(rq->name, "..") == 0 ||
-	    strcmp(rq->name, "/") == 0 || rq->name[0] == '\0')
+	contents = (rq->flags & LC_ADD_CONTENTS) != 0;
+	rl = strlen(rq->name);
+	if (!contents && (strcmp(rq->name, ".") == 0 ||
+	    strcmp(rq->name, "..") == 0 || strchr(rq->name, '/') != NULL ||
+	    rq->name[0] == '\0'))
 		return lc_err_set(e, LC_ERR_PROTO, "%s: source announced "
 		    "\"%.200s\" for \"%.200s\", which cannot name a copy", h,
 		    m->name, c->srcs[c->listed].path);
-	if (strcmp(m->name, rq->name) != 0)
+	is_root = !contents && strcmp(m->name, rq->name) == 0;
+	if (!lc_relname_ok(m->name) || (!contents && !is_root &&
+	    !(rq->root_dir &&
+	    strncmp(m->name, rq->name, rl) == 0 && m->name[rl] == '/')))
 		return lc_err_set(e, LC_ERR_PROTO, "%s: source announced "
 		    "\"%.200s\" which was not asked for (asked for \"%.200s\")",
-		    h, m->name, rq->name);
-	if (rq->files != 0)
+		    h, m->name, contents ? "the contents of a directory" :
+		    rq->name);
+	if (is_root && rq->files != 0)
 		return lc_err_set(e, LC_ERR_PROTO, "%s: source announced "
 		    "\"%.200s\" twice (file %u, after file %u)", h, m->name,
 		    m->id, c->files_total);
-	if (m->kind != LC_KIND_REG)
+	if (contents && rq->files == 0 && !c->o->recursive)
 		return lc_err_set(e, LC_ERR_PROTO, "%s: source announced "
-		    "\"%.200s\" as a directory; a file was asked for", h,
-		    m->name);
+		    "\"%.200s\" which was not asked for", h, m->name);
+	if (is_root && m->kind != LC_KIND_REG &&
+	    !(m->kind == LC_KIND_DIR && c->o->recursive))
+		return lc_err_set(e, LC_ERR_PROTO, "%s: source announced "
+		    "\"%.200s\" as a %s; a file was asked for", h, m->name,
+		    m->kind == LC_KIND_DIR ? "directory" : "symlink");
 	if (m->id != want)
 		return lc_err_set(e, LC_ERR_PROTO, "%s: source announced "
 		    "\"%.200s\" as file %u, expected file %u", h, m->name,
 		    m->id, want);
+	if (m->id >= c->credit)
+		return lc_err_set(e, LC_ERR_PROTO, "%s: source announced "
+		    "file %u beyond its window (ids below %u)", h, m->id,
+		    c->credit);
+	if (!is_root) {
+		if (rq->last != NULL && lc_relname_cmp(rq->last, m->name) >= 0)
+			return lc_err_set(e, LC_ERR_PROTO, "%s: source "
+			    "announced \"%.200s\" out of order (after "
+			    "\"%.200s\")", h, m->name, rq->last);
+		slash = strrchr(m->name, '/');
+		snprintf(parent, sizeof(parent), "%.*s", slash != NULL ?
+		    (int)(slash - m->name) : 0, m->name);
+		if (strcmp(parent, contents ? "" : rq->name) != 0 &&
+		    (rq->lastdir == NULL ||
+		    !lc_ctl_within(rq->lastdir, parent)))
+			return lc_err_set(e, LC_ERR_PROTO, "%s: source "
+			    "announced \"%.200s\" in a directory it did not "
+			    "announce", h, m->name);
+	}
 	if (m->size > (uint64_t)INT64_MAX - c->bytes_total)
 		return lc_err_set(e, LC_ERR_PROTO, "%s: source announced "
 		    "\"%.200s\" with %llu bytes, more than a copy can hold", h,
 		    m->name, (unsigned long long)m->size);
 	if ((m->mode & ~0777u) != 0) {
-		lc_log_verbose("%s: mode %04o of %s from the source: "
+		lc_log_debug("%s: mode %04o of %s from the source: "
 		    "set-id and sticky bits dropped", h, (unsigned)m->mode,
-		    rq->name);
+		    m->name);
 		m->mode &= 0777u;
 	}
+	return 0;
+}
+
+/* Keep *slot = a copy of name. */
+static int
+lc_ctl_keep_name(char **slot, const char *name)
+{
+	char *n = strdup(name);
+
+	if (n == NULL)
+		return -LC_ERR_NOMEM;
+	free(*slot);
+	*slot = n;
 	return 0;
 }
 
@@ -213,13 +340,41 @@ lc_ctl_src_file(struct lc_ctl *c, struct lc_msg_file *m, struct lc_err *e)
 	if ((r = lc_ctl_check_file(c, m, e)) != 0)
 		return r;
 	rq = &c->reqs[c->listed];
-	if ((r = lc_ctl_file_add(c, m)) != 0)
+	if ((r = lc_ctl_file_add(c, m)) != 0 ||
+	    (r = lc_ctl_keep_name(&rq->last, m->name)) != 0 ||
+	    (m->kind == LC_KIND_DIR &&
+	    (r = lc_ctl_keep_name(&rq->lastdir, m->name)) != 0))
 		return lc_err_set(e, -r, "out of memory");
+	if (rq->files == 0 && m->kind == LC_KIND_DIR &&
+	    !(rq->flags & LC_ADD_CONTENTS))
+		rq->root_dir = 1;
 	rq->files++;
 	rq->bytes += m->size;
 	c->files_total++;
 	c->bytes_total += m->size;
 	return lc_msg_put_file(&c->dst_ep.out, m);
+}
+
+/* FILE_FAIL: an entry of the current request the source could not read. */
+static int
+lc_ctl_src_fail(struct lc_ctl *c, const struct lc_msg_file_fail *m,
+    struct lc_err *e)
+{
+	const struct lc_ctl_req *rq;
+	size_t rl;
+
+	if (c->listed >= c->adds_sent || !c->o->recursive)
+		return lc_err_set(e, LC_ERR_PROTO, "%s: unexpected FILE_FAIL "
+		    "from the source", c->src.name);
+	rq = &c->reqs[c->listed];
+	rl = strlen(rq->name);
+	if (!(rq->flags & LC_ADD_CONTENTS) && !(rq->root_dir &&
+	    strncmp(m->name, rq->name, rl) == 0 && m->name[rl] == '/'))
+		return lc_err_set(e, LC_ERR_PROTO, "%s: source reported "
+		    "\"%.200s\", which was not asked for", c->src.name,
+		    m->name);
+	lc_ctl_failed(c, &c->src, m->msg);
+	return 0;
 }
 
 static int
@@ -233,7 +388,8 @@ lc_ctl_src_listed(struct lc_ctl *c, const struct lc_msg_src_listed *m,
 		    "requests than were made (%u)", c->src.name,
 		    c->adds_sent);
 	rq = &c->reqs[c->listed];
-	if (rq->files != 1 || m->files != rq->files || m->bytes != rq->bytes)
+	if ((!c->o->recursive && rq->files != 1) || m->files != rq->files ||
+	    m->bytes != rq->bytes)
 		return lc_err_set(e, LC_ERR_PROTO, "%s: source listed %u "
 		    "file%s (%llu bytes) for \"%.200s\" but announced %u "
 		    "(%llu bytes)", c->src.name, m->files,
@@ -288,6 +444,7 @@ lc_ctl_from_src(struct lc_ctl *c, uint8_t type, const uint8_t *p, size_t n,
 {
 	union {
 		struct lc_msg_file file;
+		struct lc_msg_file_fail fail;
 		struct lc_msg_src_listed listed;
 		struct lc_msg_connected conn;
 		struct lc_msg_xfer_done done;
@@ -317,6 +474,10 @@ lc_ctl_from_src(struct lc_ctl *c, uint8_t type, const uint8_t *p, size_t n,
 		if (lc_msg_get_file(p, n, &m.file) != 0)
 			break;
 		return lc_ctl_src_file(c, &m.file, e);
+	case LC_MSG_FILE_FAIL:
+		if (lc_msg_get_file_fail(p, n, &m.fail) != 0)
+			break;
+		return lc_ctl_src_fail(c, &m.fail, e);
 	case LC_MSG_SRC_LISTED:
 		if (lc_msg_get_src_listed(p, n, &m.listed) != 0)
 			break;
@@ -332,7 +493,7 @@ lc_ctl_from_src(struct lc_ctl *c, uint8_t type, const uint8_t *p, size_t n,
 	case LC_MSG_SRC_DONE:
 		if (lc_msg_get_xfer_done(p, n, &m.done) != 0 ||
 		    !c->nomore_sent || c->src_done ||
-		    m.done.files != c->files_total ||
+		    m.done.files != c->files_sent ||
 		    m.done.bytes < c->src_sent)
 			break;
 		c->src_done = 1;
@@ -392,20 +553,61 @@ lc_ctl_file_done(struct lc_ctl *c, const struct lc_msg_file_done *m,
     struct lc_err *e)
 {
 	struct lc_ctl_file *f = lc_ctl_file_find(c, m->id);
+	int reg = f != NULL && f->kind == LC_KIND_REG;
 
-	if (f == NULL || !f->ready || f->done || m->bytes != f->size ||
+	/* a directory or link is made at once: no FILE_READY, no bytes */
+	if (f == NULL || f->done || (reg && !f->ready) ||
+	    (!reg && (f->ready || m->bytes != 0 || m->checksum[0] != '\0')) ||
+	    m->bytes != f->size ||
 	    (m->checksum[0] != '\0' && !lc_ctl_csum_ok(c, m->checksum)))
 		return lc_err_set(e, LC_ERR_PROTO, "%s: bad FILE_DONE for "
 		    "file %u", c->dst_ep.name, m->id);
-	f->done = 1;
-	c->files_done++;
 	c->t_progress = lc_now_ms();
-	lc_log_verbose("%s: %llu bytes written%s%s", f->name,
-	    (unsigned long long)m->bytes, m->checksum[0] ? ", " : "",
-	    m->checksum);
+	if (reg) {
+		c->files_written++;
+		lc_log_verbose("%s: %llu bytes written%s%s", f->name,
+		    (unsigned long long)m->bytes, m->checksum[0] ? ", " : "",
+		    m->checksum);
+	} else {
+		c->files_settled++;
+	}
 	if (m->checksum[0] != '\0')
 		lc_ctl_record_sum(c, f, m->checksum);
-	return 0;
+	return lc_ctl_file_finish(c, f);
+}
+
+/*
+ * FILE_SKIP: the sink leaves a file as it is (-u, -O) or could not write
+ * it (reported, the copy goes on).  In place of FILE_READY: the source
+ * drops a regular file it was keeping open for it.
+ */
+static int
+lc_ctl_dst_skip(struct lc_ctl *c, const struct lc_msg_file_skip *m,
+    struct lc_err *e)
+{
+	struct lc_ctl_file *f = lc_ctl_file_find(c, m->id);
+	int r;
+
+	if (f == NULL || f->done || f->ready ||
+	    (m->why != LC_SKIP_FAILED && f->kind == LC_KIND_DIR) ||
+	    (f->prefixed && !f->matched))
+		return lc_err_set(e, LC_ERR_PROTO, "%s: sink sent an "
+		    "unexpected FILE_SKIP for file %u", c->dst_ep.name, m->id);
+	if (m->why == LC_SKIP_FAILED)
+		lc_ctl_failed(c, &c->dst_ep, m->msg);
+	else
+		lc_log_verbose("%s: %s, skipped", f->name,
+		    m->why == LC_SKIP_UPTODATE ? "up to date" : "exists");
+	if (m->why != LC_SKIP_FAILED)
+		c->res->skipped++;
+	c->files_settled++;
+	c->t_progress = lc_now_ms();
+	if (f->kind == LC_KIND_REG &&
+	    (r = lc_msg_put_file_skip(&c->src.out, m)) != 0)
+		return lc_err_set(e, -r, "control output");
+	if ((r = lc_ctl_file_finish(c, f)) != 0)
+		return lc_err_set(e, -r, "control output");
+	return lc_ctl_maybe_nomore(c);
 }
 
 /* Sink messages relayed to the source: only announced ids, in order. */
@@ -416,13 +618,15 @@ lc_ctl_dst_ready(struct lc_ctl *c, const struct lc_msg_file_ready *m,
 	struct lc_ctl_file *f = lc_ctl_file_find(c, m->id);
 	int r;
 
-	if (f == NULL || f->ready || m->start > f->size ||
+	if (f == NULL || f->ready || f->done || f->kind != LC_KIND_REG ||
+	    m->start > f->size ||
 	    (f->prefixed && (!f->matched || m->start > f->match)))
 		return lc_err_set(e, LC_ERR_PROTO, "%s: sink sent an "
 		    "unexpected FILE_READY for file %u (from byte %llu)",
 		    c->dst_ep.name, m->id, (unsigned long long)m->start);
 	f->ready = 1;
-	c->files_ready++;
+	c->files_settled++;
+	c->files_sent++;
 	if ((r = lc_msg_put_file_ready(&c->src.out, m)) != 0)
 		return lc_err_set(e, -r, "control output");
 	return lc_ctl_maybe_nomore(c);
@@ -435,7 +639,7 @@ lc_ctl_dst_prefix(struct lc_ctl *c, const struct lc_msg_file_prefix *m,
 	struct lc_ctl_file *f = lc_ctl_file_find(c, m->id);
 
 	if (f == NULL || !c->o->resume || f->prefixed || f->ready ||
-	    m->length > f->size)
+	    f->done || f->kind != LC_KIND_REG || m->length > f->size)
 		return lc_err_set(e, LC_ERR_PROTO, "%s: sink sent an "
 		    "unexpected FILE_PREFIX for file %u (%llu bytes)",
 		    c->dst_ep.name, m->id, (unsigned long long)m->length);
@@ -451,9 +655,11 @@ lc_ctl_dst_lost(struct lc_ctl *c, const struct lc_msg_stream_lost *m,
 {
 	const struct lc_ctl_file *f = lc_ctl_file_find(c, m->last_file);
 
+	/* its last block may belong to a file that is done by now */
 	if (!c->listening || m->stream >= c->streams || m->has_last > 1 ||
-	    (m->has_last && (f == NULL || !f->ready ||
-	    m->last_off >= f->size)))
+	    (m->has_last && (m->last_file == 0 ||
+	    m->last_file > c->files_total || (f != NULL && (!f->ready ||
+	    m->last_off >= f->size)))))
 		return lc_err_set(e, LC_ERR_PROTO, "%s: sink sent an "
 		    "unexpected STREAM_LOST for stream %u of %u",
 		    c->dst_ep.name, m->stream, c->streams);
@@ -474,8 +680,9 @@ lc_ctl_dst_progress(struct lc_ctl *c, const struct lc_msg_progress *m,
 	const struct lc_ctl_file *f = lc_ctl_file_find(c, m->file);
 	struct lc_msg_ack ack;
 
-	if (m->file > c->files_total + 1 || (f == NULL ? m->written != 0 :
-	    m->written > f->size))
+	/* the sink's mark never trails what it has said is done */
+	if (m->file > c->files_total + 1 || m->file < c->lo ||
+	    (f == NULL ? m->written != 0 : m->written > f->size))
 		return lc_err_set(e, LC_ERR_PROTO, "%s: sink sent a bad "
 		    "PROGRESS (file %u, %llu bytes written)", c->dst_ep.name,
 		    m->file, (unsigned long long)m->written);
@@ -499,9 +706,14 @@ lc_ctl_from_dst(struct lc_ctl *c, uint8_t type, const uint8_t *p, size_t n,
 		struct lc_msg_xfer_done xfer;
 		struct lc_msg_file_prefix prefix;
 		struct lc_msg_stream_lost lost;
+		struct lc_msg_file_skip skip;
 	} m;
 
 	switch (type) {
+	case LC_MSG_FILE_SKIP:
+		if (lc_msg_get_file_skip(p, n, &m.skip) != 0)
+			break;
+		return lc_ctl_dst_skip(c, &m.skip, e);
 	case LC_MSG_TARGET_OK:
 		if (lc_msg_get_target_ok(p, n, &m.ok) != 0)
 			break;
@@ -751,11 +963,21 @@ lc_ctl_parse_args(struct lc_ctl *c, struct lc_err *e)
 	if ((c->reqs = calloc(o->nsources, sizeof(*c->reqs))) == NULL)
 		return lc_err_set(e, LC_ERR_NOMEM, "out of memory");
 	for (size_t i = 0; i < o->nsources; i++) {
-		lc_path_basename(c->srcs[i].path, c->reqs[i].name,
-		    sizeof(c->reqs[i].name));
+		const char *sp = c->srcs[i].path;
+		struct lc_ctl_req *rq = &c->reqs[i];
+
+		rq->flags = (o->recursive ? LC_ADD_RECURSIVE : 0) |
+		    (o->follow ? LC_ADD_FOLLOW : 0);
+		/* rsync's "dir/": the contents of dir, not dir itself */
+		if (o->recursive && sp[0] != '\0' && sp[strlen(sp) - 1] == '/') {
+			rq->flags |= LC_ADD_CONTENTS;
+			continue;
+		}
+		lc_path_basename(sp, rq->name, sizeof(rq->name));
 		/* two sources would be written to one name (scp overwrites) */
 		for (size_t j = 0; j < i; j++)
-			if (strcmp(c->reqs[i].name, c->reqs[j].name) == 0)
+			if (!(c->reqs[j].flags & LC_ADD_CONTENTS) &&
+			    strcmp(c->reqs[i].name, c->reqs[j].name) == 0)
 				return lc_err_set(e, LC_ERR_USAGE, "%s and %s "
 				    "would both be copied to \"%s\"",
 				    o->sources[j], o->sources[i],
@@ -764,6 +986,12 @@ lc_ctl_parse_args(struct lc_ctl *c, struct lc_err *e)
 	if (o->nsources > 1 && o->expect[0] != '\0')
 		return lc_err_set(e, LC_ERR_USAGE, "-E ALG=HEX checks one "
 		    "file; %zu sources were given", o->nsources);
+	if (o->recursive && o->expect[0] != '\0')
+		return lc_err_set(e, LC_ERR_USAGE, "-E ALG=HEX checks one "
+		    "file; it does not go with -r");
+	if (o->update && o->skip_existing)
+		return lc_err_set(e, LC_ERR_USAGE, "-u and -O do not go "
+		    "together (-O skips every existing file)");
 	snprintf(c->target_shown, sizeof(c->target_shown), "%s", o->dest);
 	return 0;
 }
@@ -830,6 +1058,7 @@ lc_copy_run(const struct lc_copy_opts *o, int signal_fd,
 	memset(&c, 0, sizeof(c));
 	memset(res, 0, sizeof(*res));
 	c.test_proxy = -1;
+	c.lo = 1;
 	c.o = o;
 	c.res = res;
 	lc_endpoint_init(&c.src);
@@ -851,7 +1080,12 @@ lc_copy_run(const struct lc_copy_opts *o, int signal_fd,
 		goto out;
 	}
 	res->bytes = c.bytes_done;
-	res->files = c.files_done;
+	res->files = c.files_written;
+	res->entries = c.files_done;
+	if (res->nfailed > 0)
+		r = lc_err_set(e, LC_ERR_PARTIAL, "%u file%s could not be "
+		    "copied (partial transfer); the rest was", res->nfailed,
+		    res->nfailed == 1 ? "" : "s");
 	if (o->progress_ms != 0) {
 		if (c.progress.start_ns == 0)
 			lc_progress_init(&c.progress, 2, c.bytes_total);
@@ -884,8 +1118,8 @@ lc_copy_run(const struct lc_copy_opts *o, int signal_fd,
 	lc_endpoint_free(&c.dst_ep);
 	lc_testhook_proxy_stop(c.test_proxy);
 	OPENSSL_cleanse(c.key, sizeof(c.key));
+	lc_ctl_files_free(&c);
 	free(c.srcs);
 	free(c.reqs);
-	free(c.files);
 	return r;
 }

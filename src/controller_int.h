@@ -19,13 +19,25 @@
 
 /* What each request asked for (the peer checks: controller.c). */
 struct lc_ctl_req {
-	char name[LC_PATH_MAX];	/* the name its FILE must carry */
+	char name[LC_PATH_MAX];	/* the root name its FILEs carry; "" with
+				   LC_ADD_CONTENTS (names are its entries) */
+	uint32_t flags;		/* LC_ADD_* sent with it */
 	uint32_t files;		/* FILEs relayed for it */
 	uint64_t bytes;
+	int root_dir;		/* its root entry was a directory */
+	char *last;		/* last name announced for it (the order) */
+	char *lastdir;		/* last directory announced for it */
 };
 
+/*
+ * A file in flight: announced and not yet done.  The controller keeps
+ * LC_FILES_INFLIGHT of them in a ring indexed by id (the source may only
+ * announce ids below the credit it was given, lo + LC_FILES_INFLIGHT), so
+ * its memory does not grow with the tree.
+ */
 struct lc_ctl_file {
-	uint32_t id;
+	uint32_t id;		/* 0: free slot */
+	uint8_t kind;		/* LC_KIND_* */
 	uint64_t size;
 	uint64_t prefix_len;	/* resume: the sink's partial file */
 	uint64_t match;		/* resume: the source's PREFIX_MATCH */
@@ -33,8 +45,8 @@ struct lc_ctl_file {
 	uint8_t matched;	/* PREFIX_MATCH relayed */
 	uint8_t ready;		/* FILE_READY relayed */
 	uint8_t summed;		/* FILE_SUM relayed */
-	uint8_t done;		/* FILE_DONE seen */
-	char name[256];
+	uint8_t done;		/* FILE_DONE or FILE_SKIP seen */
+	char *name;		/* as announced (owned) */
 };
 
 struct lc_ctl {
@@ -52,9 +64,13 @@ struct lc_ctl {
 	int listening;
 	uint32_t adds_sent;
 	uint32_t listed;
-	uint32_t files_total;
-	uint32_t files_ready;
-	uint32_t files_done;
+	uint32_t files_total;	/* ids announced: 1 .. files_total */
+	uint32_t files_settled;	/* ready, or done without data */
+	uint32_t files_sent;	/* FILE_READY relayed (the source's count) */
+	uint32_t files_done;	/* FILE_DONE or FILE_SKIP */
+	uint32_t files_written;	/* regular files FILE_DONE */
+	uint32_t lo;		/* lowest id not done */
+	uint32_t credit;	/* SRC_CREDIT sent: ids below it */
 	uint64_t bytes_total;
 	uint64_t bytes_done;
 	int nomore_sent;
@@ -66,9 +82,7 @@ struct lc_ctl {
 	uint64_t t_start;
 	struct lc_progress progress;
 	uint64_t next_progress;
-	struct lc_ctl_file *files;
-	size_t nfiles;
-	size_t files_cap;
+	struct lc_ctl_file ring[LC_FILES_INFLIGHT];
 	char target_shown[LC_PATH_MAX + 300];
 	struct lc_copy_result *res;
 	pid_t test_proxy;

@@ -28,6 +28,7 @@ static const char *const lc_err_text[LC_ERR_MAX] = {
 	[LC_ERR_CANCELED] = "canceled",
 	[LC_ERR_EOF] = "connection closed by peer",
 	[LC_ERR_TOOBIG] = "length over limit",
+	[LC_ERR_PARTIAL] = "partial transfer",
 };
 
 const char *

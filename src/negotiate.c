@@ -66,6 +66,7 @@ lc__ctl_negotiate(struct lc_ctl *c, struct lc_err *e)
 	struct lc_msg_sink_target t;
 	struct lc_msg_listen l;
 	struct lc_msg_src_add a;
+	struct lc_msg_src_credit cr;
 	int r;
 
 	c->negotiated = 1;
@@ -90,12 +91,17 @@ lc__ctl_negotiate(struct lc_ctl *c, struct lc_err *e)
 		return lc_err_set(e, LC_ERR_INTERNAL, "RAND_bytes failed");
 
 	memset(&t, 0, sizeof(t));
-	t.flags = (o->force ? LC_TGT_FORCE : 0) |
-	    (o->nsources > 1 ? LC_TGT_WANT_DIR : 0) |
+	/* -u replaces what changed, so it overwrites like -f */
+	t.flags = (o->force || o->update ? LC_TGT_FORCE : 0) |
+	    (o->nsources > 1 || o->recursive ? LC_TGT_WANT_DIR : 0) |
 	    (o->no_fsync ? LC_TGT_NO_FSYNC : 0) |
 	    (o->resume ? LC_TGT_RESUME : 0) |
-	    (o->no_space_check ? LC_TGT_NO_SPACE_CHECK : 0);
-	t.nsources = (uint32_t)o->nsources;
+	    (o->no_space_check ? LC_TGT_NO_SPACE_CHECK : 0) |
+	    (o->preserve ? LC_TGT_PRESERVE : 0) |
+	    (o->update ? LC_TGT_UPDATE : 0) |
+	    (o->skip_existing ? LC_TGT_SKIP_EXISTING : 0) |
+	    (o->recursive ? LC_TGT_TREE : 0);
+	t.inflight = LC_FILES_INFLIGHT;
 	snprintf(t.target, sizeof(t.target), "%s", c->dst.path);
 	memset(&l, 0, sizeof(l));
 	l.streams = c->streams;
@@ -112,9 +118,15 @@ lc__ctl_negotiate(struct lc_ctl *c, struct lc_err *e)
 	for (size_t i = 0; r == 0 && i < o->nsources; i++) {
 		memset(&a, 0, sizeof(a));
 		snprintf(a.path, sizeof(a.path), "%s", c->srcs[i].path);
+		a.flags = c->reqs[i].flags;
 		r = lc_msg_put_src_add(&c->src.out, &a);
 		c->adds_sent++;
 	}
+	/* the first window of file ids (controller.c moves it on) */
+	cr.upto = 1 + LC_FILES_INFLIGHT;
+	c->credit = cr.upto;
+	if (r == 0)
+		r = lc_msg_put_src_credit(&c->src.out, &cr);
 	if (r != 0)
 		return lc_err_set(e, -r, "control message: %s",
 		    lc_strerror(r));

@@ -19,6 +19,7 @@
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <sys/sysmacros.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <openssl/evp.h>
@@ -168,6 +169,7 @@ lc_part_init(const struct lc_target *t, const char *peer_name,
 	name = t->is_dir ? peer_name : t->name;
 	if (strlen(name) >= sizeof(p->name))
 		return lc_err_set(e, LC_ERR_IO, "%s: file name too long", name);
+	p->dfd = t->dir_fd;
 	p->size = size;
 	p->mode = mode;
 	/* names from the peer, and everything under --restrict, are
@@ -191,7 +193,7 @@ lc_part_open_direct(const struct lc_target *t, struct lc_part *f,
 	int r;
 
 	/* O_NONBLOCK so a FIFO without a reader fails instead of hanging */
-	r = lc_confine_open(t->conf, f->beneath ? t->dir_fd : -1,
+	r = lc_confine_open(t->conf, f->beneath ? f->dfd : -1,
 	    f->beneath ? f->name : t->path, O_WRONLY | O_NOCTTY | O_NONBLOCK,
 	    0, &f->fd, e);
 	if (r == -LC_ERR_IO && e != NULL && e->sys_errno == ENXIO)
@@ -256,13 +258,14 @@ lc_part_existing(const struct lc_target *t, const struct lc_part *f,
 {
 	struct stat lst;
 
+	(void)t;	/* f->dfd is where it lives */
 	*fd = -1;
-	if (fstatat(t->dir_fd, f->tmp, &lst, AT_SYMLINK_NOFOLLOW) != 0)
+	if (fstatat(f->dfd, f->tmp, &lst, AT_SYMLINK_NOFOLLOW) != 0)
 		return errno == ENOENT ? 0 : lc_err_sys(e, LC_ERR_IO, errno,
 		    "stat %s", f->tmp);
 	if (!lc_part_ours(&lst))
 		return lc_part_refuse(f, &lst, e);
-	*fd = openat(t->dir_fd, f->tmp, O_RDWR | O_NOFOLLOW | O_NOCTTY |
+	*fd = openat(f->dfd, f->tmp, O_RDWR | O_NOFOLLOW | O_NOCTTY |
 	    O_NONBLOCK | O_CLOEXEC);
 	if (*fd < 0 && errno == ENOENT)
 		return 0;	/* gone meanwhile: create it */
@@ -310,13 +313,13 @@ lc_part_open_part(const struct lc_target *t, struct lc_part *f,
 		 * data (and ext4's auto_da_alloc does not start writeback of
 		 * the whole file on close, as after ftruncate() to 0).
 		 */
-		if (unlinkat(t->dir_fd, f->tmp, 0) != 0)
+		if (unlinkat(f->dfd, f->tmp, 0) != 0)
 			return lc_err_sys(e, LC_ERR_IO, errno, "remove %s",
 			    f->tmp);
 		close(f->fd);
 		f->fd = -1;
 	}
-	f->fd = openat(t->dir_fd, f->tmp, O_RDWR | O_CREAT | O_EXCL |
+	f->fd = openat(f->dfd, f->tmp, O_RDWR | O_CREAT | O_EXCL |
 	    O_NOFOLLOW | O_NOCTTY | O_CLOEXEC, 0600);
 	if (f->fd < 0 && errno == EEXIST)
 		return lc_err_set(e, LC_ERR_EXISTS, "%s: partial file "
@@ -335,7 +338,7 @@ lc_part_open(const struct lc_target *t, struct lc_part *f, uint64_t *kept,
 	int err, r;
 
 	*kept = 0;
-	r = lc_confine_stat(t->conf, f->beneath ? t->dir_fd : -1,
+	r = lc_confine_stat(t->conf, f->beneath ? f->dfd : -1,
 	    f->beneath ? f->name : t->path, &st, &err, e);
 	if (r != 0 && err != ENOENT)
 		return r;
@@ -392,12 +395,83 @@ lc_part_same(const struct lc_target *t, const struct lc_part *f,
 {
 	struct stat st;
 
-	if (fstatat(t->dir_fd, f->tmp, &st, AT_SYMLINK_NOFOLLOW) != 0)
+	(void)t;
+	if (fstatat(f->dfd, f->tmp, &st, AT_SYMLINK_NOFOLLOW) != 0)
 		return lc_err_sys(e, LC_ERR_IO, errno, "stat %s", f->tmp);
 	if (st.st_dev != mine->st_dev || st.st_ino != mine->st_ino)
 		return lc_err_set(e, LC_ERR_DENIED, "%s: the partial file was "
 		    "replaced by someone else; not renaming it into place",
 		    f->tmp);
+	return 0;
+}
+
+int
+lc_part_prepare(const struct lc_target *t, struct lc_part *f, int do_fsync,
+    struct lc_err *e)
+{
+	struct timespec ts[2];
+	mode_t keep = (t->flags & LC_TGT_PRESERVE) ? 0 : t->umask;
+	struct stat st;
+
+	if (f->direct)
+		return 0;
+	if (fstat(f->fd, &st) != 0)
+		return lc_err_sys(e, LC_ERR_IO, errno, "stat %s", f->tmp);
+	if ((uint64_t)st.st_size != f->size)
+		return lc_err_set(e, LC_ERR_IO, "%s: size is %lld after "
+		    "writing, expected %llu; not renaming it into place",
+		    f->tmp, (long long)st.st_size,
+		    (unsigned long long)f->size);
+	/* permission bits only: never set-id or sticky bits from a peer */
+	if (fchmod(f->fd, (mode_t)f->mode & ~keep & 0777) != 0)
+		return lc_err_sys(e, LC_ERR_IO, errno, "chmod %s", f->tmp);
+	if (t->flags & LC_TGT_PRESERVE) {
+		ts[0].tv_sec = 0;
+		ts[0].tv_nsec = UTIME_OMIT;
+		ts[1].tv_sec = (time_t)f->mtime_sec;
+		ts[1].tv_nsec = (long)f->mtime_nsec;
+		if (futimens(f->fd, ts) != 0)
+			return lc_err_sys(e, LC_ERR_IO, errno, "set times of "
+			    "%s", f->final);
+	}
+	f->dev = st.st_dev;
+	f->ino = st.st_ino;
+	if (do_fsync && !(t->flags & LC_TGT_NO_FSYNC) && fsync(f->fd) != 0)
+		return lc_err_sys(e, LC_ERR_IO, errno, "fsync %s", f->final);
+	return 0;
+}
+
+int
+lc_part_commit(const struct lc_target *t, struct lc_part *f,
+    struct lc_err *e)
+{
+	struct stat mine;
+	int fd = f->fd, r = 0;
+
+	(void)t;
+	f->fd = -1;
+	if (f->direct) {
+		if (close(fd) != 0)
+			return lc_err_sys(e, LC_ERR_IO, errno, "close %s",
+			    f->final);
+		return 0;
+	}
+	memset(&mine, 0, sizeof(mine));
+	mine.st_dev = f->dev;
+	mine.st_ino = f->ino;
+	if ((r = lc_part_same(t, f, &mine, e)) != 0)
+		;
+	/* rename before close: the lock keeps a second writer off */
+	else if (renameat(f->dfd, f->tmp, f->dfd, f->name) != 0)
+		r = lc_err_sys(e, LC_ERR_IO, errno, "rename %s into place",
+		    f->final);
+	if (r != 0) {
+		close(fd);
+		return r;
+	}
+	f->tmp[0] = '\0';
+	if (close(fd) != 0)
+		return lc_err_sys(e, LC_ERR_IO, errno, "close %s", f->final);
 	return 0;
 }
 
@@ -409,42 +483,18 @@ int
 lc_part_finalize(const struct lc_target *t, struct lc_part *f,
     struct lc_err *e)
 {
-	int fsync_on = !(t->flags & LC_TGT_NO_FSYNC);
-	int fd = f->fd, r = 0;
-	struct stat st;
+	int r;
 
-	f->fd = -1;
-	if (f->direct) {
-		if (close(fd) != 0)
-			return lc_err_sys(e, LC_ERR_IO, errno, "close %s",
-			    f->final);
-		return 0;
-	}
-	if (fstat(fd, &st) != 0)
-		r = lc_err_sys(e, LC_ERR_IO, errno, "stat %s", f->tmp);
-	else if ((uint64_t)st.st_size != f->size)
-		r = lc_err_set(e, LC_ERR_IO, "%s: size is %lld after writing, "
-		    "expected %llu; not renaming it into place", f->tmp,
-		    (long long)st.st_size, (unsigned long long)f->size);
-	/* permission bits only: never set-id or sticky bits from a peer */
-	else if (fchmod(fd, (mode_t)f->mode & ~t->umask & 0777) != 0)
-		r = lc_err_sys(e, LC_ERR_IO, errno, "chmod %s", f->tmp);
-	else if (fsync_on && fsync(fd) != 0)
-		r = lc_err_sys(e, LC_ERR_IO, errno, "fsync %s", f->final);
-	else if ((r = lc_part_same(t, f, &st, e)) != 0)
-		;
-	/* rename before close: the lock keeps a second writer off */
-	else if (renameat(t->dir_fd, f->tmp, t->dir_fd, f->name) != 0)
-		r = lc_err_sys(e, LC_ERR_IO, errno, "rename %s into place",
-		    f->final);
-	if (r != 0) {
-		close(fd);
+	if ((r = lc_part_prepare(t, f, 1, e)) != 0) {
+		lc_part_close(f);
 		return r;
 	}
-	f->tmp[0] = '\0';
-	if (close(fd) != 0)
-		return lc_err_sys(e, LC_ERR_IO, errno, "close %s", f->final);
-	if (fsync_on && fsync(t->dir_fd) != 0 && errno != EINVAL)
+	if (f->direct)
+		return lc_part_commit(t, f, e);
+	if ((r = lc_part_commit(t, f, e)) != 0)
+		return r;
+	if (!(t->flags & LC_TGT_NO_FSYNC) && fsync(f->dfd) != 0 &&
+	    errno != EINVAL)
 		return lc_err_sys(e, LC_ERR_IO, errno, "fsync directory of %s",
 		    f->final);
 	return 0;
@@ -456,4 +506,176 @@ lc_part_close(struct lc_part *p)
 	if (p->fd >= 0)
 		close(p->fd);
 	p->fd = -1;
+}
+
+/* ---- trees ---- */
+
+int
+lc_tree_open_dir(const struct lc_target *t, const char *rel, int *fd,
+    struct lc_err *e)
+{
+	return lc_confine_open(t->conf, t->dir_fd, rel[0] != '\0' ? rel : ".",
+	    O_RDONLY | O_DIRECTORY | O_NOFOLLOW, 0, fd, e);
+}
+
+/* "target/rel" for messages. */
+static void
+lc_tree_shown(const struct lc_target *t, const char *rel, char *out,
+    size_t outsz)
+{
+	size_t n = strlen(t->path);
+
+	snprintf(out, outsz, "%s%s%s", t->path,
+	    n > 0 && t->path[n - 1] == '/' ? "" : "/", rel);
+}
+
+int
+lc_tree_mkdir(const struct lc_target *t, int dfd, const char *leaf,
+    const char *rel, int *made, struct lc_err *e)
+{
+	char shown[LC_PATH_MAX + 300];
+	struct stat st;
+
+	*made = 0;
+	lc_tree_shown(t, rel, shown, sizeof(shown));
+	if (mkdirat(dfd, leaf, 0700) == 0) {
+		*made = 1;
+		return 0;
+	}
+	if (errno != EEXIST)
+		return lc_err_sys(e, errno == ENOSPC ? LC_ERR_NOSPACE :
+		    LC_ERR_IO, errno, "cannot make directory %s", shown);
+	if (fstatat(dfd, leaf, &st, AT_SYMLINK_NOFOLLOW) != 0)
+		return lc_err_sys(e, LC_ERR_IO, errno, "%s", shown);
+	if (!S_ISDIR(st.st_mode))
+		return lc_err_set(e, LC_ERR_EXISTS, "%s: exists and is not a "
+		    "directory", shown);
+	return 0;
+}
+
+int
+lc_tree_symlink(const struct lc_target *t, int dfd, const char *leaf,
+    const char *rel, const char *link, int64_t mtime_sec,
+    uint32_t mtime_nsec, struct lc_err *e)
+{
+	char shown[LC_PATH_MAX + 300], tmp[LC_PATH_MAX], cur[LC_PATH_MAX];
+	struct timespec ts[2];
+	struct stat st;
+	ssize_t n;
+
+	lc_tree_shown(t, rel, shown, sizeof(shown));
+	if (fstatat(dfd, leaf, &st, AT_SYMLINK_NOFOLLOW) == 0) {
+		if (S_ISLNK(st.st_mode) && (n = readlinkat(dfd, leaf, cur,
+		    sizeof(cur) - 1)) >= 0 && (cur[n] = '\0',
+		    strcmp(cur, link) == 0))
+			goto times;	/* already right */
+		if (S_ISDIR(st.st_mode))
+			return lc_err_set(e, LC_ERR_EXISTS, "%s: exists and "
+			    "is a directory", shown);
+		if (!(t->flags & (LC_TGT_FORCE | LC_TGT_UPDATE)))
+			return lc_err_set(e, LC_ERR_EXISTS, "%s: exists (use "
+			    "-f or -u to replace it)", shown);
+	} else if (errno != ENOENT) {
+		return lc_err_sys(e, LC_ERR_IO, errno, "%s", shown);
+	}
+	if (lc_part_name(leaf, tmp, sizeof(tmp)) != 0)
+		return lc_err_set(e, LC_ERR_IO, "%s: name too long", shown);
+	/* a stale temporary link of ours (only a symlink is removed) */
+	if (fstatat(dfd, tmp, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+	    S_ISLNK(st.st_mode))
+		(void)unlinkat(dfd, tmp, 0);
+	if (symlinkat(link, dfd, tmp) != 0)
+		return lc_err_sys(e, errno == ENOSPC ? LC_ERR_NOSPACE :
+		    LC_ERR_IO, errno, "cannot make symlink %s", shown);
+	if (renameat(dfd, tmp, dfd, leaf) != 0) {
+		int err = errno;
+		(void)unlinkat(dfd, tmp, 0);
+		return lc_err_sys(e, LC_ERR_IO, err, "cannot make symlink %s",
+		    shown);
+	}
+ times:
+	if (!(t->flags & LC_TGT_PRESERVE))
+		return 0;
+	ts[0].tv_sec = 0;
+	ts[0].tv_nsec = UTIME_OMIT;
+	ts[1].tv_sec = (time_t)mtime_sec;
+	ts[1].tv_nsec = (long)mtime_nsec;
+	if (utimensat(dfd, leaf, ts, AT_SYMLINK_NOFOLLOW) != 0)
+		return lc_err_sys(e, LC_ERR_IO, errno, "set times of %s",
+		    shown);
+	return 0;
+}
+
+int
+lc_tree_skip(const struct lc_target *t, int dfd, const char *leaf,
+    uint64_t size, int64_t mtime_sec)
+{
+	struct stat st;
+
+	if (!(t->flags & (LC_TGT_UPDATE | LC_TGT_SKIP_EXISTING)) ||
+	    fstatat(dfd, leaf, &st, AT_SYMLINK_NOFOLLOW) != 0)
+		return 0;
+	if (t->flags & LC_TGT_SKIP_EXISTING)
+		return LC_SKIP_EXISTS;
+	if (S_ISREG(st.st_mode) && (uint64_t)st.st_size == size &&
+	    (int64_t)st.st_mtim.tv_sec == mtime_sec)
+		return LC_SKIP_UPTODATE;
+	return 0;
+}
+
+int
+lc_tree_dir_attrs(const struct lc_target *t, const char *rel, uint32_t mode,
+    int64_t mtime_sec, uint32_t mtime_nsec, int do_fsync, struct lc_err *e)
+{
+	mode_t keep = (t->flags & LC_TGT_PRESERVE) ? 0 : t->umask;
+	char shown[LC_PATH_MAX + 300];
+	struct timespec ts[2];
+	int fd, r;
+
+	if ((r = lc_tree_open_dir(t, rel, &fd, e)) != 0)
+		return r;
+	lc_tree_shown(t, rel, shown, sizeof(shown));
+	r = 0;
+	if (fchmod(fd, (mode_t)mode & ~keep & 0777) != 0)
+		r = lc_err_sys(e, LC_ERR_IO, errno, "chmod %s", shown);
+	if (r == 0 && (t->flags & LC_TGT_PRESERVE)) {
+		ts[0].tv_sec = 0;
+		ts[0].tv_nsec = UTIME_OMIT;
+		ts[1].tv_sec = (time_t)mtime_sec;
+		ts[1].tv_nsec = (long)mtime_nsec;
+		if (futimens(fd, ts) != 0)
+			r = lc_err_sys(e, LC_ERR_IO, errno, "set times of %s",
+			    shown);
+	}
+	if (r == 0 && do_fsync && fsync(fd) != 0 && errno != EINVAL)
+		r = lc_err_sys(e, LC_ERR_IO, errno, "fsync %s", shown);
+	close(fd);
+	return r;
+}
+
+int
+lc_part_init_at(const struct lc_target *t, int dfd, const char *rel,
+    const char *leaf, uint64_t size, uint32_t mode, struct lc_part *p,
+    struct lc_err *e)
+{
+	int n;
+
+	memset(p, 0, sizeof(*p));
+	p->fd = -1;
+	if (!lc_target_name_ok(leaf))
+		return lc_err_set(e, LC_ERR_DENIED,
+		    "refusing unsafe file name from peer: %s", rel);
+	if (strlen(leaf) >= sizeof(p->name))
+		return lc_err_set(e, LC_ERR_IO, "%s: file name too long", rel);
+	p->dfd = dfd;
+	p->size = size;
+	p->mode = mode;
+	p->beneath = 1;
+	memcpy(p->name, leaf, strlen(leaf) + 1);
+	n = snprintf(p->final, sizeof(p->final), "%s%s%s", t->path,
+	    t->path[strlen(t->path) - 1] == '/' ? "" : "/", rel);
+	if (n < 0 || (size_t)n >= sizeof(p->final))
+		return lc_err_set(e, LC_ERR_IO, "%s/%s: name too long", t->path,
+		    rel);
+	return 0;
 }

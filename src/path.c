@@ -36,3 +36,17 @@ lc_path_dirname(const char *p, char *out, size_t outsz)
 		end--;
 	snprintf(out, outsz, "%.*s", (int)end, p);
 }
+
+void
+lc_printable(const char *in, char *out, size_t outsz)
+{
+	size_t i = 0;
+
+	if (outsz == 0)
+		return;
+	for (; *in != '\0' && i + 1 < outsz; in++, i++) {
+		unsigned char ch = (unsigned char)*in;
+		out[i] = ch < 0x20 || ch == 0x7f ? '?' : (char)ch;
+	}
+	out[i] = '\0';
+}

@@ -63,6 +63,19 @@ lc_copy_json(int fd, const struct lc_copy_opts *o,
 		    (r = lc_json_raw(&b, "}")) != 0);
 	}
 	if (r == 0)
+		r = lc_json_raw(&b, "],\"entries\":%u,\"skipped\":%u,"
+		    "\"failed_count\":%u,\"failed\":[", res->entries,
+		    res->skipped, res->nfailed);
+	for (uint32_t i = 0; r == 0 && i < res->nfailed &&
+	    i < LC_RESULT_FAILED; i++) {
+		(void)((r = lc_json_raw(&b, "%s{\"host\":", i ? "," : "")) !=
+		    0 ||
+		    (r = lc_json_put_str(&b, res->failed[i].path)) != 0 ||
+		    (r = lc_json_raw(&b, ",\"error\":")) != 0 ||
+		    (r = lc_json_put_str(&b, res->failed[i].err)) != 0 ||
+		    (r = lc_json_raw(&b, "}")) != 0);
+	}
+	if (r == 0)
 		r = lc_json_raw(&b, "],\"exit_status\":%d", exit_status);
 	if (r == 0 && !ok)
 		(void)((r = lc_json_raw(&b, ",\"error\":")) != 0 ||

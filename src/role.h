@@ -42,6 +42,8 @@ enum lc_event_type {
 	LC_EV_FILE_WRITTEN,	/* a = file id */
 	LC_EV_RESUME_READY,	/* a = file id: seeded, ready to receive */
 	LC_EV_FILE_DONE,	/* a = file id, b = bytes, text = checksum */
+	LC_EV_BATCH_DONE,	/* the sink's finish job is free again */
+	LC_EV_DIRS_DONE,	/* the sink's directory modes are set */
 };
 
 /* One event from a worker thread to the role, by value. */

@@ -35,6 +35,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include <openssl/crypto.h>
@@ -73,6 +75,7 @@ lc_sink_new(const struct lc_role_port *port, void **out)
 	s->accept_wake.rfd = s->accept_wake.wfd = -1;
 	s->tgt.dir_fd = -1;
 	s->lw_file = 1;
+	s->lo = 1;
 	for (uint32_t i = 0; i < LC_MAX_STREAMS; i++) {
 		s->recv[i].listen_fd = -1;
 		s->recv[i].conn.fd = -1;
@@ -102,10 +105,13 @@ lc_sink_target(struct lc_sink *s, const struct lc_msg_sink_target *m,
 
 	if (s->target_set)
 		return lc_err_set(e, LC_ERR_PROTO, "second SINK_TARGET");
-	if (m->nsources == 0 || m->nsources > LC_SINK_MAX_FILES)
-		return lc_err_set(e, LC_ERR_PROTO, "SINK_TARGET: %u files "
-		    "announced (1 to %u)", m->nsources, LC_SINK_MAX_FILES);
-	s->files_max = m->nsources;
+	if (m->inflight == 0 || m->inflight > LC_SINK_MAX_FILES)
+		return lc_err_set(e, LC_ERR_PROTO, "SINK_TARGET: %u files in "
+		    "flight asked for (1 to %u)", m->inflight,
+		    LC_SINK_MAX_FILES);
+	s->files_max = m->inflight;
+	if ((s->files = calloc(s->files_max, sizeof(*s->files))) == NULL)
+		return -LC_ERR_NOMEM;
 	if ((r = lc_target_resolve(&s->tgt, s->port.conf, m->target, m->flags,
 	    s->port.set.umask, e)) != 0)
 		return r;
@@ -116,51 +122,46 @@ lc_sink_target(struct lc_sink *s, const struct lc_msg_sink_target *m,
 	return lc_msg_put_target_ok(s->port.out, &ok);
 }
 
+/* Put f (the next id, within the window) in the table. */
 static int
 lc_sink_table_put(struct lc_sink *s, struct lc_sfile *f)
 {
+	struct lc_sfile **slot;
 	int r = 0;
 
-	/* ids are bounded by what was announced, so is the table */
-	if (f->id == 0 || f->id > s->files_max)
+	if (f->id != s->files_total + 1 || f->id - s->lo >= s->files_max)
 		return -LC_ERR_PROTO;
 	pthread_mutex_lock(&s->mu);
-	if (f->id >= s->files_cap) {
-		uint32_t ncap = s->files_cap < 16 ? 16 : s->files_cap;
-		struct lc_sfile **n;
-		/* no overflow: ncap stays <= 2 * (LC_SINK_MAX_FILES + 1) */
-		while (ncap <= f->id)
-			ncap *= 2;
-		if (ncap > s->files_max + 1)
-			ncap = s->files_max + 1;
-		n = realloc(s->files, (size_t)ncap * sizeof(*n));
-		if (n == NULL) {
-			r = -LC_ERR_NOMEM;
-			goto out;
-		}
-		memset(n + s->files_cap, 0,
-		    (size_t)(ncap - s->files_cap) * sizeof(*n));
-		s->files = n;
-		s->files_cap = ncap;
-	}
-	if (s->files[f->id] != NULL) {
+	slot = &s->files[f->id % s->files_max];
+	if (*slot != NULL)
 		r = -LC_ERR_PROTO;
-		goto out;
-	}
-	s->files[f->id] = f;
- out:
+	else
+		*slot = f;
 	pthread_mutex_unlock(&s->mu);
+	if (r == 0)
+		s->files_total++;
 	return r;
+}
+
+/* Under mu. */
+static struct lc_sfile *
+lc_sink_table_get_locked(struct lc_sink *s, uint32_t id)
+{
+	struct lc_sfile *f;
+
+	if (s->files == NULL || id == 0)
+		return NULL;
+	f = s->files[id % s->files_max];
+	return f != NULL && f->id == id ? f : NULL;
 }
 
 static struct lc_sfile *
 lc_sink_table_get(struct lc_sink *s, uint32_t id)
 {
-	struct lc_sfile *f = NULL;
+	struct lc_sfile *f;
 
 	pthread_mutex_lock(&s->mu);
-	if (id < s->files_cap)
-		f = s->files[id];
+	f = lc_sink_table_get_locked(s, id);
 	pthread_mutex_unlock(&s->mu);
 	return f;
 }
@@ -170,12 +171,22 @@ struct lc_wfile *
 lc_sink_writer(struct lc_sink *s, uint32_t id)
 {
 	struct lc_wfile *wf = NULL;
+	struct lc_sfile *f;
 
 	pthread_mutex_lock(&s->mu);
-	if (id < s->files_cap && s->files[id] != NULL)
-		wf = s->files[id]->wf;
+	if ((f = lc_sink_table_get_locked(s, id)) != NULL)
+		wf = f->wf;
 	pthread_mutex_unlock(&s->mu);
 	return wf;
+}
+
+static void
+lc_tdir_put(struct lc_tdir *d)
+{
+	if (d == NULL || --d->refs > 0)
+		return;
+	close(d->fd);
+	free(d);
 }
 
 static void
@@ -187,7 +198,64 @@ lc_sfile_free(struct lc_sfile *f)
 	lc_csum_free(f->csum);
 	free(f->prefix);
 	lc_part_close(&f->p);
+	lc_tdir_put(f->dir);
 	free(f);
+}
+
+/*
+ * Free the done files at the low end of the window (main thread), which
+ * lets the controller announce more.
+ */
+static void
+lc_sink_retire(struct lc_sink *s)
+{
+	struct lc_sfile *f;
+
+	for (;;) {
+		pthread_mutex_lock(&s->mu);
+		f = lc_sink_table_get_locked(s, s->lo);
+		if (f == NULL || f->state != LC_SF_DONE) {
+			pthread_mutex_unlock(&s->mu);
+			return;
+		}
+		s->files[s->lo % s->files_max] = NULL;
+		s->lo++;
+		pthread_mutex_unlock(&s->mu);
+		lc_sfile_free(f);
+	}
+}
+
+/*
+ * The directory rel of the tree (a new reference in *out).  Files come
+ * in listing order, so the last one used is usually the one asked for.
+ */
+static int
+lc_sink_dir(struct lc_sink *s, const char *rel, struct lc_tdir **out,
+    struct lc_err *e)
+{
+	struct lc_tdir *d;
+	size_t n = strlen(rel);
+	int fd, r;
+
+	*out = NULL;
+	if (s->cur_dir != NULL && strcmp(s->cur_dir->rel, rel) == 0) {
+		s->cur_dir->refs++;
+		*out = s->cur_dir;
+		return 0;
+	}
+	if ((r = lc_tree_open_dir(&s->tgt, rel, &fd, e)) != 0)
+		return r;
+	if ((d = malloc(sizeof(*d) + n + 1)) == NULL) {
+		close(fd);
+		return -LC_ERR_NOMEM;
+	}
+	d->fd = fd;
+	d->refs = 2;	/* the cache's and the caller's */
+	memcpy(d->rel, rel, n + 1);
+	lc_tdir_put(s->cur_dir);
+	s->cur_dir = d;
+	*out = d;
+	return 0;
 }
 
 /* ---- jobs (the sink's job thread) ---- */
@@ -233,32 +301,105 @@ lc_sink_seed_job(void *arg)
 	lc_role_post(&s->port, LC_EV_RESUME_READY, f->id, 0, NULL);
 }
 
-/* Everything written (and the source's checksum known): finish. */
+/* Complete files finished together (the finish job's argument). */
+struct lc_fin_batch {
+	struct lc_sink *sink;
+	size_t n;
+	struct lc_sfile *v[];
+};
+
+/*
+ * Everything written (and the source's checksum known): finish a batch of
+ * files, whatever completed while the last batch was finishing.  Durable
+ * by default, in the order that keeps a crash from leaving a half file
+ * under a final name, but with one pass of each step over the batch:
+ * checksums, modes and times and writeback started for all; then an fsync
+ * each (the writes are on their way, and the journal commits once for
+ * many); renames; then each directory fsynced once, not once a file.
+ */
 static void
 lc_sink_finish_job(void *arg)
 {
-	struct lc_sfile *f = arg;
-	struct lc_sink *s = f->sink;
-	char sum[LC_CSUM_TEXT_MAX] = "";
+	struct lc_fin_batch *b = arg;
+	struct lc_sink *s = b->sink;
+	int fsync_on = !(s->tgt.flags & LC_TGT_NO_FSYNC);
+	char sum[LC_CSUM_TEXT_MAX];
+	struct lc_sfile *f;
 	struct lc_err e;
+	size_t i, j;
 
 	lc_err_clear(&e);
-	if (f->csum != NULL) {
-		lc_csum_text(f->csum, sum);
-		if (strcmp(sum, f->expect) != 0) {
-			lc_err_set(&e, LC_ERR_CHECKSUM, "%s: checksum mismatch: "
-			    "the source has %s, what was written has %s; not "
-			    "renamed into place", f->p.final, f->expect, sum);
-			lc_role_post(&s->port, LC_EV_ERROR, 0, 0, &e);
-			return;
+	for (i = 0; i < b->n; i++) {
+		f = b->v[i];
+		if (f->csum != NULL) {
+			lc_csum_text(f->csum, sum);
+			if (strcmp(sum, f->expect) != 0) {
+				lc_err_set(&e, LC_ERR_CHECKSUM, "%s: checksum "
+				    "mismatch: the source has %s, what was "
+				    "written has %s; not renamed into place",
+				    f->p.final, f->expect, sum);
+				goto fail;
+			}
+		}
+		if (lc_part_prepare(&s->tgt, &f->p, 0, &e) != 0)
+			goto fail;
+		if (fsync_on && b->n > 1 && !f->p.direct)
+			(void)sync_file_range(f->p.fd, 0, 0,
+			    SYNC_FILE_RANGE_WRITE);
+	}
+	for (i = 0; fsync_on && i < b->n; i++) {
+		f = b->v[i];
+		if (!f->p.direct && fsync(f->p.fd) != 0) {
+			lc_err_sys(&e, LC_ERR_IO, errno, "fsync %s",
+			    f->p.final);
+			goto fail;
 		}
 	}
-	if (lc_part_finalize(&s->tgt, &f->p, &e) != 0) {
-		lc_role_post(&s->port, LC_EV_ERROR, 0, 0, &e);
-		return;
+	for (i = 0; i < b->n; i++)
+		if (lc_part_commit(&s->tgt, &b->v[i]->p, &e) != 0)
+			goto fail;
+	for (i = 0; fsync_on && i < b->n; i++) {
+		f = b->v[i];
+		for (j = 0; j < i && b->v[j]->p.dfd != f->p.dfd; j++)
+			;
+		if (f->p.direct || j < i)
+			continue;	/* that directory is done */
+		if (fsync(f->p.dfd) != 0 && errno != EINVAL) {
+			lc_err_sys(&e, LC_ERR_IO, errno, "fsync directory of "
+			    "%s", f->p.final);
+			goto fail;
+		}
 	}
-	lc_log_debug("%s complete", f->p.final);
-	lc_role_post_text(&s->port, LC_EV_FILE_DONE, f->id, f->p.size, sum);
+	for (i = 0; i < b->n; i++) {
+		f = b->v[i];
+		lc_log_debug("%s complete", f->p.final);
+		lc_role_post_text(&s->port, LC_EV_FILE_DONE, f->id, f->p.size,
+		    f->csum != NULL ? f->expect : "");
+	}
+	lc_role_post(&s->port, LC_EV_BATCH_DONE, 0, 0, NULL);
+	free(b);
+	return;
+ fail:
+	lc_role_post(&s->port, LC_EV_ERROR, 0, 0, &e);
+	free(b);
+}
+
+/* Main thread: hand the waiting complete files to the finish job. */
+static int
+lc_sink_fin_kick(struct lc_sink *s)
+{
+	struct lc_fin_batch *b;
+
+	if (s->fin_busy || s->nfin == 0)
+		return 0;
+	if ((b = malloc(sizeof(*b) + s->nfin * sizeof(b->v[0]))) == NULL)
+		return -LC_ERR_NOMEM;
+	b->sink = s;
+	b->n = s->nfin;
+	memcpy(b->v, s->fin, s->nfin * sizeof(b->v[0]));
+	s->nfin = 0;
+	s->fin_busy = 1;
+	return lc_jobq_push(s->jobs, lc_sink_finish_job, b);
 }
 
 /* Main thread: queue the finish once both conditions hold. */
@@ -269,7 +410,16 @@ lc_sink_maybe_finish(struct lc_sink *s, struct lc_sfile *f)
 	    (f->csum != NULL && f->expect[0] == '\0'))
 		return 0;
 	f->state = LC_SF_FINISH;
-	return lc_jobq_push(s->jobs, lc_sink_finish_job, f);
+	if (s->nfin == s->fin_cap) {
+		size_t ncap = s->fin_cap ? 2 * s->fin_cap : 64;
+		struct lc_sfile **n = realloc(s->fin, ncap * sizeof(*n));
+		if (n == NULL)
+			return -LC_ERR_NOMEM;
+		s->fin = n;
+		s->fin_cap = ncap;
+	}
+	s->fin[s->nfin++] = f;
+	return lc_sink_fin_kick(s);
 }
 
 /* Ready to receive from f->start on. */
@@ -303,27 +453,182 @@ lc_sink_start_file(struct lc_sink *s, struct lc_sfile *f, struct lc_err *e)
 	return 0;
 }
 
+/*
+ * An entry that is done as soon as it is announced (a directory, a link,
+ * a file skipped or failed): answer for it and keep its place in the
+ * window until the ones before it are done too.
+ */
+static int
+lc_sink_done_now(struct lc_sink *s, struct lc_sfile *f, int why,
+    const char *msg)
+{
+	struct lc_msg_file_done d;
+	struct lc_msg_file_skip k;
+	int r;
+
+	f->state = LC_SF_DONE;
+	f->written = 1;
+	if ((r = lc_sink_table_put(s, f)) != 0) {
+		lc_sfile_free(f);
+		return r;
+	}
+	s->files_done++;
+	if (why != 0) {
+		memset(&k, 0, sizeof(k));
+		k.id = f->id;
+		k.why = (uint8_t)why;
+		snprintf(k.msg, sizeof(k.msg), "%s", msg != NULL ? msg : "");
+		r = lc_msg_put_file_skip(s->port.out, &k);
+	} else {
+		memset(&d, 0, sizeof(d));
+		d.id = f->id;
+		r = lc_msg_put_file_done(s->port.out, &d);
+	}
+	lc_sink_retire(s);
+	return r;
+}
+
+/* 1 if an error about one file lets a tree copy go on without it. */
+static int
+lc_sink_file_error_ok(const struct lc_sink *s, int r)
+{
+	return (s->tgt.flags & LC_TGT_TREE) && (r == -LC_ERR_IO ||
+	    r == -LC_ERR_EXISTS);
+}
+
+/* Remember a directory of the tree for its mode and times at the end. */
+static int
+lc_sink_note_dir(struct lc_sink *s, const struct lc_msg_file *m, int made)
+{
+	struct lc_sdir *d;
+
+	if (!made && !(s->tgt.flags & LC_TGT_PRESERVE))
+		return 0;
+	if (s->ndirs == s->dirs_cap) {
+		size_t ncap = s->dirs_cap ? 2 * s->dirs_cap : 64;
+		if ((d = realloc(s->dirs, ncap * sizeof(*d))) == NULL)
+			return -LC_ERR_NOMEM;
+		s->dirs = d;
+		s->dirs_cap = ncap;
+	}
+	d = &s->dirs[s->ndirs];
+	if ((d->rel = strdup(m->name)) == NULL)
+		return -LC_ERR_NOMEM;
+	d->mode = m->mode;
+	d->mtime_sec = m->mtime_sec;
+	d->mtime_nsec = m->mtime_nsec;
+	s->ndirs++;
+	return 0;
+}
+
+/*
+ * Free space for a tree or several files: what every file announced so
+ * far needs, against what was free at the first one (files replaced keep
+ * their old copy until the rename, so nothing is counted back).
+ */
+static int
+lc_sink_space(struct lc_sink *s, struct lc_sfile *f, uint64_t need,
+    struct lc_err *e)
+{
+	struct statvfs sv;
+	char a[32], b[32];
+
+	if ((s->tgt.flags & LC_TGT_NO_SPACE_CHECK) || f->p.direct)
+		return 0;
+	if (!s->tgt.is_dir)
+		return lc_part_space(&s->tgt, &f->p, need, e);
+	if (!s->space_known) {
+		if (fstatvfs(s->tgt.dir_fd, &sv) != 0)
+			return 0;
+		s->space_avail = (uint64_t)sv.f_bavail * sv.f_frsize;
+		s->space_known = 1;
+	}
+	s->space_need += need;
+	if (s->space_need <= s->space_avail)
+		return 0;
+	if (s->space_need == need)	/* the first file */
+		return lc_err_set(e, LC_ERR_NOSPACE, "%s: needs %s but only "
+		    "%s is free there (--no-space-check to try anyway)",
+		    f->p.final, lc_fmt_bytes(a, sizeof(a), need),
+		    lc_fmt_bytes(b, sizeof(b), s->space_avail));
+	return lc_err_set(e, LC_ERR_NOSPACE, "%s: the files so far need %s "
+	    "but only %s is free there (--no-space-check to try anyway)",
+	    f->p.final, lc_fmt_bytes(a, sizeof(a), s->space_need),
+	    lc_fmt_bytes(b, sizeof(b), s->space_avail));
+}
+
 static int
 lc_sink_file(struct lc_sink *s, const struct lc_msg_file *m, struct lc_err *e)
 {
+	int tree = (s->tgt.flags & LC_TGT_TREE) != 0;
+	char parent[LC_PATH_MAX];
+	const char *leaf, *slash;
 	struct lc_sfile *f = NULL;
+	int dfd, made, why;
 	uint64_t kept;
 	int r;
 
 	if (!s->target_set || !s->listening)
 		return lc_err_set(e, LC_ERR_PROTO, "FILE before target/LISTEN");
-	if (m->kind != LC_KIND_REG)
-		return lc_err_set(e, LC_ERR_PROTO, "FILE: unsupported kind");
+	if (m->id != s->files_total + 1 || m->id - s->lo >= s->files_max)
+		return lc_err_set(e, LC_ERR_PROTO, "FILE: id %u is out of "
+		    "order or beyond the %u files in flight", m->id,
+		    s->files_max);
+	if (!lc_relname_ok(m->name))
+		return lc_err_set(e, LC_ERR_DENIED, "refusing unsafe file "
+		    "name from peer: %s", m->name);
+	if (!tree && (m->kind != LC_KIND_REG || strchr(m->name, '/') != NULL))
+		return lc_err_set(e, LC_ERR_PROTO, "FILE: a %s was not asked "
+		    "for", m->kind != LC_KIND_REG ? "directory or link" :
+		    "path");
+	if (tree && !s->tgt.is_dir)
+		return lc_err_set(e, LC_ERR_PROTO, "FILE: a tree needs a "
+		    "target directory");
 	if ((f = calloc(1, sizeof(*f))) == NULL)
 		return -LC_ERR_NOMEM;
 	f->id = m->id;
+	f->kind = m->kind;
 	f->sink = s;
-	if ((r = lc_part_init(&s->tgt, m->name, m->size, m->mode, &f->p,
-	    e)) != 0)
+	f->p.fd = -1;
+	dfd = s->tgt.dir_fd;
+	leaf = s->tgt.is_dir ? m->name : s->tgt.name;
+	if (tree) {
+		slash = strrchr(m->name, '/');
+		snprintf(parent, sizeof(parent), "%.*s", slash != NULL ?
+		    (int)(slash - m->name) : 0, m->name);
+		leaf = slash != NULL ? slash + 1 : m->name;
+		if ((r = lc_sink_dir(s, parent, &f->dir, e)) != 0)
+			goto out;
+		dfd = f->dir->fd;
+	}
+	switch (m->kind) {
+	case LC_KIND_DIR:
+		if ((r = lc_tree_mkdir(&s->tgt, dfd, leaf, m->name, &made,
+		    e)) != 0)
+			goto out;
+		if ((r = lc_sink_note_dir(s, m, made)) != 0)
+			goto out;
+		return lc_sink_done_now(s, f, 0, NULL);
+	case LC_KIND_SYMLINK:
+		if ((r = lc_tree_symlink(&s->tgt, dfd, leaf, m->name, m->link,
+		    m->mtime_sec, m->mtime_nsec, e)) != 0)
+			goto out;
+		return lc_sink_done_now(s, f, 0, NULL);
+	default:
+		break;
+	}
+	if (s->tgt.is_dir && (why = lc_tree_skip(&s->tgt, dfd, leaf, m->size,
+	    m->mtime_sec)) != 0)
+		return lc_sink_done_now(s, f, why, NULL);
+	r = tree ? lc_part_init_at(&s->tgt, dfd, m->name, leaf, m->size,
+	    m->mode, &f->p, e) : lc_part_init(&s->tgt, m->name, m->size,
+	    m->mode, &f->p, e);
+	if (r != 0)
 		goto out;
+	f->p.mtime_sec = m->mtime_sec;
+	f->p.mtime_nsec = m->mtime_nsec;
 	if ((r = lc_part_open(&s->tgt, &f->p, &kept, e)) != 0 ||
-	    (!f->p.direct && (r = lc_part_space(&s->tgt, &f->p,
-	    f->p.size - kept, e)) != 0))
+	    (r = lc_sink_space(s, f, f->p.size - kept, e)) != 0)
 		goto out;
 	if (s->csum != LC_CSUM_NONE &&
 	    (f->csum = lc_csum_new((int)s->csum)) == NULL) {
@@ -347,11 +652,11 @@ lc_sink_file(struct lc_sink *s, const struct lc_msg_file *m, struct lc_err *e)
 		f->prefix_len = kept;
 	}
 	if ((r = lc_sink_table_put(s, f)) != 0) {
-		r = lc_err_set(e, -r, "FILE: id %u is a duplicate or not "
-		    "in 1..%u", f->id, s->files_max);
+		r = lc_err_set(e, -r, "FILE: id %u is a duplicate or out of "
+		    "order", f->id);
+		f->p.tmp[0] = '\0';
 		goto out;
 	}
-	s->files_total++;
 	if (kept > 0) {
 		lc_log_verbose("%s: checking the %llu bytes already there",
 		    f->p.final, (unsigned long long)kept);
@@ -360,6 +665,17 @@ lc_sink_file(struct lc_sink *s, const struct lc_msg_file *m, struct lc_err *e)
 	}
 	return lc_sink_start_file(s, f, e);	/* f is in the table now */
  out:
+	if (lc_sink_file_error_ok(s, r)) {
+		/* this one is reported and left out; the tree goes on */
+		lc_part_close(&f->p);
+		lc_wfile_free(f->wf);
+		f->wf = NULL;
+		lc_csum_free(f->csum);
+		f->csum = NULL;
+		r = lc_sink_done_now(s, f, LC_SKIP_FAILED, e->msg);
+		lc_err_clear(e);
+		return r;
+	}
 	lc_sfile_free(f);
 	return r;
 }
@@ -567,8 +883,13 @@ lc_sink_progress(struct lc_sink *s)
 	memset(&p, 0, sizeof(p));
 	p.bytes = atomic_load(&s->bytes);
 	for (;;) {
+		if (s->lw_file < s->lo) {	/* done and freed */
+			s->lw_file++;
+			continue;
+		}
 		f = lc_sink_table_get(s, s->lw_file);
-		if (f == NULL || f->wf == NULL || !f->written)
+		if (f == NULL || (f->state != LC_SF_DONE && (f->wf == NULL ||
+		    !f->written)))
 			break;
 		s->lw_file++;
 	}
@@ -577,13 +898,47 @@ lc_sink_progress(struct lc_sink *s)
 	return lc_msg_put_progress(s->port.out, &p);
 }
 
+/*
+ * Directories last (the job thread), deepest first: each gets its mode
+ * and times once its contents are written, and is fsynced (its entries,
+ * new subdirectories included, are durable), then the target itself.
+ */
+static void
+lc_sink_dirs_job(void *arg)
+{
+	struct lc_sink *s = arg;
+	int fsync_on = !(s->tgt.flags & LC_TGT_NO_FSYNC);
+	struct lc_err e;
+
+	lc_err_clear(&e);
+	for (size_t i = s->ndirs; i-- > 0;) {
+		const struct lc_sdir *d = &s->dirs[i];
+		if (lc_role_canceled(&s->port))
+			return;
+		if (lc_tree_dir_attrs(&s->tgt, d->rel, d->mode, d->mtime_sec,
+		    d->mtime_nsec, fsync_on, &e) != 0) {
+			lc_role_post(&s->port, LC_EV_ERROR, 0, 0, &e);
+			return;
+		}
+	}
+	if (fsync_on && s->tgt.dir_fd >= 0)
+		(void)fsync(s->tgt.dir_fd);
+	lc_role_post(&s->port, LC_EV_DIRS_DONE, 0, 0, NULL);
+}
+
 static int
 lc_sink_maybe_done(struct lc_sink *s)
 {
 	struct lc_msg_xfer_done d;
 
 	if (s->done_sent || s->ended < s->nstreams ||
-	    s->files_done < s->files_total)
+	    s->files_done < s->files_total || s->fin_busy)
+		return 0;
+	if ((s->tgt.flags & LC_TGT_TREE) && s->dirs_state == 0) {
+		s->dirs_state = 1;
+		return lc_jobq_push(s->jobs, lc_sink_dirs_job, s);
+	}
+	if ((s->tgt.flags & LC_TGT_TREE) && s->dirs_state != 2)
 		return 0;
 	s->done_sent = 1;
 	d.bytes = atomic_load(&s->bytes);
@@ -655,6 +1010,15 @@ lc_sink_event(void *role, const struct lc_event *ev, struct lc_err *e)
 		snprintf(fd.checksum, sizeof(fd.checksum), "%s", ev->text);
 		if ((r = lc_msg_put_file_done(s->port.out, &fd)) != 0)
 			return r;
+		lc_sink_retire(s);
+		return 0;
+	case LC_EV_BATCH_DONE:
+		s->fin_busy = 0;
+		if ((r = lc_sink_fin_kick(s)) != 0)
+			return r;
+		return lc_sink_maybe_done(s);
+	case LC_EV_DIRS_DONE:
+		s->dirs_state = 2;
 		return lc_sink_maybe_done(s);
 	case LC_EV_PREFIX_DONE:
 		if ((f = lc_sink_table_get(s, ev->a)) == NULL ||
@@ -759,9 +1123,14 @@ lc_sink_free(void *role)
 			pthread_join(s->recv[i].thread, NULL);
 	}
 	/* files first: their waiting blocks go back to the pools */
-	for (uint32_t i = 0; i < s->files_cap; i++)
+	for (uint32_t i = 0; s->files != NULL && i < s->files_max; i++)
 		lc_sfile_free(s->files[i]);
 	free(s->files);
+	free(s->fin);
+	for (size_t i = 0; i < s->ndirs; i++)
+		free(s->dirs[i].rel);
+	free(s->dirs);
+	lc_tdir_put(s->cur_dir);
 	for (uint32_t i = 0; i < s->nstreams; i++) {
 		struct lc_receiver *rv = &s->recv[i];
 		lc_conn_close(&rv->conn);

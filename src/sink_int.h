@@ -44,12 +44,34 @@ enum lc_sfile_state {
 };
 
 /*
+ * A directory of the target tree that files are made in: opened once for
+ * all the files in it (beneath the target, no symlink followed), shared
+ * by reference count (main thread only; the finish job only reads fd).
+ */
+struct lc_tdir {
+	int fd;
+	uint32_t refs;
+	char rel[];		/* "" for the target directory itself */
+};
+
+/* A directory made or kept in a tree: its mode and times come last. */
+struct lc_sdir {
+	char *rel;
+	uint32_t mode;
+	int64_t mtime_sec;
+	uint32_t mtime_nsec;
+};
+
+/*
  * One file.  Made by main (FILE) and owned by lc_sink.files; main hands it
  * to the job thread by pushing a job (prefix, seed, finish) and reads it
  * again after the job's event.  Receivers only reach its writer, wf.
  */
 struct lc_sfile {
 	uint32_t id;
+	uint8_t kind;		/* LC_KIND_*: directories and links are done
+				   at once and only hold their id's place */
+	struct lc_tdir *dir;	/* tree: the directory it is in (a ref) */
 	struct lc_part p;	/* fd, names (partfile.h): main, then the
 				   job it is pushed to */
 	int state;		/* enum lc_sfile_state (main thread) */
@@ -123,9 +145,14 @@ struct lc_sink {
 	int target_set;		/* main */
 	struct lc_target tgt;	/* where files go (partfile.h): main, in
 				   SINK_TARGET; jobs use dir_fd */
-	struct lc_sfile **files;	/* by id; under mu */
-	uint32_t files_cap;	/* mu */
-	uint32_t files_max;	/* ids are 1 .. files_max (SINK_TARGET) */
+	/*
+	 * Files in flight, by id modulo files_max (SINK_TARGET's inflight):
+	 * ids lo .. files_total, each freed when it is done and every lower
+	 * one is too.  Under mu (receivers look writers up).
+	 */
+	struct lc_sfile **files;
+	uint32_t files_max;
+	uint32_t lo;		/* lowest id not yet freed (main) */
 	uint32_t files_total;	/* main */
 	uint32_t files_done;	/* main */
 	uint32_t lw_file;	/* low-water mark: lowest incomplete file */
@@ -145,6 +172,18 @@ struct lc_sink {
 	struct lc_wake accept_wake;	/* setup; signalled by any thread */
 	struct lc_auth auth[LC_MAX_PENDING_AUTH];	/* the acceptor's */
 	uint32_t ended;		/* main: receivers that got END */
+	struct lc_tdir *cur_dir;	/* main: the last directory used */
+	struct lc_sdir *dirs;	/* main: directories to finish last */
+	size_t ndirs;
+	size_t dirs_cap;
+	int dirs_state;		/* main: 0, 1 job queued, 2 done */
+	struct lc_sfile **fin;	/* main: complete files waiting to finish */
+	size_t nfin;
+	size_t fin_cap;
+	int fin_busy;		/* main: a finish batch job is queued */
+	uint64_t space_avail;	/* main: free at the first file (trees) */
+	uint64_t space_need;	/* main: what the files announced need */
+	int space_known;
 	int done_sent;		/* main */
 	atomic_uint_fast64_t bytes;	/* receivers add */
 };

@@ -20,6 +20,7 @@
 #include "lanecp/checksum.h"
 #include "lanecp/log.h"
 #include "lanecp/util.h"
+#include "lanecp/walk.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -83,73 +84,179 @@ lc_source_new(const struct lc_role_port *port, void **out)
 
 /* ---- listing ---- */
 
+static void lc_listed_free(struct lc_listed *);
+
+/*
+ * Listing is streamed: SRC_ADD only queues a request; the requests are
+ * walked in order (walk.h) and each entry is announced as a FILE as far
+ * as the controller's credit reaches (SRC_CREDIT: ids below it), so the
+ * files in flight, each holding an open descriptor here until its
+ * FILE_READY, stay few whatever the tree.  A request ends with
+ * SRC_LISTED.  An entry that cannot be read is reported (FILE_FAIL) and
+ * left out; special files are left out with a warning.
+ */
+static int
+lc_source_announce(struct lc_source *s, const struct lc_walk_entry *ent,
+    struct lc_err *e)
+{
+	struct lc_msg_file f;
+	struct lc_listed *l = NULL;
+	size_t plen;
+	int r;
+
+	memset(&f, 0, sizeof(f));
+	f.id = s->next_id;
+	f.kind = (uint8_t)ent->kind;
+	f.mode = (uint32_t)ent->st.st_mode & 07777u;
+	f.size = ent->kind == LC_KIND_REG ? (uint64_t)ent->st.st_size : 0;
+	f.mtime_sec = (int64_t)ent->st.st_mtim.tv_sec;
+	f.mtime_nsec = (uint32_t)ent->st.st_mtim.tv_nsec;
+	snprintf(f.name, sizeof(f.name), "%s", ent->name);
+	if (ent->link != NULL)
+		snprintf(f.link, sizeof(f.link), "%s", ent->link);
+	if (ent->kind == LC_KIND_REG) {
+		plen = strlen(ent->name);
+		if ((l = calloc(1, sizeof(*l) + plen + 1)) == NULL) {
+			close(ent->fd);
+			return -LC_ERR_NOMEM;
+		}
+		l->id = f.id;
+		l->fd = ent->fd;
+		l->size = f.size;
+		l->src = s;
+		memcpy(l->path, ent->name, plen + 1);
+	}
+	if ((r = lc_msg_put_file(s->port.out, &f)) != 0) {
+		if (l != NULL)
+			lc_listed_free(l);
+		return lc_err_set(e, -r, "control output");
+	}
+	if (l != NULL) {
+		if (s->listed_tail != NULL)
+			s->listed_tail->next = l;
+		else
+			s->listed = l;
+		s->listed_tail = l;
+	}
+	s->next_id++;
+	s->add_files++;
+	s->add_bytes += f.size;
+	return 0;
+}
+
+/*
+ * List as far as the credit reaches.  The walk runs one entry ahead of
+ * the credit, so that the end of a request is seen (and SRC_LISTED sent)
+ * as soon as its last entry is announced.
+ */
+static int
+lc_source_list(struct lc_source *s, struct lc_err *e)
+{
+	struct lc_msg_src_listed done;
+	struct lc_msg_file_fail fail;
+	struct lc_walk_entry ent;
+	const struct lc_add *a;
+	int r;
+
+	for (;;) {
+		if (s->pending) {
+			if (s->next_id >= s->credit)
+				return 0;
+			memset(&ent, 0, sizeof(ent));
+			ent.kind = s->pend.kind;
+			ent.fd = s->pend.fd;
+			ent.st = s->pend.st;
+			ent.name = s->pend.name;
+			ent.link = s->pend.link[0] != '\0' ? s->pend.link : NULL;
+			s->pending = 0;
+			if ((r = lc_source_announce(s, &ent, e)) != 0)
+				return r;
+		}
+		if (s->walk == NULL) {
+			if (s->add_next >= s->nadds)
+				return 0;
+			a = &s->adds[s->add_next];
+			if ((r = lc_walk_open(s->port.conf, a->path,
+			    ((a->flags & LC_ADD_RECURSIVE) ? LC_WALK_RECURSIVE :
+			    0) | ((a->flags & LC_ADD_FOLLOW) ? LC_WALK_FOLLOW :
+			    0) | ((a->flags & LC_ADD_CONTENTS) ?
+			    LC_WALK_CONTENTS : 0), &s->walk, e)) != 0)
+				return r;
+			s->add_files = 0;
+			s->add_bytes = 0;
+		}
+		r = lc_walk_next(s->walk, &ent, e);
+		if (r < 0)
+			return r;
+		if (r == LC_WALK_ENTRY) {
+			s->pend.kind = ent.kind;
+			s->pend.fd = ent.fd;
+			s->pend.st = ent.st;
+			snprintf(s->pend.name, sizeof(s->pend.name), "%s",
+			    ent.name);
+			snprintf(s->pend.link, sizeof(s->pend.link), "%s",
+			    ent.link != NULL ? ent.link : "");
+			s->pending = 1;
+		} else if (r == LC_WALK_SKIP) {
+			lc_log_warn("skipping %s", e->msg);
+			lc_err_clear(e);
+		} else if (r == LC_WALK_FAIL) {
+			memset(&fail, 0, sizeof(fail));
+			snprintf(fail.name, sizeof(fail.name), "%s", ent.name);
+			snprintf(fail.msg, sizeof(fail.msg), "%s", e->msg);
+			lc_err_clear(e);
+			if ((r = lc_msg_put_file_fail(s->port.out,
+			    &fail)) != 0)
+				return lc_err_set(e, -r, "control output");
+		} else {	/* this request is listed */
+			lc_walk_free(s->walk);
+			s->walk = NULL;
+			memset(&done, 0, sizeof(done));
+			done.files = s->add_files;
+			done.bytes = s->add_bytes;
+			lc_log_verbose("source %s: %u entries, %llu bytes",
+			    s->adds[s->add_next].path, done.files,
+			    (unsigned long long)done.bytes);
+			s->add_next++;
+			if ((r = lc_msg_put_src_listed(s->port.out,
+			    &done)) != 0)
+				return lc_err_set(e, -r, "control output");
+		}
+	}
+}
+
 static int
 lc_source_add(struct lc_source *s, const struct lc_msg_src_add *m,
     struct lc_err *e)
 {
-	struct lc_msg_file f;
-	struct lc_msg_src_listed done;
-	struct lc_listed *l = NULL;
-	struct stat st;
-	size_t plen = strlen(m->path);
-	int fd = -1, r;
+	struct lc_add *a;
 
-	if ((r = lc_confine_open(s->port.conf, -1, m->path,
-	    O_RDONLY | O_NOCTTY, 0, &fd, e)) != 0)
-		return r;
-	if (fstat(fd, &st) != 0) {
-		r = lc_err_sys(e, LC_ERR_IO, errno, "%s", m->path);
-		goto out;
+	if (s->nadds == s->adds_cap) {
+		size_t ncap = s->adds_cap ? 2 * s->adds_cap : 8;
+		if (ncap > 65536 || (a = realloc(s->adds,
+		    ncap * sizeof(*a))) == NULL)
+			return lc_err_set(e, LC_ERR_NOMEM, "too many sources");
+		s->adds = a;
+		s->adds_cap = ncap;
 	}
-	if (S_ISDIR(st.st_mode)) {
-		r = lc_err_set(e, LC_ERR_IO, "%s: is a directory", m->path);
-		goto out;
-	}
-	if (!S_ISREG(st.st_mode)) {
-		r = lc_err_set(e, LC_ERR_IO, "%s: not a regular file", m->path);
-		goto out;
-	}
-	memset(&f, 0, sizeof(f));
-	f.id = s->next_id;
-	f.kind = LC_KIND_REG;
-	f.mode = (uint32_t)st.st_mode & 07777u;
-	f.size = (uint64_t)st.st_size;
-	f.mtime_sec = (int64_t)st.st_mtim.tv_sec;
-	f.mtime_nsec = (uint32_t)st.st_mtim.tv_nsec;
-	lc_path_basename(m->path, f.name, sizeof(f.name));
-	if (f.name[0] == '\0' || strcmp(f.name, "/") == 0 ||
-	    strcmp(f.name, ".") == 0 || strcmp(f.name, "..") == 0) {
-		r = lc_err_set(e, LC_ERR_IO, "%s: cannot name the copy",
-		    m->path);
-		goto out;
-	}
-	if ((l = calloc(1, sizeof(*l) + plen + 1)) == NULL) {
-		r = -LC_ERR_NOMEM;
-		goto out;
-	}
-	l->id = f.id;
-	l->fd = fd;
-	l->size = f.size;
-	l->src = s;
-	memcpy(l->path, m->path, plen + 1);
-	memset(&done, 0, sizeof(done));
-	done.files = 1;
-	done.bytes = f.size;
-	if ((r = lc_msg_put_file(s->port.out, &f)) != 0 ||
-	    (r = lc_msg_put_src_listed(s->port.out, &done)) != 0)
-		goto out;
-	s->next_id++;
-	l->next = s->listed;
-	s->listed = l;
-	l = NULL;	/* transferred */
-	fd = -1;
-	lc_log_verbose("source %s: %llu bytes", m->path,
-	    (unsigned long long)f.size);
- out:
-	free(l);
-	if (fd >= 0)
-		close(fd);
-	return r;
+	a = &s->adds[s->nadds];
+	a->flags = m->flags;
+	if ((a->path = strdup(m->path)) == NULL)
+		return -LC_ERR_NOMEM;
+	s->nadds++;
+	return lc_source_list(s, e);
+}
+
+/* SRC_CREDIT: the controller lets us announce ids below upto. */
+static int
+lc_source_credit(struct lc_source *s, const struct lc_msg_src_credit *m,
+    struct lc_err *e)
+{
+	if (m->upto < s->credit)
+		return lc_err_set(e, LC_ERR_PROTO, "SRC_CREDIT went back "
+		    "(%u after %u)", m->upto, s->credit);
+	s->credit = m->upto;
+	return lc_source_list(s, e);
 }
 
 static struct lc_listed *
@@ -162,6 +269,38 @@ lc_source_listed(struct lc_source *s, uint32_t id, struct lc_listed ***pp)
 	if (pp != NULL)
 		*pp = p;
 	return *p;
+}
+
+/* Take l (at *pp) out of the listed queue. */
+static void
+lc_source_unlink(struct lc_source *s, struct lc_listed **pp,
+    struct lc_listed *l)
+{
+	struct lc_listed *prev = NULL;
+
+	*pp = l->next;
+	if (s->listed_tail == l) {
+		/* the new tail is the one before l, if any */
+		for (prev = s->listed; prev != NULL && prev->next != NULL;
+		    prev = prev->next)
+			;
+		s->listed_tail = prev;
+	}
+}
+
+/* FILE_SKIP: the sink leaves this file as it is; nothing to send. */
+static int
+lc_source_skip(struct lc_source *s, const struct lc_msg_file_skip *m,
+    struct lc_err *e)
+{
+	struct lc_listed **pp, *l;
+
+	if ((l = lc_source_listed(s, m->id, &pp)) == NULL || l->checking)
+		return lc_err_set(e, LC_ERR_PROTO, "FILE_SKIP for unknown "
+		    "file %u", m->id);
+	lc_source_unlink(s, pp, l);
+	lc_listed_free(l);
+	return 0;
 }
 
 static void
@@ -279,7 +418,7 @@ lc_source_ready(struct lc_source *s, const struct lc_msg_file_ready *m,
 			return r;
 		}
 	}
-	*pp = l->next;
+	lc_source_unlink(s, pp, l);
 	r = lc_dispenser_add(s->disp, l->id, l->fd, m->start, l->size, csum,
 	    sum);
 	l->fd = -1;	/* the dispenser has it now */
@@ -415,6 +554,8 @@ lc_source_handle(void *role, uint8_t type, const uint8_t *p,
 		struct lc_msg_file_prefix prefix;
 		struct lc_msg_stream_lost lost;
 		struct lc_msg_ack ack;
+		struct lc_msg_src_credit credit;
+		struct lc_msg_file_skip skip;
 	} m;
 	int r;
 
@@ -427,6 +568,14 @@ lc_source_handle(void *role, uint8_t type, const uint8_t *p,
 		if (lc_msg_get_file_ready(p, n, &m.ready) != 0)
 			break;
 		return lc_source_ready(s, &m.ready, e);
+	case LC_MSG_SRC_CREDIT:
+		if (lc_msg_get_src_credit(p, n, &m.credit) != 0)
+			break;
+		return lc_source_credit(s, &m.credit, e);
+	case LC_MSG_FILE_SKIP:
+		if (lc_msg_get_file_skip(p, n, &m.skip) != 0)
+			break;
+		return lc_source_skip(s, &m.skip, e);
 	case LC_MSG_CONNECT:
 		if (lc_msg_get_connect(p, n, &m.conn) != 0)
 			break;
@@ -562,6 +711,12 @@ lc_source_free(void *role)
 		n = l->next;
 		lc_listed_free(l);
 	}
+	lc_walk_free(s->walk);
+	if (s->pending && s->pend.fd >= 0)
+		close(s->pend.fd);
+	for (size_t i = 0; i < s->nadds; i++)
+		free(s->adds[i].path);
+	free(s->adds);
 	OPENSSL_cleanse(s->key, sizeof(s->key));
 	pthread_cond_destroy(&s->cv);
 	pthread_mutex_destroy(&s->mu);
@@ -573,6 +728,8 @@ lc_source_owns(uint8_t type)
 {
 	switch (type) {
 	case LC_MSG_SRC_ADD:
+	case LC_MSG_SRC_CREDIT:
+	case LC_MSG_FILE_SKIP:
 	case LC_MSG_FILE_READY:
 	case LC_MSG_CONNECT:
 	case LC_MSG_SRC_NOMORE:

@@ -25,6 +25,7 @@
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/stat.h>
 
 /* Blocks a sender has sent and the sink has not confirmed (by ACK). */
 struct lc_sent {
@@ -56,6 +57,13 @@ struct lc_sender {
 };
 
 struct lc_listed;	/* source.c */
+struct lc_walk;		/* walk.h */
+
+/* A SRC_ADD waiting to be listed. */
+struct lc_add {
+	uint32_t flags;		/* LC_ADD_* */
+	char *path;
+};
 
 struct lc_source {
 	struct lc_role_port port;	/* read-only */
@@ -65,8 +73,26 @@ struct lc_source {
 	struct lc_dispenser *disp;	/* setup; thread-safe itself */
 	struct lc_jobq *jobs;	/* main */
 	uint32_t next_id;	/* main */
-	struct lc_listed *listed;	/* waiting for FILE_READY (main; a
-					   resume job borrows one) */
+	uint32_t credit;	/* main: ids below it may be announced */
+	struct lc_add *adds;	/* main: requests, listed in order */
+	size_t nadds;
+	size_t adds_cap;
+	size_t add_next;	/* main: the request being listed */
+	struct lc_walk *walk;	/* main: its walk, or NULL */
+	int pending;		/* main: an entry waiting for credit */
+	struct lc_walk_entry_buf {
+		int kind;
+		int fd;
+		struct stat st;
+		char name[LC_PATH_MAX];
+		char link[LC_PATH_MAX];
+	} pend;
+	uint32_t add_files;	/* main: entries announced for it */
+	uint64_t add_bytes;
+	struct lc_listed *listed;	/* waiting for FILE_READY, in id
+					   order (main; a resume job borrows
+					   one) */
+	struct lc_listed *listed_tail;
 	uint32_t files;		/* files handed to the dispenser (main) */
 	int connect_seen;	/* main */
 	int nomore;		/* main */

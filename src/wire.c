@@ -81,6 +81,9 @@ lc_msg_name(uint8_t type)
 	case LC_MSG_PREFIX_MATCH: return "PREFIX_MATCH";
 	case LC_MSG_STREAM_LOST: return "STREAM_LOST";
 	case LC_MSG_ACK: return "ACK";
+	case LC_MSG_SRC_CREDIT: return "SRC_CREDIT";
+	case LC_MSG_FILE_SKIP: return "FILE_SKIP";
+	case LC_MSG_FILE_FAIL: return "FILE_FAIL";
 	default: return "?";
 	}
 }
@@ -203,12 +206,52 @@ lc_msg_get_src_add(const uint8_t *p, size_t n, struct lc_msg_src_add *m)
 	lc_rd_init(&rd, p, n);
 	if (lc_rd_get_u32(&rd, &m->flags) != 0 ||
 	    lc_rd_get_cstring(&rd, m->path, sizeof(m->path)) != 0 ||
-	    m->path[0] == '\0' || lc_rd_end(&rd) != 0)
+	    m->path[0] == '\0' || (m->flags & ~LC_ADD_MASK) != 0 ||
+	    lc_rd_end(&rd) != 0)
 		return -LC_ERR_PROTO;
 	return 0;
 }
 
 /* ---- FILE ---- */
+
+int
+lc_relname_ok(const char *name)
+{
+	const char *p = name, *slash;
+	size_t n;
+
+	if (*p == '\0')
+		return 0;
+	for (;;) {
+		slash = strchr(p, '/');
+		n = slash != NULL ? (size_t)(slash - p) : strlen(p);
+		if (n == 0 || (n == 1 && p[0] == '.') ||
+		    (n == 2 && p[0] == '.' && p[1] == '.'))
+			return 0;
+		if (slash == NULL)
+			return 1;
+		p = slash + 1;
+	}
+}
+
+int
+lc_relname_cmp(const char *a, const char *b)
+{
+	/* '/' ends a component: it sorts before every other byte */
+	for (;; a++, b++) {
+		unsigned char ca = (unsigned char)*a, cb = (unsigned char)*b;
+		if (ca == cb) {
+			if (ca == '\0')
+				return 0;
+			continue;
+		}
+		if (ca == '\0' || cb == '\0')
+			return ca == '\0' ? -1 : 1;
+		if (ca == '/' || cb == '/')
+			return ca == '/' ? -1 : 1;
+		return ca < cb ? -1 : 1;
+	}
+}
 
 int
 lc_msg_put_file(struct lc_buf *out, const struct lc_msg_file *m)
@@ -223,7 +266,8 @@ lc_msg_put_file(struct lc_buf *out, const struct lc_msg_file *m)
 	    (r = lc_buf_put_u64(out, m->size)) != 0 ||
 	    (r = lc_buf_put_u64(out, (uint64_t)m->mtime_sec)) != 0 ||
 	    (r = lc_buf_put_u32(out, m->mtime_nsec)) != 0 ||
-	    (r = lc_buf_put_cstring(out, m->name)) != 0);
+	    (r = lc_buf_put_cstring(out, m->name)) != 0 ||
+	    (r = lc_buf_put_cstring(out, m->link)) != 0);
 	return lc_msg_finish(out, s, r);
 }
 
@@ -242,12 +286,15 @@ lc_msg_get_file(const uint8_t *p, size_t n, struct lc_msg_file *m)
 	    lc_rd_get_u64(&rd, &mt) != 0 ||
 	    lc_rd_get_u32(&rd, &m->mtime_nsec) != 0 ||
 	    lc_rd_get_cstring(&rd, m->name, sizeof(m->name)) != 0 ||
+	    lc_rd_get_cstring(&rd, m->link, sizeof(m->link)) != 0 ||
 	    lc_rd_end(&rd) != 0)
 		return -LC_ERR_PROTO;
 	m->mtime_sec = (int64_t)mt;
-	if (m->id == 0 || (m->kind != LC_KIND_REG && m->kind != LC_KIND_DIR) ||
+	if (m->id == 0 || m->kind < LC_KIND_REG || m->kind > LC_KIND_SYMLINK ||
 	    m->mtime_nsec >= 1000000000u || m->size > (uint64_t)INT64_MAX ||
-	    m->name[0] == '\0' || (m->mode & ~07777u) != 0)
+	    m->name[0] == '\0' || (m->mode & ~07777u) != 0 ||
+	    (m->kind == LC_KIND_SYMLINK) != (m->link[0] != '\0') ||
+	    (m->kind != LC_KIND_REG && m->size != 0))
 		return -LC_ERR_PROTO;
 	return 0;
 }
@@ -289,7 +336,7 @@ lc_msg_put_sink_target(struct lc_buf *out, const struct lc_msg_sink_target *m)
 
 	(void)(r != 0 ||
 	    (r = lc_buf_put_u32(out, m->flags)) != 0 ||
-	    (r = lc_buf_put_u32(out, m->nsources)) != 0 ||
+	    (r = lc_buf_put_u32(out, m->inflight)) != 0 ||
 	    (r = lc_buf_put_cstring(out, m->target)) != 0);
 	return lc_msg_finish(out, s, r);
 }
@@ -304,7 +351,7 @@ lc_msg_get_sink_target(const uint8_t *p, size_t n,
 	lc_rd_init(&rd, p, n);
 	if (lc_rd_get_u32(&rd, &m->flags) != 0 ||
 	    (m->flags & ~LC_TGT_MASK) != 0 ||
-	    lc_rd_get_u32(&rd, &m->nsources) != 0 ||
+	    lc_rd_get_u32(&rd, &m->inflight) != 0 ||
 	    lc_rd_get_cstring(&rd, m->target, sizeof(m->target)) != 0 ||
 	    m->target[0] == '\0' || lc_rd_end(&rd) != 0)
 		return -LC_ERR_PROTO;
@@ -773,6 +820,86 @@ lc_msg_get_ack(const uint8_t *p, size_t n, struct lc_msg_ack *m)
 	lc_rd_init(&rd, p, n);
 	if (lc_rd_get_u32(&rd, &m->file) != 0 ||
 	    lc_rd_get_u64(&rd, &m->written) != 0 || lc_rd_end(&rd) != 0)
+		return -LC_ERR_PROTO;
+	return 0;
+}
+
+/* ---- trees: credit, skip, fail ---- */
+
+int
+lc_msg_put_src_credit(struct lc_buf *out, const struct lc_msg_src_credit *m)
+{
+	int r;
+	size_t s = lc_msg_begin(out, LC_MSG_SRC_CREDIT, &r);
+
+	(void)(r != 0 || (r = lc_buf_put_u32(out, m->upto)) != 0);
+	return lc_msg_finish(out, s, r);
+}
+
+int
+lc_msg_get_src_credit(const uint8_t *p, size_t n,
+    struct lc_msg_src_credit *m)
+{
+	struct lc_rd rd;
+
+	memset(m, 0, sizeof(*m));
+	lc_rd_init(&rd, p, n);
+	if (lc_rd_get_u32(&rd, &m->upto) != 0 || lc_rd_end(&rd) != 0)
+		return -LC_ERR_PROTO;
+	return 0;
+}
+
+int
+lc_msg_put_file_skip(struct lc_buf *out, const struct lc_msg_file_skip *m)
+{
+	int r;
+	size_t s = lc_msg_begin(out, LC_MSG_FILE_SKIP, &r);
+
+	(void)(r != 0 ||
+	    (r = lc_buf_put_u32(out, m->id)) != 0 ||
+	    (r = lc_buf_put_u8(out, m->why)) != 0 ||
+	    (r = lc_buf_put_cstring(out, m->msg)) != 0);
+	return lc_msg_finish(out, s, r);
+}
+
+int
+lc_msg_get_file_skip(const uint8_t *p, size_t n, struct lc_msg_file_skip *m)
+{
+	struct lc_rd rd;
+
+	memset(m, 0, sizeof(*m));
+	lc_rd_init(&rd, p, n);
+	if (lc_rd_get_u32(&rd, &m->id) != 0 ||
+	    lc_rd_get_u8(&rd, &m->why) != 0 ||
+	    lc_rd_get_cstring(&rd, m->msg, sizeof(m->msg)) != 0 ||
+	    lc_rd_end(&rd) != 0 || m->id == 0 ||
+	    m->why < LC_SKIP_UPTODATE || m->why > LC_SKIP_FAILED)
+		return -LC_ERR_PROTO;
+	return 0;
+}
+
+int
+lc_msg_put_file_fail(struct lc_buf *out, const struct lc_msg_file_fail *m)
+{
+	int r;
+	size_t s = lc_msg_begin(out, LC_MSG_FILE_FAIL, &r);
+
+	(void)(r != 0 ||
+	    (r = lc_buf_put_cstring(out, m->name)) != 0 ||
+	    (r = lc_buf_put_cstring(out, m->msg)) != 0);
+	return lc_msg_finish(out, s, r);
+}
+
+int
+lc_msg_get_file_fail(const uint8_t *p, size_t n, struct lc_msg_file_fail *m)
+{
+	struct lc_rd rd;
+
+	memset(m, 0, sizeof(*m));
+	lc_rd_init(&rd, p, n);
+	if (lc_rd_get_cstring(&rd, m->name, sizeof(m->name)) != 0 ||
+	    lc_rd_get_cstring(&rd, m->msg, sizeof(m->msg)) != 0 ||
+	    lc_rd_end(&rd) != 0 || !lc_relname_ok(m->name))
 		return -LC_ERR_PROTO;
 	return 0;
 }

@@ -13,6 +13,10 @@
  *                that would escape are refused, whatever the controller
  *                asked for (the scp CVE-2019-6111 / CVE-2020-12062 class).
  *
+ * A peer path of several components (a tree's "dir/sub/file") is also
+ * resolved with RESOLVE_NO_SYMLINKS: no symlink on the way is followed,
+ * even one that stays beneath.
+ *
  * Both use openat2(2) with RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS, so the
  * check and the open are one atomic step (no check-then-use race).  A
  * kernel without openat2 (before Linux 5.6) makes --restrict refuse to run

@@ -41,17 +41,26 @@ struct lc_copy_opts {
 	uint32_t stall_s;	/* --stream-timeout: give up on one stream */
 	uint32_t retries;	/* --retries: extra attempts, resuming */
 	int no_space_check;	/* --no-space-check */
+	int recursive;		/* -r */
+	int follow;		/* -L */
+	int preserve;		/* -p */
+	int update;		/* -u */
+	int skip_existing;	/* -O */
 	const char *log_path;	/* -l FILE */
 	const char *cmdline;	/* for the -l log */
 };
 
 #define LC_RESULT_SUMS 16
+#define LC_RESULT_FAILED 64	/* failed files kept for --json */
 
 struct lc_copy_result {
 	uint64_t bytes;		/* payload bytes written by the sink */
 	uint64_t sent;		/* payload bytes sent, all attempts */
 	uint64_t resumed;	/* bytes kept from a partial file */
-	uint32_t files;
+	uint32_t files;		/* regular files written */
+	uint32_t entries;	/* files, directories and links done */
+	uint32_t skipped;	/* -u / -O: left as they were */
+	uint32_t nfailed;	/* files that could not be copied */
 	uint64_t ns;		/* wall time, all attempts */
 	uint32_t streams;
 	uint32_t window;	/* effective, 0 = autotuned */
@@ -63,6 +72,10 @@ struct lc_copy_result {
 		char path[512];
 		char sum[LC_CSUM_TEXT_MAX];
 	} sums[LC_RESULT_SUMS];
+	struct {
+		char path[512];	/* host:path */
+		char err[256];
+	} failed[LC_RESULT_FAILED];	/* the first nfailed (up to 64) */
 };
 
 /*

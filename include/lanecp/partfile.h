@@ -32,10 +32,16 @@ struct lc_target {
 /* One file being written: the target itself or a part file. */
 struct lc_part {
 	int fd;			/* owned; -1 when closed */
+	int dfd;		/* the directory it is in: t->dir_fd, or a
+				   tree's subdirectory (borrowed) */
 	int direct;		/* writing the target itself, in order */
 	int beneath;		/* name resolved beneath dir_fd */
 	uint64_t size;		/* what the source announced */
 	uint32_t mode;		/* the source's mode bits */
+	int64_t mtime_sec;	/* the source's mtime (-p) */
+	uint32_t mtime_nsec;
+	dev_t dev;		/* the part file (lc_part_prepare) */
+	ino_t ino;
 	char name[256];		/* final component in dir_fd */
 	char final[LC_PATH_MAX];	/* for messages */
 	char tmp[LC_PATH_MAX];		/* part file name in dir_fd, "" after
@@ -104,7 +110,72 @@ int lc_part_space(const struct lc_target *t, const struct lc_part *p,
 int lc_part_finalize(const struct lc_target *t, struct lc_part *p,
     struct lc_err *e);
 
+/*
+ * lc_part_finalize in two steps, for finishing many files at once.
+ * prepare: the size check (a short file, ending in a hole, is extended),
+ * mode (and with LC_TGT_PRESERVE the mtime), and an fsync if do_fsync
+ * (and not LC_TGT_NO_FSYNC).  commit: the rename into place (if the part
+ * file is still the one we wrote) and close; the caller fsyncs p->dfd.
+ * On error prepare leaves p->fd open, commit closes it.
+ */
+int lc_part_prepare(const struct lc_target *t, struct lc_part *p,
+    int do_fsync, struct lc_err *e);
+int lc_part_commit(const struct lc_target *t, struct lc_part *p,
+    struct lc_err *e);
+
 /* Close p->fd (if open); the part file stays for a later -a. */
 void lc_part_close(struct lc_part *p);
+
+/*
+ * Trees (LC_TGT_TREE).  Each entry lives in a directory of the target
+ * tree, opened beneath t->dir_fd without following any symlink
+ * (lc_tree_open_dir), and is made there under its last component, leaf.
+ */
+
+/* Open directory rel ("" = the target directory itself) into *fd. */
+int lc_tree_open_dir(const struct lc_target *t, const char *rel, int *fd,
+    struct lc_err *e);
+
+/*
+ * Make directory leaf in dfd (rel names it in messages), mode 0700 so
+ * that its contents can be written; its own mode and times come last
+ * (lc_tree_dir_attrs).  *made = 1 if it was made, 0 if a directory was
+ * there (not a symlink to one).  -LC_ERR_EXISTS if something else is.
+ */
+int lc_tree_mkdir(const struct lc_target *t, int dfd, const char *leaf,
+    const char *rel, int *made, struct lc_err *e);
+
+/*
+ * Make symlink leaf -> link in dfd: made under a temporary name and
+ * renamed over leaf, which may be a file or a link (with LC_TGT_FORCE or
+ * LC_TGT_UPDATE), never a directory.  A link with the same target is left
+ * alone.  With LC_TGT_PRESERVE its mtime is set.  0, or -LC_ERR_EXISTS /
+ * -LC_ERR_IO.
+ */
+int lc_tree_symlink(const struct lc_target *t, int dfd, const char *leaf,
+    const char *rel, const char *link, int64_t mtime_sec,
+    uint32_t mtime_nsec, struct lc_err *e);
+
+/*
+ * -u / -O: does leaf in dfd let the copy skip a file of size and mtime?
+ * LC_SKIP_UPTODATE (a regular file, same size, same mtime in seconds, -u),
+ * LC_SKIP_EXISTS (anything there, -O) or 0.
+ */
+int lc_tree_skip(const struct lc_target *t, int dfd, const char *leaf,
+    uint64_t size, int64_t mtime_sec);
+
+/*
+ * After its contents: directory rel gets its mode (less the umask unless
+ * LC_TGT_PRESERVE) and with LC_TGT_PRESERVE its mtime; then, if do_fsync,
+ * an fsync (its entries are durable).
+ */
+int lc_tree_dir_attrs(const struct lc_target *t, const char *rel,
+    uint32_t mode, int64_t mtime_sec, uint32_t mtime_nsec, int do_fsync,
+    struct lc_err *e);
+
+/* Set up p for entry leaf in dfd, rel being its name in the tree. */
+int lc_part_init_at(const struct lc_target *t, int dfd, const char *rel,
+    const char *leaf, uint64_t size, uint32_t mode, struct lc_part *p,
+    struct lc_err *e);
 
 #endif

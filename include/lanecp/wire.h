@@ -17,7 +17,7 @@
 #include "lanecp/buf.h"
 
 #define LC_PROTO_MAGIC 0x4c4e4350u	/* "LNCP" */
-#define LC_PROTO_VERSION 1
+#define LC_PROTO_VERSION 2
 #define LC_CTL_MAX (1u << 20)		/* largest control frame */
 #define LC_KEY_LEN 32			/* per-transfer secret */
 #define LC_MAX_STREAMS 64
@@ -43,6 +43,7 @@ enum lc_msg_type {
 	LC_MSG_TARGET_OK = 14,		/* sink -> ctl */
 	LC_MSG_FILE_READY = 15,		/* sink -> ctl -> source */
 	LC_MSG_SRC_NOMORE = 16,		/* ctl -> source */
+	LC_MSG_SRC_CREDIT = 17,		/* ctl -> source: ids it may announce */
 	LC_MSG_LISTEN = 20,		/* ctl -> sink */
 	LC_MSG_LISTENING = 21,		/* sink -> ctl */
 	LC_MSG_CONNECT = 22,		/* ctl -> source */
@@ -56,6 +57,8 @@ enum lc_msg_type {
 	LC_MSG_PREFIX_MATCH = 36,	/* source -> ctl -> sink (resume) */
 	LC_MSG_STREAM_LOST = 37,	/* sink -> ctl -> source */
 	LC_MSG_ACK = 38,		/* ctl -> source: written up to here */
+	LC_MSG_FILE_SKIP = 39,		/* sink -> ctl (-> source) */
+	LC_MSG_FILE_FAIL = 40,		/* source -> ctl: could not read one */
 };
 
 /* HELLO flags */
@@ -68,13 +71,37 @@ enum lc_file_kind {
 	LC_KIND_SYMLINK = 3,
 };
 
+/* SRC_ADD flags */
+#define LC_ADD_RECURSIVE 0x1u	/* -r */
+#define LC_ADD_FOLLOW 0x2u	/* -L */
+#define LC_ADD_CONTENTS 0x4u	/* "dir/": the contents, not dir itself */
+#define LC_ADD_MASK 0x7u
+
+/* FILE_SKIP reasons */
+enum lc_skip_why {
+	LC_SKIP_UPTODATE = 1,	/* -u: same size and mtime */
+	LC_SKIP_EXISTS = 2,	/* -O: the target exists */
+	LC_SKIP_FAILED = 3,	/* could not be written: reported, not fatal */
+};
+
+/*
+ * Files in flight: the controller lets the source announce file ids only
+ * this far beyond the lowest one not yet done, and the sink holds at most
+ * this many (each may hold a descriptor at both ends).
+ */
+#define LC_FILES_INFLIGHT 512u
+
 /* SINK_TARGET flags */
 #define LC_TGT_FORCE 0x1u	/* overwrite an existing target (-f) */
 #define LC_TGT_WANT_DIR 0x2u	/* several sources: target must be a dir */
 #define LC_TGT_RESUME 0x4u	/* -a */
 #define LC_TGT_NO_FSYNC 0x8u
 #define LC_TGT_NO_SPACE_CHECK 0x10u
-#define LC_TGT_MASK 0x1fu
+#define LC_TGT_PRESERVE 0x20u	/* -p: times and permission bits */
+#define LC_TGT_UPDATE 0x40u	/* -u: skip files with the same size, mtime */
+#define LC_TGT_SKIP_EXISTING 0x80u	/* -O */
+#define LC_TGT_TREE 0x100u	/* names are relative paths; dirs, links */
+#define LC_TGT_MASK 0x1ffu
 
 /* LISTEN / CONNECT flags */
 #define LC_XFER_ENCRYPT 0x1u
@@ -112,7 +139,23 @@ struct lc_msg_file {
 	uint64_t size;
 	int64_t mtime_sec;
 	uint32_t mtime_nsec;
+	char name[LC_PATH_MAX];	/* relative: components joined by '/' */
+	char link[LC_PATH_MAX];	/* LC_KIND_SYMLINK: its target, else "" */
+};
+
+struct lc_msg_src_credit {
+	uint32_t upto;		/* the source may announce ids < upto */
+};
+
+struct lc_msg_file_skip {
+	uint32_t id;
+	uint8_t why;		/* enum lc_skip_why */
+	char msg[1024];
+};
+
+struct lc_msg_file_fail {
 	char name[LC_PATH_MAX];
+	char msg[1024];
 };
 
 struct lc_msg_src_listed {
@@ -122,7 +165,7 @@ struct lc_msg_src_listed {
 
 struct lc_msg_sink_target {
 	uint32_t flags;
-	uint32_t nsources;
+	uint32_t inflight;	/* file ids not yet done at once, at most */
 	char target[LC_PATH_MAX];
 };
 
@@ -262,6 +305,10 @@ int lc_msg_put_prefix_match(struct lc_buf *out,
 int lc_msg_put_stream_lost(struct lc_buf *out,
     const struct lc_msg_stream_lost *m);
 int lc_msg_put_ack(struct lc_buf *out, const struct lc_msg_ack *m);
+int lc_msg_put_src_credit(struct lc_buf *out,
+    const struct lc_msg_src_credit *m);
+int lc_msg_put_file_skip(struct lc_buf *out, const struct lc_msg_file_skip *m);
+int lc_msg_put_file_fail(struct lc_buf *out, const struct lc_msg_file_fail *m);
 
 /*
  * Frame splitting: if buf holds a whole frame, set *type, *payload, *plen
@@ -311,6 +358,26 @@ int lc_msg_get_prefix_match(const uint8_t *p, size_t n,
 int lc_msg_get_stream_lost(const uint8_t *p, size_t n,
     struct lc_msg_stream_lost *m);
 int lc_msg_get_ack(const uint8_t *p, size_t n, struct lc_msg_ack *m);
+int lc_msg_get_src_credit(const uint8_t *p, size_t n,
+    struct lc_msg_src_credit *m);
+int lc_msg_get_file_skip(const uint8_t *p, size_t n,
+    struct lc_msg_file_skip *m);
+int lc_msg_get_file_fail(const uint8_t *p, size_t n,
+    struct lc_msg_file_fail *m);
+
+/*
+ * 1 if name is a relative name as FILE carries it: non-empty components
+ * joined by single '/', none of them "." or "..", no leading or trailing
+ * '/'.  Else 0.
+ */
+int lc_relname_ok(const char *name);
+
+/*
+ * Order of relative names in a listing (pre-order, each directory's
+ * entries sorted by bytes): compares component by component.  Negative,
+ * zero or positive like strcmp.
+ */
+int lc_relname_cmp(const char *a, const char *b);
 
 /* Name of a message type for logs ("FILE_READY"), "?" if unknown. */
 const char *lc_msg_name(uint8_t type);

@@ -170,7 +170,7 @@ lc_fz_build(struct lc_buf *b, uint8_t sel, struct lc_fz *f)
 		return lc_msg_put_ack(b, &m.ack);
 	case 9:
 		m.tgt.flags = (uint32_t)lc_fz_take(f, 1) & LC_TGT_MASK;
-		m.tgt.nsources = (uint32_t)lc_fz_take(f, 1) % 4 + 1;
+		m.tgt.inflight = (uint32_t)lc_fz_take(f, 1) % 4 + 1;
 		pick = (uint8_t)lc_fz_take(f, 1);
 		if (pick < 10)
 			snprintf(m.tgt.target, sizeof(m.tgt.target), "%s",

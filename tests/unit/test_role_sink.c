@@ -61,7 +61,7 @@ t_start(struct t_sink *t, uint32_t streams, uint32_t flags, uint32_t nsrc)
 
 	memset(&tgt, 0, sizeof(tgt));
 	tgt.flags = LC_TGT_NO_FSYNC;
-	tgt.nsources = nsrc;
+	tgt.inflight = nsrc;
 	snprintf(tgt.target, sizeof(tgt.target), "%s/", t->dir);
 	host_send(&t->h, lc_msg_put_sink_target, &tgt);
 	host_wait_msg(&t->h, LC_MSG_TARGET_OK, &n);

@@ -281,6 +281,7 @@ t_start(struct t_src *t, uint64_t size, uint32_t streams, uint32_t flags)
 {
 	struct lc_msg_src_listed sl;
 	struct lc_msg_src_add add;
+	struct lc_msg_src_credit credit = { .upto = 2 };
 	struct lc_msg_file f;
 	struct lc_err e;
 	uint8_t buf[T_BLOCK];
@@ -319,6 +320,7 @@ t_start(struct t_src *t, uint64_t size, uint32_t streams, uint32_t flags)
 	memset(&add, 0, sizeof(add));
 	snprintf(add.path, sizeof(add.path), "%s", t->path);
 	host_send(&t->h, lc_msg_put_src_add, &add);
+	host_send(&t->h, lc_msg_put_src_credit, &credit);
 	host_wait_msg(&t->h, LC_MSG_FILE, &n);
 	LC_CHECK(lc_msg_get_file(host_payload, n, &f) == 0);
 	LC_CHECK_EQ_U(f.id, 1);

@@ -179,7 +179,7 @@ t_target(struct t_agent *t, uint32_t nsources)
 	struct lc_buf b;
 
 	memset(&m, 0, sizeof(m));
-	m.nsources = nsources;
+	m.inflight = nsources;
 	snprintf(m.target, sizeof(m.target), "%s/", t->dir);
 	lc_buf_init(&b, LC_CTL_MAX + 16);
 	LC_CHECK(lc_msg_put_sink_target(&b, &m) == 0);
