@@ -72,14 +72,12 @@ tree_files() { find "$1" -type f | wc -l; }
 tree_size() { du -sb "$1" | cut -f1; }
 
 TREE_T=$DST/tree	# every timed copy makes this directory
-# Before each run: the source read (cached), the guest's memory warmed as
-# for the file case (run.sh's warm_pages: a file of the tree's size +
-# 512 MiB written and deleted; on this VM idle free memory is cold and
-# costs system time in whichever process touches it first), then sync.
+# Before each run: the source read (cached), then sync.  (run.sh's
+# warm_pages, which the file case needs, made no difference to the tree
+# runs here: their cost is file creation, see bench/README.md.)
 tree_pre() {
 	rm -rf "$TREE_T"
 	tree_warm "$TREE_SRC"
-	warm_pages "${TREE_BYTES:-0}"
 	sync
 }
 tree_post() {
@@ -197,7 +195,7 @@ set_one() {
 	esac
 	PRE=one_pre POST=one_post VERIFY=$ONE_SRC VERIFY_TARGET=$DST/one
 }
-one_pre() { rm -f "$DST/one"; warm_pages 0; sync; }
+one_pre() { rm -f "$DST/one"; sync; }
 one_post() { rm -f "$DST/one"; }
 case_tree_one() {
 	local cfgs=(scp-one lanecp-one lanecp-one-nofsync) k m lo hi s saved=$RUNS
@@ -239,7 +237,7 @@ set_noop() {
 	esac
 	PRE=noop_pre
 }
-noop_pre() { tree_warm "$TREE_SRC"; warm_pages "$TREE_BYTES"; sync; }
+noop_pre() { tree_warm "$TREE_SRC"; sync; }
 case_tree_noop() {
 	local saved=$RUNS l r
 	out "## Tree: re-run on an unchanged $TREE_N10K-file tree (loopback)"

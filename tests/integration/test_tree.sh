@@ -470,7 +470,10 @@ tc_sparse() {
 }
 
 # kill -9 of the controller in the middle of a tree, then -a -u: identical,
-# and what was finished is not sent again.
+# and what was finished is not sent again.  Both runs use -p: -u compares
+# sizes and mtimes, and without -p a finished target has a new mtime.  -x
+# keeps the first run slow enough (36 MiB at 16 MB/s) to be caught half way;
+# the kill waits for the event (a big file in place), not for a time.
 tc_killed() {
 	local t=$d/kill agent=$d/agent-killtree copy i done_bytes total sent f
 	mkdir -p "$t/src/big" "$t/src/small" "$t/dst"
