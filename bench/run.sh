@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # lanecp benchmark suite (issue 4).  One command, as root, on Debian/Ubuntu:
 #
-#   bench/run.sh                 full suite, 3 runs per case (~30 min on 2 cores)
+#   bench/run.sh                 full suite, 3 runs per case (~30 min on 2 cores) + the tree cases (5 runs)
 #   bench/run.sh --quick         smoke run: small sizes, 1 run (~2-3 min)
 #   bench/run.sh -n 5 --case file --case mem
 #

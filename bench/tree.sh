@@ -4,7 +4,7 @@
 # provides the sshd, cgroups, measure/run_case, the CSV and the tables'
 # helpers; run them with
 #
-#   bench/run.sh --case tree             all tree cases (5 runs each, ~15-20 min)
+#   bench/run.sh --case tree             all tree cases (5 runs each; estimated 15-20 min)
 #   bench/run.sh --case tree-10k -n 7    one of them
 #   bench/run.sh --quick --case tree     smaller trees, 1 run (a smoke test)
 #
