@@ -123,7 +123,9 @@ tree_table() {
 	done
 	out
 }
-lf() { [[ $1 == - || -z $1 ]] && echo FAIL || fmt "$1" "${2:-3}"; }	# a median, or FAIL
+lf() {	# a median, or FAIL
+	if [[ $1 == - || -z $1 ]]; then echo FAIL; else fmt "$1" "${2:-3}"; fi
+}
 le() { awk -v a="$1" -v b="$2" 'BEGIN { if (a == "-" || b == "-" || a == "" || b == "") print "-"; else print (a + 0 <= b + 0) ? 1 : 0 }'; }
 
 # tree_run CASE TITLE N SIZE NDIRS [BIG]: generate, run, tabulate.
