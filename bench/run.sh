@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # lanecp benchmark suite (issue 4).  One command, as root, on Debian/Ubuntu:
 #
-#   bench/run.sh                 full suite, 3 runs per case (~30 min on 2 cores)
+#   bench/run.sh                 full suite, 3 runs per case (~30 min on 2 cores) + the tree cases (5 runs)
 #   bench/run.sh --quick         smoke run: small sizes, 1 run (~2-3 min)
 #   bench/run.sh -n 5 --case file --case mem
 #
@@ -26,6 +26,10 @@
 #                against iperf3 -P 1/4/16 (memory to memory)
 #   rss      (e) peak RSS at -s 16, 2 GiB vs 8 GiB (file and /dev/null)
 #   wan      (d) both emulated WAN profiles; or wan-lfn1g, wan-wan200m
+#   tree     trees (issue 11, bench/tree.sh): tree-10k, tree-1k, tree-mixed,
+#            tree-one, tree-noop, tree-rss (each also alone); rsync -a, tar|ssh,
+#            scp -r vs lanecp -r; 5 runs unless -n; not part of --quick's
+#            default (ask for it: --quick --case tree)
 #
 # How things are measured (details in bench/README.md):
 #   MB/s     10^6 bytes per second of the client's wall time, SSH setup
@@ -42,7 +46,9 @@
 # Options:
 #   -n N          runs per configuration (default 3; --quick: 1)
 #   --quick       small sizes, fewer configurations, lfn1g only
-#   --case NAME   mem|file|streams|rss|wan|wan-lfn1g|wan-wan200m (or a..e)
+#   --case NAME   mem|file|streams|rss|wan|wan-lfn1g|wan-wan200m (or a..e),
+#                 tree|tree-10k|tree-1k|tree-mixed|tree-one|tree-noop|tree-rss
+#   --tree-big S  size of each of the 2 big files of tree-mixed (default 256M)
 #   --wan-time S  seconds per WAN run (default 10; --quick: 5)
 #   -o DIR        results directory (default bench/results)
 #   -h            this help
@@ -65,6 +71,7 @@ QUICK=0
 CASES=()
 WAN_T=
 RESULTS=$HERE/results
+TREE_BIG=
 while (($#)); do
 	case $1 in
 	-n) RUNS=${2:?-n needs a number}; shift ;;
@@ -73,6 +80,7 @@ while (($#)); do
 	--case) CASES+=("${2:?--case needs a name}"); shift ;;
 	--case=*) CASES+=("${1#--case=}") ;;
 	--wan-time) WAN_T=${2:?}; shift ;;
+	--tree-big) TREE_BIG=${2:?}; shift ;;
 	-o) RESULTS=${2:?}; shift ;;
 	-h | --help) usage 0 ;;
 	*) echo "run.sh: unknown option '$1'" >&2; usage 2 >&2 ;;
@@ -81,7 +89,12 @@ while (($#)); do
 done
 [[ -z $RUNS || $RUNS =~ ^[1-9][0-9]*$ ]] || { echo "run.sh: -n: not a positive number: $RUNS" >&2; exit 2; }
 [[ -z $WAN_T || $WAN_T =~ ^[1-9][0-9]*$ ]] || { echo "run.sh: --wan-time: not a positive number" >&2; exit 2; }
-((${#CASES[@]})) || CASES=(mem file streams rss wan)
+RUNS_SET=$RUNS	# the tree cases default to 5 runs, unless -n was given
+[[ -z $TREE_BIG || $TREE_BIG =~ ^[1-9][0-9]*[KkMmGg]?$ ]] || { echo "run.sh: --tree-big: not a size: $TREE_BIG" >&2; exit 2; }
+if ! ((${#CASES[@]})); then
+	CASES=(mem file streams rss wan)
+	((QUICK)) || CASES+=(tree)
+fi
 SEL=" "
 for c in "${CASES[@]}"; do
 	case $c in
@@ -92,6 +105,8 @@ for c in "${CASES[@]}"; do
 	wan-lfn1g | lfn1g) SEL+="wan-lfn1g " ;;
 	wan-wan200m | wan200m) SEL+="wan-wan200m " ;;
 	e | rss) SEL+="rss " ;;
+	tree) SEL+="tree-10k tree-1k tree-mixed tree-one tree-noop tree-rss " ;;
+	tree-10k | tree-1k | tree-mixed | tree-one | tree-noop | tree-rss) SEL+="$c " ;;
 	*) echo "run.sh: unknown case '$c'" >&2; exit 2 ;;
 	esac
 done
@@ -520,7 +535,17 @@ measure() {
 		NOTE+="FAILED: $(head -c 200 "$err" | tr '\n,' '  ');"
 		log "  $cfg run $run FAILED (exit $rc): $(head -n 3 "$err")"
 	fi
-	if ((rc == 0)) && [[ -n ${VERIFY-} ]]; then
+	if ((rc == 0)) && [[ -d ${VERIFY-} ]]; then
+		# a tree: diff -r the first run, count the files of the others
+		if [[ $run == 1 ]]; then
+			diff -r -q --no-dereference "$VERIFY" "$VERIFY_TARGET" >/dev/null 2>&1 ||
+				{ rc=99; NOTE+="FAILED: target tree differs from source;"; }
+		else
+			[[ $(find "$VERIFY_TARGET" -type f 2>/dev/null | wc -l) == "$(find "$VERIFY" -type f | wc -l)" ]] ||
+				{ rc=99; NOTE+="FAILED: target tree has another number of files;"; }
+		fi
+		((rc == 0)) || log "  $cfg run $run: $NOTE"
+	elif ((rc == 0)) && [[ -n ${VERIFY-} ]]; then
 		if [[ $run == 1 ]]; then
 			cmp -s "$VERIFY" "$VERIFY_TARGET" || { rc=99; NOTE+="FAILED: target differs from source;"; }
 		else
@@ -1107,6 +1132,10 @@ EOF
 	fi
 }
 
+# ---------------------------------------------------------------- trees (issue 11)
+# shellcheck source=tree.sh
+. "$HERE/tree.sh"
+
 # ---------------------------------------------------------------- main
 SUITE_T0=$SECONDS
 want mem && case_mem
@@ -1115,9 +1144,15 @@ want streams && case_streams
 want rss && case_rss
 want wan-lfn1g && case_wan lfn1g
 want wan-wan200m && case_wan wan200m
+want tree-10k && case_tree_10k
+want tree-1k && case_tree_1k
+want tree-mixed && case_tree_mixed
+want tree-one && case_tree_one
+want tree-noop && case_tree_noop
+want tree-rss && case_tree_rss
 
 if ((${#TARGETS[@]})); then
-	out "## Targets (issue 4)"
+	out "## Targets (issue 4; trees: issue 11)"
 	out
 	out "| target | measured (medians) | verdict |"
 	out "|---|---|---|"

@@ -1,0 +1,343 @@
+# shellcheck shell=bash
+# shellcheck disable=SC2034,SC2154  # sourced by run.sh: DESC, VERIFY... are its
+# lanecp benchmark: tree cases (issue 11).  Sourced by bench/run.sh, which
+# provides the sshd, cgroups, measure/run_case, the CSV and the tables'
+# helpers; run them with
+#
+#   bench/run.sh --case tree             all tree cases (5 runs each; estimated 15-20 min)
+#   bench/run.sh --case tree-10k -n 7    one of them
+#   bench/run.sh --quick --case tree     smaller trees, 1 run (a smoke test)
+#
+# Cases (all loopback, push, the source page-cached, `sync` before each run,
+# untimed; the tools interleaved round-robin as everywhere in run.sh):
+#   tree-10k    10,000 x 4 KiB files in 100 directories
+#   tree-1k     1,000 x 4 KiB files in 10 directories
+#   tree-mixed  2 x TREE_BIG (default 256M; --tree-big SIZE) + 5,000 small files
+#       each:   rsync -a (ssh), tar -c | ssh tar -x, scp -r, lanecp -r,
+#               lanecp -r --no-fsync
+#   tree-one    one 4 KiB file end to end: scp vs lanecp
+#   tree-noop   the re-run on an unchanged 10,000-file tree: rsync -a vs
+#               lanecp -r -p -u (the seeding copies, untimed, are rsync -a
+#               and lanecp -r -p: -u compares mtimes, so they must be kept)
+#   tree-rss    peak RSS of both ends, lanecp -r on 1,000 vs 100,000 files
+#               of 1 KiB (rsync -a alongside for reference), 1 run each
+#               unless -n is given
+# lanecp rows whose runs all fail (lanecp -r does not exist yet) print FAIL;
+# the other tools are measured all the same.
+
+# Sizes (full / quick).
+if ((QUICK)); then
+	TREE_N10K=2000 TREE_N1K=1000 TREE_MIXED_N=1000 TREE_BIG=${TREE_BIG:-32M}
+	TREE_RSS_NS="1000 10000"
+	TREE_RUNS=${RUNS_SET:-1}
+else
+	TREE_N10K=10000 TREE_N1K=1000 TREE_MIXED_N=5000 TREE_BIG=${TREE_BIG:-256M}
+	TREE_RSS_NS="1000 100000"
+	TREE_RUNS=${RUNS_SET:-5}
+fi
+TREE_RSS_RUNS=${RUNS_SET:-1}
+
+TREE_CFGS=(rsync-a tar-ssh scp-r lanecp-r lanecp-r-nofsync)
+DESC[rsync-a]="rsync -a (ssh)"
+DESC[tar-ssh]="tar -c \| ssh tar -x"
+DESC[scp-r]="scp -r"
+DESC[lanecp-r]="lanecp -r (TLS, durable)"
+DESC[lanecp-r-nofsync]="lanecp -r --no-fsync"
+DESC[scp-one]="scp"
+DESC[lanecp-one]="lanecp (TLS, durable)"
+DESC[lanecp-one-nofsync]="lanecp --no-fsync"
+DESC[rsync-noop]="rsync -a, unchanged tree"
+DESC[lanecp-noop]="lanecp -r -p -u, unchanged tree"
+
+# gen_tree DIR N SIZE NDIRS: N files of SIZE bytes (random) in NDIRS
+# directories; one random block reused with a per-file header, so that
+# 100,000 files take seconds, and no two files are the same.
+gen_tree() {
+	python3 - "$@" <<'EOF'
+import os, sys
+root, n, size, ndirs = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
+block = os.urandom(max(size, 1))
+for d in range(ndirs):
+    os.makedirs(os.path.join(root, 'd%03d' % d), exist_ok=True)
+for i in range(n):
+    head = b'%d\n' % i
+    data = (head + block)[:size] if size >= len(head) else block[:size]
+    with open(os.path.join(root, 'd%03d' % (i % ndirs), 'f%06d' % i), 'wb') as f:
+        f.write(data)
+EOF
+}
+
+tree_warm() { find "$1" -type f -exec cat {} + >/dev/null; }
+tree_files() { find "$1" -type f | wc -l; }
+tree_size() { du -sb "$1" | cut -f1; }
+
+TREE_T=$DST/tree	# every timed copy makes this directory
+# Before each run: the source read (cached), then sync.  (run.sh's
+# warm_pages, which the file case needs, made no difference to the tree
+# runs here: their cost is file creation, see bench/README.md.)
+tree_pre() {
+	rm -rf "$TREE_T"
+	tree_warm "$TREE_SRC"
+	sync
+}
+tree_post() {
+	rm -rf "$TREE_T"
+	sync
+}
+
+# set_tree CONFIG: a copy of $TREE_SRC to $TREE_T (made by the copy).
+set_tree() {
+	local s=$TREE_SRC t=$TREE_T
+	BYTES=$TREE_BYTES
+	STREAMS=1
+	case $1 in
+	rsync-a) TOOL=rsync; CMD=(rsync -a -e "ssh -F $CFG" "$s/" "$H:$t/") ;;
+	tar-ssh)
+		TOOL=tar
+		CMD=(bash -c "tar -C '$s' -cf - . | ssh -F '$CFG' '$H' 'mkdir -p $t && tar -C $t -xf -'")
+		;;
+	scp-r) TOOL=scp; CMD=(scp -q -r -F "$CFG" "$s" "$H:$t") ;;
+	lanecp-r) lanecp_cmd "$s/" "$t/" -r; STREAMS=4 ;;
+	lanecp-r-nofsync) lanecp_cmd "$s/" "$t/" -r --no-fsync; STREAMS=4 ;;
+	*) die "unknown tree config $1" ;;
+	esac
+	PRE=tree_pre POST=tree_post VERIFY=$TREE_SRC VERIFY_TARGET=$t
+}
+
+# tree_table CASE CONFIG...: seconds (median, min-max), files/s, CPU, RSS,
+# and each tool's time over rsync's, tar's and scp's (when measured).
+tree_table() {
+	local case=$1 k m lo hi r t s
+	shift
+	r=$(med "$case" rsync-a seconds); t=$(med "$case" tar-ssh seconds); s=$(med "$case" scp-r seconds)
+	out "| tool | runs | seconds (median) | min-max | files/s | CPU s (client+server) | client RSS MiB | server RSS MiB | ÷ rsync | ÷ tar | ÷ scp |"
+	out "|---|---|---:|---|---:|---:|---:|---:|---:|---:|---:|"
+	for k in "$@"; do
+		m=$(med "$case" "$k" seconds)
+		if [[ $m == - ]]; then
+			out "| ${DESC[$k]:-$k} | $(nruns "$case" "$k") | FAIL | - | - | - | - | - | - | - | - |"
+			continue
+		fi
+		lo=$(col "$case" "$k" seconds | minof); hi=$(col "$case" "$k" seconds | maxof)
+		out "| ${DESC[$k]:-$k} | $(nruns "$case" "$k") | $(fmt "$m" 3) | $(fmt "$lo" 3)-$(fmt "$hi" 3) | $(fmt "$(calc "$TREE_NFILES / $m")" 0) | $(cpu_cell "$case" "$k") | $(rss_cell "$case" "$k") | $(ratio "$m" "$r") | $(ratio "$m" "$t") | $(ratio "$m" "$s") |"
+	done
+	out
+}
+lf() {	# a median, or FAIL
+	if [[ $1 == - || -z $1 ]]; then echo FAIL; else fmt "$1" "${2:-3}"; fi
+}
+le() { awk -v a="$1" -v b="$2" 'BEGIN { if (a == "-" || b == "-" || a == "" || b == "") print "-"; else print (a + 0 <= b + 0) ? 1 : 0 }'; }
+
+# tree_run CASE TITLE N SIZE NDIRS [BIG]: generate, run, tabulate.
+tree_run() {
+	local case=$1 title=$2 n=$3 size=$4 ndirs=$5 big=${6-} i saved=$RUNS
+	out "## Tree: $title (loopback)"
+	out
+	out "Push of a page-cached tree to a directory the copy makes, \`sync\` before each run"
+	out "(untimed), the target deleted after it. Median of $TREE_RUNS runs, round-robin."
+	out "lanecp fsyncs by default; rsync, tar and scp do not. The first run of each tool is"
+	out "checked with diff -r, later runs by the number of files."
+	out
+	TREE_SRC=$DATA/$case
+	rm -rf "$TREE_SRC"
+	log "generating $title"
+	gen_tree "$TREE_SRC" "$n" "$size" "$ndirs" || die "cannot generate $TREE_SRC"
+	if [[ -n $big ]]; then
+		for i in 1 2; do
+			head -c "$(bytes_of "$big")" /dev/urandom >"$TREE_SRC/big$i" || die "cannot write $TREE_SRC/big$i"
+		done
+	fi
+	TREE_BYTES=$(tree_size "$TREE_SRC")
+	TREE_NFILES=$(tree_files "$TREE_SRC")
+	RUNS=$TREE_RUNS
+	run_case "$case" set_tree "${TREE_CFGS[@]}"
+	RUNS=$saved
+	tree_table "$case" "${TREE_CFGS[@]}"
+	failures "$case"
+	rm -rf "$TREE_SRC"
+}
+
+tree_targets_time() {	# CASE WHAT: lanecp's time against rsync/tar/scp
+	local l r t s
+	l=$(med "$1" lanecp-r seconds); r=$(med "$1" rsync-a seconds)
+	t=$(med "$1" tar-ssh seconds); s=$(med "$1" scp-r seconds)
+	target "$2: lanecp -r ≤ 0.6x rsync -a (issue 11)" \
+	    "$(lf "$l") vs $(fmt "$r" 3) s = $(ratio "$l" "$r")x" "$(le "$(ratio "$l" "$r")" 0.6)"
+	[[ $1 == tree-10k ]] || return 0
+	target "$2: lanecp -r ≤ 1.0x tar -c \| ssh tar -x (issue 11)" \
+	    "$(lf "$l") vs $(fmt "$t" 3) s = $(ratio "$l" "$t")x" "$(le "$(ratio "$l" "$t")" 1.0)"
+	target "$2: lanecp -r ≤ 0.15x scp -r (issue 11)" \
+	    "$(lf "$l") vs $(fmt "$s" 3) s = $(ratio "$l" "$s")x" "$(le "$(ratio "$l" "$s")" 0.15)"
+}
+
+case_tree_10k() {
+	tree_run tree-10k "$TREE_N10K x 4 KiB files in 100 directories" "$TREE_N10K" 4096 100
+	tree_targets_time tree-10k "$TREE_N10K x 4 KiB"
+}
+case_tree_1k() {
+	tree_run tree-1k "$TREE_N1K x 4 KiB files in 10 directories" "$TREE_N1K" 4096 10
+	tree_targets_time tree-1k "$TREE_N1K x 4 KiB"
+}
+case_tree_mixed() {
+	tree_run tree-mixed "2 x $TREE_BIG + $TREE_MIXED_N x 4 KiB files in 50 directories" \
+	    "$TREE_MIXED_N" 4096 50 "$TREE_BIG"
+	local l r
+	l=$(med tree-mixed lanecp-r MBps); r=$(med tree-mixed rsync-a MBps)
+	target "mixed tree (2 x $TREE_BIG + $TREE_MIXED_N small): lanecp -r ≥ 2x rsync's throughput (issue 11)" \
+	    "$(lf "$l" 0) vs $(fmt "$r" 0) MB/s = $(ratio "$l" "$r")x" "$(ge "$(ratio "$l" "$r")" 2)"
+}
+
+# One 4 KiB file end to end (start-up cost): scp vs lanecp.
+set_one() {
+	BYTES=4096 STREAMS=1
+	case $1 in
+	scp-one) TOOL=scp; CMD=(scp -q -F "$CFG" "$ONE_SRC" "$H:$DST/one") ;;
+	lanecp-one) lanecp_cmd "$ONE_SRC" "$DST/one"; STREAMS=4 ;;
+	lanecp-one-nofsync) lanecp_cmd "$ONE_SRC" "$DST/one" --no-fsync; STREAMS=4 ;;
+	esac
+	PRE=one_pre POST=one_post VERIFY=$ONE_SRC VERIFY_TARGET=$DST/one
+}
+one_pre() { rm -f "$DST/one"; sync; }
+one_post() { rm -f "$DST/one"; }
+case_tree_one() {
+	local cfgs=(scp-one lanecp-one lanecp-one-nofsync) k m lo hi s saved=$RUNS
+	out "## Tree: one 4 KiB file end to end (loopback)"
+	out
+	out "Start-up cost: connection, authentication, the remote agent, one small file. Median of $TREE_RUNS runs."
+	out
+	ONE_SRC=$DATA/one-4k
+	head -c 4096 /dev/urandom >"$ONE_SRC"
+	RUNS=$TREE_RUNS
+	run_case tree-one set_one "${cfgs[@]}"
+	RUNS=$saved
+	s=$(med tree-one scp-one seconds)
+	out "| tool | runs | seconds (median) | min-max | CPU s (client+server) | client RSS MiB | server RSS MiB | ÷ scp |"
+	out "|---|---|---:|---|---:|---:|---:|---:|"
+	for k in "${cfgs[@]}"; do
+		m=$(med tree-one "$k" seconds)
+		if [[ $m == - ]]; then out "| ${DESC[$k]} | $(nruns tree-one "$k") | FAIL | - | - | - | - | - |"; continue; fi
+		lo=$(col tree-one "$k" seconds | minof); hi=$(col tree-one "$k" seconds | maxof)
+		out "| ${DESC[$k]} | $(nruns tree-one "$k") | $(fmt "$m" 3) | $(fmt "$lo" 3)-$(fmt "$hi" 3) | $(cpu_cell tree-one "$k") | $(rss_cell tree-one "$k") | $(ratio "$m" "$s") |"
+	done
+	out
+	failures tree-one
+	m=$(med tree-one lanecp-one seconds)
+	target "one 4 KiB file: lanecp ≤ 0.5x scp (issue 11)" \
+	    "$(lf "$m") vs $(fmt "$s" 3) s = $(ratio "$m" "$s")x" "$(le "$(ratio "$m" "$s")" 0.5)"
+	rm -f "$ONE_SRC"
+}
+
+# The no-op re-run: each tool's own target, seeded once (untimed), then
+# copied again unchanged.
+NOOP_OK=()
+set_noop() {
+	local s=$TREE_SRC
+	BYTES=$TREE_BYTES STREAMS=1
+	case $1 in
+	rsync-noop) TOOL=rsync; CMD=(rsync -a -e "ssh -F $CFG" "$s/" "$H:$DST/noop-rsync/") ;;
+	lanecp-noop) lanecp_cmd "$s/" "$DST/noop-lanecp/" -r -p -u; STREAMS=4 ;;
+	esac
+	PRE=noop_pre
+}
+noop_pre() { tree_warm "$TREE_SRC"; sync; }
+case_tree_noop() {
+	local saved=$RUNS l r
+	out "## Tree: re-run on an unchanged $TREE_N10K-file tree (loopback)"
+	out
+	out "Each tool's target is seeded once (untimed: rsync -a, lanecp -r -p), then the same copy"
+	out "runs again on the unchanged tree: rsync -a vs lanecp -r -p -u. Median of $TREE_RUNS runs."
+	out
+	TREE_SRC=$DATA/tree-noop
+	rm -rf "$TREE_SRC" "$DST/noop-rsync" "$DST/noop-lanecp"
+	gen_tree "$TREE_SRC" "$TREE_N10K" 4096 100 || die "cannot generate $TREE_SRC"
+	TREE_BYTES=$(tree_size "$TREE_SRC")
+	TREE_NFILES=$(tree_files "$TREE_SRC")
+	log "seeding the no-op targets (untimed)"
+	rsync -a -e "ssh -F $CFG" "$TREE_SRC/" "$H:$DST/noop-rsync/" ||
+		log "  rsync -a seed failed"
+	"$LANECP" -F "$CFG" -q -r -p "$TREE_SRC/" "$H:$DST/noop-lanecp/" 2>"$W/seed.err" ||
+		log "  lanecp -r -p seed failed: $(head -n 1 "$W/seed.err")"
+	RUNS=$TREE_RUNS
+	run_case tree-noop set_noop rsync-noop lanecp-noop
+	RUNS=$saved
+	r=$(med tree-noop rsync-noop seconds)
+	out "| tool | runs | seconds (median) | min-max | CPU s (client+server) | client RSS MiB | server RSS MiB | ÷ rsync |"
+	out "|---|---|---:|---|---:|---:|---:|---:|"
+	for k in rsync-noop lanecp-noop; do
+		m=$(med tree-noop "$k" seconds)
+		if [[ $m == - ]]; then out "| ${DESC[$k]} | $(nruns tree-noop "$k") | FAIL | - | - | - | - | - |"; continue; fi
+		lo=$(col tree-noop "$k" seconds | minof); hi=$(col tree-noop "$k" seconds | maxof)
+		out "| ${DESC[$k]} | $(nruns tree-noop "$k") | $(fmt "$m" 3) | $(fmt "$lo" 3)-$(fmt "$hi" 3) | $(cpu_cell tree-noop "$k") | $(rss_cell tree-noop "$k") | $(ratio "$m" "$r") |"
+	done
+	out
+	failures tree-noop
+	l=$(med tree-noop lanecp-noop seconds)
+	target "re-run on an unchanged $TREE_N10K-file tree: lanecp -r -p -u ≤ 0.6x rsync -a (issue 11)" \
+	    "$(lf "$l") vs $(fmt "$r" 3) s = $(ratio "$l" "$r")x" "$(le "$(ratio "$l" "$r")" 0.6)"
+	rm -rf "$TREE_SRC" "$DST/noop-rsync" "$DST/noop-lanecp"
+}
+
+# Peak RSS of both ends against the number of files.
+set_trss() {	# CONFIG = lanecp-rN or rsync-aN
+	local n=${1##*-[ra]}
+	TREE_SRC=$DATA/tree-rss-$n
+	BYTES=$(tree_size "$TREE_SRC") STREAMS=1
+	TREE_BYTES=$BYTES
+	case $1 in
+	rsync-a*) TOOL=rsync; CMD=(rsync -a -e "ssh -F $CFG" "$TREE_SRC/" "$H:$TREE_T/") ;;
+	lanecp-r*) lanecp_cmd "$TREE_SRC/" "$TREE_T/" -r; STREAMS=4 ;;
+	esac
+	PRE=tree_pre POST=trss_post TREE_CFG=$1
+}
+# The agent's own peak RSS (GNU time in the ForceCommand wrapper; the
+# server column of measure is the largest server-side process, often the
+# sshd session): kept per config in $W/tree-agent-rss.
+trss_post() {
+	local f v m=0
+	for f in "$W"/srvtime/*.t; do
+		[[ -e $f ]] || continue
+		v=$(tail -n 1 "$f")
+		[[ $v =~ ^[0-9]+$ ]] && ((v > m)) && m=$v
+	done
+	echo "$TREE_CFG $m" >>"$W/tree-agent-rss"
+	tree_post
+}
+agent_rss() {	# CONFIG: max kB over its runs, or -
+	awk -v k="$1" '$1 == k && $2 > m { m = $2 } END { print m ? m : "-" }' "$W/tree-agent-rss" 2>/dev/null || echo -
+}
+case_tree_rss() {
+	local n saved=$RUNS cfgs=() k c1 c2 s1 s2 lo hi
+	out "## Tree: peak RSS against the number of files (loopback)"
+	out
+	out "Files of 1 KiB in 100 directories, pushed. Client: GNU time's max RSS (lanecp with its local"
+	out "agent thread; rsync's client). Server: the largest server-side process (often the sshd"
+	out "session). Agent: the remote end alone (lanecp --agent, rsync --server), from GNU time in the"
+	out "sshd's ForceCommand wrapper; the flatness target uses client and agent. Max of $TREE_RSS_RUNS run(s)."
+	out
+	for n in $TREE_RSS_NS; do
+		log "generating $n files of 1 KiB"
+		gen_tree "$DATA/tree-rss-$n" "$n" 1024 100 || die "cannot generate the rss tree"
+		cfgs+=("lanecp-r$n" "rsync-a$n")
+		DESC[lanecp-r$n]="lanecp -r, $n files"
+		DESC[rsync-a$n]="rsync -a, $n files"
+	done
+	RUNS=$TREE_RSS_RUNS
+	run_case tree-rss set_trss "${cfgs[@]}"
+	RUNS=$saved
+	out "| tool | runs | seconds (median) | client RSS MiB | server RSS MiB (largest process) | agent RSS MiB |"
+	out "|---|---|---:|---:|---:|---:|"
+	for k in "${cfgs[@]}"; do
+		m=$(med tree-rss "$k" seconds)
+		if [[ $m == - ]]; then out "| ${DESC[$k]} | $(nruns tree-rss "$k") | FAIL | - | - | - |"; continue; fi
+		out "| ${DESC[$k]} | $(nruns tree-rss "$k") | $(fmt "$m" 3) | $(rss_cell tree-rss "$k") | $(mib "$(agent_rss "$k")") |"
+	done
+	out
+	failures tree-rss
+	lo=${TREE_RSS_NS%% *} hi=${TREE_RSS_NS##* }
+	c1=$(col tree-rss "lanecp-r$lo" cli_rss_kb | maxof); c2=$(col tree-rss "lanecp-r$hi" cli_rss_kb | maxof)
+	s1=$(agent_rss "lanecp-r$lo"); s2=$(agent_rss "lanecp-r$hi")
+	target "peak RSS flat in the number of files: lanecp -r, $hi vs $lo files, ≤ 1.25x at both ends (issue 11)" \
+	    "client $(mib "$c2") vs $(mib "$c1") MiB = $(ratio "$c2" "$c1")x, agent $(mib "$s2") vs $(mib "$s1") MiB = $(ratio "$s2" "$s1")x" \
+	    "$(awk -v a="$(ratio "$c2" "$c1")" -v b="$(ratio "$s2" "$s1")" 'BEGIN { if (a == "-" || b == "-") print "-"; else print (a <= 1.25 && b <= 1.25) ? 1 : 0 }')"
+	for n in $TREE_RSS_NS; do rm -rf "$DATA/tree-rss-$n"; done
+}
