@@ -4,7 +4,8 @@
  * A receiver waits (on the sink's condvar) until an auth thread hands it
  * an authenticated connection, then loops: frame header -> a buffer from
  * its own quota (or its spare, for the block the writer can take at once)
- * -> payload -> the file's ordered writer (writer.h).  It remembers the
+ * -> payload -> the file's ordered writer (writer.h); a HOLE frame goes to
+ * the writer without a buffer.  It remembers the
  * last whole block it got.  It owns its socket; main only shuts it down
  * (stall, abort) under the mutex, and closes it after joining the thread.
  * When the stream breaks (or main marks it stalled) it posts
@@ -71,6 +72,18 @@ lc_receiver_loop(struct lc_receiver *rv, struct lc_err *e)
 		if ((wf = lc_sink_writer(s, fr.file_id)) == NULL)
 			return lc_err_set(e, LC_ERR_PROTO, "data stream %u: "
 			    "data for unknown file %u", rv->idx, fr.file_id);
+		if (fr.type == LC_FRAME_HOLE) {
+			rv->has_last = 1;
+			rv->last_file = fr.file_id;
+			rv->last_off = fr.offset;
+			if ((r = lc_wfile_submit_hole(wf, fr.offset, fr.raw_len,
+			    &complete, e)) != 0)
+				return r;
+			if (complete)
+				lc_role_post(&s->port, LC_EV_FILE_WRITTEN,
+				    fr.file_id, 0, NULL);
+			continue;
+		}
 		if ((b = lc_receiver_buffer(rv, wf, fr.offset)) == NULL)
 			return lc_err_set(e, LC_ERR_CANCELED, "canceled");
 		b->off = fr.offset;
