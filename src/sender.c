@@ -224,8 +224,13 @@ lc_sender_batch(struct lc_sender *sn, struct lc_stream *st, uint8_t *buf,
 		if (lc_dispenser_try_small(s->disp, &nb, &sn->stop, max) != 1)
 			break;
 	}
-	if ((r = lc_sender_write(sn, st, buf, used, e)) == 0)
-		atomic_fetch_add(&s->bytes_sent, payload);
+	r = lc_sender_write(sn, st, buf, used, e);
+	/*
+	 * Counted even when the write fails: the sink may have got some of
+	 * the batch, and what it got is not sent again (what it did not get
+	 * is, and counts again, like every resend).
+	 */
+	atomic_fetch_add(&s->bytes_sent, payload);
 	return r;
 }
 
