@@ -79,6 +79,8 @@ lc_receiver_loop(struct lc_receiver *rv, struct lc_err *e)
 			if ((r = lc_wfile_submit_hole(wf, fr.offset, fr.raw_len,
 			    &complete, e)) != 0)
 				return r;
+			/* file bytes, for progress: a hole counts whole */
+			atomic_fetch_add(&s->bytes, fr.raw_len);
 			if (complete)
 				lc_role_post(&s->port, LC_EV_FILE_WRITTEN,
 				    fr.file_id, 0, NULL);
