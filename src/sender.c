@@ -6,8 +6,9 @@
  * pread(2) it straight into its frame buffer behind the header (a hole is
  * a HOLE frame, header only), feed the file's checksum (in order, -e), pay
  * the rate limiter (-x), send header and payload with one call.  Small
- * blocks (small files) are coalesced: several whole frames, one write.  A sent block is kept (as a descriptor, not
- * data) until the sink's ACK watermark passes it.  If the stream breaks
+ * blocks (small files) are coalesced: several whole frames, one write.  A
+ * sent block is kept (as a descriptor, not data) until the sink's ACK
+ * watermark passes it.  If the stream breaks
  * (reset, integrity failure, or the sink gives up on it as stalled), the
  * sink says which block it got last (STREAM_LOST), and the sender
  * reconnects and resends what came after, first, before taking new
