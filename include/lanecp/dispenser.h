@@ -101,9 +101,9 @@ void lc_dispenser_kick(struct lc_dispenser *d);
 /*
  * Feed the block's data (zeros for a hole, data unused) to its file's
  * checksum in offset order: waits until every earlier byte has been fed.
- * A block fed before (sent again after a reconnect) is skipped.  When this
- * completes the file, *done is set and sum gets the checksum text.  No-op for files without a checksum.
- * Returns 0 or -LC_ERR_CANCELED.
+ * A block fed before (sent again after a reconnect) is skipped.  When
+ * this completes the file, *done is set and sum gets the checksum text.
+ * No-op for files without a checksum.  Returns 0 or -LC_ERR_CANCELED.
  */
 int lc_dispenser_hash(struct lc_dispenser *d, const struct lc_block *b,
     const void *data, int *done, char sum[LC_CSUM_TEXT_MAX]);
