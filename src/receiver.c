@@ -18,6 +18,7 @@
 
 #include "lanecp/log.h"
 
+#include <poll.h>
 #include <stdio.h>
 
 /*
@@ -42,6 +43,29 @@ lc_receiver_buffer(struct lc_receiver *rv, struct lc_wfile *wf, uint64_t off)
 	}
 	atomic_store(&rv->state, LC_RV_RECV);
 	return b;
+}
+
+/*
+ * Holes take no buffer, but a source that sent endless short ones ahead of
+ * a block it never sends would fill the sink's memory: past
+ * LC_WFILE_MAX_HOLES waiting in the file's writer, wait for it to move
+ * (as for a quota; the hole the writer can take at once always goes in).
+ * 0, or -LC_ERR_CANCELED.
+ */
+static int
+lc_receiver_hole_room(struct lc_receiver *rv, struct lc_wfile *wf,
+    uint64_t off)
+{
+	if (lc_wfile_hole_room(wf, off))
+		return 0;
+	atomic_store(&rv->state, LC_RV_QUOTA);
+	while (!lc_wfile_hole_room(wf, off)) {
+		if (lc_pool_aborted(rv->pool))
+			return -LC_ERR_CANCELED;
+		(void)poll(NULL, 0, 20);
+	}
+	atomic_store(&rv->state, LC_RV_RECV);
+	return 0;
 }
 
 static int
@@ -73,6 +97,9 @@ lc_receiver_loop(struct lc_receiver *rv, struct lc_err *e)
 			return lc_err_set(e, LC_ERR_PROTO, "data stream %u: "
 			    "data for unknown file %u", rv->idx, fr.file_id);
 		if (fr.type == LC_FRAME_HOLE) {
+			if ((r = lc_receiver_hole_room(rv, wf, fr.offset)) != 0)
+				return lc_err_set(e, LC_ERR_CANCELED,
+				    "canceled");
 			rv->has_last = 1;
 			rv->last_file = fr.file_id;
 			rv->last_off = fr.offset;

@@ -215,6 +215,7 @@ struct lc_wfile {
 	uint64_t end;
 	struct lc_wbuf_q pending;	/* sorted by offset */
 	int draining;
+	uint32_t holes;		/* holes in pending */
 	int err;		/* first error, negative */
 	struct lc_csum *csum;	/* fed in order, NULL: none */
 	struct lc_err errinfo;
@@ -327,6 +328,8 @@ lc_wfile_insert_locked(struct lc_wfile *f, struct lc_wbuf *b)
 		TAILQ_INSERT_AFTER(&f->pending, prev, b, link);
 	else
 		TAILQ_INSERT_HEAD(&f->pending, b, link);
+	if (b->hole)
+		f->holes++;
 	return 0;
 }
 
@@ -394,6 +397,8 @@ lc_wfile_submit(struct lc_wfile *f, struct lc_wbuf *b, int *complete,
 	f->draining = 1;
 	while ((w = TAILQ_FIRST(&f->pending)) != NULL && w->off == f->next) {
 		TAILQ_REMOVE(&f->pending, w, link);
+		if (w->hole)
+			f->holes--;
 		pthread_mutex_unlock(&f->mu);
 		len = w->len;
 		r = lc_wfile_write(f, w, e);
@@ -414,6 +419,17 @@ lc_wfile_submit(struct lc_wfile *f, struct lc_wbuf *b, int *complete,
 	f->draining = 0;
 	pthread_mutex_unlock(&f->mu);
 	return r;
+}
+
+int
+lc_wfile_hole_room(struct lc_wfile *f, uint64_t off)
+{
+	int ok;
+
+	pthread_mutex_lock(&f->mu);
+	ok = f->holes < LC_WFILE_MAX_HOLES || off == f->next;
+	pthread_mutex_unlock(&f->mu);
+	return ok;
 }
 
 uint64_t

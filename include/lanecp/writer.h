@@ -23,8 +23,9 @@
  *
  * Holes (sparse files): a hole is a block that is already zero.  It takes
  * no pool buffer (a small descriptor is allocated for it; holes are few,
- * at least LC_HOLE_MIN long except at a file's end, so the ones waiting in
- * the writer are accepted outside the quotas).  Written in order like any
+ * mostly at least LC_HOLE_MIN long, so the ones waiting in the writer are
+ * accepted outside the quotas, up to LC_WFILE_MAX_HOLES per file, which
+ * only a hostile source reaches: see lc_wfile_hole_room).  Written in order like any
  * block: on a seekable target nothing is written (and the file is
  * extended with ftruncate(2) if it ends in a hole), on a non-seekable one
  * zeros are.  The checksum is fed zeros, and lc_wfile_written covers it.
@@ -108,6 +109,15 @@ int lc_wfile_submit(struct lc_wfile *f, struct lc_wbuf *b, int *complete,
  */
 int lc_wfile_submit_hole(struct lc_wfile *f, uint64_t off, uint32_t len,
     int *complete, struct lc_err *e);
+
+/*
+ * May a hole at off be submitted now?  1 while fewer than
+ * LC_WFILE_MAX_HOLES holes wait in the writer, or when off is where the
+ * writer is (it takes that hole at once, so waiting for room could
+ * deadlock); 0: wait for the writer to move.
+ */
+#define LC_WFILE_MAX_HOLES 4096
+int lc_wfile_hole_room(struct lc_wfile *f, uint64_t off);
 
 /* Offset up to which the file has been written (holes included). */
 uint64_t lc_wfile_written(struct lc_wfile *f);

@@ -467,4 +467,30 @@ LC_TEST(waiting_holes_are_freed_with_the_writer)
 	close(fd);
 }
 
+LC_TEST(waiting_holes_are_bounded)
+{
+	struct lc_wfile *w;
+	uint64_t end = (uint64_t)(LC_WFILE_MAX_HOLES + 1) * 10 + 100;
+	int fd = tmpfile_fd(), complete;
+
+	LC_CHECK(lc_wfile_new(fd, 1, 0, end, "t", &w) == 0);
+	/* every hole waits for [0, 100) */
+	for (uint64_t i = 0; i < LC_WFILE_MAX_HOLES; i++) {
+		LC_CHECK(lc_wfile_hole_room(w, 100 + i * 10));
+		LC_CHECK(lc_wfile_submit_hole(w, 100 + i * 10, 10, &complete,
+		    NULL) == 0);
+	}
+	LC_CHECK(!lc_wfile_hole_room(w, 100 + LC_WFILE_MAX_HOLES * 10));
+	/* the one the writer can take is always let in */
+	LC_CHECK(lc_wfile_hole_room(w, 0));
+	LC_CHECK(lc_wfile_submit_hole(w, 0, 100, &complete, NULL) == 0);
+	LC_CHECK_EQ_U(lc_wfile_written(w), end - 10);
+	LC_CHECK(lc_wfile_hole_room(w, end - 10));
+	LC_CHECK(lc_wfile_submit_hole(w, end - 10, 10, &complete, NULL) == 0);
+	LC_CHECK_EQ_I(complete, 1);
+	check_sparse(fd, end, 0, 0);
+	lc_wfile_free(w);
+	close(fd);
+}
+
 LC_TEST_MAIN()
