@@ -89,6 +89,30 @@ rm -f "$d/local/sp.back"
 lc_lanecp -e -s 3 "$H:$d/remote/sp" "$d/local/sp.back"
 cmp "$d/local/sp" "$d/local/sp.back" || lc_fail "-e pull differs"
 
+lc_note "kill -9 mid-copy, then -a resumes the sparse file"
+ln -sf "$LANECP" "$d/agent"
+rm -f "$d/remote/k" "$d/remote/.k.lanecp-part"
+"$LANECP" -F "$LC_SSH_CONFIG" -T "$d/agent" -x 1m -s 2 "$d/local/sp" \
+	"$H:$d/remote/k" 2>"$d/k.err" &
+pid=$!
+# the middle MiB is on disk: the partial file is 513 MiB long
+lc_wait_size "$d/remote/.k.lanecp-part" $((513 << 20)) 60
+kill -9 "$pid"
+wait "$pid" 2>/dev/null || true
+lc_wait_no_pids "$d/agent --agent" 60
+[[ ! -e $d/remote/k ]] || lc_fail "target exists after kill -9"
+part=$(stat -c %s "$d/remote/.k.lanecp-part")
+((part >= 513 << 20 && part < 1024 << 20)) || lc_fail "partial size $part"
+cmp -n "$part" "$d/remote/.k.lanecp-part" "$d/local/sp" ||
+	lc_fail "partial is not a prefix"
+lc_lanecp -T "$d/agent" -a --json -s 2 "$d/local/sp" "$H:$d/remote/k" \
+    >"$d/out"
+check_copy "$d/local/sp" "$d/remote/k" "$d/out" "resumed"
+resumed=$(python3 -c 'import json, sys; print(json.load(sys.stdin)["resumed_bytes"])' <"$d/out")
+((resumed > 0 && resumed <= part)) || lc_fail "resumed_bytes $resumed"
+sent=$(json_sent "$d/out")
+((sent <= 2 << 20)) || lc_fail "resume sent $sent bytes"
+
 lc_note "a sparse file to a non-seekable target gets its zeros"
 lc_lanecp -s 4 "$d/local/sp" "$H:/dev/null"
 
