@@ -2,11 +2,14 @@
 #include "lanecp/clock.h"
 #include "lanecp/thread.h"
 #include "lanecp/err.h"
+#include "lanecp/wire.h"
 
+#include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/queue.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -17,11 +20,17 @@ struct lc_dfile {
 	int fd;
 	uint64_t pos;		/* next offset to hand out */
 	uint64_t end;
+	uint64_t seg_end;	/* [pos, seg_end) is known data or hole */
+	int seg_hole;
+	int dense;		/* no more probing: all data up to end */
 	uint32_t outstanding;	/* blocks handed out, not released */
 	int queued;		/* still in the queue (more to hand out) */
 	struct lc_csum *csum;	/* NULL: no checksum */
 	uint64_t hashed;	/* checksum covers [0, hashed) */
 };
+
+/* Zeros to hash for holes. */
+static const uint8_t lc_zeros[64 << 10];
 
 struct lc_dispenser {
 	pthread_mutex_t mu;
@@ -92,6 +101,9 @@ lc_dispenser_add(struct lc_dispenser *d, uint32_t id, int fd,
 	f->fd = fd;
 	f->pos = start;
 	f->end = end;
+	f->seg_end = start;
+	/* a hole in a short range is not worth a frame of its own */
+	f->dense = end - start < LC_HOLE_MIN;
 	f->queued = 1;
 	f->csum = csum;
 	f->hashed = start;
@@ -135,13 +147,114 @@ lc_dispenser_kick(struct lc_dispenser *d)
 	pthread_mutex_unlock(&d->mu);
 }
 
+/* Did the file shrink below what we promised to send? */
+static int
+lc_dfile_shrank(const struct lc_dfile *f)
+{
+	struct stat st;
+
+	return fstat(f->fd, &st) != 0 || (uint64_t)st.st_size < f->end;
+}
+
+static void
+lc_dfile_seg(struct lc_dfile *f, uint64_t seg_end, int hole)
+{
+	f->seg_end = seg_end < f->end ? seg_end : f->end;
+	f->seg_hole = hole;
+}
+
+/*
+ * Find what starts at f->pos: data (stretched over holes shorter than
+ * LC_HOLE_MIN while it is shorter than a block) or a hole.  Without
+ * SEEK_DATA support, or when the file shrank (so that the read fails as
+ * it should), everything left is data.
+ */
+static void
+lc_dfile_probe(struct lc_dfile *f, uint32_t block)
+{
+	uint64_t pos = f->pos, at, h;
+	off_t o;
+
+	if (f->dense) {
+		lc_dfile_seg(f, f->end, 0);
+		return;
+	}
+	if ((o = lseek(f->fd, (off_t)pos, SEEK_DATA)) < 0) {
+		if (errno == ENXIO && !lc_dfile_shrank(f)) {
+			lc_dfile_seg(f, f->end, 1);	/* a hole to the end */
+			return;
+		}
+		f->dense = 1;
+		lc_dfile_seg(f, f->end, 0);
+		return;
+	}
+	at = (uint64_t)o;
+	if (at < pos) {		/* nonsense: give up on holes */
+		f->dense = 1;
+		lc_dfile_seg(f, f->end, 0);
+		return;
+	}
+	if (at > pos && (at >= f->end || at - pos >= LC_HOLE_MIN)) {
+		lc_dfile_seg(f, at, 1);
+		return;
+	}
+	/* data from pos (a short hole first is sent as data) */
+	for (;;) {
+		if ((o = lseek(f->fd, (off_t)at, SEEK_HOLE)) < 0 ||
+		    (uint64_t)o <= at || (uint64_t)o >= f->end) {
+			lc_dfile_seg(f, f->end, 0);
+			return;
+		}
+		h = (uint64_t)o;
+		if (h - pos >= block) {
+			lc_dfile_seg(f, h, 0);
+			return;
+		}
+		o = lseek(f->fd, (off_t)h, SEEK_DATA);
+		if (o < 0 || (uint64_t)o <= h || (uint64_t)o >= f->end ||
+		    (uint64_t)o - h >= LC_HOLE_MIN) {
+			lc_dfile_seg(f, h, 0);
+			return;
+		}
+		at = (uint64_t)o;	/* swallow the short hole */
+	}
+}
+
+/* Cut the next block of f (under d->mu).  *b is filled; f may be dequeued. */
+static void
+lc_dispenser_cut(struct lc_dispenser *d, struct lc_dfile *f,
+    struct lc_block *b)
+{
+	uint64_t left;
+
+	if (f->pos >= f->seg_end)
+		lc_dfile_probe(f, d->block);
+	left = f->seg_end - f->pos;
+	b->file = f;
+	b->file_id = f->id;
+	b->fd = f->fd;
+	b->offset = f->pos;
+	b->hole = (uint8_t)f->seg_hole;
+	if (f->seg_hole)
+		b->len = left < LC_MAX_HOLE ? (uint32_t)left : LC_MAX_HOLE;
+	else
+		b->len = left < d->block ? (uint32_t)left : d->block;
+	f->pos += b->len;
+	f->outstanding++;
+	d->outstanding++;
+	d->dispensed += b->len;
+	if (f->pos == f->end) {	/* last block: dequeue */
+		STAILQ_REMOVE_HEAD(&d->queue, link);
+		f->queued = 0;
+	}
+}
+
 int
 lc_dispenser_next(struct lc_dispenser *d, struct lc_block *b,
     const atomic_bool *stop, int timeout_ms)
 {
 	struct lc_dfile *f;
 	struct timespec until;
-	uint64_t left;
 	int r;
 
 	if (timeout_ms >= 0)
@@ -166,20 +279,34 @@ lc_dispenser_next(struct lc_dispenser *d, struct lc_block *b,
 		r = 0;	/* finished, drained and all released */
 		goto out;
 	}
-	left = f->end - f->pos;
-	b->file = f;
-	b->file_id = f->id;
-	b->fd = f->fd;
-	b->offset = f->pos;
-	b->len = left < d->block ? (uint32_t)left : d->block;
-	f->pos += b->len;
-	f->outstanding++;
-	d->outstanding++;
-	d->dispensed += b->len;
-	if (f->pos == f->end) {	/* last block: dequeue */
-		STAILQ_REMOVE_HEAD(&d->queue, link);
-		f->queued = 0;
+	lc_dispenser_cut(d, f, b);
+	r = 1;
+ out:
+	pthread_mutex_unlock(&d->mu);
+	return r;
+}
+
+int
+lc_dispenser_try_small(struct lc_dispenser *d, struct lc_block *b,
+    const atomic_bool *stop, uint32_t max_len)
+{
+	struct lc_dfile *f;
+	uint64_t left;
+	int r = 0;
+
+	pthread_mutex_lock(&d->mu);
+	if (d->aborted || (stop != NULL && atomic_load(stop))) {
+		r = -LC_ERR_CANCELED;
+		goto out;
 	}
+	if ((f = STAILQ_FIRST(&d->queue)) == NULL)
+		goto out;
+	if (f->pos >= f->seg_end)
+		lc_dfile_probe(f, d->block);
+	left = f->seg_end - f->pos;
+	if (!f->seg_hole && (left < d->block ? left : d->block) > max_len)
+		goto out;
+	lc_dispenser_cut(d, f, b);
 	r = 1;
  out:
 	pthread_mutex_unlock(&d->mu);
@@ -208,7 +335,15 @@ lc_dispenser_hash(struct lc_dispenser *d, const struct lc_block *b,
 	}
 	pthread_mutex_unlock(&d->mu);
 	/* our turn: nobody else touches f->csum until hashed moves */
-	lc_csum_update(f->csum, data, b->len);
+	if (b->hole) {
+		for (uint32_t n, left = b->len; left > 0; left -= n) {
+			n = left < sizeof(lc_zeros) ? left :
+			    (uint32_t)sizeof(lc_zeros);
+			lc_csum_update(f->csum, lc_zeros, n);
+		}
+	} else {
+		lc_csum_update(f->csum, data, b->len);
+	}
 	pthread_mutex_lock(&d->mu);
 	f->hashed += b->len;
 	if (f->hashed == f->end) {

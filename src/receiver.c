@@ -4,7 +4,8 @@
  * A receiver waits (on the sink's condvar) until an auth thread hands it
  * an authenticated connection, then loops: frame header -> a buffer from
  * its own quota (or its spare, for the block the writer can take at once)
- * -> payload -> the file's ordered writer (writer.h).  It remembers the
+ * -> payload -> the file's ordered writer (writer.h); a HOLE frame goes to
+ * the writer without a buffer.  It remembers the
  * last whole block it got.  It owns its socket; main only shuts it down
  * (stall, abort) under the mutex, and closes it after joining the thread.
  * When the stream breaks (or main marks it stalled) it posts
@@ -17,6 +18,7 @@
 
 #include "lanecp/log.h"
 
+#include <poll.h>
 #include <stdio.h>
 
 /*
@@ -41,6 +43,29 @@ lc_receiver_buffer(struct lc_receiver *rv, struct lc_wfile *wf, uint64_t off)
 	}
 	atomic_store(&rv->state, LC_RV_RECV);
 	return b;
+}
+
+/*
+ * Holes take no buffer, but a source that sent endless short ones ahead of
+ * a block it never sends would fill the sink's memory: past
+ * LC_WFILE_MAX_HOLES waiting in the file's writer, wait for it to move
+ * (as for a quota; the hole the writer can take at once always goes in).
+ * 0, or -LC_ERR_CANCELED.
+ */
+static int
+lc_receiver_hole_room(struct lc_receiver *rv, struct lc_wfile *wf,
+    uint64_t off)
+{
+	if (lc_wfile_hole_room(wf, off))
+		return 0;
+	atomic_store(&rv->state, LC_RV_QUOTA);
+	while (!lc_wfile_hole_room(wf, off)) {
+		if (lc_pool_aborted(rv->pool))
+			return -LC_ERR_CANCELED;
+		(void)poll(NULL, 0, 20);
+	}
+	atomic_store(&rv->state, LC_RV_RECV);
+	return 0;
 }
 
 static int
@@ -71,6 +96,23 @@ lc_receiver_loop(struct lc_receiver *rv, struct lc_err *e)
 		if ((wf = lc_sink_writer(s, fr.file_id)) == NULL)
 			return lc_err_set(e, LC_ERR_PROTO, "data stream %u: "
 			    "data for unknown file %u", rv->idx, fr.file_id);
+		if (fr.type == LC_FRAME_HOLE) {
+			if ((r = lc_receiver_hole_room(rv, wf, fr.offset)) != 0)
+				return lc_err_set(e, LC_ERR_CANCELED,
+				    "canceled");
+			rv->has_last = 1;
+			rv->last_file = fr.file_id;
+			rv->last_off = fr.offset;
+			if ((r = lc_wfile_submit_hole(wf, fr.offset, fr.raw_len,
+			    &complete, e)) != 0)
+				return r;
+			/* file bytes, for progress: a hole counts whole */
+			atomic_fetch_add(&s->bytes, fr.raw_len);
+			if (complete)
+				lc_role_post(&s->port, LC_EV_FILE_WRITTEN,
+				    fr.file_id, 0, NULL);
+			continue;
+		}
 		if ((b = lc_receiver_buffer(rv, wf, fr.offset)) == NULL)
 			return lc_err_set(e, LC_ERR_CANCELED, "canceled");
 		b->off = fr.offset;

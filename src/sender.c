@@ -3,10 +3,12 @@
  *
  * A sender dials its stream (connect, TLS handshake, key proof:
  * lc_stream_dial), then loops: take the next block from the dispenser,
- * pread(2) it straight into its frame buffer behind the header, feed the
- * file's checksum (in order, -e), pay the rate limiter (-x), send header
- * and payload with one call.  A sent block is kept (as a descriptor, not
- * data) until the sink's ACK watermark passes it.  If the stream breaks
+ * pread(2) it straight into its frame buffer behind the header (a hole is
+ * a HOLE frame, header only), feed the file's checksum (in order, -e), pay
+ * the rate limiter (-x), send header and payload with one call.  Small
+ * blocks (small files) are coalesced: several whole frames, one write.  A
+ * sent block is kept (as a descriptor, not data) until the sink's ACK
+ * watermark passes it.  If the stream breaks
  * (reset, integrity failure, or the sink gives up on it as stalled), the
  * sink says which block it got last (STREAM_LOST), and the sender
  * reconnects and resends what came after, first, before taking new
@@ -45,6 +47,8 @@
 #define LC_MAX_RECONNECTS 12	/* per stream; the sink gives up first */
 #define LC_RATE_SLICE (64u << 10)	/* -x: pay and send at most this */
 #define LC_IDLE_MS 1000		/* heartbeat frame when idle this long */
+#define LC_SMALL_BLOCK (64u << 10)	/* smaller blocks are coalesced */
+#define LC_COALESCE_MAX (256u << 10)	/* frames in one write, at least */
 
 
 /*
@@ -123,20 +127,26 @@ lc_sender_write(struct lc_sender *sn, struct lc_stream *st, const uint8_t *p,
 	return 0;
 }
 
+/*
+ * Put block b's frame at p: the header, then the data read from the file
+ * (a hole is a header alone); feed the file's checksum and keep the block.
+ * *n is the frame's size.  On failure the block is released.
+ */
 static int
-lc_sender_send(struct lc_sender *sn, struct lc_stream *st, uint8_t *buf,
-    struct lc_block *b, struct lc_err *e)
+lc_sender_frame(struct lc_sender *sn, uint8_t *p, struct lc_block *b,
+    size_t *n, struct lc_err *e)
 {
 	struct lc_source *s = sn->src;
 	char sum[LC_CSUM_TEXT_MAX];
 	struct lc_frame fr;
 	int r, done, kr;
 
-	if ((r = lc_sender_pread(b, buf + LC_FRAME_HDR_LEN, e)) != 0) {
+	if (!b->hole &&
+	    (r = lc_sender_pread(b, p + LC_FRAME_HDR_LEN, e)) != 0) {
 		lc_dispenser_release(s->disp, b);
 		return r;
 	}
-	if (lc_dispenser_hash(s->disp, b, buf + LC_FRAME_HDR_LEN, &done,
+	if (lc_dispenser_hash(s->disp, b, p + LC_FRAME_HDR_LEN, &done,
 	    sum) != 0) {	/* the transfer is being torn down */
 		lc_dispenser_release(s->disp, b);
 		return lc_err_set(e, LC_ERR_CANCELED, "canceled");
@@ -144,11 +154,12 @@ lc_sender_send(struct lc_sender *sn, struct lc_stream *st, uint8_t *buf,
 	if (done)
 		lc_role_post_text(&s->port, LC_EV_SRC_SUM, b->file_id, 0, sum);
 	memset(&fr, 0, sizeof(fr));
-	fr.type = LC_FRAME_DATA;
+	fr.type = b->hole ? LC_FRAME_HOLE : LC_FRAME_DATA;
 	fr.file_id = b->file_id;
 	fr.offset = b->offset;
-	fr.len = fr.raw_len = b->len;
-	lc_frame_put(buf, &fr);
+	fr.len = b->hole ? 0 : b->len;
+	fr.raw_len = b->len;
+	lc_frame_put(p, &fr);
 	/*
 	 * Keep the block before it goes out: sent or not, the sink decides
 	 * what it got, and an ACK that covers it can arrive before the write
@@ -161,9 +172,66 @@ lc_sender_send(struct lc_sender *sn, struct lc_stream *st, uint8_t *buf,
 		lc_dispenser_release(s->disp, b);
 		return lc_err_set(e, LC_ERR_NOMEM, "out of memory");
 	}
-	r = lc_sender_write(sn, st, buf, LC_FRAME_HDR_LEN + (size_t)b->len, e);
-	if (r == 0)
-		atomic_fetch_add(&s->bytes_sent, b->len);
+	*n = LC_FRAME_HDR_LEN + (size_t)fr.len;
+	return 0;
+}
+
+static int
+lc_sender_send(struct lc_sender *sn, struct lc_stream *st, uint8_t *buf,
+    struct lc_block *b, struct lc_err *e)
+{
+	size_t n;
+	int r;
+
+	if ((r = lc_sender_frame(sn, buf, b, &n, e)) != 0)
+		return r;
+	r = lc_sender_write(sn, st, buf, n, e);
+	if (r == 0 && !b->hole)
+		atomic_fetch_add(&sn->src->bytes_sent, b->len);
+	return r;
+}
+
+/*
+ * Block b is small (a hole, or data under LC_SMALL_BLOCK): put it and the
+ * small blocks right after it that are there for the taking into buf, as
+ * whole frames, up to cap bytes, and send them with one write.  A larger
+ * block stays in the dispenser for the next turn.  Many small files then
+ * cost one write (and one TLS record or so) per cap bytes, not per file.
+ */
+static int
+lc_sender_batch(struct lc_sender *sn, struct lc_stream *st, uint8_t *buf,
+    size_t cap, struct lc_block *b, struct lc_err *e)
+{
+	struct lc_source *s = sn->src;
+	struct lc_block nb = *b;
+	uint64_t payload = 0;
+	size_t used = 0, n, room;
+	uint32_t max;
+	int r;
+
+	for (;;) {
+		/* a failure here ends the transfer: the kept blocks of the
+		 * batch go with it */
+		if ((r = lc_sender_frame(sn, buf + used, &nb, &n, e)) != 0)
+			return r;
+		used += n;
+		if (!nb.hole)
+			payload += nb.len;
+		if (cap - used < LC_FRAME_HDR_LEN)
+			break;
+		room = cap - used - LC_FRAME_HDR_LEN;
+		max = room < LC_SMALL_BLOCK ? (uint32_t)room :
+		    LC_SMALL_BLOCK - 1;
+		if (lc_dispenser_try_small(s->disp, &nb, &sn->stop, max) != 1)
+			break;
+	}
+	r = lc_sender_write(sn, st, buf, used, e);
+	/*
+	 * Counted even when the write fails: the sink may have got some of
+	 * the batch, and what it got is not sent again (what it did not get
+	 * is, and counts again, like every resend).
+	 */
+	atomic_fetch_add(&s->bytes_sent, payload);
 	return r;
 }
 
@@ -212,7 +280,7 @@ lc_sender_resend(struct lc_sender *sn, struct lc_stream *st, uint8_t *buf,
 
 static int
 lc_sender_loop(struct lc_sender *sn, struct lc_stream *st, uint8_t *buf,
-    struct lc_err *e)
+    size_t cap, struct lc_err *e)
 {
 	struct lc_frame fr;
 	struct lc_block b;
@@ -239,7 +307,11 @@ lc_sender_loop(struct lc_sender *sn, struct lc_stream *st, uint8_t *buf,
 			lc_frame_put(buf, &fr);
 			return lc_stream_write(st, buf, LC_FRAME_HDR_LEN, e);
 		}
-		if ((r = lc_sender_send(sn, st, buf, &b, e)) != 0)
+		if (b.hole || b.len < LC_SMALL_BLOCK)
+			r = lc_sender_batch(sn, st, buf, cap, &b, e);
+		else
+			r = lc_sender_send(sn, st, buf, &b, e);
+		if (r != 0)
 			return r;
 	}
 }
@@ -378,13 +450,18 @@ lc_sender_main(void *arg)
 	const struct lc_role_port *port = &s->port;
 	struct lc_err e;
 	uint8_t *buf = NULL;
+	size_t cap;
 	char tag[32];
 	int r, breaks = 0;
 
 	snprintf(tag, sizeof(tag), "stream %u", sn->idx);
 	lc_log_set_tag(tag);
 	lc_err_clear(&e);
-	if ((buf = malloc(LC_FRAME_HDR_LEN + (size_t)s->block)) == NULL) {
+	/* one whole block, or several small ones (lc_sender_batch) */
+	cap = LC_FRAME_HDR_LEN + (size_t)s->block;
+	if (cap < LC_COALESCE_MAX)
+		cap = LC_COALESCE_MAX;
+	if ((buf = malloc(cap)) == NULL) {
 		r = lc_err_set(&e, LC_ERR_NOMEM, "out of memory");
 		goto out;
 	}
@@ -396,7 +473,7 @@ lc_sender_main(void *arg)
 		/* here, and only here, sn->st is an authenticated stream */
 		r = lc_sender_resend(sn, sn->st, buf, &e);
 		if (r == 0)
-			r = lc_sender_loop(sn, sn->st, buf, &e);
+			r = lc_sender_loop(sn, sn->st, buf, cap, &e);
 		if (r == 0 || lc_role_canceled(port) ||
 		    !lc_sender_recoverable(r))
 			break;

@@ -939,6 +939,12 @@ lc_frame_get(const uint8_t in[LC_FRAME_HDR_LEN], uint32_t max_block,
 		    f->offset > (uint64_t)INT64_MAX - f->len)
 			return -LC_ERR_PROTO;
 		return 0;
+	case LC_FRAME_HOLE:
+		if (f->file_id == 0 || f->len != 0 || f->raw_len == 0 ||
+		    f->raw_len > LC_MAX_HOLE ||
+		    f->offset > (uint64_t)INT64_MAX - f->raw_len)
+			return -LC_ERR_PROTO;
+		return 0;
 	case LC_FRAME_END:
 	case LC_FRAME_IDLE:
 		if (f->file_id != 0 || f->offset != 0 || f->len != 0 ||

@@ -13,6 +13,9 @@
 
 TAILQ_HEAD(lc_wbuf_q, lc_wbuf);
 
+/* Zeros for holes: written to non-seekable targets, fed to checksums. */
+static const uint8_t lc_zeros[64 << 10];
+
 struct lc_pool {
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
@@ -149,6 +152,10 @@ lc_pool_put(struct lc_wbuf *b)
 {
 	struct lc_pool *p = b->pool;
 
+	if (p == NULL) {	/* a hole: no buffer behind it */
+		free(b);
+		return;
+	}
 	pthread_mutex_lock(&p->mu);
 	if (b == p->spare) {
 		p->spare_out = 0;
@@ -208,6 +215,7 @@ struct lc_wfile {
 	uint64_t end;
 	struct lc_wbuf_q pending;	/* sorted by offset */
 	int draining;
+	uint32_t holes;		/* holes in pending */
 	int err;		/* first error, negative */
 	struct lc_csum *csum;	/* fed in order, NULL: none */
 	struct lc_err errinfo;
@@ -234,6 +242,41 @@ lc_wfile_new(int fd, int seekable, uint64_t start, uint64_t end,
 	return 0;
 }
 
+/*
+ * A hole: nothing to write on a seekable target, except that a file ending
+ * in a hole gets its length; zeros on a non-seekable one.
+ */
+static int
+lc_wfile_write_hole(struct lc_wfile *f, const struct lc_wbuf *b,
+    struct lc_err *e)
+{
+	uint64_t left = b->len;
+
+	if (f->seekable) {
+		if (b->off + b->len == f->end &&
+		    ftruncate(f->fd, (off_t)f->end) != 0)
+			return lc_err_sys(e, LC_ERR_IO, errno, "extend %s",
+			    f->name);
+		return 0;
+	}
+	while (left > 0) {
+		size_t n = left < sizeof(lc_zeros) ? (size_t)left :
+		    sizeof(lc_zeros);
+		ssize_t w = write(f->fd, lc_zeros, n);
+		if (w < 0) {
+			if (errno == EINTR)
+				continue;
+			return lc_err_sys(e, LC_ERR_IO, errno, "write %s",
+			    f->name);
+		}
+		if (w == 0)
+			return lc_err_set(e, LC_ERR_IO, "write %s: no progress",
+			    f->name);
+		left -= (uint64_t)w;
+	}
+	return 0;
+}
+
 static int
 lc_wfile_write(struct lc_wfile *f, const struct lc_wbuf *b, struct lc_err *e)
 {
@@ -241,6 +284,8 @@ lc_wfile_write(struct lc_wfile *f, const struct lc_wbuf *b, struct lc_err *e)
 	uint64_t off = b->off;
 	size_t left = b->len;
 
+	if (b->hole)
+		return lc_wfile_write_hole(f, b, e);
 	while (left > 0) {
 		ssize_t w = f->seekable ? pwrite(f->fd, p, left, (off_t)off) :
 		    write(f->fd, p, left);
@@ -283,7 +328,39 @@ lc_wfile_insert_locked(struct lc_wfile *f, struct lc_wbuf *b)
 		TAILQ_INSERT_AFTER(&f->pending, prev, b, link);
 	else
 		TAILQ_INSERT_HEAD(&f->pending, b, link);
+	if (b->hole)
+		f->holes++;
 	return 0;
+}
+
+static void
+lc_wfile_hash(struct lc_csum *csum, const struct lc_wbuf *b)
+{
+	uint32_t left, n;
+
+	if (!b->hole) {
+		lc_csum_update(csum, b->data, b->len);
+		return;
+	}
+	for (left = b->len; left > 0; left -= n) {
+		n = left < sizeof(lc_zeros) ? left : (uint32_t)sizeof(lc_zeros);
+		lc_csum_update(csum, lc_zeros, n);
+	}
+}
+
+int
+lc_wfile_submit_hole(struct lc_wfile *f, uint64_t off, uint32_t len,
+    int *complete, struct lc_err *e)
+{
+	struct lc_wbuf *b;
+
+	*complete = 0;
+	if ((b = calloc(1, sizeof(*b))) == NULL)
+		return lc_err_set(e, LC_ERR_NOMEM, "out of memory");
+	b->off = off;
+	b->len = len;
+	b->hole = 1;
+	return lc_wfile_submit(f, b, complete, e);
 }
 
 int
@@ -320,11 +397,13 @@ lc_wfile_submit(struct lc_wfile *f, struct lc_wbuf *b, int *complete,
 	f->draining = 1;
 	while ((w = TAILQ_FIRST(&f->pending)) != NULL && w->off == f->next) {
 		TAILQ_REMOVE(&f->pending, w, link);
+		if (w->hole)
+			f->holes--;
 		pthread_mutex_unlock(&f->mu);
 		len = w->len;
 		r = lc_wfile_write(f, w, e);
 		if (r == 0 && f->csum != NULL)
-			lc_csum_update(f->csum, w->data, len);
+			lc_wfile_hash(f->csum, w);
 		lc_pool_put(w);
 		pthread_mutex_lock(&f->mu);
 		if (r != 0) {
@@ -340,6 +419,17 @@ lc_wfile_submit(struct lc_wfile *f, struct lc_wbuf *b, int *complete,
 	f->draining = 0;
 	pthread_mutex_unlock(&f->mu);
 	return r;
+}
+
+int
+lc_wfile_hole_room(struct lc_wfile *f, uint64_t off)
+{
+	int ok;
+
+	pthread_mutex_lock(&f->mu);
+	ok = f->holes < LC_WFILE_MAX_HOLES || off == f->next;
+	pthread_mutex_unlock(&f->mu);
+	return ok;
 }
 
 uint64_t

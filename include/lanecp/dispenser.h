@@ -19,6 +19,14 @@
  * it in offset order through lc_dispenser_hash (a turnstile: the holder of
  * the next offset hashes, the others wait their turn).
  *
+ * Sparse files: a file's data is found with lseek(2) SEEK_DATA/SEEK_HOLE
+ * as its blocks are handed out (lazily: memory does not grow with the
+ * number of holes).  A block is either data (len <= block size) or a hole
+ * (a whole run of zeros without storage, at most LC_MAX_HOLE; holes
+ * shorter than LC_HOLE_MIN between data go out as data).  Every byte of
+ * [start, end) is in exactly one block.  Where SEEK_DATA is not supported,
+ * everything is data.
+ *
  * Thread safety: all functions may be called from any thread.
  */
 #ifndef LANECP_DISPENSER_H
@@ -39,8 +47,12 @@ struct lc_block {
 	uint32_t file_id;
 	int fd;
 	uint64_t offset;
-	uint32_t len;
+	uint32_t len;		/* bytes of the file the block covers */
+	uint8_t hole;		/* 1: all zero, no data to read or send */
 };
+
+/* Holes shorter than this between data are sent as data. */
+#define LC_HOLE_MIN (64u << 10)
 
 /* Returns NULL on allocation failure.  block > 0. */
 struct lc_dispenser *lc_dispenser_new(uint32_t block);
@@ -74,15 +86,24 @@ void lc_dispenser_abort(struct lc_dispenser *d);
 int lc_dispenser_next(struct lc_dispenser *d, struct lc_block *b,
     const atomic_bool *stop, int timeout_ms);
 
+/*
+ * Take the next block without waiting, but only if it is small: a hole, or
+ * data of at most max_len bytes.  Returns 1 with *b filled, 0 when the
+ * next block is larger or there is none right now, -LC_ERR_CANCELED as
+ * lc_dispenser_next.
+ */
+int lc_dispenser_try_small(struct lc_dispenser *d, struct lc_block *b,
+    const atomic_bool *stop, uint32_t max_len);
+
 /* Wake every waiter in lc_dispenser_next to look at its stop flag. */
 void lc_dispenser_kick(struct lc_dispenser *d);
 
 /*
- * Feed the block's data to its file's checksum in offset order: waits
- * until every earlier byte has been fed.  A block fed before (sent again
- * after a reconnect) is skipped.  When this completes the file, *done is set
- * and sum gets the checksum text.  No-op for files without a checksum.
- * Returns 0 or -LC_ERR_CANCELED.
+ * Feed the block's data (zeros for a hole, data unused) to its file's
+ * checksum in offset order: waits until every earlier byte has been fed.
+ * A block fed before (sent again after a reconnect) is skipped.  When
+ * this completes the file, *done is set and sum gets the checksum text.
+ * No-op for files without a checksum.  Returns 0 or -LC_ERR_CANCELED.
  */
 int lc_dispenser_hash(struct lc_dispenser *d, const struct lc_block *b,
     const void *data, int *done, char sum[LC_CSUM_TEXT_MAX]);
@@ -90,7 +111,7 @@ int lc_dispenser_hash(struct lc_dispenser *d, const struct lc_block *b,
 /* The block is done with (confirmed written, or abandoned). */
 void lc_dispenser_release(struct lc_dispenser *d, struct lc_block *b);
 
-/* Bytes handed out so far. */
+/* Bytes handed out so far (holes included). */
 uint64_t lc_dispenser_dispensed(struct lc_dispenser *d);
 
 /*

@@ -393,7 +393,10 @@ enum lc_frame_type {
 	LC_FRAME_DATA = 1,	/* payload: file bytes at offset */
 	LC_FRAME_END = 2,	/* no more frames on this stream */
 	LC_FRAME_IDLE = 3,	/* nothing to send right now (heartbeat) */
+	LC_FRAME_HOLE = 4,	/* raw_len zero bytes at offset, no payload */
 };
+
+#define LC_MAX_HOLE (1u << 30)	/* longest HOLE frame */
 
 struct lc_frame {
 	uint8_t type;
@@ -408,8 +411,9 @@ void lc_frame_put(uint8_t out[LC_FRAME_HDR_LEN], const struct lc_frame *f);
 /*
  * Decode and validate a header against the negotiated block size: type
  * known, reserved bits zero, DATA lengths in 1..max_block with raw_len ==
- * len (no compression yet) and offset + len not overflowing; END all zero.
- * Returns 0 or -LC_ERR_PROTO.
+ * len (no compression yet) and offset + len not overflowing; HOLE with len
+ * 0 and raw_len in 1..LC_MAX_HOLE, offset + raw_len not overflowing; END
+ * and IDLE all zero.  Returns 0 or -LC_ERR_PROTO.
  */
 int lc_frame_get(const uint8_t in[LC_FRAME_HDR_LEN], uint32_t max_block,
     struct lc_frame *f);

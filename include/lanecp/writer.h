@@ -20,6 +20,15 @@
  * fills the gap becomes the drainer and writes every block that is now in
  * order (others keep receiving meanwhile); only one drainer per file runs
  * at a time.
+ *
+ * Holes (sparse files): a hole is a block that is already zero.  It takes
+ * no pool buffer (a small descriptor is allocated for it; holes are few,
+ * mostly at least LC_HOLE_MIN long, so the ones waiting in the writer are
+ * accepted outside the quotas, up to LC_WFILE_MAX_HOLES per file, which
+ * only a hostile source reaches: see lc_wfile_hole_room).  Written in order like any
+ * block: on a seekable target nothing is written (and the file is
+ * extended with ftruncate(2) if it ends in a hole), on a non-seekable one
+ * zeros are.  The checksum is fed zeros, and lc_wfile_written covers it.
  */
 #ifndef LANECP_WRITER_H
 #define LANECP_WRITER_H
@@ -38,7 +47,9 @@ struct lc_wbuf {
 	struct lc_pool *pool;
 	uint64_t off;
 	uint32_t len;
-	uint8_t *data;		/* capacity: the pool's buffer size */
+	uint8_t *data;		/* capacity: the pool's buffer size; NULL for
+				   a hole */
+	uint8_t hole;		/* zeros, no data (pool NULL) */
 };
 
 /*
@@ -63,6 +74,7 @@ int lc_pool_aborted(struct lc_pool *p);
  * another one.  NULL when memory runs out.
  */
 struct lc_wbuf *lc_pool_spare(struct lc_pool *p);
+/* Give a buffer back (a hole's descriptor is freed). */
 void lc_pool_put(struct lc_wbuf *b);
 /* Wake and fail every waiter, now and later. */
 void lc_pool_abort(struct lc_pool *p);
@@ -91,7 +103,23 @@ int lc_wfile_new(int fd, int seekable, uint64_t start, uint64_t end,
 int lc_wfile_submit(struct lc_wfile *f, struct lc_wbuf *b, int *complete,
     struct lc_err *e);
 
-/* Offset up to which the file has been written. */
+/*
+ * The same for a hole of len zero bytes at off (no buffer needed).  Also
+ * -LC_ERR_NOMEM when its descriptor cannot be allocated.
+ */
+int lc_wfile_submit_hole(struct lc_wfile *f, uint64_t off, uint32_t len,
+    int *complete, struct lc_err *e);
+
+/*
+ * May a hole at off be submitted now?  1 while fewer than
+ * LC_WFILE_MAX_HOLES holes wait in the writer, or when off is where the
+ * writer is (it takes that hole at once, so waiting for room could
+ * deadlock); 0: wait for the writer to move.
+ */
+#define LC_WFILE_MAX_HOLES 4096
+int lc_wfile_hole_room(struct lc_wfile *f, uint64_t off);
+
+/* Offset up to which the file has been written (holes included). */
 uint64_t lc_wfile_written(struct lc_wfile *f);
 
 /*

@@ -22,6 +22,10 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (f.type == LC_FRAME_DATA &&
 		    (f.len == 0 || f.len > max_block))
 			abort();
+		if (f.type == LC_FRAME_HOLE && (f.len != 0 ||
+		    f.raw_len == 0 || f.raw_len > LC_MAX_HOLE ||
+		    f.offset + f.raw_len < f.offset))
+			abort();
 		lc_frame_put(again, &f);
 		if (memcmp(again, data + 4, LC_FRAME_HDR_LEN) != 0)
 			abort();

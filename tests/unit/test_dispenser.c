@@ -3,9 +3,13 @@
 #include "lanecp/dispenser.h"
 #include "lanecp/err.h"
 
+#include "lanecp/wire.h"
+
+#include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdint.h>
+#include <sys/stat.h>
 
 static int
 devnull(void)
@@ -226,6 +230,311 @@ LC_TEST(empty_range_gives_checksum_at_once)
 	LC_CHECK(lc_dispenser_add(d, 1, devnull(), 0, 0,
 	    lc_csum_new(LC_CSUM_CRC32), sum) == 0);
 	LC_CHECK_STR(sum, "crc32:00000000");
+	lc_dispenser_free(d);
+}
+
+/* Sparse files. */
+
+static uint8_t
+pat(uint64_t off)
+{
+	return (uint8_t)((off * 2654435761u) >> 13) | 1;	/* never 0 */
+}
+
+/* A temp file of size bytes with data at the given runs, holes between. */
+static int
+sparse_file(uint64_t size, const uint64_t (*runs)[2], int nruns)
+{
+	char path[] = "/tmp/lc-disp-XXXXXX";
+	uint8_t buf[4096];
+	int fd = mkstemp(path);
+
+	if (fd < 0)
+		return -1;
+	unlink(path);
+	if (ftruncate(fd, (off_t)size) != 0) {
+		close(fd);
+		return -1;
+	}
+	for (int i = 0; i < nruns; i++) {
+		for (uint64_t o = runs[i][0]; o < runs[i][1]; ) {
+			size_t n = runs[i][1] - o < sizeof(buf) ?
+			    (size_t)(runs[i][1] - o) : sizeof(buf);
+			for (size_t j = 0; j < n; j++)
+				buf[j] = pat(o + j);
+			if (pwrite(fd, buf, n, (off_t)o) != (ssize_t)n) {
+				close(fd);
+				return -1;
+			}
+			o += n;
+		}
+	}
+	return fd;
+}
+
+/* Does this file system report holes?  (A leading hole of 1 MiB.) */
+static int
+fs_has_holes(void)
+{
+	static const uint64_t runs[][2] = { { 1 << 20, (1 << 20) + 4096 } };
+	int fd = sparse_file(2 << 20, runs, 1), yes;
+
+	if (fd < 0)
+		return 0;
+	yes = lseek(fd, 0, SEEK_DATA) == 1 << 20;
+	close(fd);
+	return yes;
+}
+
+struct walk {
+	uint64_t covered;	/* bytes, in order from start */
+	uint64_t holes;		/* bytes in hole blocks */
+	uint32_t nblocks, nholes, ndata;
+	int order_ok;		/* contiguous, ascending */
+	int content_ok;		/* holes read as zeros */
+	int short_hole;		/* a hole < LC_HOLE_MIN not at the end */
+	uint32_t max_data;
+};
+
+/* Take every block of file id (fd dup'ed), check coverage. */
+static void
+walk_file(int fd, uint32_t block, uint64_t start, uint64_t end,
+    struct walk *w)
+{
+	struct lc_dispenser *d = lc_dispenser_new(block);
+	struct lc_block b;
+	static uint8_t buf[1 << 16];
+	uint64_t next = start;
+
+	memset(w, 0, sizeof(*w));
+	w->order_ok = w->content_ok = 1;
+	LC_CHECK(d != NULL);
+	LC_CHECK(lc_dispenser_add(d, 5, dup(fd), start, end, NULL, NULL) ==
+	    0);
+	lc_dispenser_finish(d);
+	while (lc_dispenser_next(d, &b, NULL, -1) == 1) {
+		if (b.file_id != 5 || b.offset != next || b.len == 0)
+			w->order_ok = 0;
+		next = b.offset + b.len;
+		w->nblocks++;
+		if (b.hole) {
+			w->nholes++;
+			w->holes += b.len;
+			if (b.len > LC_MAX_HOLE)
+				w->order_ok = 0;
+			if (b.len < LC_HOLE_MIN && next != end)
+				w->short_hole = 1;
+			/* spot-check: the hole reads as zeros */
+			size_t n = b.len < sizeof(buf) ? b.len : sizeof(buf);
+			if (pread(fd, buf, n, (off_t)b.offset) != (ssize_t)n)
+				w->content_ok = 0;
+			for (size_t i = 0; i < n; i++)
+				if (buf[i] != 0)
+					w->content_ok = 0;
+		} else {
+			w->ndata++;
+			if (b.len > block)
+				w->order_ok = 0;
+			if (b.len > w->max_data)
+				w->max_data = b.len;
+		}
+		lc_dispenser_release(d, &b);
+	}
+	w->covered = next - start;
+	LC_CHECK_EQ_U(lc_dispenser_dispensed(d), end - start);
+	lc_dispenser_free(d);
+}
+
+LC_TEST(sparse_file_blocks_cover_it_with_holes)
+{
+	enum { MiB = 1 << 20 };
+	static const uint64_t runs[][2] = {
+		{ 0, 4096 },
+		{ 3 * MiB, 3 * MiB + 200 * 1024 },
+		/* a 32 KiB hole between these two: sent as data */
+		{ 5 * MiB, 5 * MiB + 8192 },
+		{ 5 * MiB + 40960, 5 * MiB + 49152 },
+		{ 8 * MiB - 4096, 8 * MiB },
+	};
+	struct walk w;
+	uint64_t data = 0;
+	int fd;
+
+	if (!fs_has_holes())
+		LC_SKIP("the file system does not report holes");
+	fd = sparse_file(10 * MiB, runs, 5);	/* ends in a 2 MiB hole */
+	LC_CHECK(fd >= 0);
+	for (int i = 0; i < 5; i++)
+		data += runs[i][1] - runs[i][0];
+	walk_file(fd, 100 * 1024, 0, 10 * MiB, &w);
+	LC_CHECK(w.order_ok);
+	LC_CHECK(w.content_ok);
+	LC_CHECK(!w.short_hole);
+	LC_CHECK_EQ_U(w.covered, 10 * MiB);
+	/* holes: before 3M, before 5M, before 8M-4K, after 8M */
+	LC_CHECK_EQ_U(w.nholes, 4);
+	/* the data runs, the short hole and file system rounding */
+	LC_CHECK(10 * MiB - w.holes >= data);
+	LC_CHECK(10 * MiB - w.holes <= data + 1 * MiB);
+	LC_CHECK_EQ_U(w.max_data, 100 * 1024);
+
+	/* resuming inside a hole, up to the middle of another */
+	walk_file(fd, 100 * 1024, 1 * MiB, 9 * MiB - 10, &w);
+	LC_CHECK(w.order_ok);
+	LC_CHECK(w.content_ok);
+	LC_CHECK_EQ_U(w.covered, 8 * MiB - 10);
+	LC_CHECK(w.nholes >= 3);
+	close(fd);
+}
+
+LC_TEST(long_holes_are_split_at_the_maximum)
+{
+	static const uint64_t runs[][2] = {
+		{ 2ULL << 30, (2ULL << 30) + 4096 },
+	};
+	struct walk w;
+	int fd;
+
+	if (!fs_has_holes())
+		LC_SKIP("the file system does not report holes");
+	fd = sparse_file(3ULL << 30, runs, 1);
+	if (fd < 0)
+		LC_SKIP("cannot make a 3 GiB sparse file here");
+	walk_file(fd, 1 << 20, 0, 3ULL << 30, &w);
+	LC_CHECK(w.order_ok);
+	LC_CHECK_EQ_U(w.covered, 3ULL << 30);
+	LC_CHECK_EQ_U(w.ndata, 1);
+	/* 1 GiB + 1 GiB before the data, 1 GiB - 4 KiB after it */
+	LC_CHECK_EQ_U(w.nholes, 3);
+	LC_CHECK_EQ_U(w.holes, (3ULL << 30) - 4096);
+	close(fd);
+}
+
+LC_TEST(dense_file_gives_the_same_blocks)
+{
+	static const uint64_t runs[][2] = { { 0, 300 * 1024 + 7 } };
+	struct lc_dispenser *d = lc_dispenser_new(100 * 1024);
+	struct lc_block b;
+	uint64_t expect = 0;
+	int fd = sparse_file(300 * 1024 + 7, runs, 1);
+
+	LC_CHECK(fd >= 0);
+	LC_CHECK(lc_dispenser_add(d, 1, fd, 0, 300 * 1024 + 7, NULL, NULL) ==
+	    0);
+	lc_dispenser_finish(d);
+	while (lc_dispenser_next(d, &b, NULL, -1) == 1) {
+		LC_CHECK(!b.hole);
+		LC_CHECK_EQ_U(b.offset, expect);
+		LC_CHECK_EQ_U(b.len, expect + 100 * 1024 <= 300 * 1024 + 7 ?
+		    100 * 1024 : 7);
+		expect += b.len;
+		lc_dispenser_release(d, &b);
+	}
+	LC_CHECK_EQ_U(expect, 300 * 1024 + 7);
+	lc_dispenser_free(d);
+}
+
+LC_TEST(no_seek_data_means_all_data)
+{
+	struct walk w;
+	int fds[2];
+
+	/* a pipe: lseek fails with ESPIPE, so everything is data */
+	LC_CHECK(pipe(fds) == 0);
+	walk_file(fds[0], 64 * 1024, 0, 1 << 20, &w);
+	LC_CHECK(w.order_ok);
+	LC_CHECK_EQ_U(w.nholes, 0);
+	LC_CHECK_EQ_U(w.ndata, 16);
+	close(fds[0]);
+	close(fds[1]);
+}
+
+LC_TEST(a_file_that_shrank_is_read_not_holed)
+{
+	static const uint64_t runs[][2] = { { 0, 4096 } };
+	struct walk w;
+	int fd = sparse_file(1 << 20, runs, 1);
+
+	LC_CHECK(fd >= 0);
+	LC_CHECK(ftruncate(fd, 4096) == 0);
+	/* promised 1 MiB: what is missing must be data (the read fails) */
+	walk_file(fd, 64 * 1024, 0, 1 << 20, &w);
+	LC_CHECK(w.order_ok);
+	LC_CHECK_EQ_U(w.nholes, 0);
+	close(fd);
+}
+
+LC_TEST(hash_over_holes_is_the_hash_of_the_whole_file)
+{
+	enum { MiB = 1 << 20 };
+	static const uint64_t runs[][2] = {
+		{ 1 * MiB, 1 * MiB + 70000 },
+		{ 4 * MiB - 5000, 4 * MiB + 5000 },
+	};
+	struct lc_dispenser *d = lc_dispenser_new(128 * 1024);
+	struct lc_csum *ref = lc_csum_new(LC_CSUM_SHA256);
+	char want[LC_CSUM_TEXT_MAX], got[LC_CSUM_TEXT_MAX] = "";
+	static uint8_t buf[128 * 1024];
+	struct lc_block b;
+	int fd = sparse_file(6 * MiB + 3, runs, 2), done, ndone = 0, holes = 0;
+
+	LC_CHECK(fd >= 0);
+	for (uint64_t o = 0; o < 6 * MiB + 3; o += sizeof(buf)) {
+		ssize_t n = pread(fd, buf, sizeof(buf), (off_t)o);
+		LC_CHECK(n > 0);
+		lc_csum_update(ref, buf, (size_t)n);
+	}
+	lc_csum_text(ref, want);
+	LC_CHECK(lc_dispenser_add(d, 1, dup(fd), 0, 6 * MiB + 3,
+	    lc_csum_new(LC_CSUM_SHA256), NULL) == 0);
+	lc_dispenser_finish(d);
+	while (lc_dispenser_next(d, &b, NULL, -1) == 1) {
+		if (b.hole)
+			holes++;
+		else
+			LC_CHECK(pread(fd, buf, b.len, (off_t)b.offset) ==
+			    (ssize_t)b.len);
+		LC_CHECK(lc_dispenser_hash(d, &b, b.hole ? NULL : buf, &done,
+		    got) == 0);
+		ndone += done;
+		lc_dispenser_release(d, &b);
+	}
+	LC_CHECK_EQ_I(ndone, 1);
+	LC_CHECK_STR(got, want);
+	if (fs_has_holes())
+		LC_CHECK(holes >= 2);
+	lc_csum_free(ref);
+	lc_dispenser_free(d);
+	close(fd);
+}
+
+LC_TEST(try_small_takes_only_small_blocks)
+{
+	struct lc_dispenser *d = lc_dispenser_new(100);
+	struct lc_block b;
+
+	LC_CHECK(lc_dispenser_try_small(d, &b, NULL, 1000) == 0);  /* none */
+	LC_CHECK(lc_dispenser_add(d, 1, devnull(), 0, 30, NULL, NULL) == 0);
+	LC_CHECK(lc_dispenser_add(d, 2, devnull(), 0, 250, NULL, NULL) == 0);
+	LC_CHECK(lc_dispenser_try_small(d, &b, NULL, 29) == 0);	/* 30 > 29 */
+	LC_CHECK(lc_dispenser_try_small(d, &b, NULL, 30) == 1);
+	LC_CHECK_EQ_U(b.file_id, 1);
+	LC_CHECK_EQ_U(b.len, 30);
+	lc_dispenser_release(d, &b);
+	LC_CHECK(lc_dispenser_try_small(d, &b, NULL, 99) == 0);	/* 100 */
+	LC_CHECK(lc_dispenser_next(d, &b, NULL, 0) == 1);
+	LC_CHECK_EQ_U(b.file_id, 2);
+	LC_CHECK_EQ_U(b.offset, 0);
+	lc_dispenser_release(d, &b);
+	LC_CHECK(lc_dispenser_try_small(d, &b, NULL, 100) == 1);
+	LC_CHECK_EQ_U(b.offset, 100);
+	lc_dispenser_release(d, &b);
+	LC_CHECK(lc_dispenser_try_small(d, &b, NULL, 50) == 1);	/* last 50 */
+	LC_CHECK_EQ_U(b.offset, 200);
+	LC_CHECK_EQ_U(b.len, 50);
+	lc_dispenser_release(d, &b);
+	lc_dispenser_abort(d);
+	LC_CHECK(lc_dispenser_try_small(d, &b, NULL, 50) == -LC_ERR_CANCELED);
 	lc_dispenser_free(d);
 }
 

@@ -176,6 +176,53 @@ LC_TEST(data_frames)
 	LC_CHECK(lc_frame_get(h, 1 << 20, &g) == -LC_ERR_PROTO);
 }
 
+LC_TEST(hole_frames)
+{
+	uint8_t h[LC_FRAME_HDR_LEN];
+	struct lc_frame f, g;
+
+	memset(&f, 0, sizeof(f));
+	f.type = LC_FRAME_HOLE;
+	f.file_id = 3;
+	f.offset = 1ULL << 40;
+	f.raw_len = LC_MAX_HOLE;
+	lc_frame_put(h, &f);
+	/* a hole is not limited by the block size */
+	LC_CHECK(lc_frame_get(h, LC_MIN_BLOCK, &g) == 0);
+	LC_CHECK(memcmp(&f, &g, sizeof(f)) == 0);
+	f.raw_len = 1;
+	lc_frame_put(h, &f);
+	LC_CHECK(lc_frame_get(h, LC_MIN_BLOCK, &g) == 0);
+	LC_CHECK_EQ_U(g.raw_len, 1);
+	LC_CHECK_EQ_U(g.len, 0);
+	f.raw_len = LC_MAX_HOLE + 1;	/* too long */
+	lc_frame_put(h, &f);
+	LC_CHECK(lc_frame_get(h, 1 << 20, &g) == -LC_ERR_PROTO);
+	f.raw_len = 0;			/* empty */
+	lc_frame_put(h, &f);
+	LC_CHECK(lc_frame_get(h, 1 << 20, &g) == -LC_ERR_PROTO);
+	f.raw_len = 4096;
+	f.len = 4096;			/* a payload */
+	lc_frame_put(h, &f);
+	LC_CHECK(lc_frame_get(h, 1 << 20, &g) == -LC_ERR_PROTO);
+	f.len = 0;
+	f.file_id = 0;			/* no file */
+	lc_frame_put(h, &f);
+	LC_CHECK(lc_frame_get(h, 1 << 20, &g) == -LC_ERR_PROTO);
+	f.file_id = 3;
+	f.offset = (uint64_t)INT64_MAX - 100;	/* overflows with raw_len */
+	lc_frame_put(h, &f);
+	LC_CHECK(lc_frame_get(h, 1 << 20, &g) == -LC_ERR_PROTO);
+	f.offset = 0;
+	f.flags = 1;			/* unknown flag */
+	lc_frame_put(h, &f);
+	LC_CHECK(lc_frame_get(h, 1 << 20, &g) == -LC_ERR_PROTO);
+	f.flags = 0;
+	lc_frame_put(h, &f);
+	h[3] = 1;			/* reserved */
+	LC_CHECK(lc_frame_get(h, 1 << 20, &g) == -LC_ERR_PROTO);
+}
+
 LC_TEST(resume_and_recovery_messages)
 {
 	struct lc_buf b;

@@ -1,5 +1,6 @@
 #include "harness.h"
 
+#include "lanecp/checksum.h"
 #include "lanecp/err.h"
 #include "lanecp/writer.h"
 
@@ -285,6 +286,210 @@ LC_TEST(quota_streams_do_not_deadlock)
 	lc_wfile_free(w);
 	for (int s = 0; s < NS; s++)
 		lc_pool_free(a[s].pool);
+	close(fd);
+}
+
+/* Holes: expected content is zeros except the data block(s). */
+static uint8_t
+want_byte(uint64_t off, uint64_t dstart, uint64_t dend)
+{
+	return off >= dstart && off < dend ? pattern(off) : 0;
+}
+
+static void
+check_sparse(int fd, uint64_t size, uint64_t dstart, uint64_t dend)
+{
+	struct stat st;
+	static uint8_t buf[65536];
+
+	LC_CHECK(fstat(fd, &st) == 0);
+	LC_CHECK_EQ_U(st.st_size, size);
+	for (uint64_t off = 0; off < size; off += sizeof(buf)) {
+		size_t n = size - off < sizeof(buf) ? size - off : sizeof(buf);
+		LC_CHECK(pread(fd, buf, n, (off_t)off) == (ssize_t)n);
+		for (size_t i = 0; i < n; i++)
+			LC_CHECK(buf[i] == want_byte(off + i, dstart, dend));
+	}
+}
+
+static void
+sum_of(uint64_t size, uint64_t dstart, uint64_t dend,
+    char out[LC_CSUM_TEXT_MAX])
+{
+	struct lc_csum *c = lc_csum_new(LC_CSUM_SHA256);
+
+	for (uint64_t off = 0; off < size; off++) {
+		uint8_t v = want_byte(off, dstart, dend);
+		lc_csum_update(c, &v, 1);
+	}
+	lc_csum_text(c, out);
+	lc_csum_free(c);
+}
+
+LC_TEST(holes_are_skipped_and_a_trailing_hole_sets_the_size)
+{
+	enum { D0 = 100000, D1 = 150000, END = 300000 };
+	struct lc_pool *pool;
+	struct lc_wfile *w;
+	struct lc_csum *c = lc_csum_new(LC_CSUM_SHA256);
+	char want[LC_CSUM_TEXT_MAX], got[LC_CSUM_TEXT_MAX];
+	int fd = tmpfile_fd(), complete, ncomplete = 0;
+	struct stat st;
+
+	LC_CHECK(lc_pool_new(4, 65536, &pool) == 0);
+	LC_CHECK(lc_wfile_new(fd, 1, 0, END, "t", &w) == 0);
+	lc_wfile_set_csum(w, c);
+	/* data first (waits), then the leading hole, then the trailing one */
+	LC_CHECK(lc_wfile_submit(w, fill(pool, D0, 50000), &complete,
+	    NULL) == 0);
+	ncomplete += complete;
+	LC_CHECK_EQ_U(lc_wfile_written(w), 0);
+	LC_CHECK(lc_wfile_submit_hole(w, 0, D0, &complete, NULL) == 0);
+	ncomplete += complete;
+	LC_CHECK_EQ_U(lc_wfile_written(w), D1);
+	LC_CHECK(fstat(fd, &st) == 0);
+	LC_CHECK_EQ_U(st.st_size, D1);
+	LC_CHECK(lc_wfile_submit_hole(w, D1, END - D1, &complete, NULL) == 0);
+	ncomplete += complete;
+	LC_CHECK_EQ_I(ncomplete, 1);
+	LC_CHECK_EQ_U(lc_wfile_written(w), END);
+	check_sparse(fd, END, D0, D1);
+	/* nothing was written for the holes (where the fs can tell) */
+	if (lseek(fd, 0, SEEK_DATA) > 0)
+		LC_CHECK(lseek(fd, D1 + 4096, SEEK_DATA) < 0);
+	/* holes took no block buffer */
+	LC_CHECK(lc_pool_allocated(pool) == 1);
+	lc_csum_text(c, got);
+	sum_of(END, D0, D1, want);
+	LC_CHECK_STR(got, want);
+	/* a hole overlapping data or out of range is refused */
+	lc_wfile_free(w);
+	LC_CHECK(lc_wfile_new(fd, 1, 0, 1000, "t", &w) == 0);
+	LC_CHECK(lc_wfile_submit(w, fill(pool, 500, 100), &complete,
+	    NULL) == 0);
+	LC_CHECK(lc_wfile_submit_hole(w, 400, 101, &complete, NULL) ==
+	    -LC_ERR_PROTO);
+	LC_CHECK(lc_wfile_submit_hole(w, 600, 401, &complete, NULL) ==
+	    -LC_ERR_PROTO);
+	LC_CHECK(lc_wfile_submit_hole(w, 600, 0, &complete, NULL) ==
+	    -LC_ERR_PROTO);
+	lc_wfile_free(w);
+	lc_pool_free(pool);
+	lc_csum_free(c);
+	close(fd);
+}
+
+struct drain_arg {
+	int fd;
+	uint64_t got;
+	int ok;
+	uint64_t dstart, dend;
+};
+
+static void *
+drain_main(void *arg)
+{
+	struct drain_arg *a = arg;
+	uint8_t buf[8192];
+	ssize_t n;
+
+	a->ok = 1;
+	while ((n = read(a->fd, buf, sizeof(buf))) > 0) {
+		for (ssize_t i = 0; i < n; i++)
+			if (buf[i] != want_byte(a->got + (uint64_t)i,
+			    a->dstart, a->dend))
+				a->ok = 0;
+		a->got += (uint64_t)n;
+	}
+	return NULL;
+}
+
+LC_TEST(holes_become_zeros_on_a_pipe)
+{
+	enum { D0 = 200000, D1 = 200100, END = 500000 };
+	struct lc_pool *pool;
+	struct lc_wfile *w;
+	struct drain_arg a;
+	struct lc_csum *c = lc_csum_new(LC_CSUM_CRC32);
+	char want[LC_CSUM_TEXT_MAX], got[LC_CSUM_TEXT_MAX];
+	struct lc_csum *ref = lc_csum_new(LC_CSUM_CRC32);
+	pthread_t th;
+	int fds[2], complete, ncomplete = 0;
+
+	LC_CHECK(pipe(fds) == 0);
+	memset(&a, 0, sizeof(a));
+	a.fd = fds[0];
+	a.dstart = D0;
+	a.dend = D1;
+	pthread_create(&th, NULL, drain_main, &a);
+	LC_CHECK(lc_pool_new(2, 4096, &pool) == 0);
+	LC_CHECK(lc_wfile_new(fds[1], 0, 0, END, "pipe", &w) == 0);
+	lc_wfile_set_csum(w, c);
+	LC_CHECK(lc_wfile_submit_hole(w, D1, END - D1, &complete, NULL) == 0);
+	ncomplete += complete;
+	LC_CHECK(lc_wfile_submit(w, fill(pool, D0, D1 - D0), &complete,
+	    NULL) == 0);
+	ncomplete += complete;
+	LC_CHECK(lc_wfile_submit_hole(w, 0, D0, &complete, NULL) == 0);
+	ncomplete += complete;
+	LC_CHECK_EQ_I(ncomplete, 1);
+	close(fds[1]);
+	pthread_join(th, NULL);
+	LC_CHECK_EQ_U(a.got, END);
+	LC_CHECK(a.ok);
+	for (uint64_t off = 0; off < END; off++) {
+		uint8_t v = want_byte(off, D0, D1);
+		lc_csum_update(ref, &v, 1);
+	}
+	lc_csum_text(ref, want);
+	lc_csum_text(c, got);
+	LC_CHECK_STR(got, want);
+	lc_wfile_free(w);
+	lc_pool_free(pool);
+	lc_csum_free(c);
+	lc_csum_free(ref);
+	close(fds[0]);
+}
+
+LC_TEST(waiting_holes_are_freed_with_the_writer)
+{
+	struct lc_wfile *w;
+	int fd = tmpfile_fd(), complete;
+
+	LC_CHECK(lc_wfile_new(fd, 1, 0, 1 << 20, "t", &w) == 0);
+	/* these wait for [0, 4096), which never comes */
+	LC_CHECK(lc_wfile_submit_hole(w, 4096, 65536, &complete, NULL) == 0);
+	LC_CHECK(lc_wfile_submit_hole(w, 1 << 19, 1 << 19, &complete,
+	    NULL) == 0);
+	LC_CHECK_EQ_I(complete, 0);
+	LC_CHECK_EQ_U(lc_wfile_written(w), 0);
+	lc_wfile_free(w);
+	close(fd);
+}
+
+LC_TEST(waiting_holes_are_bounded)
+{
+	struct lc_wfile *w;
+	uint64_t end = (uint64_t)(LC_WFILE_MAX_HOLES + 1) * 10 + 100;
+	int fd = tmpfile_fd(), complete;
+
+	LC_CHECK(lc_wfile_new(fd, 1, 0, end, "t", &w) == 0);
+	/* every hole waits for [0, 100) */
+	for (uint64_t i = 0; i < LC_WFILE_MAX_HOLES; i++) {
+		LC_CHECK(lc_wfile_hole_room(w, 100 + i * 10));
+		LC_CHECK(lc_wfile_submit_hole(w, 100 + i * 10, 10, &complete,
+		    NULL) == 0);
+	}
+	LC_CHECK(!lc_wfile_hole_room(w, 100 + LC_WFILE_MAX_HOLES * 10));
+	/* the one the writer can take is always let in */
+	LC_CHECK(lc_wfile_hole_room(w, 0));
+	LC_CHECK(lc_wfile_submit_hole(w, 0, 100, &complete, NULL) == 0);
+	LC_CHECK_EQ_U(lc_wfile_written(w), end - 10);
+	LC_CHECK(lc_wfile_hole_room(w, end - 10));
+	LC_CHECK(lc_wfile_submit_hole(w, end - 10, 10, &complete, NULL) == 0);
+	LC_CHECK_EQ_I(complete, 1);
+	check_sparse(fd, end, 0, 0);
+	lc_wfile_free(w);
 	close(fd);
 }
 
