@@ -141,7 +141,7 @@ lc_ctl_files_free(struct lc_ctl *c)
  */
 static void
 lc_ctl_failed(struct lc_ctl *c, const struct lc_endpoint *ep,
-    const char *what)
+    const char *where, const char *what)
 {
 	struct lc_copy_result *res = c->res;
 	char clean[LC_ERR_MSG_MAX];
@@ -151,7 +151,7 @@ lc_ctl_failed(struct lc_ctl *c, const struct lc_endpoint *ep,
 	    ep->remote ? ": " : "", clean);
 	if (res->nfailed < LC_RESULT_FAILED) {
 		snprintf(res->failed[res->nfailed].path,
-		    sizeof(res->failed[res->nfailed].path), "%s", ep->name);
+		    sizeof(res->failed[res->nfailed].path), "%s", where);
 		snprintf(res->failed[res->nfailed].err,
 		    sizeof(res->failed[res->nfailed].err), "%s", what);
 	}
@@ -373,7 +373,22 @@ lc_ctl_src_fail(struct lc_ctl *c, const struct lc_msg_file_fail *m,
 		return lc_err_set(e, LC_ERR_PROTO, "%s: source reported "
 		    "\"%.200s\", which was not asked for", c->src.name,
 		    m->name);
-	lc_ctl_failed(c, &c->src, m->msg);
+	/* where it is at the source: the request's directory, then name */
+	{
+		const struct lc_location *l = &c->srcs[c->listed];
+		char dir[LC_PATH_MAX], where[LC_PATH_MAX + 600];
+		size_t dl;
+
+		if (rq->flags & LC_ADD_CONTENTS)
+			snprintf(dir, sizeof(dir), "%s", l->path);
+		else
+			lc_path_dirname(l->path, dir, sizeof(dir));
+		dl = strlen(dir);
+		snprintf(where, sizeof(where), "%.255s%s%.1000s%s%.1000s",
+		    l->host, l->host[0] != '\0' ? ":" : "", dir,
+		    dl > 0 && dir[dl - 1] == '/' ? "" : "/", m->name);
+		lc_ctl_failed(c, &c->src, where, m->msg);
+	}
 	return 0;
 }
 
@@ -554,6 +569,7 @@ lc_ctl_file_done(struct lc_ctl *c, const struct lc_msg_file_done *m,
 {
 	struct lc_ctl_file *f = lc_ctl_file_find(c, m->id);
 	int reg = f != NULL && f->kind == LC_KIND_REG;
+	int r;
 
 	/* a directory or link is made at once: no FILE_READY, no bytes */
 	if (f == NULL || f->done || (reg && !f->ready) ||
@@ -573,7 +589,9 @@ lc_ctl_file_done(struct lc_ctl *c, const struct lc_msg_file_done *m,
 	}
 	if (m->checksum[0] != '\0')
 		lc_ctl_record_sum(c, f, m->checksum);
-	return lc_ctl_file_finish(c, f);
+	if ((r = lc_ctl_file_finish(c, f)) != 0)
+		return lc_err_set(e, -r, "control output");
+	return lc_ctl_maybe_nomore(c);
 }
 
 /*
@@ -593,8 +611,11 @@ lc_ctl_dst_skip(struct lc_ctl *c, const struct lc_msg_file_skip *m,
 	    (f->prefixed && !f->matched))
 		return lc_err_set(e, LC_ERR_PROTO, "%s: sink sent an "
 		    "unexpected FILE_SKIP for file %u", c->dst_ep.name, m->id);
-	if (m->why == LC_SKIP_FAILED)
-		lc_ctl_failed(c, &c->dst_ep, m->msg);
+	if (m->why == LC_SKIP_FAILED) {
+		char where[LC_PATH_MAX + 600];
+		lc_ctl_file_where(c, f, where, sizeof(where));
+		lc_ctl_failed(c, &c->dst_ep, where, m->msg);
+	}
 	else
 		lc_log_verbose("%s: %s, skipped", f->name,
 		    m->why == LC_SKIP_UPTODATE ? "up to date" : "exists");
@@ -829,21 +850,30 @@ lc_ctl_signal(int fd, struct lc_err *e)
 }
 
 static void
+lc_ctl_progress_set(struct lc_ctl *c)
+{
+	if (c->progress.start_ns == 0)
+		lc_progress_init(&c->progress, 2, c->bytes_total);
+	c->progress.total = c->bytes_total;
+	c->progress.files = c->files_done;
+	c->progress.files_total = c->files_total;
+	/* a tree's total is known once every source has been listed */
+	c->progress.total_final = c->listed >= c->adds_sent;
+}
+
+static void
 lc_ctl_tick(struct lc_ctl *c)
 {
 	uint64_t now;
 
-	/* the total is known once every source has been listed */
 	if (c->o->progress_ms == 0 || !c->negotiated ||
-	    c->listed < c->adds_sent)
+	    (c->listed < c->adds_sent && c->files_total == 0))
 		return;
 	now = lc_now_ms();
 	if (now < c->next_progress)
 		return;
 	c->next_progress = now + c->o->progress_ms;
-	if (c->progress.start_ns == 0)
-		lc_progress_init(&c->progress, 2, c->bytes_total);
-	c->progress.total = c->bytes_total;
+	lc_ctl_progress_set(c);
 	lc_progress_update(&c->progress, c->bytes_done);
 }
 
@@ -1087,9 +1117,7 @@ lc_copy_run(const struct lc_copy_opts *o, int signal_fd,
 		    "copied (partial transfer); the rest was", res->nfailed,
 		    res->nfailed == 1 ? "" : "s");
 	if (o->progress_ms != 0) {
-		if (c.progress.start_ns == 0)
-			lc_progress_init(&c.progress, 2, c.bytes_total);
-		c.progress.total = c.bytes_total;
+		lc_ctl_progress_set(&c);
 		lc_progress_finish(&c.progress, c.bytes_done);
 	}
 	lc_fmt_rate(rate, sizeof(rate), res->bytes, res->ns);

@@ -338,8 +338,27 @@ lc_part_open(const struct lc_target *t, struct lc_part *f, uint64_t *kept,
 	int err, r;
 
 	*kept = 0;
-	r = lc_confine_stat(t->conf, f->beneath ? f->dfd : -1,
-	    f->beneath ? f->name : t->path, &st, &err, e);
+	if (t->flags & LC_TGT_TREE) {
+		/* in a tree nothing at the sink is followed: a link in the
+		 * way is replaced (with -f / -u), never written through */
+		if (fstatat(f->dfd, f->name, &st, AT_SYMLINK_NOFOLLOW) != 0) {
+			if (errno != ENOENT)
+				return lc_err_sys(e, LC_ERR_IO, errno, "%s",
+				    f->final);
+			return lc_part_open_part(t, f, kept, e);
+		}
+		if (S_ISLNK(st.st_mode)) {
+			if (!(t->flags & LC_TGT_FORCE))
+				return lc_err_set(e, LC_ERR_EXISTS, "%s: exists "
+				    "as a symlink (use -f or -u to replace "
+				    "it)", f->final);
+			return lc_part_open_part(t, f, kept, e);
+		}
+		r = 0;
+		err = 0;
+	} else
+		r = lc_confine_stat(t->conf, f->beneath ? f->dfd : -1,
+		    f->beneath ? f->name : t->path, &st, &err, e);
 	if (r != 0 && err != ENOENT)
 		return r;
 	lc_err_clear(e);
@@ -547,9 +566,20 @@ lc_tree_mkdir(const struct lc_target *t, int dfd, const char *leaf,
 		    LC_ERR_IO, errno, "cannot make directory %s", shown);
 	if (fstatat(dfd, leaf, &st, AT_SYMLINK_NOFOLLOW) != 0)
 		return lc_err_sys(e, LC_ERR_IO, errno, "%s", shown);
-	if (!S_ISDIR(st.st_mode))
+	if (S_ISDIR(st.st_mode))
+		return 0;
+	/* a file or link in the way: replaced with -f / -u, like rsync */
+	if (!(t->flags & LC_TGT_FORCE) || !(S_ISREG(st.st_mode) ||
+	    S_ISLNK(st.st_mode)))
 		return lc_err_set(e, LC_ERR_EXISTS, "%s: exists and is not a "
-		    "directory", shown);
+		    "directory%s", shown, (t->flags & LC_TGT_FORCE) ? "" :
+		    " (use -f or -u to replace it)");
+	if (unlinkat(dfd, leaf, 0) != 0 && errno != ENOENT)
+		return lc_err_sys(e, LC_ERR_IO, errno, "remove %s", shown);
+	if (mkdirat(dfd, leaf, 0700) != 0)
+		return lc_err_sys(e, errno == ENOSPC ? LC_ERR_NOSPACE :
+		    LC_ERR_IO, errno, "cannot make directory %s", shown);
+	*made = 1;
 	return 0;
 }
 

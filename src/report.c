@@ -68,7 +68,7 @@ lc_copy_json(int fd, const struct lc_copy_opts *o,
 		    res->skipped, res->nfailed);
 	for (uint32_t i = 0; r == 0 && i < res->nfailed &&
 	    i < LC_RESULT_FAILED; i++) {
-		(void)((r = lc_json_raw(&b, "%s{\"host\":", i ? "," : "")) !=
+		(void)((r = lc_json_raw(&b, "%s{\"path\":", i ? "," : "")) !=
 		    0 ||
 		    (r = lc_json_put_str(&b, res->failed[i].path)) != 0 ||
 		    (r = lc_json_raw(&b, ",\"error\":")) != 0 ||

@@ -12,6 +12,11 @@ struct lc_progress {
 	uint64_t last_ns;
 	uint64_t last_bytes;
 	int drawn;		/* a live line is on screen */
+	/* trees: files done of files listed so far; total_final = 0 while
+	 * the listing goes on (no percentage or ETA yet) */
+	uint32_t files;
+	uint32_t files_total;
+	int total_final;
 };
 
 void lc_progress_init(struct lc_progress *p, int fd, uint64_t total);

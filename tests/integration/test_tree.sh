@@ -365,13 +365,16 @@ tc_update() {
 		head -c "$(stat -c %s "$t/src/$f")" /dev/urandom >"$t/src/$f.new"
 		mv "$t/src/$f.new" "$t/src/$f"
 		touch -d "@$(($(date +%s) - 1000 - ${#dir}))" "$t/src/$f"
-		inodes=$(tree_list "$t/$dir/src" '%i %T@' | grep -v "'$f'")
+		# the file, and its directory (its mtime changed with -p)
+		inodes=$(tree_list "$t/$dir/src" '%i %T@' |
+			grep -av -e "'$f'" -e "'${f%/*}'")
 		lc_lanecp -r -p -u --json "$src" "$dst" >"$d/u.json"
 		sent=$(jget "$d/u.json" bytes)
 		[[ $sent == "$(stat -c %s "$t/src/$f")" ]] ||
 			lc_fail "-u ($dir) with one changed file of $(stat -c %s "$t/src/$f") bytes sent $sent"
 		same_tree "$t/src" "$t/$dir/src" '%m %T@'
-		[[ $(tree_list "$t/$dir/src" '%i %T@' | grep -v "'$f'") == "$inodes" ]] ||
+		[[ $(tree_list "$t/$dir/src" '%i %T@' |
+			grep -av -e "'$f'" -e "'${f%/*}'") == "$inodes" ]] ||
 			lc_fail "-u ($dir) touched files that had not changed"
 	done
 
