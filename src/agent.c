@@ -108,6 +108,15 @@ lc_agent_max_streams(void)
 
 	if (getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY)
 		return LC_MAX_STREAMS;
+	/*
+	 * A tree keeps up to LC_FILES_INFLIGHT files open at each end: take
+	 * what the hard limit allows (Debian's soft limit is 1024).
+	 */
+	if (rl.rlim_cur < 65536 && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max < 65536 ? rl.rlim_max : 65536;
+		if (setrlimit(RLIMIT_NOFILE, &rl) != 0)
+			(void)getrlimit(RLIMIT_NOFILE, &rl);
+	}
 	/* two descriptors per stream (listener + connection) plus slack */
 	n = rl.rlim_cur > 64 ? (rl.rlim_cur - 64) / 2 : 1;
 	return n < LC_MAX_STREAMS ? (uint32_t)(n == 0 ? 1 : n) : LC_MAX_STREAMS;

@@ -151,9 +151,9 @@ lc_ctl_failed(struct lc_ctl *c, const struct lc_endpoint *ep,
 	    ep->remote ? ": " : "", clean);
 	if (res->nfailed < LC_RESULT_FAILED) {
 		snprintf(res->failed[res->nfailed].path,
-		    sizeof(res->failed[res->nfailed].path), "%s", where);
+		    sizeof(res->failed[res->nfailed].path), "%.500s", where);
 		snprintf(res->failed[res->nfailed].err,
-		    sizeof(res->failed[res->nfailed].err), "%s", what);
+		    sizeof(res->failed[res->nfailed].err), "%.250s", what);
 	}
 	res->nfailed++;
 }

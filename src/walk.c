@@ -598,7 +598,7 @@ lc_walk_next(struct lc_walk *w, struct lc_walk_entry *ent, struct lc_err *e)
 {
 	struct lc_walk_level *l;
 	const char *name;
-	size_t n, bad;
+	size_t n, bad = 0;
 	int r, err;
 
 	lc_walk_ent(w, ent, 0);
