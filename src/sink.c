@@ -928,8 +928,9 @@ lc_sink_progress(struct lc_sink *s)
 
 /*
  * Directories last (the job thread), deepest first: each gets its mode
- * and times once its contents are written, and is fsynced (its entries,
- * new subdirectories included, are durable), then the target itself.
+ * and times once its contents are written, and is made durable (its
+ * entries, new subdirectories included): an fsync each, or for many one
+ * syncfs(2); then the target itself.
  */
 static void
 lc_sink_dirs_job(void *arg)
@@ -944,13 +945,20 @@ lc_sink_dirs_job(void *arg)
 		if (lc_role_canceled(&s->port))
 			return;
 		if (lc_tree_dir_attrs(&s->tgt, d->rel, d->mode, d->mtime_sec,
-		    d->mtime_nsec, fsync_on, &e) != 0) {
+		    d->mtime_nsec, fsync_on && s->ndirs < LC_SINK_SYNCFS_MIN,
+		    &e) != 0) {
 			lc_role_post(&s->port, LC_EV_ERROR, 0, 0, &e);
 			return;
 		}
 	}
-	if (fsync_on && s->tgt.dir_fd >= 0)
-		(void)fsync(s->tgt.dir_fd);
+	/* many directories: one syncfs(2) for all of them */
+	if (fsync_on && s->tgt.dir_fd >= 0 &&
+	    (s->ndirs >= LC_SINK_SYNCFS_MIN ? syncfs(s->tgt.dir_fd) :
+	    fsync(s->tgt.dir_fd)) != 0 && errno != EINVAL) {
+		lc_err_sys(&e, LC_ERR_IO, errno, "sync %s", s->tgt.path);
+		lc_role_post(&s->port, LC_EV_ERROR, 0, 0, &e);
+		return;
+	}
 	lc_role_post(&s->port, LC_EV_DIRS_DONE, 0, 0, NULL);
 }
 

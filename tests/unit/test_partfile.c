@@ -406,4 +406,145 @@ LC_TEST(space_check_can_refuse_and_be_skipped)
 	t_done(&v);
 }
 
+/* A tree target: the directory itself, with flags. */
+static void
+t_tree(struct t_env *v, uint32_t flags)
+{
+	lc_target_close(&v->t);
+	LC_CHECK_EQ_I(lc_target_resolve(&v->t, &v->conf, v->dir,
+	    flags | LC_TGT_TREE | LC_TGT_WANT_DIR, 022, &v->e), 0);
+	LC_CHECK_EQ_I(v->t.is_dir, 1);
+}
+
+LC_TEST(tree_mkdir_keeps_dirs_and_replaces_files_only_with_force)
+{
+	struct t_env v;
+	struct stat st;
+	char p[256];
+	int made = -1;
+
+	t_env(&v);
+	t_tree(&v, 0);
+	LC_CHECK_EQ_I(lc_tree_mkdir(&v.t, v.t.dir_fd, "d", "d", &made, &v.e),
+	    0);
+	LC_CHECK_EQ_I(made, 1);
+	snprintf(p, sizeof(p), "%s/d", v.dir);
+	LC_CHECK(stat(p, &st) == 0 && S_ISDIR(st.st_mode));
+	LC_CHECK_EQ_U(st.st_mode & 0777, 0700);	/* its own mode comes last */
+	LC_CHECK_EQ_I(lc_tree_mkdir(&v.t, v.t.dir_fd, "d", "d", &made, &v.e),
+	    0);
+	LC_CHECK_EQ_I(made, 0);
+	/* a file in the way: refused without -f, replaced with it */
+	snprintf(p, sizeof(p), "%s/f", v.dir);
+	LC_CHECK(close(open(p, O_CREAT | O_WRONLY, 0644)) == 0);
+	LC_CHECK_EQ_I(lc_tree_mkdir(&v.t, v.t.dir_fd, "f", "f", &made, &v.e),
+	    -LC_ERR_EXISTS);
+	t_tree(&v, LC_TGT_FORCE);
+	LC_CHECK_EQ_I(lc_tree_mkdir(&v.t, v.t.dir_fd, "f", "f", &made, &v.e),
+	    0);
+	LC_CHECK(stat(p, &st) == 0 && S_ISDIR(st.st_mode));
+	/* a symlink to a directory is not a directory: replaced, not used */
+	snprintf(p, sizeof(p), "%s/l", v.dir);
+	LC_CHECK(symlink("/tmp", p) == 0);
+	LC_CHECK_EQ_I(lc_tree_mkdir(&v.t, v.t.dir_fd, "l", "l", &made, &v.e),
+	    0);
+	LC_CHECK(lstat(p, &st) == 0 && S_ISDIR(st.st_mode));
+	/* modes after contents: 0555 less nothing with -p */
+	t_tree(&v, LC_TGT_PRESERVE);
+	LC_CHECK_EQ_I(lc_tree_dir_attrs(&v.t, "d", 0555, 1000000000, 5, 1,
+	    &v.e), 0);
+	snprintf(p, sizeof(p), "%s/d", v.dir);
+	LC_CHECK(stat(p, &st) == 0);
+	LC_CHECK_EQ_U(st.st_mode & 0777, 0555);
+	LC_CHECK_EQ_I((long long)st.st_mtim.tv_sec, 1000000000LL);
+	LC_CHECK_EQ_I((long long)st.st_mtim.tv_nsec, 5LL);
+	t_done(&v);
+}
+
+LC_TEST(tree_symlink_made_as_a_link_never_followed)
+{
+	struct t_env v;
+	char p[256], buf[256];
+	struct stat st;
+	ssize_t n;
+
+	t_env(&v);
+	t_tree(&v, 0);
+	/* the target is data: absolute, outside, dangling, all fine */
+	LC_CHECK_EQ_I(lc_tree_symlink(&v.t, v.t.dir_fd, "l", "l", "../../etc",
+	    0, 0, &v.e), 0);
+	snprintf(p, sizeof(p), "%s/l", v.dir);
+	LC_CHECK((n = readlink(p, buf, sizeof(buf) - 1)) == 9);
+	buf[n] = '\0';
+	LC_CHECK_STR(buf, "../../etc");
+	/* the same link again: left alone; another one: needs -f */
+	LC_CHECK_EQ_I(lc_tree_symlink(&v.t, v.t.dir_fd, "l", "l", "../../etc",
+	    0, 0, &v.e), 0);
+	LC_CHECK_EQ_I(lc_tree_symlink(&v.t, v.t.dir_fd, "l", "l", "x", 0, 0,
+	    &v.e), -LC_ERR_EXISTS);
+	t_tree(&v, LC_TGT_UPDATE | LC_TGT_PRESERVE);
+	LC_CHECK_EQ_I(lc_tree_symlink(&v.t, v.t.dir_fd, "l", "l", "x",
+	    1234567890, 0, &v.e), 0);
+	LC_CHECK(lstat(p, &st) == 0 && S_ISLNK(st.st_mode));
+	LC_CHECK_EQ_I((long long)st.st_mtim.tv_sec, 1234567890LL);
+	/* never over a directory */
+	snprintf(p, sizeof(p), "%s/dir", v.dir);
+	LC_CHECK(mkdir(p, 0700) == 0);
+	LC_CHECK_EQ_I(lc_tree_symlink(&v.t, v.t.dir_fd, "dir", "dir", "x", 0,
+	    0, &v.e), -LC_ERR_EXISTS);
+	LC_CHECK(lstat(p, &st) == 0 && S_ISDIR(st.st_mode));
+	t_done(&v);
+}
+
+LC_TEST(tree_skip_quick_check_and_ignore_existing)
+{
+	struct t_env v;
+	struct timespec ts[2] = { { 0, UTIME_OMIT }, { 1700000000, 0 } };
+	char p[256];
+	int fd;
+
+	t_env(&v);
+	snprintf(p, sizeof(p), "%s/f", v.dir);
+	LC_CHECK((fd = open(p, O_CREAT | O_WRONLY, 0644)) >= 0);
+	LC_CHECK(write(fd, "hello", 5) == 5);
+	LC_CHECK(futimens(fd, ts) == 0);
+	close(fd);
+	t_tree(&v, 0);	/* neither -u nor -O: never skipped */
+	LC_CHECK_EQ_I(lc_tree_skip(&v.t, v.t.dir_fd, "f", 5, 1700000000), 0);
+	t_tree(&v, LC_TGT_UPDATE);
+	LC_CHECK_EQ_I(lc_tree_skip(&v.t, v.t.dir_fd, "f", 5, 1700000000),
+	    LC_SKIP_UPTODATE);
+	LC_CHECK_EQ_I(lc_tree_skip(&v.t, v.t.dir_fd, "f", 6, 1700000000), 0);
+	LC_CHECK_EQ_I(lc_tree_skip(&v.t, v.t.dir_fd, "f", 5, 1700000001), 0);
+	LC_CHECK_EQ_I(lc_tree_skip(&v.t, v.t.dir_fd, "nothere", 5, 0), 0);
+	t_tree(&v, LC_TGT_SKIP_EXISTING);
+	LC_CHECK_EQ_I(lc_tree_skip(&v.t, v.t.dir_fd, "f", 99, 0),
+	    LC_SKIP_EXISTS);
+	LC_CHECK_EQ_I(lc_tree_skip(&v.t, v.t.dir_fd, "nothere", 5, 0), 0);
+	t_done(&v);
+}
+
+LC_TEST(tree_dirs_never_through_a_symlink)
+{
+	struct t_env v;
+	char p[256];
+	int fd = -1;
+
+	t_env(&v);
+	snprintf(p, sizeof(p), "%s/real", v.dir);
+	LC_CHECK(mkdir(p, 0700) == 0);
+	snprintf(p, sizeof(p), "%s/real/sub", v.dir);
+	LC_CHECK(mkdir(p, 0700) == 0);
+	snprintf(p, sizeof(p), "%s/link", v.dir);
+	LC_CHECK(symlink("real", p) == 0);	/* stays beneath, still refused */
+	t_tree(&v, 0);
+	LC_CHECK_EQ_I(lc_tree_open_dir(&v.t, "real/sub", &fd, &v.e), 0);
+	close(fd);
+	LC_CHECK(lc_tree_open_dir(&v.t, "link/sub", &fd, &v.e) != 0);
+	LC_CHECK_EQ_I(fd, -1);
+	LC_CHECK(lc_tree_open_dir(&v.t, "link", &fd, &v.e) != 0);
+	LC_CHECK(lc_tree_open_dir(&v.t, "real/../..", &fd, &v.e) != 0);
+	t_done(&v);
+}
+
 LC_TEST_MAIN()
