@@ -389,7 +389,7 @@ static const struct lc_opt lc_opts[] = {
 	{ "preserve", 'p', NULL, "keep modification times and permission "
 	    "bits", lc_opt_preserve },
 	{ "update", 'u', NULL, "skip files whose size and mtime match the "
-	    "target; replace the rest", lc_opt_update },
+	    "target; replace the rest (keeps mtimes)", lc_opt_update },
 	{ "ignore-existing", 'O', NULL, "skip every file that already exists "
 	    "at the target", lc_opt_skip_existing },
 	{ "force", 'f', NULL, "overwrite an existing target file",
@@ -483,7 +483,9 @@ lc_usage(FILE *f)
 	    "  lanecp -F ~/.ssh/config-lab bigfile lab:/tmp/x\n"
 	    "  lanecp -r -p /var/backup/2026-11-30 replica:/srv/seed/\n"
 	    "  lanecp -r -u /var/backup replica:/srv/seed/   "
-	    "(next night: only what changed)\n");
+	    "(next night: only what changed)\n"
+	    "  lanecp -r -a -u --retries 5 /var/backup replica:/srv/seed/   "
+	    "(resume a killed run)\n");
 }
 
 static int

@@ -444,7 +444,8 @@ lc_part_prepare(const struct lc_target *t, struct lc_part *f, int do_fsync,
 	/* permission bits only: never set-id or sticky bits from a peer */
 	if (fchmod(f->fd, (mode_t)f->mode & ~keep & 0777) != 0)
 		return lc_err_sys(e, LC_ERR_IO, errno, "chmod %s", f->tmp);
-	if (t->flags & LC_TGT_PRESERVE) {
+	/* -u keeps times too: the next quick check compares them */
+	if (t->flags & (LC_TGT_PRESERVE | LC_TGT_UPDATE)) {
 		ts[0].tv_sec = 0;
 		ts[0].tv_nsec = UTIME_OMIT;
 		ts[1].tv_sec = (time_t)f->mtime_sec;
@@ -624,7 +625,7 @@ lc_tree_symlink(const struct lc_target *t, int dfd, const char *leaf,
 		    shown);
 	}
  times:
-	if (!(t->flags & LC_TGT_PRESERVE))
+	if (!(t->flags & (LC_TGT_PRESERVE | LC_TGT_UPDATE)))
 		return 0;
 	ts[0].tv_sec = 0;
 	ts[0].tv_nsec = UTIME_OMIT;

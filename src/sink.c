@@ -54,8 +54,9 @@
 #define LC_MIN_QUOTA 2
 #define LC_MAX_QUOTA 16
 /*
- * Files per transfer: ids are 1 .. the count the controller announced in
- * SINK_TARGET, which is at most this (the id table is 8 bytes a file).
+ * Files in flight: ids come in order, at most SINK_TARGET's inflight
+ * beyond the lowest one not yet done, which is at most this (the ring of
+ * files is 8 bytes a slot).
  */
 #define LC_SINK_MAX_FILES 65536u
 #define LC_MAX_STREAM_LOSSES 8	/* per stream: then the copy fails */
