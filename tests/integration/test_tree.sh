@@ -378,6 +378,14 @@ tc_update() {
 			lc_fail "-u ($dir) touched files that had not changed"
 	done
 
+	lc_note "-u without -p: what it copies keeps the mtime, so a second -u sends nothing"
+	mkdir -p "$t/nop"
+	lc_lanecp -r -u --json "$t/src" "$H:$t/nop/" >"$d/u.json"
+	[[ $(jget "$d/u.json" bytes) != 0 ]] || lc_fail "-u into an empty directory sent nothing"
+	lc_lanecp -r -u --json "$t/src" "$H:$t/nop/" >"$d/u.json"
+	sent=$(jget "$d/u.json" bytes)
+	[[ $sent == 0 ]] || lc_fail "a second -u without -p sent $sent bytes"
+
 	lc_note "-O: existing files are skipped even when they differ, new ones copied"
 	echo "changed, and longer than before" >"$t/src/-dash"
 	echo new >"$t/src/small/newfile"
