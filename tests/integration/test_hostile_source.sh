@@ -8,6 +8,16 @@
 # the asked-for file appears in the target directory.  Set-id and sticky
 # bits are dropped; --json stays valid JSON.
 #
+# Trees (-r): names with "..", empty or "." components, absolute names,
+# names outside the requested root or under a file root, entries in a
+# directory never announced or under a symlink, names out of order or
+# twice, ids beyond the credit window and FILE_FAIL outside the request are
+# refused the same way, with a canary check that nothing outside the
+# target changed.  Symlink targets are data: absolute or "../../.." targets
+# are made as they are and never followed.  A push through the wrapper
+# checks the sink's own refusals (names the controller would never relay,
+# links planted in the target).
+#
 # The evil source is tests/tools/lc_evil_agent wrapping the real agent
 # (LC_EVIL_REAL), so everything it does not rewrite is a real copy.
 set -euo pipefail
@@ -365,5 +375,49 @@ sunsafe "absolute" /etc/evil
 sunsafe "trailing slash" src/a/
 sunsafe "dot" .
 sunsafe "dotdot alone" ..
+
+# spush CASE VAR=value... -- lanecp-args: push $z/src into $t (prepared
+# by the caller) through the evil sink wrapper; exit status in $rc.
+spush() {
+	local what=$1
+	local -a vars=()
+	shift
+	while [[ $1 != -- ]]; do
+		vars+=("$(printf '%q' "$1")")
+		shift
+	done
+	shift
+	touch "$d/stamp"
+	rc=0
+	"$LANECP" -F "$LC_SSH_CONFIG" \
+		-T "${vars[*]} LC_EVIL_REAL=$(printf '%q' "$LANECP") $(printf '%q' "$LC_TOOLS_DIR/lc_evil_agent")" \
+		-r "$@" "$z/src" "$H:$t/" >"$d/out" 2>"$d/err" || rc=$?
+}
+lc_note "sink: a name through a link planted in the target is never followed"
+for opt in "" -f; do
+	n=$((n + 1))
+	t=$z/t$n
+	mkdir -p "$t/src"
+	ln -s "$z/canarydir" "$t/src/link"
+	spush "through a link $opt" LC_EVIL_SINK_AT=src/d/e LC_EVIL_SINK_NAME=src/link/keep -- $opt
+	[[ $rc != 0 ]] || { lc__show "$d/err"; lc_fail "sink through a link $opt: exit 0"; }
+	lc_log_has 'src/link' "$d/err"
+	outside_clean "sink through a link $opt"
+	[[ -L $t/src/link ]] || lc_fail "sink through a link $opt: the planted link is gone"
+	# the target root itself a link to the outside
+	n=$((n + 1))
+	t=$z/t$n
+	mkdir "$t"
+	ln -s "$z/canarydir" "$t/src"
+	spush "root link $opt" -- $opt
+	if [[ $opt == -f ]]; then
+		[[ $rc == 0 ]] || { lc__show "$d/err"; lc_fail "sink root link -f: exit $rc"; }
+		[[ -d $t/src && ! -L $t/src ]] || lc_fail "sink root link -f: not replaced"
+		diff -r --no-dereference "$z/src" "$t/src" || lc_fail "sink root link -f: tree differs"
+	else
+		[[ $rc != 0 ]] || { lc__show "$d/err"; lc_fail "sink root link: exit 0"; }
+	fi
+	outside_clean "sink root link $opt"
+done
 
 echo PASS
