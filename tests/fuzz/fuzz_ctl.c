@@ -2,6 +2,10 @@
  * Control message decoders: the first byte picks a message type, the rest
  * is the frame payload.  Whatever decodes must re-encode to the same bytes
  * (so the decoder accepts nothing the encoder cannot produce).
+ * Selectors 0..20 are the protocol 1 messages (unchanged, so the corpus
+ * keeps its meaning), 21..23 SRC_CREDIT, FILE_SKIP and FILE_FAIL, 24 the
+ * relative-name helpers against a reference (two names split at the first
+ * NUL), the rest the frame splitter.
  */
 #include "lanecp/buf.h"
 #include "lanecp/wire.h"
@@ -11,6 +15,63 @@
 #include <string.h>
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+/* lc_relname_ok's contract, written out the slow way */
+static int
+lc_ref_relname_ok(const char *s)
+{
+	size_t n = strlen(s);
+
+	if (n == 0 || s[0] == '/' || s[n - 1] == '/' || strstr(s, "//") ||
+	    strcmp(s, ".") == 0 || strcmp(s, "..") == 0 ||
+	    strncmp(s, "./", 2) == 0 || strncmp(s, "../", 3) == 0 ||
+	    strstr(s, "/./") || strstr(s, "/../") ||
+	    (n >= 2 && strcmp(s + n - 2, "/.") == 0) ||
+	    (n >= 3 && strcmp(s + n - 3, "/..") == 0))
+		return 0;
+	return 1;
+}
+
+static int
+lc_sgn(int v)
+{
+	return (v > 0) - (v < 0);
+}
+
+static void
+lc_check_relname(const uint8_t *p, size_t n)
+{
+	char a[LC_PATH_MAX], b[LC_PATH_MAX];
+	const uint8_t *z = memchr(p, 0, n);
+	size_t al = z != NULL ? (size_t)(z - p) : n, bl;
+	int ab, ba;
+
+	if (al >= sizeof(a))
+		return;
+	memcpy(a, p, al);
+	a[al] = '\0';
+	bl = z != NULL ? n - al - 1 : 0;
+	if (bl >= sizeof(b))
+		return;
+	if (z != NULL) {
+		memcpy(b, z + 1, bl);
+		if (memchr(b, 0, bl) != NULL)
+			bl = strlen(b);
+	}
+	b[bl] = '\0';
+	if (lc_relname_ok(a) != lc_ref_relname_ok(a) ||
+	    lc_relname_ok(b) != lc_ref_relname_ok(b))
+		abort();
+	ab = lc_sgn(lc_relname_cmp(a, b));
+	ba = lc_sgn(lc_relname_cmp(b, a));
+	/* a total order consistent with equality */
+	if (ab != -ba || (ab == 0) != (strcmp(a, b) == 0) ||
+	    lc_relname_cmp(a, a) != 0)
+		abort();
+	/* a directory sorts before everything beneath it */
+	if (al < bl && strncmp(a, b, al) == 0 && b[al] == '/' && ab >= 0)
+		abort();
+}
 
 static void
 lc_check_same(struct lc_buf *b, const uint8_t *p, size_t n)
@@ -44,6 +105,9 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		struct lc_msg_prefix_match match;
 		struct lc_msg_stream_lost lost;
 		struct lc_msg_ack ack;
+		struct lc_msg_src_credit credit;
+		struct lc_msg_file_skip skip;
+		struct lc_msg_file_fail fail;
 	} m;
 	struct lc_buf b;
 	const uint8_t *p;
@@ -55,7 +119,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	p = data + 1;
 	n = size - 1;
 	lc_buf_init(&b, LC_CTL_MAX + 8);
-	switch (data[0] % 24) {
+	switch (data[0] % 32) {
 	case 0:
 		if (lc_msg_get_hello(p, n, &m.hello) == 0 &&
 		    lc_msg_put_hello(&b, &m.hello) == 0)
@@ -72,6 +136,14 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			lc_check_same(&b, p, n);
 		break;
 	case 3:
+		/* kinds: a link target exactly for symlinks, no size but files */
+		if (lc_msg_get_file(p, n, &m.file) == 0 &&
+		    (m.file.id == 0 || m.file.kind < LC_KIND_REG ||
+		    m.file.kind > LC_KIND_SYMLINK ||
+		    (m.file.kind == LC_KIND_SYMLINK) !=
+		    (m.file.link[0] != '\0') ||
+		    (m.file.kind != LC_KIND_REG && m.file.size != 0)))
+			abort();
 		if (lc_msg_get_file(p, n, &m.file) == 0 &&
 		    lc_msg_put_file(&b, &m.file) == 0)
 			lc_check_same(&b, p, n);
@@ -158,6 +230,31 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (lc_msg_get_ack(p, n, &m.ack) == 0 &&
 		    lc_msg_put_ack(&b, &m.ack) == 0)
 			lc_check_same(&b, p, n);
+		break;
+	case 21:
+		if (lc_msg_get_src_credit(p, n, &m.credit) == 0 &&
+		    lc_msg_put_src_credit(&b, &m.credit) == 0)
+			lc_check_same(&b, p, n);
+		break;
+	case 22:
+		if (lc_msg_get_file_skip(p, n, &m.skip) == 0 &&
+		    (m.skip.id == 0 || m.skip.why < LC_SKIP_UPTODATE ||
+		    m.skip.why > LC_SKIP_FAILED))
+			abort();
+		if (lc_msg_get_file_skip(p, n, &m.skip) == 0 &&
+		    lc_msg_put_file_skip(&b, &m.skip) == 0)
+			lc_check_same(&b, p, n);
+		break;
+	case 23:
+		if (lc_msg_get_file_fail(p, n, &m.fail) == 0 &&
+		    !lc_relname_ok(m.fail.name))
+			abort();
+		if (lc_msg_get_file_fail(p, n, &m.fail) == 0 &&
+		    lc_msg_put_file_fail(&b, &m.fail) == 0)
+			lc_check_same(&b, p, n);
+		break;
+	case 24:
+		lc_check_relname(p, n);
 		break;
 	default:
 		/* the frame splitter on raw bytes */

@@ -21,6 +21,23 @@
  *   LC_EVIL_LISTED_FILES=N the file count
  *   LC_EVIL_LATE=NAME      a FILE of that name (id 2, 0 bytes) after it
  *
+ * Trees (lanecp -r):
+ *   LC_EVIL_AT=NAME        the FILE rewrites above and below apply only to
+ *                          the FILE the real source names NAME (default:
+ *                          every FILE)
+ *   LC_EVIL_LINK=TARGET    the link target of a symlink (kind 3)
+ *   LC_EVIL_EXTRA_KIND=K   the kind of the EXTRA FILE (default 1; 3 takes
+ *   LC_EVIL_EXTRA_LINK=T   its link target from LC_EVIL_EXTRA_LINK)
+ *   LC_EVIL_FAIL=NAME      a FILE_FAIL for NAME after the FILE
+ *   LC_EVIL_FLOOD=N        N more FILEs after it, "NAME/f000002"... with
+ *                          the next ids, 1 byte each, ignoring the credit
+ *                          window; every later FILE from the real source
+ *                          and every FILE_READY to it are dropped
+ * and the FILE messages the controller sends (the wrapped agent is a sink,
+ * a push):
+ *   LC_EVIL_SINK_AT=NAME   the FILE named NAME (default: every FILE)
+ *   LC_EVIL_SINK_NAME=NAME gets this name before it reaches the real sink
+ *
  * In either mode LC_EVIL_ERROR_HEX=HEX answers SRC_ADD with an ERROR
  * whose text is those bytes (for --json and terminal-escape tests).
  *
@@ -117,6 +134,17 @@ evil_error(struct lc_buf *out)
 	return 1;
 }
 
+static int flooding;	/* LC_EVIL_FLOOD done: drop the rest */
+
+/* 1 if the rewrites apply to a FILE named name ($var unset: every FILE). */
+static int
+env_at(const char *var, const char *name)
+{
+	const char *at = getenv(var);
+
+	return at == NULL || strcmp(at, name) == 0;
+}
+
 /* Rewrite one FILE from the real source as the environment says. */
 static void
 evil_file(const struct lc_msg_file *in, struct lc_buf *out)
@@ -124,8 +152,14 @@ evil_file(const struct lc_msg_file *in, struct lc_buf *out)
 	struct lc_msg_file f = *in, x;
 	unsigned long long v;
 	char name[LC_PATH_MAX];
-	const char *extra = getenv("LC_EVIL_EXTRA");
+	const char *extra = getenv("LC_EVIL_EXTRA"), *s;
 
+	if (flooding)
+		return;
+	if (!env_at("LC_EVIL_AT", in->name)) {
+		lc_msg_put_file(out, &f);
+		return;
+	}
 	if (env_name(name, sizeof(name)) != NULL)
 		snprintf(f.name, sizeof(f.name), "%s", name);
 	if (env_num("LC_EVIL_ID", 10, &v))
@@ -134,17 +168,59 @@ evil_file(const struct lc_msg_file *in, struct lc_buf *out)
 		f.size = (uint64_t)v;
 	if (env_num("LC_EVIL_MODE", 8, &v))
 		f.mode = (uint32_t)v;
+	if ((s = getenv("LC_EVIL_LINK")) != NULL)
+		snprintf(f.link, sizeof(f.link), "%s", s);
 	lc_msg_put_file(out, &f);
-	if (extra == NULL)
-		return;
-	x = f;
-	x.id = f.id + 1;
-	if (env_num("LC_EVIL_EXTRA_ID", 10, &v))
-		x.id = (uint32_t)v;
-	x.size = 0;
-	x.mode = 0644;
-	snprintf(x.name, sizeof(x.name), "%s", extra);
-	lc_msg_put_file(out, &x);
+	if (extra != NULL) {
+		x = f;
+		x.id = f.id + 1;
+		if (env_num("LC_EVIL_EXTRA_ID", 10, &v))
+			x.id = (uint32_t)v;
+		x.kind = LC_KIND_REG;
+		if (env_num("LC_EVIL_EXTRA_KIND", 10, &v))
+			x.kind = (uint8_t)v;
+		x.size = 0;
+		x.mode = 0644;
+		x.link[0] = '\0';
+		if (x.kind == LC_KIND_SYMLINK)
+			snprintf(x.link, sizeof(x.link), "%s",
+			    (s = getenv("LC_EVIL_EXTRA_LINK")) != NULL ? s :
+			    "/etc");
+		snprintf(x.name, sizeof(x.name), "%s", extra);
+		lc_msg_put_file(out, &x);
+	}
+	if ((s = getenv("LC_EVIL_FAIL")) != NULL) {
+		struct lc_msg_file_fail ff;
+		memset(&ff, 0, sizeof(ff));
+		snprintf(ff.name, sizeof(ff.name), "%s", s);
+		snprintf(ff.msg, sizeof(ff.msg), "evil: cannot read it");
+		lc_msg_put_file_fail(out, &ff);
+	}
+	if (env_num("LC_EVIL_FLOOD", 10, &v)) {
+		for (unsigned long long i = 1; i <= v; i++) {
+			memset(&x, 0, sizeof(x));
+			x.id = f.id + (uint32_t)i;
+			x.kind = LC_KIND_REG;
+			x.mode = 0644;
+			x.size = 1;
+			snprintf(x.name, sizeof(x.name), "%.4000s/f%06u",
+			    f.name, (unsigned)x.id);
+			lc_msg_put_file(out, &x);
+		}
+		flooding = 1;
+	}
+}
+
+/* Rewrite one FILE from the controller to the real sink. */
+static void
+evil_sink_file(const struct lc_msg_file *in, struct lc_buf *out)
+{
+	struct lc_msg_file f = *in;
+	const char *name = getenv("LC_EVIL_SINK_NAME");
+
+	if (name != NULL && env_at("LC_EVIL_SINK_AT", in->name))
+		snprintf(f.name, sizeof(f.name), "%s", name);
+	lc_msg_put_file(out, &f);
 }
 
 /* Rewrite one SRC_LISTED from the real source as the environment says. */
@@ -249,6 +325,8 @@ from_ctl(struct lc_buf *in, int to_child, struct lc_buf *out)
 	uint8_t type;
 	struct lc_msg_listen l;
 	struct lc_msg_connect c;
+	struct lc_msg_file f;
+	struct lc_buf fb;
 
 	while (lc_msg_peek(lc_buf_ptr(in), lc_buf_len(in), &type, &payload,
 	    &plen, &flen) == 1) {
@@ -258,7 +336,19 @@ from_ctl(struct lc_buf *in, int to_child, struct lc_buf *out)
 		else if (type == LC_MSG_CONNECT &&
 		    lc_msg_get_connect(payload, plen, &c) == 0)
 			record_key(c.key, sizeof(c.key));
-		if (type != LC_MSG_SRC_ADD || !evil_error(out)) {
+		if (type == LC_MSG_FILE && getenv("LC_EVIL_SINK_NAME") != NULL &&
+		    lc_msg_get_file(payload, plen, &f) == 0) {
+			int r;
+			lc_buf_init(&fb, LC_CTL_MAX);
+			evil_sink_file(&f, &fb);
+			r = lc_write_all(to_child, lc_buf_ptr(&fb),
+			    lc_buf_len(&fb));
+			lc_buf_free(&fb);
+			if (r != 0)
+				return -1;
+		} else if (type == LC_MSG_FILE_READY && flooding) {
+			;	/* the fake files are never sent */
+		} else if (type != LC_MSG_SRC_ADD || !evil_error(out)) {
 			if (lc_write_all(to_child, lc_buf_ptr(in), flen) != 0)
 				return -1;
 		}

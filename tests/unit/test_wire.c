@@ -285,4 +285,436 @@ LC_TEST(resume_and_recovery_messages)
 	lc_buf_free(&b);
 }
 
+/* ---- protocol 2: trees ---- */
+
+LC_TEST(relname_ok)
+{
+	static const char *good[] = {
+		"a", "a/b", "a/b/c", "...", "a/...", ".a", "a.", "..a", "a..",
+		"a/.b/c", "with space", "a b/c d", "new\nline", "tab\there",
+		"\xff", "a/\xff\xfe/b", "-", "~", "a\\b", "\x01\x7f",
+	};
+	static const char *bad[] = {
+		"", "/", "/a", "a/", "a//b", "//", ".", "..", "./a", "../a",
+		"a/.", "a/..", "a/./b", "a/../b", "a/b/", "/a/b", "a///b",
+		"./", "../", "/..", "a/b/..", "a/b/.", "src/../../evil",
+		"src//x",
+	};
+	char longname[LC_PATH_MAX];
+
+	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+		if (!lc_relname_ok(good[i]))
+			fprintf(stderr, "good name refused: \"%s\"\n", good[i]);
+		LC_CHECK(lc_relname_ok(good[i]) == 1);
+	}
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		if (lc_relname_ok(bad[i]))
+			fprintf(stderr, "bad name taken: \"%s\"\n", bad[i]);
+		LC_CHECK(lc_relname_ok(bad[i]) == 0);
+	}
+	/* long names: the check is about components, not length */
+	memset(longname, 'x', sizeof(longname) - 1);
+	longname[sizeof(longname) - 1] = '\0';
+	LC_CHECK(lc_relname_ok(longname) == 1);
+	for (size_t i = 1; i + 1 < sizeof(longname) - 1; i += 2)
+		longname[i] = '/';
+	LC_CHECK(lc_relname_ok(longname) == 1);	/* x/x/x/.../x */
+	longname[sizeof(longname) - 2] = '/';
+	LC_CHECK(lc_relname_ok(longname) == 0);	/* trailing '/' */
+}
+
+static int
+sgn(int v)
+{
+	return (v > 0) - (v < 0);
+}
+
+LC_TEST(relname_cmp_is_preorder)
+{
+	/* pre-order with each directory's entries sorted by bytes */
+	static const char *order[] = {
+		"a", "a/b", "a/b/c", "a/b/d", "a/b0", "a/z", "a.b", "a0",
+		"b", "b/\x01", "b/a", "b/a/a", "b/ab", "b/\xff", "b\x01",
+		"b\xff", "\xff", "\xff/a",
+	};
+	size_t n = sizeof(order) / sizeof(order[0]);
+
+	for (size_t i = 0; i < n; i++)
+		for (size_t j = 0; j < n; j++) {
+			int want = i < j ? -1 : i > j ? 1 : 0;
+			int got = sgn(lc_relname_cmp(order[i], order[j]));
+			if (got != want)
+				fprintf(stderr, "cmp(\"%s\", \"%s\") = %d, "
+				    "want %d\n", order[i], order[j], got,
+				    want);
+			LC_CHECK_EQ_I(got, want);
+		}
+	LC_CHECK(lc_relname_cmp("a/z", "a.b") < 0);
+	LC_CHECK(lc_relname_cmp("a.b", "a/z") > 0);
+	LC_CHECK(lc_relname_cmp("a/b", "a/b") == 0);
+	LC_CHECK(lc_relname_cmp("", "") == 0);
+	LC_CHECK(lc_relname_cmp("", "a") < 0);
+	/* bytes compare unsigned: 0xff after every ASCII byte */
+	LC_CHECK(lc_relname_cmp("\xff", "z") > 0);
+	LC_CHECK(lc_relname_cmp("a/\xff", "a/z") > 0);
+}
+
+/* A FILE payload built by hand (no frame header). */
+static void
+raw_file(struct lc_buf *b, uint32_t id, uint8_t kind, uint32_t mode,
+    uint64_t size, const void *name, size_t nl, const void *link, size_t ll)
+{
+	lc_buf_reset(b);
+	LC_CHECK(lc_buf_put_u32(b, id) == 0);
+	LC_CHECK(lc_buf_put_u8(b, kind) == 0);
+	LC_CHECK(lc_buf_put_u32(b, mode) == 0);
+	LC_CHECK(lc_buf_put_u64(b, size) == 0);
+	LC_CHECK(lc_buf_put_u64(b, 1700000000) == 0);
+	LC_CHECK(lc_buf_put_u32(b, 5) == 0);
+	LC_CHECK(lc_buf_put_string(b, name, nl) == 0);
+	LC_CHECK(lc_buf_put_string(b, link, ll) == 0);
+}
+
+/* Encode m, decode it, return the decoder's result (g filled). */
+static int
+file_rt(const struct lc_msg_file *m, struct lc_msg_file *g)
+{
+	struct lc_buf b;
+	const uint8_t *p;
+	size_t n;
+	int r;
+
+	lc_buf_init(&b, LC_CTL_MAX + 8);
+	LC_CHECK(lc_msg_put_file(&b, m) == 0);
+	one_frame(&b, LC_MSG_FILE, &p, &n);
+	r = lc_msg_get_file(p, n, g);
+	lc_buf_free(&b);
+	return r;
+}
+
+LC_TEST(file_kinds_and_links)
+{
+	struct lc_msg_file f, g;
+	struct lc_buf b;
+	const uint8_t *p;
+	size_t n;
+	char big[LC_PATH_MAX + 1];
+
+	memset(&f, 0, sizeof(f));
+	f.id = 7;
+	f.kind = LC_KIND_SYMLINK;
+	f.mode = 0777;
+	f.mtime_sec = 1700000000;
+	f.mtime_nsec = 123;
+	snprintf(f.name, sizeof(f.name), "src/d/link");
+	snprintf(f.link, sizeof(f.link), "../../..");
+	LC_CHECK(file_rt(&f, &g) == 0);
+	LC_CHECK(memcmp(&f, &g, sizeof(f)) == 0);
+	/* a link target is data: absolute and ".." are carried as they are */
+	snprintf(f.link, sizeof(f.link), "/etc/passwd");
+	LC_CHECK(file_rt(&f, &g) == 0);
+	LC_CHECK_STR(g.link, "/etc/passwd");
+	snprintf(f.link, sizeof(f.link), "a b\n\xff");
+	LC_CHECK(file_rt(&f, &g) == 0);
+	LC_CHECK_STR(g.link, "a b\n\xff");
+	/* the longest target, 4095 bytes */
+	memset(f.link, 'l', LC_PATH_MAX - 1);
+	f.link[LC_PATH_MAX - 1] = '\0';
+	LC_CHECK(file_rt(&f, &g) == 0);
+	LC_CHECK(memcmp(&f, &g, sizeof(f)) == 0);
+	/* a symlink without a target */
+	memset(f.link, 0, sizeof(f.link));
+	LC_CHECK(file_rt(&f, &g) == -LC_ERR_PROTO);
+	/* a symlink with a size */
+	snprintf(f.link, sizeof(f.link), "x");
+	f.size = 1;
+	LC_CHECK(file_rt(&f, &g) == -LC_ERR_PROTO);
+	f.size = 0;
+	/* a regular file or a directory with a link target */
+	f.kind = LC_KIND_REG;
+	LC_CHECK(file_rt(&f, &g) == -LC_ERR_PROTO);
+	f.kind = LC_KIND_DIR;
+	LC_CHECK(file_rt(&f, &g) == -LC_ERR_PROTO);
+	/* a directory: size 0 only */
+	f.link[0] = '\0';
+	f.mode = 0755;
+	LC_CHECK(file_rt(&f, &g) == 0);
+	LC_CHECK(memcmp(&f, &g, sizeof(f)) == 0);
+	f.size = 1;
+	LC_CHECK(file_rt(&f, &g) == -LC_ERR_PROTO);
+	f.size = 1ULL << 40;
+	LC_CHECK(file_rt(&f, &g) == -LC_ERR_PROTO);
+	f.size = 0;
+	/* unknown kinds */
+	f.kind = 0;
+	LC_CHECK(file_rt(&f, &g) == -LC_ERR_PROTO);
+	f.kind = 4;
+	LC_CHECK(file_rt(&f, &g) == -LC_ERR_PROTO);
+	f.kind = 255;
+	LC_CHECK(file_rt(&f, &g) == -LC_ERR_PROTO);
+	f.kind = LC_KIND_REG;
+	/* id 0, empty name, nanoseconds out of range */
+	f.id = 0;
+	LC_CHECK(file_rt(&f, &g) == -LC_ERR_PROTO);
+	f.id = UINT32_MAX;
+	LC_CHECK(file_rt(&f, &g) == 0);
+	f.id = 1;
+	f.name[0] = '\0';
+	LC_CHECK(file_rt(&f, &g) == -LC_ERR_PROTO);
+	snprintf(f.name, sizeof(f.name), "a");
+	f.mtime_nsec = 1000000000u;
+	LC_CHECK(file_rt(&f, &g) == -LC_ERR_PROTO);
+	f.mtime_nsec = 0;
+	/* a tree name round-trips; whether it is safe is lc_relname_ok's job */
+	snprintf(f.name, sizeof(f.name), "src/d/e f\nx\xff");
+	LC_CHECK(file_rt(&f, &g) == 0);
+	LC_CHECK_STR(g.name, "src/d/e f\nx\xff");
+
+	/* by hand: NUL inside a name or link, over-long strings, trailing */
+	lc_buf_init(&b, LC_CTL_MAX + 8);
+	raw_file(&b, 1, LC_KIND_REG, 0644, 0, "a", 1, "", 0);
+	LC_CHECK(lc_msg_get_file(lc_buf_ptr(&b), lc_buf_len(&b), &g) == 0);
+	LC_CHECK(lc_buf_put_u8(&b, 0) == 0);
+	LC_CHECK(lc_msg_get_file(lc_buf_ptr(&b), lc_buf_len(&b), &g) ==
+	    -LC_ERR_PROTO);
+	raw_file(&b, 1, LC_KIND_REG, 0644, 0, "a\0b", 3, "", 0);
+	LC_CHECK(lc_msg_get_file(lc_buf_ptr(&b), lc_buf_len(&b), &g) ==
+	    -LC_ERR_PROTO);
+	raw_file(&b, 1, LC_KIND_SYMLINK, 0777, 0, "a", 1, "x\0y", 3);
+	LC_CHECK(lc_msg_get_file(lc_buf_ptr(&b), lc_buf_len(&b), &g) ==
+	    -LC_ERR_PROTO);
+	memset(big, 'n', sizeof(big));
+	raw_file(&b, 1, LC_KIND_REG, 0644, 0, big, LC_PATH_MAX - 1, "", 0);
+	LC_CHECK(lc_msg_get_file(lc_buf_ptr(&b), lc_buf_len(&b), &g) == 0);
+	raw_file(&b, 1, LC_KIND_REG, 0644, 0, big, LC_PATH_MAX, "", 0);
+	LC_CHECK(lc_msg_get_file(lc_buf_ptr(&b), lc_buf_len(&b), &g) ==
+	    -LC_ERR_PROTO);
+	raw_file(&b, 1, LC_KIND_SYMLINK, 0777, 0, "a", 1, big,
+	    LC_PATH_MAX - 1);
+	LC_CHECK(lc_msg_get_file(lc_buf_ptr(&b), lc_buf_len(&b), &g) == 0);
+	raw_file(&b, 1, LC_KIND_SYMLINK, 0777, 0, "a", 1, big, LC_PATH_MAX);
+	LC_CHECK(lc_msg_get_file(lc_buf_ptr(&b), lc_buf_len(&b), &g) ==
+	    -LC_ERR_PROTO);
+	/* a string length beyond the payload */
+	raw_file(&b, 1, LC_KIND_REG, 0644, 0, "a", 1, "", 0);
+	n = lc_buf_len(&b);
+	p = lc_buf_ptr(&b);
+	((uint8_t *)p)[n - 1] = 1;	/* link length 1, no byte */
+	LC_CHECK(lc_msg_get_file(p, n, &g) == -LC_ERR_PROTO);
+	/* every truncation of a symlink FILE */
+	raw_file(&b, 9, LC_KIND_SYMLINK, 0777, 0, "s/l", 3, "/t", 2);
+	for (size_t cut = 0; cut < lc_buf_len(&b); cut++)
+		LC_CHECK(lc_msg_get_file(lc_buf_ptr(&b), cut, &g) ==
+		    -LC_ERR_PROTO);
+	LC_CHECK(lc_msg_get_file(lc_buf_ptr(&b), lc_buf_len(&b), &g) == 0);
+	lc_buf_free(&b);
+}
+
+LC_TEST(src_credit)
+{
+	struct lc_buf b;
+	struct lc_msg_src_credit c, d;
+	const uint8_t *p;
+	size_t n;
+	uint8_t raw[5] = { 0, 0, 2, 1, 0 };
+
+	lc_buf_init(&b, LC_CTL_MAX + 8);
+	for (uint32_t v = 0; v < 4; v++) {
+		c.upto = v == 0 ? 0 : v == 1 ? 1 + LC_FILES_INFLIGHT :
+		    v == 2 ? 0x80000000u : UINT32_MAX;
+		lc_buf_reset(&b);
+		LC_CHECK(lc_msg_put_src_credit(&b, &c) == 0);
+		one_frame(&b, LC_MSG_SRC_CREDIT, &p, &n);
+		LC_CHECK_EQ_U(n, 4);
+		LC_CHECK(lc_msg_get_src_credit(p, n, &d) == 0);
+		LC_CHECK_EQ_U(d.upto, c.upto);
+		for (size_t cut = 0; cut < n; cut++)
+			LC_CHECK(lc_msg_get_src_credit(p, cut, &d) ==
+			    -LC_ERR_PROTO);
+	}
+	LC_CHECK(lc_msg_get_src_credit(raw, 4, &d) == 0);
+	LC_CHECK_EQ_U(d.upto, 0x201);
+	LC_CHECK(lc_msg_get_src_credit(raw, 5, &d) == -LC_ERR_PROTO);
+	LC_CHECK_STR(lc_msg_name(LC_MSG_SRC_CREDIT), "SRC_CREDIT");
+	lc_buf_free(&b);
+}
+
+LC_TEST(file_skip)
+{
+	struct lc_buf b;
+	struct lc_msg_file_skip k, g;
+	const uint8_t *p;
+	size_t n;
+
+	lc_buf_init(&b, LC_CTL_MAX + 8);
+	for (uint8_t why = LC_SKIP_UPTODATE; why <= LC_SKIP_FAILED; why++) {
+		memset(&k, 0, sizeof(k));
+		k.id = why == 1 ? 1 : why == 2 ? 513 : UINT32_MAX;
+		k.why = why;
+		if (why == LC_SKIP_FAILED)
+			snprintf(k.msg, sizeof(k.msg), "t/a: Permission "
+			    "denied \xff\n");
+		lc_buf_reset(&b);
+		LC_CHECK(lc_msg_put_file_skip(&b, &k) == 0);
+		one_frame(&b, LC_MSG_FILE_SKIP, &p, &n);
+		LC_CHECK(lc_msg_get_file_skip(p, n, &g) == 0);
+		LC_CHECK(memcmp(&k, &g, sizeof(k)) == 0);
+		for (size_t cut = 0; cut < n; cut++)
+			LC_CHECK(lc_msg_get_file_skip(p, cut, &g) ==
+			    -LC_ERR_PROTO);
+	}
+	/* bad reasons, id 0 */
+	memset(&k, 0, sizeof(k));
+	k.id = 1;
+	for (unsigned why = 0; why < 256; why++) {
+		if (why >= LC_SKIP_UPTODATE && why <= LC_SKIP_FAILED)
+			continue;
+		k.why = (uint8_t)why;
+		lc_buf_reset(&b);
+		LC_CHECK(lc_msg_put_file_skip(&b, &k) == 0);
+		one_frame(&b, LC_MSG_FILE_SKIP, &p, &n);
+		LC_CHECK(lc_msg_get_file_skip(p, n, &g) == -LC_ERR_PROTO);
+	}
+	k.why = LC_SKIP_EXISTS;
+	k.id = 0;
+	lc_buf_reset(&b);
+	LC_CHECK(lc_msg_put_file_skip(&b, &k) == 0);
+	one_frame(&b, LC_MSG_FILE_SKIP, &p, &n);
+	LC_CHECK(lc_msg_get_file_skip(p, n, &g) == -LC_ERR_PROTO);
+	/* trailing byte */
+	k.id = 2;
+	lc_buf_reset(&b);
+	LC_CHECK(lc_msg_put_file_skip(&b, &k) == 0);
+	LC_CHECK(lc_buf_put_u8(&b, 0) == 0);
+	LC_CHECK(lc_msg_get_file_skip(lc_buf_ptr(&b) + 5, lc_buf_len(&b) - 5,
+	    &g) == -LC_ERR_PROTO);
+	LC_CHECK(lc_msg_get_file_skip(lc_buf_ptr(&b) + 5, lc_buf_len(&b) - 6,
+	    &g) == 0);
+	/* a message with a NUL, one too long for the struct */
+	lc_buf_reset(&b);
+	LC_CHECK(lc_buf_put_u32(&b, 1) == 0);
+	LC_CHECK(lc_buf_put_u8(&b, LC_SKIP_FAILED) == 0);
+	LC_CHECK(lc_buf_put_string(&b, "a\0b", 3) == 0);
+	LC_CHECK(lc_msg_get_file_skip(lc_buf_ptr(&b), lc_buf_len(&b), &g) ==
+	    -LC_ERR_PROTO);
+	{
+		char big[sizeof(k.msg)];
+		memset(big, 'm', sizeof(big));
+		lc_buf_reset(&b);
+		LC_CHECK(lc_buf_put_u32(&b, 1) == 0);
+		LC_CHECK(lc_buf_put_u8(&b, LC_SKIP_FAILED) == 0);
+		LC_CHECK(lc_buf_put_string(&b, big, sizeof(big)) == 0);
+		LC_CHECK(lc_msg_get_file_skip(lc_buf_ptr(&b), lc_buf_len(&b),
+		    &g) == -LC_ERR_PROTO);
+	}
+	LC_CHECK_STR(lc_msg_name(LC_MSG_FILE_SKIP), "FILE_SKIP");
+	lc_buf_free(&b);
+}
+
+LC_TEST(file_fail)
+{
+	static const char *bad[] = {
+		"", "/etc/passwd", "a/", "a//b", ".", "..", "a/./b", "a/../b",
+		"src/../../evil",
+	};
+	struct lc_buf b;
+	struct lc_msg_file_fail f, g;
+	const uint8_t *p;
+	size_t n;
+
+	lc_buf_init(&b, LC_CTL_MAX + 8);
+	memset(&f, 0, sizeof(f));
+	snprintf(f.name, sizeof(f.name), "src/d/e f\n\xff");
+	snprintf(f.msg, sizeof(f.msg), "open: Permission denied");
+	LC_CHECK(lc_msg_put_file_fail(&b, &f) == 0);
+	one_frame(&b, LC_MSG_FILE_FAIL, &p, &n);
+	LC_CHECK(lc_msg_get_file_fail(p, n, &g) == 0);
+	LC_CHECK(memcmp(&f, &g, sizeof(f)) == 0);
+	for (size_t cut = 0; cut < n; cut++)
+		LC_CHECK(lc_msg_get_file_fail(p, cut, &g) == -LC_ERR_PROTO);
+	/* an empty message is fine */
+	lc_buf_reset(&b);
+	f.msg[0] = '\0';
+	LC_CHECK(lc_msg_put_file_fail(&b, &f) == 0);
+	one_frame(&b, LC_MSG_FILE_FAIL, &p, &n);
+	LC_CHECK(lc_msg_get_file_fail(p, n, &g) == 0);
+	/* trailing bytes */
+	LC_CHECK(lc_buf_put_u8(&b, 0) == 0);
+	LC_CHECK(lc_msg_get_file_fail(p, n + 1, &g) == -LC_ERR_PROTO);
+	/* names that are not relative names */
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		lc_buf_reset(&b);
+		snprintf(f.name, sizeof(f.name), "%s", bad[i]);
+		LC_CHECK(lc_msg_put_file_fail(&b, &f) == 0);
+		one_frame(&b, LC_MSG_FILE_FAIL, &p, &n);
+		if (lc_msg_get_file_fail(p, n, &g) != -LC_ERR_PROTO)
+			fprintf(stderr, "FILE_FAIL \"%s\" taken\n", bad[i]);
+		LC_CHECK(lc_msg_get_file_fail(p, n, &g) == -LC_ERR_PROTO);
+	}
+	LC_CHECK_STR(lc_msg_name(LC_MSG_FILE_FAIL), "FILE_FAIL");
+	lc_buf_free(&b);
+}
+
+LC_TEST(src_add_and_sink_target_flags)
+{
+	struct lc_buf b;
+	struct lc_msg_src_add a, a2;
+	struct lc_msg_sink_target t, t2;
+	const uint8_t *p;
+	size_t n;
+
+	lc_buf_init(&b, LC_CTL_MAX + 8);
+	memset(&a, 0, sizeof(a));
+	snprintf(a.path, sizeof(a.path), "/data/src/");
+	for (uint32_t fl = 0; fl <= LC_ADD_MASK; fl++) {
+		a.flags = fl;
+		lc_buf_reset(&b);
+		LC_CHECK(lc_msg_put_src_add(&b, &a) == 0);
+		one_frame(&b, LC_MSG_SRC_ADD, &p, &n);
+		LC_CHECK(lc_msg_get_src_add(p, n, &a2) == 0);
+		LC_CHECK(memcmp(&a, &a2, sizeof(a)) == 0);
+	}
+	LC_CHECK_EQ_U(LC_ADD_RECURSIVE | LC_ADD_FOLLOW | LC_ADD_CONTENTS,
+	    LC_ADD_MASK);
+	for (int bit = 3; bit < 32; bit++) {
+		a.flags = LC_ADD_RECURSIVE | (1u << bit);
+		lc_buf_reset(&b);
+		LC_CHECK(lc_msg_put_src_add(&b, &a) == 0);
+		one_frame(&b, LC_MSG_SRC_ADD, &p, &n);
+		LC_CHECK(lc_msg_get_src_add(p, n, &a2) == -LC_ERR_PROTO);
+	}
+	a.flags = LC_ADD_RECURSIVE;
+	a.path[0] = '\0';
+	lc_buf_reset(&b);
+	LC_CHECK(lc_msg_put_src_add(&b, &a) == 0);
+	one_frame(&b, LC_MSG_SRC_ADD, &p, &n);
+	LC_CHECK(lc_msg_get_src_add(p, n, &a2) == -LC_ERR_PROTO);
+
+	memset(&t, 0, sizeof(t));
+	snprintf(t.target, sizeof(t.target), "/t/");
+	t.flags = LC_TGT_MASK;
+	t.inflight = LC_FILES_INFLIGHT;
+	LC_CHECK_EQ_U(LC_TGT_FORCE | LC_TGT_WANT_DIR | LC_TGT_RESUME |
+	    LC_TGT_NO_FSYNC | LC_TGT_NO_SPACE_CHECK | LC_TGT_PRESERVE |
+	    LC_TGT_UPDATE | LC_TGT_SKIP_EXISTING | LC_TGT_TREE, LC_TGT_MASK);
+	LC_CHECK(lc_msg_put_sink_target(&b, &t) == 0);
+	lc_buf_reset(&b);
+	LC_CHECK(lc_msg_put_sink_target(&b, &t) == 0);
+	one_frame(&b, LC_MSG_SINK_TARGET, &p, &n);
+	LC_CHECK(lc_msg_get_sink_target(p, n, &t2) == 0);
+	LC_CHECK(memcmp(&t, &t2, sizeof(t)) == 0);
+	for (size_t cut = 0; cut < n; cut++)
+		LC_CHECK(lc_msg_get_sink_target(p, cut, &t2) == -LC_ERR_PROTO);
+	LC_CHECK(lc_buf_put_u8(&b, 0) == 0);
+	LC_CHECK(lc_msg_get_sink_target(p, n + 1, &t2) == -LC_ERR_PROTO);
+	for (int bit = 9; bit < 32; bit++) {
+		t.flags = LC_TGT_TREE | (1u << bit);
+		lc_buf_reset(&b);
+		LC_CHECK(lc_msg_put_sink_target(&b, &t) == 0);
+		one_frame(&b, LC_MSG_SINK_TARGET, &p, &n);
+		LC_CHECK(lc_msg_get_sink_target(p, n, &t2) == -LC_ERR_PROTO);
+	}
+	lc_buf_free(&b);
+}
+
 LC_TEST_MAIN()
