@@ -144,11 +144,13 @@ lc_ctl_failed(struct lc_ctl *c, const struct lc_endpoint *ep,
     const char *where, const char *what)
 {
 	struct lc_copy_result *res = c->res;
-	char clean[LC_ERR_MSG_MAX];
+	char clean[LC_ERR_MSG_MAX], shown[LC_PATH_MAX + 600];
 
+	(void)ep;
 	lc_printable(what, clean, sizeof(clean));
-	lc_log_error("%s%s%s", ep->remote ? ep->name : "",
-	    ep->remote ? ": " : "", clean);
+	lc_printable(where, shown, sizeof(shown));
+	/* the path is the one the controller checked, not the peer's text */
+	lc_log_error("%s: %s", shown, clean);
 	if (res->nfailed < LC_RESULT_FAILED) {
 		snprintf(res->failed[res->nfailed].path,
 		    sizeof(res->failed[res->nfailed].path), "%.500s", where);

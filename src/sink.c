@@ -406,11 +406,9 @@ lc_sink_finish_job(void *arg)
 		    f->csum != NULL ? f->expect : "");
 	}
 	lc_role_post(&s->port, LC_EV_BATCH_DONE, 0, 0, NULL);
-	free(b);
 	return;
  fail:
 	lc_role_post(&s->port, LC_EV_ERROR, 0, 0, &e);
-	free(b);
 }
 
 /* Main thread: hand the waiting complete files to the finish job. */
@@ -428,6 +426,7 @@ lc_sink_fin_kick(struct lc_sink *s)
 	memcpy(b->v, s->fin, s->nfin * sizeof(b->v[0]));
 	s->nfin = 0;
 	s->fin_busy = 1;
+	s->fin_batch = b;	/* main frees it: a dropped job would leak it */
 	return lc_jobq_push(s->jobs, lc_sink_finish_job, b);
 }
 
@@ -1051,6 +1050,8 @@ lc_sink_event(void *role, const struct lc_event *ev, struct lc_err *e)
 		return 0;
 	case LC_EV_BATCH_DONE:
 		s->fin_busy = 0;
+		free(s->fin_batch);
+		s->fin_batch = NULL;
 		if ((r = lc_sink_fin_kick(s)) != 0)
 			return r;
 		return lc_sink_maybe_done(s);
@@ -1153,6 +1154,7 @@ lc_sink_free(void *role)
 		return;
 	lc_sink_abort(s);
 	lc_jobq_free(s->jobs, NULL);
+	free(s->fin_batch);
 	if (s->acceptor_started)
 		pthread_join(s->acceptor, NULL);
 	for (uint32_t i = 0; i < s->nstreams; i++) {

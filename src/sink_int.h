@@ -181,6 +181,7 @@ struct lc_sink {
 	size_t nfin;
 	size_t fin_cap;
 	int fin_busy;		/* main: a finish batch job is queued */
+	struct lc_fin_batch *fin_batch;	/* main: that batch, freed here */
 	uint64_t space_avail;	/* main: free at the first file (trees) */
 	uint64_t space_need;	/* main: what the files announced need */
 	int space_known;

@@ -401,9 +401,13 @@ LC_TEST(sink_listen_streams_advertised)
 	struct rlimit rl;
 	uint32_t max;
 
-	/* the agent advertises (RLIMIT_NOFILE - 64) / 2 streams */
+	/*
+	 * the agent advertises (RLIMIT_NOFILE - 64) / 2 streams; it raises
+	 * its soft limit to the hard one first, so lower both (each test
+	 * runs in its own process)
+	 */
 	LC_CHECK(getrlimit(RLIMIT_NOFILE, &rl) == 0);
-	rl.rlim_cur = 64 + 2 * 6;
+	rl.rlim_cur = rl.rlim_max = 64 + 2 * 6;
 	LC_CHECK(setrlimit(RLIMIT_NOFILE, &rl) == 0);
 	t_start(&t, 0);
 	max = t_hello(&t);
