@@ -13,6 +13,7 @@
 #include "lanecp/wire.h"
 
 #include <getopt.h>
+#include <stddef.h>
 #include <libssh2.h>
 #include <signal.h>
 #include <stdio.h>
@@ -57,8 +58,11 @@ struct lc_opt {
 	int sname;
 	const char *arg;	/* NULL: no argument */
 	const char *help;
-	lc_opt_set set;
+	lc_opt_set set;		/* NULL: a flag, flag_off says which */
+	size_t flag_off;	/* an int in struct lc_cli, set to 1 */
 };
+
+#define LC_FLAG(field) offsetof(struct lc_cli, field)
 
 static int
 lc_opt_streams(struct lc_cli *c, const char *a, struct lc_err *e)
@@ -109,29 +113,11 @@ lc_opt_progress(struct lc_cli *c, const char *a, struct lc_err *e)
 }
 
 static int
-lc_opt_force(struct lc_cli *c, const char *a, struct lc_err *e)
-{
-	(void)a;
-	(void)e;
-	c->copy.force = 1;
-	return 0;
-}
-
-static int
 lc_opt_verbose(struct lc_cli *c, const char *a, struct lc_err *e)
 {
 	(void)a;
 	(void)e;
 	c->verbose++;
-	return 0;
-}
-
-static int
-lc_opt_quiet(struct lc_cli *c, const char *a, struct lc_err *e)
-{
-	(void)a;
-	(void)e;
-	c->quiet = 1;
 	return 0;
 }
 
@@ -161,74 +147,11 @@ lc_opt_agent_cmd(struct lc_cli *c, const char *a, struct lc_err *e)
 }
 
 static int
-lc_opt_no_fsync(struct lc_cli *c, const char *a, struct lc_err *e)
-{
-	(void)a;
-	(void)e;
-	c->copy.no_fsync = 1;
-	return 0;
-}
-
-static int
-lc_opt_recursive(struct lc_cli *c, const char *a, struct lc_err *e)
-{
-	(void)a;
-	(void)e;
-	c->copy.recursive = 1;
-	return 0;
-}
-
-static int
-lc_opt_follow(struct lc_cli *c, const char *a, struct lc_err *e)
-{
-	(void)a;
-	(void)e;
-	c->copy.follow = 1;
-	return 0;
-}
-
-static int
-lc_opt_preserve(struct lc_cli *c, const char *a, struct lc_err *e)
-{
-	(void)a;
-	(void)e;
-	c->copy.preserve = 1;
-	return 0;
-}
-
-static int
-lc_opt_update(struct lc_cli *c, const char *a, struct lc_err *e)
-{
-	(void)a;
-	(void)e;
-	c->copy.update = 1;
-	return 0;
-}
-
-static int
-lc_opt_skip_existing(struct lc_cli *c, const char *a, struct lc_err *e)
-{
-	(void)a;
-	(void)e;
-	c->copy.skip_existing = 1;
-	return 0;
-}
-
-static int
 lc_opt_no_encrypt(struct lc_cli *c, const char *a, struct lc_err *e)
 {
 	(void)a;
 	(void)e;
 	c->copy.encrypt = 0;
-	return 0;
-}
-
-static int
-lc_opt_resume(struct lc_cli *c, const char *a, struct lc_err *e)
-{
-	(void)a;
-	(void)e;
-	c->copy.resume = 1;
 	return 0;
 }
 
@@ -298,38 +221,11 @@ lc_opt_retries(struct lc_cli *c, const char *a, struct lc_err *e)
 }
 
 static int
-lc_opt_no_space_check(struct lc_cli *c, const char *a, struct lc_err *e)
-{
-	(void)a;
-	(void)e;
-	c->copy.no_space_check = 1;
-	return 0;
-}
-
-static int
-lc_opt_json(struct lc_cli *c, const char *a, struct lc_err *e)
-{
-	(void)a;
-	(void)e;
-	c->json = 1;
-	return 0;
-}
-
-static int
 lc_opt_log(struct lc_cli *c, const char *a, struct lc_err *e)
 {
 	if (a[0] == '\0')
 		return lc_err_set(e, LC_ERR_USAGE, "-l: empty file name");
 	c->copy.log_path = a;
-	return 0;
-}
-
-static int
-lc_opt_agent(struct lc_cli *c, const char *a, struct lc_err *e)
-{
-	(void)a;
-	(void)e;
-	c->agent = 1;
 	return 0;
 }
 
@@ -355,86 +251,79 @@ lc_opt_max_memory(struct lc_cli *c, const char *a, struct lc_err *e)
 	return 0;
 }
 
-static int
-lc_opt_help(struct lc_cli *c, const char *a, struct lc_err *e)
-{
-	(void)a;
-	(void)e;
-	c->help = 1;
-	return 0;
-}
-
-static int
-lc_opt_version(struct lc_cli *c, const char *a, struct lc_err *e)
-{
-	(void)a;
-	(void)e;
-	c->version = 1;
-	return 0;
-}
-
 static const struct lc_opt lc_opts[] = {
 	{ "streams", 's', "N", "parallel TCP data streams, 1-64 (default 4)",
-	    lc_opt_streams },
+	    lc_opt_streams, 0 },
 	{ "window", 'w', "SIZE", "TCP window per stream, e.g. 256k (default: "
-	    "kernel autotuning)", lc_opt_window },
+	    "kernel autotuning)", lc_opt_window, 0 },
 	{ "block", 'B', "SIZE", "block size, 4k-64m (default 1m)",
-	    lc_opt_block },
+	    lc_opt_block, 0 },
 	{ "progress", 'P', "SEC", "report progress every SEC seconds",
-	    lc_opt_progress },
+	    lc_opt_progress, 0 },
 	{ "recursive", 'r', NULL, "copy directories: files, directories and "
-	    "symlinks (as links)", lc_opt_recursive },
-	{ "dereference", 'L', NULL, "with -r, follow symlinks at the source",
-	    lc_opt_follow },
+	    "symlinks (as links)", NULL,
+	    LC_FLAG(copy.recursive) },
+	{ "dereference", 'L', NULL, "with -r, follow symlinks at the source", NULL,
+	    LC_FLAG(copy.follow) },
 	{ "preserve", 'p', NULL, "keep modification times and permission "
-	    "bits", lc_opt_preserve },
+	    "bits", NULL,
+	    LC_FLAG(copy.preserve) },
 	{ "update", 'u', NULL, "skip files whose size and mtime match the "
-	    "target; replace the rest (keeps mtimes)", lc_opt_update },
+	    "target; replace the rest (keeps mtimes)", NULL,
+	    LC_FLAG(copy.update) },
 	{ "ignore-existing", 'O', NULL, "skip every file that already exists "
-	    "at the target", lc_opt_skip_existing },
-	{ "force", 'f', NULL, "overwrite an existing target file",
-	    lc_opt_force },
+	    "at the target", NULL,
+	    LC_FLAG(copy.skip_existing) },
+	{ "force", 'f', NULL, "overwrite an existing target file", NULL,
+	    LC_FLAG(copy.force) },
 	{ "append", 'a', NULL, "resume: keep the verified prefix of a "
-	    "partial copy", lc_opt_resume },
+	    "partial copy", NULL,
+	    LC_FLAG(copy.resume) },
 	{ "check", 'e', NULL, "verify end to end with a whole-file sha256",
-	    lc_opt_check },
+	    lc_opt_check, 0 },
 	{ "checksum", 'E', "ALG[=HEX]", "verify with ALG (sha256, crc32, "
-	    "adler32), print it; =HEX: must match", lc_opt_checksum },
+	    "adler32), print it; =HEX: must match", lc_opt_checksum, 0 },
 	{ "rate", 'x', "RATE", "cap the total rate, bytes/s (k/m/g "
-	    "suffixes)", lc_opt_rate },
+	    "suffixes)", lc_opt_rate, 0 },
 	{ "retries", 0, "N", "retry transient failures N times, resuming "
-	    "(backoff 1 s to 60 s)", lc_opt_retries },
+	    "(backoff 1 s to 60 s)", lc_opt_retries, 0 },
 	{ "timeout", 0, "SEC", "fail when nothing moves for SEC seconds "
-	    "(default 300, 0: never)", lc_opt_timeout },
+	    "(default 300, 0: never)", lc_opt_timeout, 0 },
 	{ "stream-timeout", 0, "SEC", "give up on one stalled stream after "
-	    "SEC s, resend on others (default 30)", lc_opt_stream_timeout },
+	    "SEC s, resend on others (default 30)", lc_opt_stream_timeout, 0 },
 	{ "no-space-check", 0, NULL, "do not check free space at the target "
-	    "first", lc_opt_no_space_check },
-	{ "json", 0, NULL, "print a JSON summary on stdout at the end",
-	    lc_opt_json },
+	    "first", NULL,
+	    LC_FLAG(copy.no_space_check) },
+	{ "json", 0, NULL, "print a JSON summary on stdout at the end", NULL,
+	    LC_FLAG(json) },
 	{ "log", 'l', "FILE", "append a timestamped record of the run to "
-	    "FILE", lc_opt_log },
+	    "FILE", lc_opt_log, 0 },
 	{ "ssh-config", 'F', "FILE", "ssh_config file (default "
-	    "~/.ssh/config)", lc_opt_config },
+	    "~/.ssh/config)", lc_opt_config, 0 },
 	{ "identity", 'i', "FILE", "private key file for SSH",
-	    lc_opt_identity },
+	    lc_opt_identity, 0 },
 	{ "agent-path", 'T', "PATH", "remote lanecp program (default: "
-	    "lanecp on the remote PATH)", lc_opt_agent_cmd },
+	    "lanecp on the remote PATH)", lc_opt_agent_cmd, 0 },
 	{ "no-encrypt", 0, NULL, "send data in the clear (streams are still "
-	    "authenticated); for trusted networks", lc_opt_no_encrypt },
+	    "authenticated); for trusted networks", lc_opt_no_encrypt, 0 },
 	{ "no-fsync", 0, NULL, "do not fsync files before renaming them "
-	    "into place", lc_opt_no_fsync },
+	    "into place", NULL,
+	    LC_FLAG(copy.no_fsync) },
 	{ "verbose", 'v', NULL, "say more (negotiated settings, per-file "
-	    "results); twice for debug", lc_opt_verbose },
-	{ "quiet", 'q', NULL, "print errors only", lc_opt_quiet },
-	{ "help", 'h', NULL, "show this help", lc_opt_help },
-	{ "version", 'V', NULL, "show the version", lc_opt_version },
+	    "results); twice for debug", lc_opt_verbose, 0 },
+	{ "quiet", 'q', NULL, "print errors only", NULL,
+	    LC_FLAG(quiet) },
+	{ "help", 'h', NULL, "show this help", NULL,
+	    LC_FLAG(help) },
+	{ "version", 'V', NULL, "show the version", NULL,
+	    LC_FLAG(version) },
 	{ "agent", 0, NULL, "(internal) run as the remote agent on "
-	    "stdin/stdout", lc_opt_agent },
+	    "stdin/stdout", NULL,
+	    LC_FLAG(agent) },
 	{ "restrict", 0, "DIR", "(with --agent) serve only paths inside DIR, "
-	    "e.g. as a forced command", lc_opt_restrict },
+	    "e.g. as a forced command", lc_opt_restrict, 0 },
 	{ "max-memory", 0, "SIZE", "(with --agent) keep a receiving agent's "
-	    "memory under SIZE (default 64m)", lc_opt_max_memory },
+	    "memory under SIZE (default 64m)", lc_opt_max_memory, 0 },
 };
 #define LC_NOPTS (sizeof(lc_opts) / sizeof(lc_opts[0]))
 
@@ -531,7 +420,9 @@ lc_parse_cli(int argc, char **argv, struct lc_cli *c, int *first_arg,
 				o = &lc_opts[i];
 		if (o == NULL)
 			return lc_err_set(e, LC_ERR_INTERNAL, "option table");
-		if ((r = o->set(c, optarg, e)) != 0)
+		if (o->set == NULL)
+			*(int *)(void *)((char *)c + o->flag_off) = 1;
+		else if ((r = o->set(c, optarg, e)) != 0)
 			return r;
 	}
 	*first_arg = optind;

@@ -242,53 +242,14 @@ lc_wfile_new(int fd, int seekable, uint64_t start, uint64_t end,
 	return 0;
 }
 
-/*
- * A hole: nothing to write on a seekable target, except that a file ending
- * in a hole gets its length; zeros on a non-seekable one.
- */
+/* Write len bytes of p at off (seekable) or at the end (not). */
 static int
-lc_wfile_write_hole(struct lc_wfile *f, const struct lc_wbuf *b,
+lc_wfile_put(struct lc_wfile *f, const uint8_t *p, size_t len, uint64_t off,
     struct lc_err *e)
 {
-	uint64_t left = b->len;
-
-	if (f->seekable) {
-		if (b->off + b->len == f->end &&
-		    ftruncate(f->fd, (off_t)f->end) != 0)
-			return lc_err_sys(e, LC_ERR_IO, errno, "extend %s",
-			    f->name);
-		return 0;
-	}
-	while (left > 0) {
-		size_t n = left < sizeof(lc_zeros) ? (size_t)left :
-		    sizeof(lc_zeros);
-		ssize_t w = write(f->fd, lc_zeros, n);
-		if (w < 0) {
-			if (errno == EINTR)
-				continue;
-			return lc_err_sys(e, LC_ERR_IO, errno, "write %s",
-			    f->name);
-		}
-		if (w == 0)
-			return lc_err_set(e, LC_ERR_IO, "write %s: no progress",
-			    f->name);
-		left -= (uint64_t)w;
-	}
-	return 0;
-}
-
-static int
-lc_wfile_write(struct lc_wfile *f, const struct lc_wbuf *b, struct lc_err *e)
-{
-	const uint8_t *p = b->data;
-	uint64_t off = b->off;
-	size_t left = b->len;
-
-	if (b->hole)
-		return lc_wfile_write_hole(f, b, e);
-	while (left > 0) {
-		ssize_t w = f->seekable ? pwrite(f->fd, p, left, (off_t)off) :
-		    write(f->fd, p, left);
+	while (len > 0) {
+		ssize_t w = f->seekable ? pwrite(f->fd, p, len, (off_t)off) :
+		    write(f->fd, p, len);
 		if (w < 0) {
 			if (errno == EINTR)
 				continue;
@@ -300,7 +261,35 @@ lc_wfile_write(struct lc_wfile *f, const struct lc_wbuf *b, struct lc_err *e)
 			    f->name);
 		p += w;
 		off += (uint64_t)w;
-		left -= (size_t)w;
+		len -= (size_t)w;
+	}
+	return 0;
+}
+
+/*
+ * A block in order.  A hole: nothing to write on a seekable target, except
+ * that a file ending in a hole gets its length; zeros on a non-seekable one.
+ */
+static int
+lc_wfile_write(struct lc_wfile *f, const struct lc_wbuf *b, struct lc_err *e)
+{
+	uint64_t left = b->len, off = b->off;
+	size_t n;
+	int r;
+
+	if (!b->hole)
+		return lc_wfile_put(f, b->data, b->len, b->off, e);
+	if (f->seekable) {
+		if (b->off + b->len == f->end &&
+		    ftruncate(f->fd, (off_t)f->end) != 0)
+			return lc_err_sys(e, LC_ERR_IO, errno, "extend %s",
+			    f->name);
+		return 0;
+	}
+	for (; left > 0; left -= n, off += n) {
+		n = left < sizeof(lc_zeros) ? (size_t)left : sizeof(lc_zeros);
+		if ((r = lc_wfile_put(f, lc_zeros, n, off, e)) != 0)
+			return r;
 	}
 	return 0;
 }

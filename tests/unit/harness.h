@@ -22,10 +22,13 @@
 #ifndef LC_TEST_HARNESS_H
 #define LC_TEST_HARNESS_H
 
+#include <errno.h>
+#include <ftw.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -200,5 +203,22 @@ lc_test_run_one(const struct lc_test_case *t)
 		}                                                            \
 		return 0;                                                    \
 	}
+
+/* Remove the tree at dir (depth first, never following symlinks). */
+static int
+lc_test_rm_one(const char *path, const struct stat *st, int flag,
+    struct FTW *ftw)
+{
+	(void)st;
+	(void)flag;
+	(void)ftw;
+	return remove(path) != 0 && errno != ENOENT ? -1 : 0;
+}
+
+static inline void
+lc_test_rm_tree(const char *dir)
+{
+	(void)nftw(dir, lc_test_rm_one, 16, FTW_DEPTH | FTW_PHYS);
+}
 
 #endif

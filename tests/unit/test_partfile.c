@@ -27,22 +27,13 @@ struct t_env {
 	int dfd;
 };
 
-static int
-t_rm(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-	(void)st;
-	(void)flag;
-	(void)ftw;
-	return remove(path);
-}
-
 static void
 t_done(struct t_env *v)
 {
 	lc_part_close(&v->p);
 	lc_target_close(&v->t);
 	close(v->dfd);
-	nftw(v->dir, t_rm, 16, FTW_DEPTH | FTW_PHYS);
+	lc_test_rm_tree(v->dir);
 }
 
 /* A fresh directory; the target is dir/out (not there yet). */

@@ -19,20 +19,11 @@
  */
 static char t_root[128];
 
-static int
-t_rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-	(void)st;
-	(void)flag;
-	(void)ftw;
-	return remove(path) != 0 && errno != ENOENT ? -1 : 0;
-}
-
 static void
 t_cleanup(void)
 {
 	if (t_root[0] != '\0')
-		nftw(t_root, t_rm_one, 16, FTW_DEPTH | FTW_PHYS);
+		lc_test_rm_tree(t_root);
 }
 
 /* A path under the test root; rotating static buffers. */

@@ -31,22 +31,13 @@ struct t_env {
 
 static struct t_env env;
 
-static int
-t_rm(const char *path, const struct stat *st, int flag, struct FTW *ftw)
-{
-	(void)st;
-	(void)flag;
-	(void)ftw;
-	return remove(path);
-}
-
 static void
 t_cleanup(void)
 {
 	if (getpid() != env.owner)
 		return;
 	if (chdir("/") == 0)
-		nftw(env.dir, t_rm, 16, FTW_DEPTH | FTW_PHYS);
+		lc_test_rm_tree(env.dir);
 	lc_confine_free(&env.conf);
 }
 
