@@ -274,6 +274,10 @@ static const struct lc_opt lc_opts[] = {
 	{ "ignore-existing", 'O', NULL, "skip every file that already exists "
 	    "at the target", NULL,
 	    LC_FLAG(copy.skip_existing) },
+	{ "owner", 0, NULL, "keep owner and group (when the receiving side "
+	    "runs as root)", NULL, LC_FLAG(copy.owner) },
+	{ "numeric-ids", 0, NULL, "with --owner, keep ids by number, not by "
+	    "user and group name", NULL, LC_FLAG(copy.numeric_ids) },
 	{ "force", 'f', NULL, "overwrite an existing target file", NULL,
 	    LC_FLAG(copy.force) },
 	{ "append", 'a', NULL, "resume: keep the verified prefix of a "

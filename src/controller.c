@@ -999,7 +999,8 @@ lc_ctl_parse_args(struct lc_ctl *c, struct lc_err *e)
 		struct lc_ctl_req *rq = &c->reqs[i];
 
 		rq->flags = (o->recursive ? LC_ADD_RECURSIVE : 0) |
-		    (o->follow ? LC_ADD_FOLLOW : 0);
+		    (o->follow ? LC_ADD_FOLLOW : 0) |
+		    (o->owner && !o->numeric_ids ? LC_ADD_NAMES : 0);
 		/* rsync's "dir/": the contents of dir, not dir itself */
 		if (o->recursive && sp[0] != '\0' && sp[strlen(sp) - 1] == '/') {
 			rq->flags |= LC_ADD_CONTENTS;
@@ -1021,6 +1022,9 @@ lc_ctl_parse_args(struct lc_ctl *c, struct lc_err *e)
 	if (o->recursive && o->expect[0] != '\0')
 		return lc_err_set(e, LC_ERR_USAGE, "-E ALG=HEX checks one "
 		    "file; it does not go with -r");
+	if (o->numeric_ids && !o->owner)
+		return lc_err_set(e, LC_ERR_USAGE, "--numeric-ids goes with "
+		    "--owner");
 	if (o->update && o->skip_existing)
 		return lc_err_set(e, LC_ERR_USAGE, "-u and -O do not go "
 		    "together (-O skips every existing file)");

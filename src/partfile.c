@@ -441,6 +441,9 @@ lc_part_prepare(const struct lc_target *t, struct lc_part *f, int do_fsync,
 		    "writing, expected %llu; not renaming it into place",
 		    f->tmp, (long long)st.st_size,
 		    (unsigned long long)f->size);
+	/* the owner first: chown(2) may clear mode bits */
+	if (f->chown && fchown(f->fd, (uid_t)f->uid, (gid_t)f->gid) != 0)
+		return lc_err_sys(e, LC_ERR_IO, errno, "chown %s", f->tmp);
 	/* permission bits only: never set-id or sticky bits from a peer */
 	if (fchmod(f->fd, (mode_t)f->mode & ~keep & 0777) != 0)
 		return lc_err_sys(e, LC_ERR_IO, errno, "chmod %s", f->tmp);
@@ -586,8 +589,8 @@ lc_tree_mkdir(const struct lc_target *t, int dfd, const char *leaf,
 
 int
 lc_tree_symlink(const struct lc_target *t, int dfd, const char *leaf,
-    const char *rel, const char *link, int64_t mtime_sec,
-    uint32_t mtime_nsec, struct lc_err *e)
+    const char *rel, const char *link, const struct lc_attrs *a,
+    struct lc_err *e)
 {
 	char shown[LC_PATH_MAX + 300], tmp[LC_PATH_MAX], cur[LC_PATH_MAX];
 	struct timespec ts[2];
@@ -625,12 +628,15 @@ lc_tree_symlink(const struct lc_target *t, int dfd, const char *leaf,
 		    shown);
 	}
  times:
+	if (a->chown && fchownat(dfd, leaf, (uid_t)a->uid, (gid_t)a->gid,
+	    AT_SYMLINK_NOFOLLOW) != 0)
+		return lc_err_sys(e, LC_ERR_IO, errno, "chown %s", shown);
 	if (!(t->flags & (LC_TGT_PRESERVE | LC_TGT_UPDATE)))
 		return 0;
 	ts[0].tv_sec = 0;
 	ts[0].tv_nsec = UTIME_OMIT;
-	ts[1].tv_sec = (time_t)mtime_sec;
-	ts[1].tv_nsec = (long)mtime_nsec;
+	ts[1].tv_sec = (time_t)a->mtime_sec;
+	ts[1].tv_nsec = (long)a->mtime_nsec;
 	if (utimensat(dfd, leaf, ts, AT_SYMLINK_NOFOLLOW) != 0)
 		return lc_err_sys(e, LC_ERR_IO, errno, "set times of %s",
 		    shown);
@@ -655,8 +661,8 @@ lc_tree_skip(const struct lc_target *t, int dfd, const char *leaf,
 }
 
 int
-lc_tree_dir_attrs(const struct lc_target *t, const char *rel, uint32_t mode,
-    int64_t mtime_sec, uint32_t mtime_nsec, int do_fsync, struct lc_err *e)
+lc_tree_dir_attrs(const struct lc_target *t, const char *rel,
+    const struct lc_attrs *a, int do_fsync, struct lc_err *e)
 {
 	mode_t keep = (t->flags & LC_TGT_PRESERVE) ? 0 : t->umask;
 	char shown[LC_PATH_MAX + 300];
@@ -667,13 +673,16 @@ lc_tree_dir_attrs(const struct lc_target *t, const char *rel, uint32_t mode,
 		return r;
 	lc_tree_shown(t, rel, shown, sizeof(shown));
 	r = 0;
-	if (fchmod(fd, (mode_t)mode & ~keep & 0777) != 0)
+	if (a->chown && fchown(fd, (uid_t)a->uid, (gid_t)a->gid) != 0)
+		r = lc_err_sys(e, LC_ERR_IO, errno, "chown %s", shown);
+	if (r == 0 && a->set_mode &&
+	    fchmod(fd, (mode_t)a->mode & ~keep & 0777) != 0)
 		r = lc_err_sys(e, LC_ERR_IO, errno, "chmod %s", shown);
 	if (r == 0 && (t->flags & LC_TGT_PRESERVE)) {
 		ts[0].tv_sec = 0;
 		ts[0].tv_nsec = UTIME_OMIT;
-		ts[1].tv_sec = (time_t)mtime_sec;
-		ts[1].tv_nsec = (long)mtime_nsec;
+		ts[1].tv_sec = (time_t)a->mtime_sec;
+		ts[1].tv_nsec = (long)a->mtime_nsec;
 		if (futimens(fd, ts) != 0)
 			r = lc_err_sys(e, LC_ERR_IO, errno, "set times of %s",
 			    shown);

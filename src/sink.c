@@ -36,6 +36,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <fcntl.h>
+#include <grp.h>
+#include <pwd.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
 
@@ -119,6 +121,9 @@ lc_sink_target(struct lc_sink *s, const struct lc_msg_sink_target *m,
 	    s->port.set.umask, e)) != 0)
 		return r;
 	s->target_set = 1;
+	if ((m->flags & LC_TGT_OWNER) && geteuid() != 0)
+		lc_log_warn("--owner: not running as root here, so owner and "
+		    "group are not kept");
 	memset(&ok, 0, sizeof(ok));
 	ok.is_dir = (uint8_t)s->tgt.is_dir;
 	snprintf(ok.resolved, sizeof(ok.resolved), "%s", s->tgt.path);
@@ -524,13 +529,58 @@ lc_sink_file_error_ok(const struct lc_sink *s, int r)
 	    r == -LC_ERR_EXISTS);
 }
 
+/*
+ * --owner: the id to give a file here, from the source's name for it
+ * (unless --numeric-ids, or it has none here), else its number.  The
+ * last name looked up is kept: a tree's files mostly share one.
+ */
+static uint32_t
+lc_sink_id(struct lc_sink *s, const char *name, uint32_t id, int group)
+{
+	struct lc_sink_idmap *c = group ? &s->map_group : &s->map_user;
+	char buf[4096];
+	struct passwd pw, *pwp = NULL;
+	struct group gr, *grp = NULL;
+
+	if ((s->tgt.flags & LC_TGT_NUMERIC_IDS) || name[0] == '\0')
+		return id;
+	if (c->valid && strcmp(c->name, name) == 0)
+		return c->id;
+	c->id = id;
+	if (!group && getpwnam_r(name, &pw, buf, sizeof(buf), &pwp) == 0 &&
+	    pwp != NULL)
+		c->id = (uint32_t)pwp->pw_uid;
+	else if (group && getgrnam_r(name, &gr, buf, sizeof(buf),
+	    &grp) == 0 && grp != NULL)
+		c->id = (uint32_t)grp->gr_gid;
+	snprintf(c->name, sizeof(c->name), "%s", name);
+	c->valid = 1;
+	return c->id;
+}
+
+/* What entry m keeps here: mode, times, and (as root) its owner. */
+static void
+lc_sink_attrs(struct lc_sink *s, const struct lc_msg_file *m,
+    struct lc_attrs *a)
+{
+	memset(a, 0, sizeof(*a));
+	a->mode = m->mode;
+	a->mtime_sec = m->mtime_sec;
+	a->mtime_nsec = m->mtime_nsec;
+	if (!(s->tgt.flags & LC_TGT_OWNER) || geteuid() != 0)
+		return;
+	a->chown = 1;
+	a->uid = lc_sink_id(s, m->user, m->uid, 0);
+	a->gid = lc_sink_id(s, m->group, m->gid, 1);
+}
+
 /* Remember a directory of the tree for its mode and times at the end. */
 static int
 lc_sink_note_dir(struct lc_sink *s, const struct lc_msg_file *m, int made)
 {
 	struct lc_sdir *d;
 
-	if (!made && !(s->tgt.flags & LC_TGT_PRESERVE))
+	if (!made && !(s->tgt.flags & (LC_TGT_PRESERVE | LC_TGT_OWNER)))
 		return 0;
 	if (s->ndirs == s->dirs_cap) {
 		size_t ncap = s->dirs_cap ? 2 * s->dirs_cap : 64;
@@ -542,9 +592,9 @@ lc_sink_note_dir(struct lc_sink *s, const struct lc_msg_file *m, int made)
 	d = &s->dirs[s->ndirs];
 	if ((d->rel = strdup(m->name)) == NULL)
 		return -LC_ERR_NOMEM;
-	d->mode = m->mode;
-	d->mtime_sec = m->mtime_sec;
-	d->mtime_nsec = m->mtime_nsec;
+	lc_sink_attrs(s, m, &d->a);
+	/* a directory that was there keeps its mode, unless -p */
+	d->a.set_mode = made || (s->tgt.flags & LC_TGT_PRESERVE);
 	s->ndirs++;
 	return 0;
 }
@@ -592,6 +642,7 @@ lc_sink_file(struct lc_sink *s, const struct lc_msg_file *m, struct lc_err *e)
 	char parent[LC_PATH_MAX];
 	const char *leaf, *slash;
 	struct lc_sfile *f = NULL;
+	struct lc_attrs a;
 	int dfd, made, why;
 	uint64_t kept;
 	int r;
@@ -614,6 +665,7 @@ lc_sink_file(struct lc_sink *s, const struct lc_msg_file *m, struct lc_err *e)
 		    "target directory");
 	if ((f = calloc(1, sizeof(*f))) == NULL)
 		return -LC_ERR_NOMEM;
+	lc_sink_attrs(s, m, &a);
 	f->id = m->id;
 	f->kind = m->kind;
 	f->sink = s;
@@ -639,7 +691,7 @@ lc_sink_file(struct lc_sink *s, const struct lc_msg_file *m, struct lc_err *e)
 		return lc_sink_done_now(s, f, 0, NULL);
 	case LC_KIND_SYMLINK:
 		if ((r = lc_tree_symlink(&s->tgt, dfd, leaf, m->name, m->link,
-		    m->mtime_sec, m->mtime_nsec, e)) != 0)
+		    &a, e)) != 0)
 			goto out;
 		return lc_sink_done_now(s, f, 0, NULL);
 	default:
@@ -655,6 +707,9 @@ lc_sink_file(struct lc_sink *s, const struct lc_msg_file *m, struct lc_err *e)
 		goto out;
 	f->p.mtime_sec = m->mtime_sec;
 	f->p.mtime_nsec = m->mtime_nsec;
+	f->p.chown = a.chown;
+	f->p.uid = a.uid;
+	f->p.gid = a.gid;
 	if ((r = lc_part_open(&s->tgt, &f->p, &kept, e)) != 0 ||
 	    (r = lc_sink_space(s, f, f->p.size - kept, e)) != 0)
 		goto out;
@@ -944,9 +999,8 @@ lc_sink_dirs_job(void *arg)
 		const struct lc_sdir *d = &s->dirs[i];
 		if (lc_role_canceled(&s->port))
 			return;
-		if (lc_tree_dir_attrs(&s->tgt, d->rel, d->mode, d->mtime_sec,
-		    d->mtime_nsec, fsync_on && s->ndirs < LC_SINK_SYNCFS_MIN,
-		    &e) != 0) {
+		if (lc_tree_dir_attrs(&s->tgt, d->rel, &d->a,
+		    fsync_on && s->ndirs < LC_SINK_SYNCFS_MIN, &e) != 0) {
 			lc_role_post(&s->port, LC_EV_ERROR, 0, 0, &e);
 			return;
 		}

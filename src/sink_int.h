@@ -57,9 +57,7 @@ struct lc_tdir {
 /* A directory made or kept in a tree: its mode and times come last. */
 struct lc_sdir {
 	char *rel;
-	uint32_t mode;
-	int64_t mtime_sec;
-	uint32_t mtime_nsec;
+	struct lc_attrs a;
 };
 
 /*
@@ -182,6 +180,11 @@ struct lc_sink {
 	size_t fin_cap;
 	int fin_busy;		/* main: a finish batch job is queued */
 	struct lc_fin_batch *fin_batch;	/* main: that batch, freed here */
+	struct lc_sink_idmap {	/* main: --owner, the last name mapped */
+		int valid;
+		uint32_t id;
+		char name[LC_OWNER_MAX];
+	} map_user, map_group;
 	uint64_t space_avail;	/* main: free at the first file (trees) */
 	uint64_t space_need;	/* main: what the files announced need */
 	int space_known;

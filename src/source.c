@@ -23,6 +23,8 @@
 #include "lanecp/walk.h"
 
 #include <errno.h>
+#include <grp.h>
+#include <pwd.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -95,6 +97,34 @@ static void lc_listed_free(struct lc_listed *);
  * SRC_LISTED.  An entry that cannot be read is reported (FILE_FAIL) and
  * left out; special files are left out with a warning.
  */
+/*
+ * --owner: the name of a user or group id ("" when it has none), from the
+ * last one looked up when it is the same (a tree's files mostly share
+ * them; each lookup may read /etc/passwd).
+ */
+static const char *
+lc_source_idname(struct lc_idname *c, uint32_t id, int group)
+{
+	char buf[4096];
+	struct passwd pw, *pwp = NULL;
+	struct group gr, *grp = NULL;
+	const char *n = NULL;
+
+	if (c->valid && c->id == id)
+		return c->name;
+	if (!group && getpwuid_r((uid_t)id, &pw, buf, sizeof(buf),
+	    &pwp) == 0 && pwp != NULL)
+		n = pwp->pw_name;
+	else if (group && getgrgid_r((gid_t)id, &gr, buf, sizeof(buf),
+	    &grp) == 0 && grp != NULL)
+		n = grp->gr_name;
+	snprintf(c->name, sizeof(c->name), "%s",
+	    n != NULL && strlen(n) < sizeof(c->name) ? n : "");
+	c->id = id;
+	c->valid = 1;
+	return c->name;
+}
+
 static int
 lc_source_announce(struct lc_source *s, const struct lc_walk_entry *ent,
     struct lc_err *e)
@@ -114,6 +144,14 @@ lc_source_announce(struct lc_source *s, const struct lc_walk_entry *ent,
 	snprintf(f.name, sizeof(f.name), "%s", ent->name);
 	if (ent->link != NULL)
 		snprintf(f.link, sizeof(f.link), "%s", ent->link);
+	f.uid = (uint32_t)ent->st.st_uid;
+	f.gid = (uint32_t)ent->st.st_gid;
+	if (s->adds[s->add_next].flags & LC_ADD_NAMES) {
+		snprintf(f.user, sizeof(f.user), "%s",
+		    lc_source_idname(&s->last_user, f.uid, 0));
+		snprintf(f.group, sizeof(f.group), "%s",
+		    lc_source_idname(&s->last_group, f.gid, 1));
+	}
 	if (ent->kind == LC_KIND_REG) {
 		plen = strlen(ent->name);
 		if ((l = calloc(1, sizeof(*l) + plen + 1)) == NULL) {

@@ -87,6 +87,11 @@ struct lc_source {
 		char name[LC_PATH_MAX];
 		char link[LC_PATH_MAX];
 	} pend;
+	struct lc_idname {	/* main: the last id looked up, and its name */
+		int valid;
+		uint32_t id;
+		char name[LC_OWNER_MAX];
+	} last_user, last_group;
 	uint32_t add_files;	/* main: entries announced for it */
 	uint64_t add_bytes;
 	struct lc_listed *listed;	/* waiting for FILE_READY, in id

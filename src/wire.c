@@ -267,7 +267,11 @@ lc_msg_put_file(struct lc_buf *out, const struct lc_msg_file *m)
 	    (r = lc_buf_put_u64(out, (uint64_t)m->mtime_sec)) != 0 ||
 	    (r = lc_buf_put_u32(out, m->mtime_nsec)) != 0 ||
 	    (r = lc_buf_put_cstring(out, m->name)) != 0 ||
-	    (r = lc_buf_put_cstring(out, m->link)) != 0);
+	    (r = lc_buf_put_cstring(out, m->link)) != 0 ||
+	    (r = lc_buf_put_u32(out, m->uid)) != 0 ||
+	    (r = lc_buf_put_u32(out, m->gid)) != 0 ||
+	    (r = lc_buf_put_cstring(out, m->user)) != 0 ||
+	    (r = lc_buf_put_cstring(out, m->group)) != 0);
 	return lc_msg_finish(out, s, r);
 }
 
@@ -287,6 +291,10 @@ lc_msg_get_file(const uint8_t *p, size_t n, struct lc_msg_file *m)
 	    lc_rd_get_u32(&rd, &m->mtime_nsec) != 0 ||
 	    lc_rd_get_cstring(&rd, m->name, sizeof(m->name)) != 0 ||
 	    lc_rd_get_cstring(&rd, m->link, sizeof(m->link)) != 0 ||
+	    lc_rd_get_u32(&rd, &m->uid) != 0 ||
+	    lc_rd_get_u32(&rd, &m->gid) != 0 ||
+	    lc_rd_get_cstring(&rd, m->user, sizeof(m->user)) != 0 ||
+	    lc_rd_get_cstring(&rd, m->group, sizeof(m->group)) != 0 ||
 	    lc_rd_end(&rd) != 0)
 		return -LC_ERR_PROTO;
 	m->mtime_sec = (int64_t)mt;

@@ -46,6 +46,8 @@ struct lc_copy_opts {
 	int preserve;		/* -p */
 	int update;		/* -u */
 	int skip_existing;	/* -O */
+	int owner;		/* --owner: owner and group, if root there */
+	int numeric_ids;	/* --numeric-ids: by number, not by name */
 	const char *log_path;	/* -l FILE */
 	const char *cmdline;	/* for the -l log */
 };

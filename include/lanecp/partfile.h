@@ -29,6 +29,17 @@ struct lc_target {
 	char name[256];		/* file target: its last component */
 };
 
+/* What a tree entry keeps from its source (-p, -u, --owner). */
+struct lc_attrs {
+	int set_mode;		/* a directory: set mode (made here, or -p) */
+	uint32_t mode;		/* permission bits */
+	int64_t mtime_sec;
+	uint32_t mtime_nsec;
+	int chown;		/* set owner and group (--owner as root) */
+	uint32_t uid;		/* resolved for this host */
+	uint32_t gid;
+};
+
 /* One file being written: the target itself or a part file. */
 struct lc_part {
 	int fd;			/* owned; -1 when closed */
@@ -40,6 +51,9 @@ struct lc_part {
 	uint32_t mode;		/* the source's mode bits */
 	int64_t mtime_sec;	/* the source's mtime (-p) */
 	uint32_t mtime_nsec;
+	int chown;		/* --owner as root: set uid and gid */
+	uint32_t uid;
+	uint32_t gid;
 	dev_t dev;		/* the part file (lc_part_prepare) */
 	ino_t ino;
 	char name[256];		/* final component in dir_fd */
@@ -149,12 +163,13 @@ int lc_tree_mkdir(const struct lc_target *t, int dfd, const char *leaf,
  * Make symlink leaf -> link in dfd: made under a temporary name and
  * renamed over leaf, which may be a file or a link (with LC_TGT_FORCE or
  * LC_TGT_UPDATE), never a directory.  A link with the same target is left
- * alone.  With LC_TGT_PRESERVE its mtime is set.  0, or -LC_ERR_EXISTS /
+ * alone.  With LC_TGT_PRESERVE or LC_TGT_UPDATE its mtime is set, with
+ * a->chown its owner.  0, or -LC_ERR_EXISTS /
  * -LC_ERR_IO.
  */
 int lc_tree_symlink(const struct lc_target *t, int dfd, const char *leaf,
-    const char *rel, const char *link, int64_t mtime_sec,
-    uint32_t mtime_nsec, struct lc_err *e);
+    const char *rel, const char *link, const struct lc_attrs *a,
+    struct lc_err *e);
 
 /*
  * -u / -O: does leaf in dfd let the copy skip a file of size and mtime?
@@ -165,13 +180,13 @@ int lc_tree_skip(const struct lc_target *t, int dfd, const char *leaf,
     uint64_t size, int64_t mtime_sec);
 
 /*
- * After its contents: directory rel gets its mode (less the umask unless
- * LC_TGT_PRESERVE) and with LC_TGT_PRESERVE its mtime; then, if do_fsync,
+ * After its contents: directory rel gets its owner (a->chown), its mode
+ * (less the umask unless LC_TGT_PRESERVE) and with LC_TGT_PRESERVE its
+ * mtime; then, if do_fsync,
  * an fsync (its entries are durable).
  */
 int lc_tree_dir_attrs(const struct lc_target *t, const char *rel,
-    uint32_t mode, int64_t mtime_sec, uint32_t mtime_nsec, int do_fsync,
-    struct lc_err *e);
+    const struct lc_attrs *a, int do_fsync, struct lc_err *e);
 
 /* Set up p for entry leaf in dfd, rel being its name in the tree. */
 int lc_part_init_at(const struct lc_target *t, int dfd, const char *rel,

@@ -31,6 +31,7 @@
 #define LC_HOST_MAX 256
 #define LC_ADDR_MAX 64			/* numeric IPv4/IPv6 address */
 #define LC_CSUM_MAX 160			/* "alg=hex" checksum text */
+#define LC_OWNER_MAX 64			/* a user or group name */
 
 enum lc_msg_type {
 	LC_MSG_HELLO = 1,
@@ -75,7 +76,8 @@ enum lc_file_kind {
 #define LC_ADD_RECURSIVE 0x1u	/* -r */
 #define LC_ADD_FOLLOW 0x2u	/* -L */
 #define LC_ADD_CONTENTS 0x4u	/* "dir/": the contents, not dir itself */
-#define LC_ADD_MASK 0x7u
+#define LC_ADD_NAMES 0x8u	/* --owner: send user and group names */
+#define LC_ADD_MASK 0xfu
 
 /* FILE_SKIP reasons */
 enum lc_skip_why {
@@ -101,7 +103,9 @@ enum lc_skip_why {
 #define LC_TGT_UPDATE 0x40u	/* -u: skip files with the same size, mtime */
 #define LC_TGT_SKIP_EXISTING 0x80u	/* -O */
 #define LC_TGT_TREE 0x100u	/* names are relative paths; dirs, links */
-#define LC_TGT_MASK 0x1ffu
+#define LC_TGT_OWNER 0x200u	/* --owner: owner and group (as root) */
+#define LC_TGT_NUMERIC_IDS 0x400u	/* --numeric-ids: no name mapping */
+#define LC_TGT_MASK 0x7ffu
 
 /* LISTEN / CONNECT flags */
 #define LC_XFER_ENCRYPT 0x1u
@@ -141,6 +145,10 @@ struct lc_msg_file {
 	uint32_t mtime_nsec;
 	char name[LC_PATH_MAX];	/* relative: components joined by '/' */
 	char link[LC_PATH_MAX];	/* LC_KIND_SYMLINK: its target, else "" */
+	uint32_t uid;		/* the source's owner and group */
+	uint32_t gid;
+	char user[LC_OWNER_MAX];	/* their names (LC_ADD_NAMES), or "" */
+	char group[LC_OWNER_MAX];
 };
 
 struct lc_msg_src_credit {

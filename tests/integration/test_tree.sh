@@ -401,6 +401,46 @@ tc_update() {
 	done
 }
 
+# --owner keeps owner and group (the sink runs as root here); without it
+# the copy belongs to whoever wrote it.  Ids without names (12345) go by
+# number; --numeric-ids never maps names.
+tc_owner() {
+	local t=$d/own dir src dst
+	if [[ $(id -u) != 0 ]]; then
+		lc_note "owner: not root, case left out"
+		return 0
+	fi
+	mkdir -p "$t/src/sub" "$t/push" "$t/pull" "$t/plain" "$t/num"
+	echo a >"$t/src/sub/nobody"
+	echo b >"$t/src/noname"
+	ln -s sub/nobody "$t/src/link"
+	chown 65534:65534 "$t/src/sub" "$t/src/sub/nobody"
+	chown 12345:12346 "$t/src/noname"
+	chown -h 65534:12346 "$t/src/link"
+	for dir in push pull num; do
+		lc_note "owner: $dir"
+		case $dir in
+		push) lc_lanecp -r --owner "$t/src" "$H:$t/push/" ;;
+		pull) lc_lanecp -r --owner "$H:$t/src" "$t/pull/" ;;
+		num) lc_lanecp -r --owner --numeric-ids "$t/src" "$H:$t/num/" ;;
+		esac
+		[[ $(stat -c %u:%g "$t/$dir/src/sub") == 65534:65534 ]] ||
+			lc_fail "owner ($dir): sub is $(stat -c %u:%g "$t/$dir/src/sub")"
+		[[ $(stat -c %u:%g "$t/$dir/src/sub/nobody") == 65534:65534 ]] ||
+			lc_fail "owner ($dir): sub/nobody is $(stat -c %u:%g "$t/$dir/src/sub/nobody")"
+		[[ $(stat -c %u:%g "$t/$dir/src/noname") == 12345:12346 ]] ||
+			lc_fail "owner ($dir): noname is $(stat -c %u:%g "$t/$dir/src/noname")"
+		[[ $(stat -c %u:%g "$t/$dir/src/link") == 65534:12346 ]] ||
+			lc_fail "owner ($dir): the link is $(stat -c %u:%g "$t/$dir/src/link")"
+	done
+	lc_note "owner: without --owner the copy is root's"
+	lc_lanecp -r "$t/src" "$H:$t/plain/"
+	[[ $(stat -c %u:%g "$t/plain/src/noname") == 0:0 ]] ||
+		lc_fail "without --owner noname is $(stat -c %u:%g "$t/plain/src/noname")"
+	lc_lanecp_expect 2 "numeric-ids goes with --owner" -r --numeric-ids \
+		"$t/src" "$H:$t/plain2/"
+}
+
 # A FIFO inside the tree is skipped with a warning; the copy succeeds.
 tc_fifo() {
 	local t=$d/fifo
@@ -531,7 +571,7 @@ tc_killed() {
 }
 
 # ---------------------------------------------------------------- main
-ALL="exact forms symlinks perms update fifo unreadable sparse killed"
+ALL="exact forms symlinks perms update owner fifo unreadable sparse killed"
 FAILED=()
 for c in ${LC_TREE_CASES:-$ALL}; do
 	declare -F "tc_$c" >/dev/null || { CASE=$c; lc_fail "no such case"; }

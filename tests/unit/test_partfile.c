@@ -442,7 +442,9 @@ LC_TEST(tree_mkdir_keeps_dirs_and_replaces_files_only_with_force)
 	LC_CHECK(lstat(p, &st) == 0 && S_ISDIR(st.st_mode));
 	/* modes after contents: 0555 less nothing with -p */
 	t_tree(&v, LC_TGT_PRESERVE);
-	LC_CHECK_EQ_I(lc_tree_dir_attrs(&v.t, "d", 0555, 1000000000, 5, 1,
+	LC_CHECK_EQ_I(lc_tree_dir_attrs(&v.t, "d", &(struct lc_attrs){
+	    .set_mode = 1, .mode = 0555, .mtime_sec = 1000000000,
+	    .mtime_nsec = 5 }, 1,
 	    &v.e), 0);
 	snprintf(p, sizeof(p), "%s/d", v.dir);
 	LC_CHECK(stat(p, &st) == 0);
@@ -463,26 +465,26 @@ LC_TEST(tree_symlink_made_as_a_link_never_followed)
 	t_tree(&v, 0);
 	/* the target is data: absolute, outside, dangling, all fine */
 	LC_CHECK_EQ_I(lc_tree_symlink(&v.t, v.t.dir_fd, "l", "l", "../../etc",
-	    0, 0, &v.e), 0);
+	    &(struct lc_attrs){ .mtime_sec = 0, .mtime_nsec = 0 }, &v.e), 0);
 	snprintf(p, sizeof(p), "%s/l", v.dir);
 	LC_CHECK((n = readlink(p, buf, sizeof(buf) - 1)) == 9);
 	buf[n] = '\0';
 	LC_CHECK_STR(buf, "../../etc");
 	/* the same link again: left alone; another one: needs -f */
 	LC_CHECK_EQ_I(lc_tree_symlink(&v.t, v.t.dir_fd, "l", "l", "../../etc",
-	    0, 0, &v.e), 0);
-	LC_CHECK_EQ_I(lc_tree_symlink(&v.t, v.t.dir_fd, "l", "l", "x", 0, 0,
-	    &v.e), -LC_ERR_EXISTS);
+	    &(struct lc_attrs){ .mtime_sec = 0, .mtime_nsec = 0 }, &v.e), 0);
+	LC_CHECK_EQ_I(lc_tree_symlink(&v.t, v.t.dir_fd, "l", "l", "x",
+	    &(struct lc_attrs){ .mtime_sec = 0, .mtime_nsec = 0 }, &v.e), -LC_ERR_EXISTS);
 	t_tree(&v, LC_TGT_UPDATE | LC_TGT_PRESERVE);
 	LC_CHECK_EQ_I(lc_tree_symlink(&v.t, v.t.dir_fd, "l", "l", "x",
-	    1234567890, 0, &v.e), 0);
+	    &(struct lc_attrs){ .mtime_sec = 1234567890, .mtime_nsec = 0 }, &v.e), 0);
 	LC_CHECK(lstat(p, &st) == 0 && S_ISLNK(st.st_mode));
 	LC_CHECK_EQ_I((long long)st.st_mtim.tv_sec, 1234567890LL);
 	/* never over a directory */
 	snprintf(p, sizeof(p), "%s/dir", v.dir);
 	LC_CHECK(mkdir(p, 0700) == 0);
-	LC_CHECK_EQ_I(lc_tree_symlink(&v.t, v.t.dir_fd, "dir", "dir", "x", 0,
-	    0, &v.e), -LC_ERR_EXISTS);
+	LC_CHECK_EQ_I(lc_tree_symlink(&v.t, v.t.dir_fd, "dir", "dir", "x",
+	    &(struct lc_attrs){ .mtime_sec = 0, .mtime_nsec = 0 }, &v.e), -LC_ERR_EXISTS);
 	LC_CHECK(lstat(p, &st) == 0 && S_ISDIR(st.st_mode));
 	t_done(&v);
 }

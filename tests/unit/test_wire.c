@@ -373,6 +373,10 @@ raw_file(struct lc_buf *b, uint32_t id, uint8_t kind, uint32_t mode,
 	LC_CHECK(lc_buf_put_u32(b, 5) == 0);
 	LC_CHECK(lc_buf_put_string(b, name, nl) == 0);
 	LC_CHECK(lc_buf_put_string(b, link, ll) == 0);
+	LC_CHECK(lc_buf_put_u32(b, 1000) == 0);	/* uid, gid, names */
+	LC_CHECK(lc_buf_put_u32(b, 1000) == 0);
+	LC_CHECK(lc_buf_put_string(b, "u", 1) == 0);
+	LC_CHECK(lc_buf_put_string(b, "g", 1) == 0);
 }
 
 /* Encode m, decode it, return the decoder's result (g filled). */
@@ -499,7 +503,7 @@ LC_TEST(file_kinds_and_links)
 	raw_file(&b, 1, LC_KIND_REG, 0644, 0, "a", 1, "", 0);
 	n = lc_buf_len(&b);
 	p = lc_buf_ptr(&b);
-	((uint8_t *)p)[n - 1] = 1;	/* link length 1, no byte */
+	((uint8_t *)p)[n - 2] = 2;	/* group length 2, one byte */
 	LC_CHECK(lc_msg_get_file(p, n, &g) == -LC_ERR_PROTO);
 	/* every truncation of a symlink FILE */
 	raw_file(&b, 9, LC_KIND_SYMLINK, 0777, 0, "s/l", 3, "/t", 2);
@@ -674,9 +678,9 @@ LC_TEST(src_add_and_sink_target_flags)
 		LC_CHECK(lc_msg_get_src_add(p, n, &a2) == 0);
 		LC_CHECK(memcmp(&a, &a2, sizeof(a)) == 0);
 	}
-	LC_CHECK_EQ_U(LC_ADD_RECURSIVE | LC_ADD_FOLLOW | LC_ADD_CONTENTS,
-	    LC_ADD_MASK);
-	for (int bit = 3; bit < 32; bit++) {
+	LC_CHECK_EQ_U(LC_ADD_RECURSIVE | LC_ADD_FOLLOW | LC_ADD_CONTENTS |
+	    LC_ADD_NAMES, LC_ADD_MASK);
+	for (int bit = 4; bit < 32; bit++) {
 		a.flags = LC_ADD_RECURSIVE | (1u << bit);
 		lc_buf_reset(&b);
 		LC_CHECK(lc_msg_put_src_add(&b, &a) == 0);
@@ -696,7 +700,8 @@ LC_TEST(src_add_and_sink_target_flags)
 	t.inflight = LC_FILES_INFLIGHT;
 	LC_CHECK_EQ_U(LC_TGT_FORCE | LC_TGT_WANT_DIR | LC_TGT_RESUME |
 	    LC_TGT_NO_FSYNC | LC_TGT_NO_SPACE_CHECK | LC_TGT_PRESERVE |
-	    LC_TGT_UPDATE | LC_TGT_SKIP_EXISTING | LC_TGT_TREE, LC_TGT_MASK);
+	    LC_TGT_UPDATE | LC_TGT_SKIP_EXISTING | LC_TGT_TREE | LC_TGT_OWNER |
+	    LC_TGT_NUMERIC_IDS, LC_TGT_MASK);
 	LC_CHECK(lc_msg_put_sink_target(&b, &t) == 0);
 	lc_buf_reset(&b);
 	LC_CHECK(lc_msg_put_sink_target(&b, &t) == 0);
@@ -707,7 +712,7 @@ LC_TEST(src_add_and_sink_target_flags)
 		LC_CHECK(lc_msg_get_sink_target(p, cut, &t2) == -LC_ERR_PROTO);
 	LC_CHECK(lc_buf_put_u8(&b, 0) == 0);
 	LC_CHECK(lc_msg_get_sink_target(p, n + 1, &t2) == -LC_ERR_PROTO);
-	for (int bit = 9; bit < 32; bit++) {
+	for (int bit = 11; bit < 32; bit++) {
 		t.flags = LC_TGT_TREE | (1u << bit);
 		lc_buf_reset(&b);
 		LC_CHECK(lc_msg_put_sink_target(&b, &t) == 0);
