@@ -238,7 +238,7 @@ lc_ctl_within(const char *dir, const char *anc)
  * increasing, so none twice) and each one's parent is the root or a
  * directory announced before (the sink makes directories before their
  * contents).  Set-id and sticky bits are dropped here (only 0777 is
- * relayed: the sink never sets more from a peer).
+ * relayed) unless root asked for -p from a local source.
  */
 static int
 lc_ctl_check_file(struct lc_ctl *c, struct lc_msg_file *m, struct lc_err *e)
@@ -311,7 +311,7 @@ lc_ctl_check_file(struct lc_ctl *c, struct lc_msg_file *m, struct lc_err *e)
 		return lc_err_set(e, LC_ERR_PROTO, "%s: source announced "
 		    "\"%.200s\" with %llu bytes, more than a copy can hold", h,
 		    m->name, (unsigned long long)m->size);
-	if ((m->mode & ~0777u) != 0) {
+	if ((m->mode & ~0777u) != 0 && !c->keep_setid) {
 		lc_log_debug("%s: mode %04o of %s from the source: "
 		    "set-id and sticky bits dropped", h, (unsigned)m->mode,
 		    m->name);
@@ -1029,6 +1029,12 @@ lc_ctl_parse_args(struct lc_ctl *c, struct lc_err *e)
 		return lc_err_set(e, LC_ERR_USAGE, "-u and -O do not go "
 		    "together (-O skips every existing file)");
 	snprintf(c->target_shown, sizeof(c->target_shown), "%s", o->dest);
+	/*
+	 * Set-id and sticky bits travel only when root asked for -p and read
+	 * them itself (a local source): a remote source's are never trusted.
+	 */
+	c->keep_setid = o->preserve && !lc_location_is_remote(&c->srcs[0]) &&
+	    geteuid() == 0;
 	return 0;
 }
 

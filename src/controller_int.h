@@ -92,6 +92,7 @@ struct lc_ctl {
 	uint64_t t_progress;	/* last time data or files moved */
 	uint64_t last_bytes;
 	int target_is_dir;
+	int keep_setid;		/* -p as root from a local source */
 	int connected;		/* CONNECTED seen */
 	struct lc_endpoint *err_ep;	/* the agent whose ERROR ended the copy */
 };

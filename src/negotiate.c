@@ -102,7 +102,8 @@ lc__ctl_negotiate(struct lc_ctl *c, struct lc_err *e)
 	    (o->skip_existing ? LC_TGT_SKIP_EXISTING : 0) |
 	    (o->recursive ? LC_TGT_TREE : 0) |
 	    (o->owner ? LC_TGT_OWNER : 0) |
-	    (o->owner && o->numeric_ids ? LC_TGT_NUMERIC_IDS : 0);
+	    (o->owner && o->numeric_ids ? LC_TGT_NUMERIC_IDS : 0) |
+	    (c->keep_setid ? LC_TGT_SETID : 0);
 	t.inflight = LC_FILES_INFLIGHT;
 	snprintf(t.target, sizeof(t.target), "%s", c->dst.path);
 	memset(&l, 0, sizeof(l));

@@ -424,6 +424,19 @@ lc_part_same(const struct lc_target *t, const struct lc_part *f,
 	return 0;
 }
 
+/*
+ * The mode bits a sink sets: permission bits, and set-id and sticky bits
+ * only when the controller said so (-p, as root, from a local source),
+ * this sink runs as root too, and it is not a restricted agent (a cron
+ * key's holder may not make set-id files).
+ */
+static mode_t
+lc_tree_modes(const struct lc_target *t)
+{
+	return (t->flags & LC_TGT_SETID) && (t->flags & LC_TGT_PRESERVE) &&
+	    t->conf->root_fd < 0 && geteuid() == 0 ? 07777 : 0777;
+}
+
 int
 lc_part_prepare(const struct lc_target *t, struct lc_part *f, int do_fsync,
     struct lc_err *e)
@@ -444,8 +457,8 @@ lc_part_prepare(const struct lc_target *t, struct lc_part *f, int do_fsync,
 	/* the owner first: chown(2) may clear mode bits */
 	if (f->chown && fchown(f->fd, (uid_t)f->uid, (gid_t)f->gid) != 0)
 		return lc_err_sys(e, LC_ERR_IO, errno, "chown %s", f->tmp);
-	/* permission bits only: never set-id or sticky bits from a peer */
-	if (fchmod(f->fd, (mode_t)f->mode & ~keep & 0777) != 0)
+	/* permission bits; set-id and sticky only as lc_tree_modes says */
+	if (fchmod(f->fd, (mode_t)f->mode & ~keep & lc_tree_modes(t)) != 0)
 		return lc_err_sys(e, LC_ERR_IO, errno, "chmod %s", f->tmp);
 	/* -u keeps times too: the next quick check compares them */
 	if (t->flags & (LC_TGT_PRESERVE | LC_TGT_UPDATE)) {
@@ -676,7 +689,7 @@ lc_tree_dir_attrs(const struct lc_target *t, const char *rel,
 	if (a->chown && fchown(fd, (uid_t)a->uid, (gid_t)a->gid) != 0)
 		r = lc_err_sys(e, LC_ERR_IO, errno, "chown %s", shown);
 	if (r == 0 && a->set_mode &&
-	    fchmod(fd, (mode_t)a->mode & ~keep & 0777) != 0)
+	    fchmod(fd, (mode_t)a->mode & ~keep & lc_tree_modes(t)) != 0)
 		r = lc_err_sys(e, LC_ERR_IO, errno, "chmod %s", shown);
 	if (r == 0 && (t->flags & LC_TGT_PRESERVE)) {
 		ts[0].tv_sec = 0;

@@ -105,7 +105,8 @@ enum lc_skip_why {
 #define LC_TGT_TREE 0x100u	/* names are relative paths; dirs, links */
 #define LC_TGT_OWNER 0x200u	/* --owner: owner and group (as root) */
 #define LC_TGT_NUMERIC_IDS 0x400u	/* --numeric-ids: no name mapping */
-#define LC_TGT_MASK 0x7ffu
+#define LC_TGT_SETID 0x800u	/* -p, root, local source: set-id bits too */
+#define LC_TGT_MASK 0xfffu
 
 /* LISTEN / CONNECT flags */
 #define LC_XFER_ENCRYPT 0x1u

@@ -441,6 +441,36 @@ tc_owner() {
 		"$t/src" "$H:$t/plain2/"
 }
 
+# Set-id and sticky bits: kept only with -p by root from a local source
+# (push); a remote source's (pull) are dropped, and without -p too.
+tc_setid() {
+	local t=$d/setid
+	if [[ $(id -u) != 0 ]]; then
+		lc_note "setid: not root, case left out"
+		return 0
+	fi
+	mkdir -p "$t/src/gdir" "$t/push" "$t/pull" "$t/nop"
+	echo x >"$t/src/suid"
+	chmod 4755 "$t/src/suid"
+	chmod 2775 "$t/src/gdir"
+	lc_note "setid: push with -p keeps them"
+	lc_lanecp -r -p "$t/src" "$H:$t/push/"
+	[[ $(stat -c %a "$t/push/src/suid") == 4755 ]] ||
+		lc_fail "setid: push -p gave suid mode $(stat -c %a "$t/push/src/suid")"
+	[[ $(stat -c %a "$t/push/src/gdir") == 2775 ]] ||
+		lc_fail "setid: push -p gave gdir mode $(stat -c %a "$t/push/src/gdir")"
+	lc_note "setid: pull with -p (a remote source) drops them"
+	lc_lanecp -r -p "$H:$t/src" "$t/pull/"
+	[[ $(stat -c %a "$t/pull/src/suid") == 755 ]] ||
+		lc_fail "setid: pull -p gave suid mode $(stat -c %a "$t/pull/src/suid")"
+	[[ $(stat -c %a "$t/pull/src/gdir") == 775 ]] ||
+		lc_fail "setid: pull -p gave gdir mode $(stat -c %a "$t/pull/src/gdir")"
+	lc_note "setid: push without -p drops them"
+	lc_lanecp -r "$t/src" "$H:$t/nop/"
+	[[ $(stat -c %a "$t/nop/src/suid") == 755 ]] ||
+		lc_fail "setid: push without -p gave suid mode $(stat -c %a "$t/nop/src/suid")"
+}
+
 # A FIFO inside the tree is skipped with a warning; the copy succeeds.
 tc_fifo() {
 	local t=$d/fifo
@@ -571,7 +601,7 @@ tc_killed() {
 }
 
 # ---------------------------------------------------------------- main
-ALL="exact forms symlinks perms update owner fifo unreadable sparse killed"
+ALL="exact forms symlinks perms update owner setid fifo unreadable sparse killed"
 FAILED=()
 for c in ${LC_TREE_CASES:-$ALL}; do
 	declare -F "tc_$c" >/dev/null || { CASE=$c; lc_fail "no such case"; }
