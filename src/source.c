@@ -26,6 +26,7 @@
 #include <grp.h>
 #include <pwd.h>
 #include <fcntl.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -134,7 +135,8 @@ lc_source_announce(struct lc_source *s, const struct lc_walk_entry *ent,
 	size_t plen;
 	int r;
 
-	memset(&f, 0, sizeof(f));
+	memset(&f, 0, offsetof(struct lc_msg_file, name));
+	f.link[0] = f.user[0] = f.group[0] = '\0';
 	f.id = s->next_id;
 	f.kind = (uint8_t)ent->kind;
 	f.mode = (uint32_t)ent->st.st_mode & 07777u;

@@ -1,6 +1,7 @@
 #include "lanecp/wire.h"
 #include "lanecp/err.h"
 
+#include <stddef.h>
 #include <string.h>
 
 /*
@@ -281,7 +282,10 @@ lc_msg_get_file(const uint8_t *p, size_t n, struct lc_msg_file *m)
 	struct lc_rd rd;
 	uint64_t mt;
 
-	memset(m, 0, sizeof(*m));
+	/* the fixed fields and empty strings, not 8 KiB of buffers a file */
+	memset(m, 0, offsetof(struct lc_msg_file, name));
+	m->name[0] = m->link[0] = m->user[0] = m->group[0] = '\0';
+	m->uid = m->gid = 0;
 	lc_rd_init(&rd, p, n);
 	if (lc_rd_get_u32(&rd, &m->id) != 0 ||
 	    lc_rd_get_u8(&rd, &m->kind) != 0 ||
