@@ -367,6 +367,10 @@ lc_sshd_start() {
 	[[ -n $LC_SSHD_PID ]] || lc_fail "sshd: no usable port"
 	lc_on_exit "lc__kill_tree $LC_SSHD_PID"
 	LC_SSHD_PORT=$port
+	# the readiness probe (lc__listening) was a connection too: wait for
+	# sshd to log it, so that a test counting connections starts from a
+	# settled log (test_ssh_config_refuse failed when it came late)
+	lc_wait_for 'Connection from' "$log" 30
 
 	printf '[127.0.0.1]:%s %s\n' "$port" \
 		"$(cut -d' ' -f1,2 "$LC_HOST_KEY")" >"$LC_KNOWN_HOSTS"
