@@ -87,6 +87,7 @@ lc_ctl_file_add(struct lc_ctl *c, const struct lc_msg_file *m)
 	memset(f, 0, sizeof(*f));
 	f->id = m->id;
 	f->kind = m->kind;
+	f->req = c->listed;
 	f->size = m->size;
 	f->name = name;
 	return 0;
@@ -357,12 +358,35 @@ lc_ctl_src_file(struct lc_ctl *c, struct lc_msg_file *m, struct lc_err *e)
 	return lc_msg_put_file(&c->dst_ep.out, m);
 }
 
+/*
+ * Where entry name of request k is at the source, "host:path" style: the
+ * request's directory (or "dir/" itself), then the name.
+ */
+static void
+lc_ctl_src_where(struct lc_ctl *c, uint32_t k, const char *name, char *out,
+    size_t outsz)
+{
+	const struct lc_location *l = &c->srcs[k];
+	char dir[LC_PATH_MAX];
+	size_t dl;
+
+	if (c->reqs[k].flags & LC_ADD_CONTENTS)
+		snprintf(dir, sizeof(dir), "%s", l->path);
+	else
+		lc_path_dirname(l->path, dir, sizeof(dir));
+	dl = strlen(dir);
+	snprintf(out, outsz, "%.255s%s%.1000s%s%.1000s", l->host,
+	    l->host[0] != '\0' ? ":" : "", dir,
+	    dl > 0 && dir[dl - 1] == '/' ? "" : "/", name);
+}
+
 /* FILE_FAIL: an entry of the current request the source could not read. */
 static int
 lc_ctl_src_fail(struct lc_ctl *c, const struct lc_msg_file_fail *m,
     struct lc_err *e)
 {
 	const struct lc_ctl_req *rq;
+	char where[LC_PATH_MAX + 600];
 	size_t rl;
 
 	if (c->listed >= c->adds_sent || !c->o->recursive)
@@ -375,22 +399,8 @@ lc_ctl_src_fail(struct lc_ctl *c, const struct lc_msg_file_fail *m,
 		return lc_err_set(e, LC_ERR_PROTO, "%s: source reported "
 		    "\"%.200s\", which was not asked for", c->src.name,
 		    m->name);
-	/* where it is at the source: the request's directory, then name */
-	{
-		const struct lc_location *l = &c->srcs[c->listed];
-		char dir[LC_PATH_MAX], where[LC_PATH_MAX + 600];
-		size_t dl;
-
-		if (rq->flags & LC_ADD_CONTENTS)
-			snprintf(dir, sizeof(dir), "%s", l->path);
-		else
-			lc_path_dirname(l->path, dir, sizeof(dir));
-		dl = strlen(dir);
-		snprintf(where, sizeof(where), "%.255s%s%.1000s%s%.1000s",
-		    l->host, l->host[0] != '\0' ? ":" : "", dir,
-		    dl > 0 && dir[dl - 1] == '/' ? "" : "/", m->name);
-		lc_ctl_failed(c, &c->src, where, m->msg);
-	}
+	lc_ctl_src_where(c, c->listed, m->name, where, sizeof(where));
+	lc_ctl_failed(c, &c->src, where, m->msg);
 	return 0;
 }
 
@@ -455,6 +465,32 @@ lc_ctl_src_match(struct lc_ctl *c, const struct lc_msg_prefix_match *m,
 	return lc_msg_put_prefix_match(&c->dst_ep.out, m);
 }
 
+/*
+ * FILE_ABORT: a file the source listed (and the sink is ready for) cannot
+ * be read after all: reported, relayed so that the sink drops it (it
+ * answers FILE_SKIP), and not counted as sent.
+ */
+static int
+lc_ctl_src_abort(struct lc_ctl *c, const struct lc_msg_file_abort *m,
+    struct lc_err *e)
+{
+	struct lc_ctl_file *f = lc_ctl_file_find(c, m->id);
+	char where[LC_PATH_MAX + 600];
+	int r;
+
+	if (f == NULL || !f->ready || f->done || f->aborted ||
+	    f->kind != LC_KIND_REG)
+		return lc_err_set(e, LC_ERR_PROTO, "%s: source sent an "
+		    "unexpected FILE_ABORT for file %u", c->src.name, m->id);
+	f->aborted = 1;
+	c->files_sent--;
+	lc_ctl_src_where(c, f->req, f->name, where, sizeof(where));
+	lc_ctl_failed(c, &c->src, where, m->msg);
+	if ((r = lc_msg_put_file_abort(&c->dst_ep.out, m)) != 0)
+		return lc_err_set(e, -r, "control output");
+	return 0;
+}
+
 static int
 lc_ctl_from_src(struct lc_ctl *c, uint8_t type, const uint8_t *p, size_t n,
     struct lc_err *e)
@@ -462,6 +498,7 @@ lc_ctl_from_src(struct lc_ctl *c, uint8_t type, const uint8_t *p, size_t n,
 	union {
 		struct lc_msg_file file;
 		struct lc_msg_file_fail fail;
+		struct lc_msg_file_abort abort;
 		struct lc_msg_src_listed listed;
 		struct lc_msg_connected conn;
 		struct lc_msg_xfer_done done;
@@ -495,6 +532,10 @@ lc_ctl_from_src(struct lc_ctl *c, uint8_t type, const uint8_t *p, size_t n,
 		if (lc_msg_get_file_fail(p, n, &m.fail) != 0)
 			break;
 		return lc_ctl_src_fail(c, &m.fail, e);
+	case LC_MSG_FILE_ABORT:
+		if (lc_msg_get_file_abort(p, n, &m.abort) != 0)
+			break;
+		return lc_ctl_src_abort(c, &m.abort, e);
 	case LC_MSG_SRC_LISTED:
 		if (lc_msg_get_src_listed(p, n, &m.listed) != 0)
 			break;
@@ -608,6 +649,13 @@ lc_ctl_dst_skip(struct lc_ctl *c, const struct lc_msg_file_skip *m,
 	struct lc_ctl_file *f = lc_ctl_file_find(c, m->id);
 	int r;
 
+	if (f != NULL && f->aborted && !f->done && m->why == LC_SKIP_FAILED) {
+		/* the sink dropped what the source aborted: said already */
+		c->t_progress = lc_now_ms();
+		if ((r = lc_ctl_file_finish(c, f)) != 0)
+			return lc_err_set(e, -r, "control output");
+		return lc_ctl_maybe_nomore(c);
+	}
 	if (f == NULL || f->done || f->ready ||
 	    (m->why != LC_SKIP_FAILED && f->kind == LC_KIND_DIR) ||
 	    (f->prefixed && !f->matched))

@@ -38,6 +38,7 @@ struct lc_ctl_req {
 struct lc_ctl_file {
 	uint32_t id;		/* 0: free slot */
 	uint8_t kind;		/* LC_KIND_* */
+	uint32_t req;		/* the request (SRC_ADD) it answers */
 	uint64_t size;
 	uint64_t prefix_len;	/* resume: the sink's partial file */
 	uint64_t match;		/* resume: the source's PREFIX_MATCH */
@@ -46,6 +47,7 @@ struct lc_ctl_file {
 	uint8_t ready;		/* FILE_READY relayed */
 	uint8_t summed;		/* FILE_SUM relayed */
 	uint8_t done;		/* FILE_DONE or FILE_SKIP seen */
+	uint8_t aborted;	/* FILE_ABORT relayed: the sink skips it */
 	char *name;		/* as announced (owned) */
 };
 

@@ -763,6 +763,46 @@ lc_sink_file(struct lc_sink *s, const struct lc_msg_file *m, struct lc_err *e)
 	return r;
 }
 
+static int lc_sink_maybe_done(struct lc_sink *);
+
+/*
+ * FILE_ABORT: the source cannot send a file it listed (it could not open
+ * it after all).  Nothing of it was sent: drop it (a fresh part file is
+ * removed, a resumed one kept) and answer FILE_SKIP.  A file with nothing
+ * to receive may be finished already: it just completes.
+ */
+static int
+lc_sink_file_abort(struct lc_sink *s, const struct lc_msg_file_abort *m,
+    struct lc_err *e)
+{
+	struct lc_sfile *f = lc_sink_table_get(s, m->id);
+	struct lc_msg_file_skip k;
+	int r;
+
+	if (f == NULL || f->kind != LC_KIND_REG)
+		return lc_err_set(e, LC_ERR_PROTO, "unexpected FILE_ABORT for "
+		    "file %u", m->id);
+	if (f->state != LC_SF_RECV || f->written)
+		return 0;
+	if (f->wf != NULL && lc_wfile_written(f->wf) != f->start)
+		return lc_err_set(e, LC_ERR_PROTO, "FILE_ABORT for file %u "
+		    "after its data", m->id);
+	if (!(s->tgt.flags & LC_TGT_RESUME) && f->p.tmp[0] != '\0' &&
+	    !f->p.direct && f->p.fd >= 0)
+		(void)unlinkat(f->p.dfd, f->p.tmp, 0);
+	lc_part_close(&f->p);
+	f->state = LC_SF_DONE;
+	f->written = 1;
+	s->files_done++;
+	memset(&k, 0, sizeof(k));
+	k.id = f->id;
+	k.why = LC_SKIP_FAILED;
+	if ((r = lc_msg_put_file_skip(s->port.out, &k)) != 0)
+		return r;
+	lc_sink_retire(s);
+	return lc_sink_maybe_done(s);
+}
+
 static int
 lc_sink_file_sum(struct lc_sink *s, const struct lc_msg_file_sum *m,
     struct lc_err *e)
@@ -920,6 +960,7 @@ lc_sink_handle(void *role, uint8_t type, const uint8_t *p, size_t n,
 		struct lc_msg_file file;
 		struct lc_msg_file_sum sum;
 		struct lc_msg_prefix_match match;
+		struct lc_msg_file_abort abort;
 	} m;
 	int r;
 
@@ -942,6 +983,10 @@ lc_sink_handle(void *role, uint8_t type, const uint8_t *p, size_t n,
 		if (lc_msg_get_file_sum(p, n, &m.sum) != 0)
 			break;
 		return lc_sink_file_sum(s, &m.sum, e);
+	case LC_MSG_FILE_ABORT:
+		if (lc_msg_get_file_abort(p, n, &m.abort) != 0)
+			break;
+		return lc_sink_file_abort(s, &m.abort, e);
 	case LC_MSG_PREFIX_MATCH:
 		if (lc_msg_get_prefix_match(p, n, &m.match) != 0)
 			break;
@@ -1249,6 +1294,7 @@ lc_sink_owns(uint8_t type)
 	case LC_MSG_FILE:
 	case LC_MSG_FILE_SUM:
 	case LC_MSG_PREFIX_MATCH:
+	case LC_MSG_FILE_ABORT:
 		return 1;
 	default:
 		return 0;

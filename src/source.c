@@ -40,7 +40,11 @@
 struct lc_listed {
 	struct lc_listed *next;
 	uint32_t id;
-	int fd;
+	int fd;			/* -1 until it is needed (lc_source_open) */
+	dev_t dev;		/* what was listed: opened later, it must be */
+	ino_t ino;		/* the same file */
+	int follow;		/* the path may end in a symlink (-L, root) */
+	char *failed;		/* why it could not be opened, or NULL */
 	uint64_t size;
 	struct lc_csum *csum;	/* seeded by a resume check, else NULL */
 	uint64_t csum_upto;	/* csum covers [0, csum_upto) */
@@ -155,16 +159,27 @@ lc_source_announce(struct lc_source *s, const struct lc_walk_entry *ent,
 		    lc_source_idname(&s->last_group, f.gid, 1));
 	}
 	if (ent->kind == LC_KIND_REG) {
-		plen = strlen(ent->name);
+		/* its path as the user would write it: the request's, then
+		 * the name below the root (or below "dir/") */
+		const struct lc_add *a = &s->adds[s->add_next];
+		const char *rest = ent->name;
+		if (!(a->flags & LC_ADD_CONTENTS))
+			rest = strchr(ent->name, '/') != NULL ?
+			    strchr(ent->name, '/') : "";
+		plen = strlen(a->path) + strlen(rest);
 		if ((l = calloc(1, sizeof(*l) + plen + 1)) == NULL) {
-			close(ent->fd);
+			if (ent->fd >= 0)
+				close(ent->fd);
 			return -LC_ERR_NOMEM;
 		}
 		l->id = f.id;
 		l->fd = ent->fd;
+		l->dev = ent->st.st_dev;
+		l->ino = ent->st.st_ino;
+		l->follow = (a->flags & LC_ADD_FOLLOW) || rest[0] == '\0';
 		l->size = f.size;
 		l->src = s;
-		memcpy(l->path, ent->name, plen + 1);
+		snprintf(l->path, plen + 1, "%s%s", a->path, rest);
 	}
 	if ((r = lc_msg_put_file(s->port.out, &f)) != 0) {
 		if (l != NULL)
@@ -217,6 +232,7 @@ lc_source_list(struct lc_source *s, struct lc_err *e)
 				return 0;
 			a = &s->adds[s->add_next];
 			if ((r = lc_walk_open(s->port.conf, a->path,
+			    LC_WALK_NOOPEN |
 			    ((a->flags & LC_ADD_RECURSIVE) ? LC_WALK_RECURSIVE :
 			    0) | ((a->flags & LC_ADD_FOLLOW) ? LC_WALK_FOLLOW :
 			    0) | ((a->flags & LC_ADD_CONTENTS) ?
@@ -311,6 +327,41 @@ lc_source_listed(struct lc_source *s, uint32_t id, struct lc_listed ***pp)
 	return *p;
 }
 
+/*
+ * Open a listed file when its data is wanted (the listing only stat'ed
+ * it, so a tree costs no descriptor per file in flight and an up-to-date
+ * file is never opened).  It must still be the file that was listed.
+ */
+static int
+lc_source_open(struct lc_source *s, struct lc_listed *l, struct lc_err *e)
+{
+	struct stat st;
+	int fd, fl, r;
+
+	if (l->fd >= 0)
+		return 0;
+	if (l->failed != NULL)
+		return lc_err_set(e, LC_ERR_IO, "%s", l->failed);
+	if ((r = lc_confine_open(s->port.conf, -1, l->path, O_RDONLY |
+	    O_NOCTTY | O_NONBLOCK | (l->follow ? 0 : O_NOFOLLOW), 0, &fd,
+	    e)) != 0)
+		return r;
+	if (fstat(fd, &st) != 0 || (fl = fcntl(fd, F_GETFL)) < 0 ||
+	    fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) < 0) {
+		r = lc_err_sys(e, LC_ERR_IO, errno, "%s", l->path);
+		close(fd);
+		return r;
+	}
+	if (!S_ISREG(st.st_mode) || st.st_dev != l->dev ||
+	    st.st_ino != l->ino) {
+		close(fd);
+		return lc_err_set(e, LC_ERR_IO, "%s: replaced during the "
+		    "copy", l->path);
+	}
+	l->fd = fd;
+	return 0;
+}
+
 /* Take l (at *pp) out of the listed queue. */
 static void
 lc_source_unlink(struct lc_source *s, struct lc_listed **pp,
@@ -350,6 +401,7 @@ lc_listed_free(struct lc_listed *l)
 		close(l->fd);
 	lc_csum_free(l->csum);
 	free(l->prefix);
+	free(l->failed);
 	free(l);
 }
 
@@ -411,6 +463,14 @@ lc_source_prefix(struct lc_source *s, const struct lc_msg_file_prefix *m,
 	if (l == NULL || l->prefix != NULL)
 		return lc_err_set(e, LC_ERR_PROTO, "FILE_PREFIX for unknown "
 		    "file %u", m->id);
+	if (lc_source_open(s, l, e) != 0) {
+		/* nothing matches; FILE_READY will abort it */
+		struct lc_msg_prefix_match pm = { .id = m->id, .match = 0 };
+		if (l->failed == NULL && (l->failed = strdup(e->msg)) == NULL)
+			return -LC_ERR_NOMEM;
+		lc_err_clear(e);
+		return lc_msg_put_prefix_match(s->port.out, &pm);
+	}
 	if ((l->prefix = malloc(n > 0 ? n : 1)) == NULL)
 		return -LC_ERR_NOMEM;
 	memcpy(l->prefix, m->hashes, n);
@@ -446,6 +506,17 @@ lc_source_ready(struct lc_source *s, const struct lc_msg_file_ready *m,
 		    (unsigned long long)m->start, l->path);
 	if (s->disp == NULL)
 		return lc_err_set(e, LC_ERR_PROTO, "FILE_READY before CONNECT");
+	if (lc_source_open(s, l, e) != 0) {
+		/* this one is reported and left out; the rest goes on */
+		struct lc_msg_file_abort ab;
+		memset(&ab, 0, sizeof(ab));
+		ab.id = m->id;
+		snprintf(ab.msg, sizeof(ab.msg), "%s", e->msg);
+		lc_err_clear(e);
+		lc_source_unlink(s, pp, l);
+		lc_listed_free(l);
+		return lc_msg_put_file_abort(s->port.out, &ab);
+	}
 	if (s->csum != LC_CSUM_NONE) {
 		if (l->csum != NULL && l->csum_upto == m->start) {
 			csum = l->csum;

@@ -526,6 +526,12 @@ lc_walk_one(struct lc_walk *w, const char *name, struct lc_walk_entry *ent,
 			return 0;	/* the link itself vanished */
 		return lc_walk_fail(w, ent, e, err);
 	}
+	if (S_ISREG(st.st_mode) && (w->flags & LC_WALK_NOOPEN)) {
+		/* the caller opens it when it needs the data */
+		lc_walk_ent(w, ent, LC_KIND_REG);
+		ent->st = st;
+		return LC_WALK_ENTRY;
+	}
 	if (S_ISREG(st.st_mode))
 		return lc_walk_file(w, dirfd, name, link, ent, e);
 	if (!S_ISDIR(st.st_mode))

@@ -85,6 +85,7 @@ lc_msg_name(uint8_t type)
 	case LC_MSG_SRC_CREDIT: return "SRC_CREDIT";
 	case LC_MSG_FILE_SKIP: return "FILE_SKIP";
 	case LC_MSG_FILE_FAIL: return "FILE_FAIL";
+	case LC_MSG_FILE_ABORT: return "FILE_ABORT";
 	default: return "?";
 	}
 }
@@ -912,6 +913,33 @@ lc_msg_get_file_fail(const uint8_t *p, size_t n, struct lc_msg_file_fail *m)
 	if (lc_rd_get_cstring(&rd, m->name, sizeof(m->name)) != 0 ||
 	    lc_rd_get_cstring(&rd, m->msg, sizeof(m->msg)) != 0 ||
 	    lc_rd_end(&rd) != 0 || !lc_relname_ok(m->name))
+		return -LC_ERR_PROTO;
+	return 0;
+}
+
+int
+lc_msg_put_file_abort(struct lc_buf *out, const struct lc_msg_file_abort *m)
+{
+	int r;
+	size_t s = lc_msg_begin(out, LC_MSG_FILE_ABORT, &r);
+
+	(void)(r != 0 ||
+	    (r = lc_buf_put_u32(out, m->id)) != 0 ||
+	    (r = lc_buf_put_cstring(out, m->msg)) != 0);
+	return lc_msg_finish(out, s, r);
+}
+
+int
+lc_msg_get_file_abort(const uint8_t *p, size_t n,
+    struct lc_msg_file_abort *m)
+{
+	struct lc_rd rd;
+
+	memset(m, 0, sizeof(*m));
+	lc_rd_init(&rd, p, n);
+	if (lc_rd_get_u32(&rd, &m->id) != 0 ||
+	    lc_rd_get_cstring(&rd, m->msg, sizeof(m->msg)) != 0 ||
+	    lc_rd_end(&rd) != 0 || m->id == 0)
 		return -LC_ERR_PROTO;
 	return 0;
 }

@@ -26,7 +26,10 @@
 #define LC_WALK_RECURSIVE 0x1u	/* -r */
 #define LC_WALK_FOLLOW 0x2u	/* -L: follow symlinks (to files and dirs) */
 #define LC_WALK_CONTENTS 0x4u	/* "dir/": the root's entries, unprefixed */
-#define LC_WALK_MASK 0x7u
+#define LC_WALK_NOOPEN 0x8u	/* regular files below the root: stat only,
+				   fd -1 (the caller opens them by path and
+				   checks st_dev and st_ino) */
+#define LC_WALK_MASK 0xfu
 
 /* lc_walk_next() results besides 0 (end) and -LC_ERR_* */
 #define LC_WALK_ENTRY 1		/* *ent filled */

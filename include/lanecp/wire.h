@@ -60,6 +60,8 @@ enum lc_msg_type {
 	LC_MSG_ACK = 38,		/* ctl -> source: written up to here */
 	LC_MSG_FILE_SKIP = 39,		/* sink -> ctl (-> source) */
 	LC_MSG_FILE_FAIL = 40,		/* source -> ctl: could not read one */
+	LC_MSG_FILE_ABORT = 41,		/* source -> ctl -> sink: after
+					   FILE_READY, it cannot be sent */
 };
 
 /* HELLO flags */
@@ -159,6 +161,11 @@ struct lc_msg_src_credit {
 struct lc_msg_file_skip {
 	uint32_t id;
 	uint8_t why;		/* enum lc_skip_why */
+	char msg[1024];
+};
+
+struct lc_msg_file_abort {
+	uint32_t id;
 	char msg[1024];
 };
 
@@ -318,6 +325,8 @@ int lc_msg_put_src_credit(struct lc_buf *out,
     const struct lc_msg_src_credit *m);
 int lc_msg_put_file_skip(struct lc_buf *out, const struct lc_msg_file_skip *m);
 int lc_msg_put_file_fail(struct lc_buf *out, const struct lc_msg_file_fail *m);
+int lc_msg_put_file_abort(struct lc_buf *out,
+    const struct lc_msg_file_abort *m);
 
 /*
  * Frame splitting: if buf holds a whole frame, set *type, *payload, *plen
@@ -373,6 +382,8 @@ int lc_msg_get_file_skip(const uint8_t *p, size_t n,
     struct lc_msg_file_skip *m);
 int lc_msg_get_file_fail(const uint8_t *p, size_t n,
     struct lc_msg_file_fail *m);
+int lc_msg_get_file_abort(const uint8_t *p, size_t n,
+    struct lc_msg_file_abort *m);
 
 /*
  * 1 if name is a relative name as FILE carries it: non-empty components
