@@ -767,8 +767,8 @@ static int lc_sink_maybe_done(struct lc_sink *);
 
 /*
  * FILE_ABORT: the source cannot send a file it listed (it could not open
- * it after all).  Nothing of it was sent: drop it (a fresh part file is
- * removed, a resumed one kept) and answer FILE_SKIP.  A file with nothing
+ * it after all).  Nothing of it was sent: drop it (its part file is
+ * removed unless it holds a prefix to resume from) and answer FILE_SKIP.  A file with nothing
  * to receive may be finished already: it just completes.
  */
 static int
@@ -787,8 +787,9 @@ lc_sink_file_abort(struct lc_sink *s, const struct lc_msg_file_abort *m,
 	if (f->wf != NULL && lc_wfile_written(f->wf) != f->start)
 		return lc_err_set(e, LC_ERR_PROTO, "FILE_ABORT for file %u "
 		    "after its data", m->id);
-	if (!(s->tgt.flags & LC_TGT_RESUME) && f->p.tmp[0] != '\0' &&
-	    !f->p.direct && f->p.fd >= 0)
+	/* a part file with nothing to resume from is not worth keeping */
+	if ((!(s->tgt.flags & LC_TGT_RESUME) || f->start == 0) &&
+	    f->p.tmp[0] != '\0' && !f->p.direct && f->p.fd >= 0)
 		(void)unlinkat(f->p.dfd, f->p.tmp, 0);
 	lc_part_close(&f->p);
 	f->state = LC_SF_DONE;

@@ -520,6 +520,14 @@ assert f[0]["path"].endswith("small/d03/locked") and f[0]["error"], f
 assert j["exit_status"] == 23, j
 EOF
 	done
+	lc_note "unreadable file with a partial copy at the sink (-a -u): reported, nothing made"
+	printf sec >"$t/push/src/small/d03/.locked.lanecp-part"
+	chmod 600 "$t/push/src/small/d03/.locked.lanecp-part"
+	lanecp_nocap_expect 23 "$(lc_re "small/d03/locked")" \
+		-r -a -u --json "$t/src" "$H:$t/push/" >"$d/unr.json"
+	[[ ! -e $t/push/src/small/d03/locked ]] ||
+		lc_fail "resume: the unreadable file was made at the sink"
+	same_tree "$t/want/src" "$t/push/src"
 }
 
 # Sparse files keep their holes (issue 11): the same bytes, about the same

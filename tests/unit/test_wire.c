@@ -641,6 +641,34 @@ LC_TEST(file_skip)
 	lc_buf_free(&b);
 }
 
+LC_TEST(file_abort)
+{
+	struct lc_buf b;
+	struct lc_msg_file_abort f, g;
+	const uint8_t *p;
+	size_t n;
+
+	lc_buf_init(&b, LC_CTL_MAX + 8);
+	memset(&f, 0, sizeof(f));
+	f.id = 7;
+	snprintf(f.msg, sizeof(f.msg), "/data/x: Permission denied");
+	LC_CHECK(lc_msg_put_file_abort(&b, &f) == 0);
+	one_frame(&b, LC_MSG_FILE_ABORT, &p, &n);
+	LC_CHECK(lc_msg_get_file_abort(p, n, &g) == 0);
+	LC_CHECK_EQ_U(g.id, 7);
+	LC_CHECK_STR(g.msg, f.msg);
+	for (size_t cut = 0; cut < n; cut++)
+		LC_CHECK(lc_msg_get_file_abort(p, cut, &g) == -LC_ERR_PROTO);
+	LC_CHECK(lc_buf_put_u8(&b, 0) == 0);	/* trailing bytes */
+	LC_CHECK(lc_msg_get_file_abort(p, n + 1, &g) == -LC_ERR_PROTO);
+	lc_buf_reset(&b);
+	f.id = 0;	/* no file 0 */
+	LC_CHECK(lc_msg_put_file_abort(&b, &f) == 0);
+	one_frame(&b, LC_MSG_FILE_ABORT, &p, &n);
+	LC_CHECK(lc_msg_get_file_abort(p, n, &g) == -LC_ERR_PROTO);
+	lc_buf_free(&b);
+}
+
 LC_TEST(file_fail)
 {
 	static const char *bad[] = {
