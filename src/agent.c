@@ -58,6 +58,8 @@ struct lc_agent {
 	const struct lc_agent_opts *opts;
 	struct lc_confine conf;	/* --restrict DIR */
 	int hello_done;
+	uint64_t grace_ms;	/* PING: stop after this much silence, 0 off */
+	uint64_t last_rx_ms;	/* the controller's last bytes */
 	int failed;		/* an ERROR was sent */
 	int bye;
 	uint32_t max_streams;	/* advertised in our HELLO */
@@ -198,6 +200,13 @@ lc_agent_dispatch(struct lc_agent *a, uint8_t type, const uint8_t *p,
 			    "expected HELLO, got message type %u", type);
 		return lc_agent_hello(a, p, n, e);
 	}
+	if (type == LC_MSG_PING) {
+		struct lc_msg_ping pg;
+		if (lc_msg_get_ping(p, n, &pg) != 0)
+			return lc_err_set(e, LC_ERR_PROTO, "malformed PING");
+		a->grace_ms = (uint64_t)pg.grace_s * 1000;
+		return 0;
+	}
 	if (type == LC_MSG_BYE) {
 		if ((r = lc_msg_get_empty(p, n)) != 0)
 			return lc_err_set(e, LC_ERR_PROTO, "malformed BYE");
@@ -283,6 +292,8 @@ lc_agent_read(struct lc_agent *a)
 	}
 	n = read(a->in_fd, p, 65536);
 	lc_buf_unappend(&a->in, n > 0 ? 65536 - (size_t)n : 65536);
+	if (n > 0)
+		a->last_rx_ms = lc_now_ms();
 	if (n == 0)
 		return 1;
 	if (n < 0)
@@ -358,6 +369,7 @@ lc_agent_run(int in_fd, int out_fd, const struct lc_agent_opts *o)
 	}
 	(void)lc_set_nonblock(in_fd, 1);
 	(void)lc_set_nonblock(out_fd, 1);
+	a.last_rx_ms = lc_now_ms();
 	next_tick = lc_now_ms() + LC_AGENT_TICK_MS;
 	while (!eof) {
 		uint64_t now = lc_now_ms();
@@ -381,6 +393,18 @@ lc_agent_run(int in_fd, int out_fd, const struct lc_agent_opts *o)
 			next_tick = now + LC_AGENT_TICK_MS;
 			if (a.ops != NULL && !a.failed)
 				(void)a.ops->tick(a.role, now);
+		}
+		/*
+		 * A controller that has gone silent (its host or the path to
+		 * it is gone) is not waited for forever: stop, which releases
+		 * the part files' locks for the next attempt.
+		 */
+		if (a.grace_ms > 0 && now - a.last_rx_ms > a.grace_ms) {
+			lc_log_warn("no word from the controller for %llu s; "
+			    "stopping (partial files are kept for -a)",
+			    (unsigned long long)(a.grace_ms / 1000));
+			rc = -LC_ERR_TIMEOUT;
+			break;
 		}
 		if (atomic_load(&a.cancel) && !a.failed) {
 			struct lc_err e;

@@ -32,6 +32,9 @@
 #include <openssl/crypto.h>
 
 #define LC_CLOSE_WAIT_MS 3000
+#define LC_PING_MS 1000		/* the agents' heartbeat */
+#define LC_AGENT_GRACE_S 60	/* an agent that hears nothing this long
+				   stops (PING) */
 #define LC_CAUSE_WAIT_MS 2000
 
 /* ---- helpers ---- */
@@ -876,6 +879,13 @@ lc_ctl_step(struct lc_ctl *c, struct lc_err *e)
 	if (!c->negotiated && c->src.hello_seen && c->dst_ep.hello_seen &&
 	    (r = lc__ctl_negotiate(c, e)) != 0)
 		return r;
+	if (c->negotiated && !c->bye_sent && lc_now_ms() >= c->next_ping) {
+		struct lc_msg_ping pg = { .grace_s = LC_AGENT_GRACE_S };
+		c->next_ping = lc_now_ms() + LC_PING_MS;
+		if ((r = lc_msg_put_ping(&c->src.out, &pg)) != 0 ||
+		    (r = lc_msg_put_ping(&c->dst_ep.out, &pg)) != 0)
+			return lc_err_set(e, -r, "control output");
+	}
 	if (c->src_done && c->sink_done && c->files_done == c->files_total &&
 	    !c->bye_sent) {
 		c->bye_sent = 1;
@@ -974,7 +984,7 @@ lc_ctl_loop(struct lc_ctl *c, int signal_fd, struct lc_err *e)
 	c->t_src_msg = c->t_dst_msg = c->t_progress = lc_now_ms();
 	while (!(c->src_bye && c->dst_bye)) {
 		int timeout = c->o->progress_ms != 0 || c->o->timeout_s != 0 ?
-		    200 : -1;
+		    200 : c->negotiated ? LC_PING_MS : -1;
 
 		for (int i = 0; i < 2; i++) {
 			pfd[i].fd = eps[i]->eof ? -1 : eps[i]->fd;

@@ -84,6 +84,7 @@ struct lc_ctl {
 	uint64_t t_start;
 	struct lc_progress progress;
 	uint64_t next_progress;
+	uint64_t next_ping;	/* the agents' heartbeat (ms) */
 	struct lc_ctl_file ring[LC_FILES_INFLIGHT];
 	char target_shown[LC_PATH_MAX + 300];
 	struct lc_copy_result *res;

@@ -62,6 +62,7 @@ lc_msg_name(uint8_t type)
 	case LC_MSG_HELLO: return "HELLO";
 	case LC_MSG_ERROR: return "ERROR";
 	case LC_MSG_BYE: return "BYE";
+	case LC_MSG_PING: return "PING";
 	case LC_MSG_SRC_ADD: return "SRC_ADD";
 	case LC_MSG_FILE: return "FILE";
 	case LC_MSG_SRC_LISTED: return "SRC_LISTED";
@@ -833,6 +834,31 @@ lc_msg_get_ack(const uint8_t *p, size_t n, struct lc_msg_ack *m)
 	lc_rd_init(&rd, p, n);
 	if (lc_rd_get_u32(&rd, &m->file) != 0 ||
 	    lc_rd_get_u64(&rd, &m->written) != 0 || lc_rd_end(&rd) != 0)
+		return -LC_ERR_PROTO;
+	return 0;
+}
+
+/* ---- heartbeat ---- */
+
+int
+lc_msg_put_ping(struct lc_buf *out, const struct lc_msg_ping *m)
+{
+	int r;
+	size_t s = lc_msg_begin(out, LC_MSG_PING, &r);
+
+	(void)(r != 0 || (r = lc_buf_put_u32(out, m->grace_s)) != 0);
+	return lc_msg_finish(out, s, r);
+}
+
+int
+lc_msg_get_ping(const uint8_t *p, size_t n, struct lc_msg_ping *m)
+{
+	struct lc_rd rd;
+
+	memset(m, 0, sizeof(*m));
+	lc_rd_init(&rd, p, n);
+	if (lc_rd_get_u32(&rd, &m->grace_s) != 0 || lc_rd_end(&rd) != 0 ||
+	    m->grace_s == 0 || m->grace_s > LC_PING_GRACE_MAX)
 		return -LC_ERR_PROTO;
 	return 0;
 }

@@ -37,6 +37,7 @@ enum lc_msg_type {
 	LC_MSG_HELLO = 1,
 	LC_MSG_ERROR = 2,
 	LC_MSG_BYE = 3,
+	LC_MSG_PING = 4,		/* ctl -> agents, once a second */
 	LC_MSG_SRC_ADD = 10,		/* ctl -> source */
 	LC_MSG_FILE = 11,		/* source -> ctl -> sink */
 	LC_MSG_SRC_LISTED = 12,		/* source -> ctl */
@@ -152,6 +153,15 @@ struct lc_msg_file {
 	uint32_t gid;
 	char user[LC_OWNER_MAX];	/* their names (LC_ADD_NAMES), or "" */
 	char group[LC_OWNER_MAX];
+};
+
+/*
+ * The controller's heartbeat: an agent that hears nothing at all from the
+ * controller for grace_s seconds stops (its partial files stay for -a).
+ */
+#define LC_PING_GRACE_MAX 3600
+struct lc_msg_ping {
+	uint32_t grace_s;	/* 1 .. LC_PING_GRACE_MAX */
 };
 
 struct lc_msg_src_credit {
@@ -321,6 +331,7 @@ int lc_msg_put_prefix_match(struct lc_buf *out,
 int lc_msg_put_stream_lost(struct lc_buf *out,
     const struct lc_msg_stream_lost *m);
 int lc_msg_put_ack(struct lc_buf *out, const struct lc_msg_ack *m);
+int lc_msg_put_ping(struct lc_buf *out, const struct lc_msg_ping *m);
 int lc_msg_put_src_credit(struct lc_buf *out,
     const struct lc_msg_src_credit *m);
 int lc_msg_put_file_skip(struct lc_buf *out, const struct lc_msg_file_skip *m);
@@ -376,6 +387,7 @@ int lc_msg_get_prefix_match(const uint8_t *p, size_t n,
 int lc_msg_get_stream_lost(const uint8_t *p, size_t n,
     struct lc_msg_stream_lost *m);
 int lc_msg_get_ack(const uint8_t *p, size_t n, struct lc_msg_ack *m);
+int lc_msg_get_ping(const uint8_t *p, size_t n, struct lc_msg_ping *m);
 int lc_msg_get_src_credit(const uint8_t *p, size_t n,
     struct lc_msg_src_credit *m);
 int lc_msg_get_file_skip(const uint8_t *p, size_t n,

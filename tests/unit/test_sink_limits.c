@@ -457,4 +457,48 @@ LC_TEST(sink_out_of_role)
 	t_stop(&t);
 }
 
+/*
+ * A controller that goes silent after a PING: the agent stops by itself
+ * once the grace has passed (and so releases its part files), instead of
+ * waiting for a control channel that may never close.
+ */
+LC_TEST(agent_stops_when_the_controller_is_silent)
+{
+	struct lc_msg_ping pg = { .grace_s = 1 };
+	struct t_agent t;
+	struct lc_buf b;
+
+	t_start(&t, 0);
+	(void)t_hello(&t);
+	t_target(&t, 1);
+	t_expect(&t, LC_MSG_TARGET_OK);
+	lc_buf_init(&b, LC_CTL_MAX + 16);
+	LC_CHECK(lc_msg_put_ping(&b, &pg) == 0);
+	t_send(&t, &b);
+	/* the channel stays open: only the silence can end the agent */
+	LC_CHECK(pthread_join(t.th, NULL) == 0);
+	LC_CHECK_EQ_I(t.rc, -LC_ERR_TIMEOUT);
+	/* t_stop's cleanup, the agent having returned already */
+	close(t.fd);
+	close(t.afd);
+	lc_buf_free(&t.in);
+	lc_test_rm_tree(t.dir);
+}
+
+/* A malformed PING (no grace, or too long) is a protocol error. */
+LC_TEST(agent_refuses_a_bad_ping)
+{
+	struct t_agent t;
+	struct lc_buf b;
+
+	t_start(&t, 0);
+	(void)t_hello(&t);
+	lc_buf_init(&b, LC_CTL_MAX + 16);
+	LC_CHECK(lc_msg_put_ping(&b, &(struct lc_msg_ping){
+	    .grace_s = LC_PING_GRACE_MAX + 1 }) == 0);
+	t_send(&t, &b);
+	t_expect_error(&t, LC_ERR_PROTO);
+	t_stop(&t);
+}
+
 LC_TEST_MAIN()
