@@ -450,6 +450,7 @@ lc_exit_code(const struct lc_err *e)
 	case LC_ERR_IO:
 	case LC_ERR_EXISTS:
 	case LC_ERR_DENIED:
+	case LC_ERR_LOCKED:
 		return e->remote ? LC_EXIT_REMOTE : LC_EXIT_LOCAL_IO;
 	case LC_ERR_AGENT:
 	case LC_ERR_EOF:

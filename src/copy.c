@@ -25,6 +25,13 @@ lc_copy_retryable(int code)
 	case LC_ERR_TIMEOUT:
 	case LC_ERR_INTEGRITY:
 	case LC_ERR_CHECKSUM:
+	/*
+	 * Often the agent of an earlier attempt that has not yet noticed its
+	 * controller is gone (it stops within a minute, see PING): the
+	 * backoff waits for it.  A copy that really runs at the same time
+	 * still fails once the retries are spent.
+	 */
+	case LC_ERR_LOCKED:
 		return 1;
 	default:
 		return 0;

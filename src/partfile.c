@@ -242,7 +242,7 @@ lc_part_lock(const struct lc_part *f, struct lc_err *e)
 	if (flock(f->fd, LOCK_EX | LOCK_NB) == 0)
 		return 0;
 	if (errno == EWOULDBLOCK)
-		return lc_err_set(e, LC_ERR_IO, "%s: another lanecp is "
+		return lc_err_set(e, LC_ERR_LOCKED, "%s: another lanecp is "
 		    "writing this file", f->final);
 	return lc_err_sys(e, LC_ERR_IO, errno, "lock %s", f->tmp);
 }

@@ -397,6 +397,25 @@ LC_TEST(space_check_can_refuse_and_be_skipped)
 	t_done(&v);
 }
 
+/* A part file another lanecp holds: its own error (retried with --retries). */
+LC_TEST(locked_part_file_is_its_own_error)
+{
+	struct t_env v;
+	uint64_t kept;
+	int fd;
+
+	t_env(&v);
+	(void)t_make_part(&v, "abc", 0600);
+	LC_CHECK((fd = openat(v.dfd, T_PART, O_RDWR)) >= 0);
+	LC_CHECK(flock(fd, LOCK_EX | LOCK_NB) == 0);
+	LC_CHECK_EQ_I(t_open(&v, LC_TGT_RESUME, 10, &kept), -LC_ERR_LOCKED);
+	LC_CHECK(strstr(v.e.msg, "another lanecp is writing") != NULL);
+	close(fd);
+	LC_CHECK_EQ_I(t_open(&v, LC_TGT_RESUME, 10, &kept), 0);
+	LC_CHECK_EQ_U(kept, 3);
+	t_done(&v);
+}
+
 /* A tree target: the directory itself, with flags. */
 static void
 t_tree(struct t_env *v, uint32_t flags)
