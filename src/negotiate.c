@@ -142,6 +142,7 @@ lc__ctl_listening(struct lc_ctl *c, const uint8_t *p, size_t n,
 {
 	struct lc_msg_listening l;
 	struct lc_msg_connect m;
+	char daddr[LC_ADDR_MAX];
 	char win[32];
 	int r;
 
@@ -172,6 +173,7 @@ lc__ctl_listening(struct lc_ctl *c, const uint8_t *p, size_t n,
 	if ((r = lc_testhook_proxy(m.addr, m.ports, m.streams,
 	    &c->test_proxy, e)) != 0)
 		return r;
+	snprintf(daddr, sizeof(daddr), "%s", m.addr);
 	r = lc_msg_put_connect(&c->src.out, &m);
 	OPENSSL_cleanse(&m, sizeof(m));
 	if (lc_log_level() >= LC_LOG_DEBUG) {
@@ -184,9 +186,10 @@ lc__ctl_listening(struct lc_ctl *c, const uint8_t *p, size_t n,
 	}
 	if (c->window != 0)
 		lc_fmt_bytes(win, sizeof(win), l.window);
-	lc_log_verbose("%u streams to %s, window %s, block %u KiB, sink "
-	    "quota %u blocks per stream, data %s", l.streams,
-	    c->dst_ep.remote ? c->dst_ep.name : "this host",
+	lc_log_verbose("%u streams to %s (data streams to %s, direct), "
+	    "window %s, block %u KiB, sink quota %u blocks per stream, "
+	    "data %s", l.streams,
+	    c->dst_ep.remote ? c->dst_ep.name : "this host", daddr,
 	    c->window != 0 ? win : "autotuned", c->block >> 10, l.quota,
 	    c->o->encrypt ? "encrypted (TLS 1.3, AES-128-GCM)" :
 	    "in the clear (--no-encrypt; streams authenticated)");

@@ -162,9 +162,13 @@ lc_log_lacks() {
 	fi
 }
 
-# Does something listen on 127.0.0.1:$1?
+# The address the fixture sshd listens on: 127.0.0.1, or ::1 when a test
+# sets LC_SSHD_ADDR=::1 before lc_sshd_start (IPv6 on loopback).
+LC_SSHD_ADDR=${LC_SSHD_ADDR:-127.0.0.1}
+
+# Does something listen on LC_SSHD_ADDR:$1?
 lc__listening() {
-	(exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null
+	(exec 3<>"/dev/tcp/$LC_SSHD_ADDR/$1") 2>/dev/null
 }
 
 # Below the ephemeral range (32768+), so outgoing connections do not
@@ -225,7 +229,7 @@ lc_ssh_config() {
 		UserKnownHostsFile GlobalKnownHostsFile StrictHostKeyChecking
 		ConnectTimeout)
 	local -A val=(
-		[HostName]=127.0.0.1
+		[HostName]=$LC_SSHD_ADDR
 		[Port]=$LC_SSHD_PORT
 		[User]=$LC_USER
 		[IdentityFile]=$(lc__quote "$LC_USER_KEY")
@@ -265,7 +269,7 @@ lc__sshd_bin() {
 lc__write_sshd_config() {
 	local cfg=$1 port=$2 path=$3 d=$LC_SSHD_DIR
 	cat >"$cfg" <<EOF
-ListenAddress 127.0.0.1
+ListenAddress $LC_SSHD_ADDR
 Port $port
 HostKey $d/ssh_host_ed25519_key
 HostKey $d/ssh_host_ecdsa_key
@@ -348,7 +352,7 @@ lc_sshd_start() {
 		"$sshd" -D -f "$cfg" -E "$log" </dev/null &
 		LC_SSHD_PID=$!
 		for ((i = 0; i < 100; i++)); do
-			if grep -q "Server listening on 127.0.0.1 port $port" \
+			if grep -q "Server listening on $LC_SSHD_ADDR port $port" \
 			    "$log" && lc__listening "$port"; then
 				break 2
 			fi
@@ -372,7 +376,7 @@ lc_sshd_start() {
 	# settled log (test_ssh_config_refuse failed when it came late)
 	lc_wait_for 'Connection from' "$log" 30
 
-	printf '[127.0.0.1]:%s %s\n' "$port" \
+	printf '[%s]:%s %s\n' "$LC_SSHD_ADDR" "$port" \
 		"$(cut -d' ' -f1,2 "$LC_HOST_KEY")" >"$LC_KNOWN_HOSTS"
 	lc_ssh_config "$LC_SSH_CONFIG"
 	SSH_AUTH_SOCK=
