@@ -144,13 +144,11 @@ lc_ctl_files_free(struct lc_ctl *c)
  * with control characters replaced.
  */
 static void
-lc_ctl_failed(struct lc_ctl *c, const struct lc_endpoint *ep,
-    const char *where, const char *what)
+lc_ctl_failed(struct lc_ctl *c, const char *where, const char *what)
 {
 	struct lc_copy_result *res = c->res;
 	char clean[LC_ERR_MSG_MAX], shown[LC_PATH_MAX + 600];
 
-	(void)ep;
 	lc_printable(what, clean, sizeof(clean));
 	lc_printable(where, shown, sizeof(shown));
 	/* the path is the one the controller checked, not the peer's text */
@@ -224,6 +222,16 @@ lc_ctl_csum_ok(const struct lc_ctl *c, const char *sum)
 	    "0123456789abcdefABCDEF") == n;
 }
 
+/* 1 if name lies beneath request rq's root directory (not the root). */
+static int
+lc_ctl_below_root(const struct lc_ctl_req *rq, const char *name)
+{
+	size_t rl = strlen(rq->name);
+
+	return rq->root_dir && strncmp(name, rq->name, rl) == 0 &&
+	    name[rl] == '/';
+}
+
 /* 1 if dir is anc or lies beneath it ("" is the root of everything). */
 static int
 lc_ctl_within(const char *dir, const char *anc)
@@ -253,7 +261,6 @@ lc_ctl_check_file(struct lc_ctl *c, struct lc_msg_file *m, struct lc_err *e)
 	char parent[LC_PATH_MAX];
 	const char *slash;
 	int contents, is_root;
-	size_t rl;
 
 	if (c->listed >= c->adds_sent)
 		return lc_err_set(e, LC_ERR_PROTO, "%s: source announced "
@@ -261,7 +268,6 @@ lc_ctl_check_file(struct lc_ctl *c, struct lc_msg_file *m, struct lc_err *e)
 		    "already answered)", h, m->name);
 	rq = &c->reqs[c->listed];
 	contents = (rq->flags & LC_ADD_CONTENTS) != 0;
-	rl = strlen(rq->name);
 	if (!contents && (strcmp(rq->name, ".") == 0 ||
 	    strcmp(rq->name, "..") == 0 || strchr(rq->name, '/') != NULL ||
 	    rq->name[0] == '\0'))
@@ -270,8 +276,7 @@ lc_ctl_check_file(struct lc_ctl *c, struct lc_msg_file *m, struct lc_err *e)
 		    m->name, c->srcs[c->listed].path);
 	is_root = !contents && strcmp(m->name, rq->name) == 0;
 	if (!lc_relname_ok(m->name) || (!contents && !is_root &&
-	    !(rq->root_dir &&
-	    strncmp(m->name, rq->name, rl) == 0 && m->name[rl] == '/')))
+	    !lc_ctl_below_root(rq, m->name)))
 		return lc_err_set(e, LC_ERR_PROTO, "%s: source announced "
 		    "\"%.200s\" which was not asked for (asked for \"%.200s\")",
 		    h, m->name, contents ? "the contents of a directory" :
@@ -390,20 +395,17 @@ lc_ctl_src_fail(struct lc_ctl *c, const struct lc_msg_file_fail *m,
 {
 	const struct lc_ctl_req *rq;
 	char where[LC_PATH_MAX + 600];
-	size_t rl;
 
 	if (c->listed >= c->adds_sent || !c->o->recursive)
 		return lc_err_set(e, LC_ERR_PROTO, "%s: unexpected FILE_FAIL "
 		    "from the source", c->src.name);
 	rq = &c->reqs[c->listed];
-	rl = strlen(rq->name);
-	if (!(rq->flags & LC_ADD_CONTENTS) && !(rq->root_dir &&
-	    strncmp(m->name, rq->name, rl) == 0 && m->name[rl] == '/'))
+	if (!(rq->flags & LC_ADD_CONTENTS) && !lc_ctl_below_root(rq, m->name))
 		return lc_err_set(e, LC_ERR_PROTO, "%s: source reported "
 		    "\"%.200s\", which was not asked for", c->src.name,
 		    m->name);
 	lc_ctl_src_where(c, c->listed, m->name, where, sizeof(where));
-	lc_ctl_failed(c, &c->src, where, m->msg);
+	lc_ctl_failed(c, where, m->msg);
 	return 0;
 }
 
@@ -488,7 +490,7 @@ lc_ctl_src_abort(struct lc_ctl *c, const struct lc_msg_file_abort *m,
 	f->aborted = 1;
 	c->files_sent--;
 	lc_ctl_src_where(c, f->req, f->name, where, sizeof(where));
-	lc_ctl_failed(c, &c->src, where, m->msg);
+	lc_ctl_failed(c, where, m->msg);
 	if ((r = lc_msg_put_file_abort(&c->dst_ep.out, m)) != 0)
 		return lc_err_set(e, -r, "control output");
 	return 0;
@@ -667,7 +669,7 @@ lc_ctl_dst_skip(struct lc_ctl *c, const struct lc_msg_file_skip *m,
 	if (m->why == LC_SKIP_FAILED) {
 		char where[LC_PATH_MAX + 600];
 		lc_ctl_file_where(c, f, where, sizeof(where));
-		lc_ctl_failed(c, &c->dst_ep, where, m->msg);
+		lc_ctl_failed(c, where, m->msg);
 	}
 	else
 		lc_log_verbose("%s: %s, skipped", f->name,

@@ -425,6 +425,23 @@ lc_part_same(const struct lc_target *t, const struct lc_part *f,
 }
 
 /*
+ * Set the mtime (access time untouched) of fd itself (name NULL) or of
+ * name in directory fd, not following a symlink.  0, or -1 with errno.
+ */
+static int
+lc_set_mtime(int fd, const char *name, int64_t sec, uint32_t nsec)
+{
+	struct timespec ts[2];
+
+	ts[0].tv_sec = 0;
+	ts[0].tv_nsec = UTIME_OMIT;
+	ts[1].tv_sec = (time_t)sec;
+	ts[1].tv_nsec = (long)nsec;
+	return name == NULL ? futimens(fd, ts) :
+	    utimensat(fd, name, ts, AT_SYMLINK_NOFOLLOW);
+}
+
+/*
  * The mode bits a sink sets: permission bits, and set-id and sticky bits
  * only when the controller said so (-p, as root, from a local source),
  * this sink runs as root too, and it is not a restricted agent (a cron
@@ -441,7 +458,6 @@ int
 lc_part_prepare(const struct lc_target *t, struct lc_part *f, int do_fsync,
     struct lc_err *e)
 {
-	struct timespec ts[2];
 	mode_t keep = (t->flags & LC_TGT_PRESERVE) ? 0 : t->umask;
 	struct stat st;
 
@@ -462,11 +478,8 @@ lc_part_prepare(const struct lc_target *t, struct lc_part *f, int do_fsync,
 		return lc_err_sys(e, LC_ERR_IO, errno, "chmod %s", f->tmp);
 	/* -u keeps times too: the next quick check compares them */
 	if (t->flags & (LC_TGT_PRESERVE | LC_TGT_UPDATE)) {
-		ts[0].tv_sec = 0;
-		ts[0].tv_nsec = UTIME_OMIT;
-		ts[1].tv_sec = (time_t)f->mtime_sec;
-		ts[1].tv_nsec = (long)f->mtime_nsec;
-		if (futimens(f->fd, ts) != 0)
+		if (lc_set_mtime(f->fd, NULL, f->mtime_sec,
+		    f->mtime_nsec) != 0)
 			return lc_err_sys(e, LC_ERR_IO, errno, "set times of "
 			    "%s", f->final);
 	}
@@ -606,7 +619,6 @@ lc_tree_symlink(const struct lc_target *t, int dfd, const char *leaf,
     struct lc_err *e)
 {
 	char shown[LC_PATH_MAX + 300], tmp[LC_PATH_MAX], cur[LC_PATH_MAX];
-	struct timespec ts[2];
 	struct stat st;
 	ssize_t n;
 
@@ -646,11 +658,7 @@ lc_tree_symlink(const struct lc_target *t, int dfd, const char *leaf,
 		return lc_err_sys(e, LC_ERR_IO, errno, "chown %s", shown);
 	if (!(t->flags & (LC_TGT_PRESERVE | LC_TGT_UPDATE)))
 		return 0;
-	ts[0].tv_sec = 0;
-	ts[0].tv_nsec = UTIME_OMIT;
-	ts[1].tv_sec = (time_t)a->mtime_sec;
-	ts[1].tv_nsec = (long)a->mtime_nsec;
-	if (utimensat(dfd, leaf, ts, AT_SYMLINK_NOFOLLOW) != 0)
+	if (lc_set_mtime(dfd, leaf, a->mtime_sec, a->mtime_nsec) != 0)
 		return lc_err_sys(e, LC_ERR_IO, errno, "set times of %s",
 		    shown);
 	return 0;
@@ -679,7 +687,6 @@ lc_tree_dir_attrs(const struct lc_target *t, const char *rel,
 {
 	mode_t keep = (t->flags & LC_TGT_PRESERVE) ? 0 : t->umask;
 	char shown[LC_PATH_MAX + 300];
-	struct timespec ts[2];
 	int fd, r;
 
 	if ((r = lc_tree_open_dir(t, rel, &fd, e)) != 0)
@@ -691,15 +698,9 @@ lc_tree_dir_attrs(const struct lc_target *t, const char *rel,
 	if (r == 0 && a->set_mode &&
 	    fchmod(fd, (mode_t)a->mode & ~keep & lc_tree_modes(t)) != 0)
 		r = lc_err_sys(e, LC_ERR_IO, errno, "chmod %s", shown);
-	if (r == 0 && (t->flags & LC_TGT_PRESERVE)) {
-		ts[0].tv_sec = 0;
-		ts[0].tv_nsec = UTIME_OMIT;
-		ts[1].tv_sec = (time_t)a->mtime_sec;
-		ts[1].tv_nsec = (long)a->mtime_nsec;
-		if (futimens(fd, ts) != 0)
-			r = lc_err_sys(e, LC_ERR_IO, errno, "set times of %s",
-			    shown);
-	}
+	if (r == 0 && (t->flags & LC_TGT_PRESERVE) &&
+	    lc_set_mtime(fd, NULL, a->mtime_sec, a->mtime_nsec) != 0)
+		r = lc_err_sys(e, LC_ERR_IO, errno, "set times of %s", shown);
 	if (r == 0 && do_fsync && fsync(fd) != 0 && errno != EINVAL)
 		r = lc_err_sys(e, LC_ERR_IO, errno, "fsync %s", shown);
 	close(fd);

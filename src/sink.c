@@ -487,12 +487,12 @@ lc_sink_start_file(struct lc_sink *s, struct lc_sfile *f, struct lc_err *e)
 }
 
 /*
- * An entry that is done as soon as it is announced (a directory, a link,
- * a file skipped or failed): answer for it and keep its place in the
- * window until the ones before it are done too.
+ * An entry that is done without data (a directory, a link, a file skipped
+ * or failed): answer for it (FILE_DONE, or FILE_SKIP why) and keep its
+ * place in the window until the ones before it are done too.
  */
 static int
-lc_sink_done_now(struct lc_sink *s, struct lc_sfile *f, int why,
+lc_sink_answer(struct lc_sink *s, struct lc_sfile *f, int why,
     const char *msg)
 {
 	struct lc_msg_file_done d;
@@ -501,10 +501,6 @@ lc_sink_done_now(struct lc_sink *s, struct lc_sfile *f, int why,
 
 	f->state = LC_SF_DONE;
 	f->written = 1;
-	if ((r = lc_sink_table_put(s, f)) != 0) {
-		lc_sfile_free(f);
-		return r;
-	}
 	s->files_done++;
 	if (why != 0) {
 		memset(&k, 0, sizeof(k));
@@ -519,6 +515,20 @@ lc_sink_done_now(struct lc_sink *s, struct lc_sfile *f, int why,
 	}
 	lc_sink_retire(s);
 	return r;
+}
+
+/* The same for a new entry, not yet in the table. */
+static int
+lc_sink_done_now(struct lc_sink *s, struct lc_sfile *f, int why,
+    const char *msg)
+{
+	int r;
+
+	if ((r = lc_sink_table_put(s, f)) != 0) {
+		lc_sfile_free(f);
+		return r;
+	}
+	return lc_sink_answer(s, f, why, msg);
 }
 
 /* 1 if an error about one file lets a tree copy go on without it. */
@@ -776,7 +786,6 @@ lc_sink_file_abort(struct lc_sink *s, const struct lc_msg_file_abort *m,
     struct lc_err *e)
 {
 	struct lc_sfile *f = lc_sink_table_get(s, m->id);
-	struct lc_msg_file_skip k;
 	int r;
 
 	if (f == NULL || f->kind != LC_KIND_REG)
@@ -792,15 +801,8 @@ lc_sink_file_abort(struct lc_sink *s, const struct lc_msg_file_abort *m,
 	    f->p.tmp[0] != '\0' && !f->p.direct && f->p.fd >= 0)
 		(void)unlinkat(f->p.dfd, f->p.tmp, 0);
 	lc_part_close(&f->p);
-	f->state = LC_SF_DONE;
-	f->written = 1;
-	s->files_done++;
-	memset(&k, 0, sizeof(k));
-	k.id = f->id;
-	k.why = LC_SKIP_FAILED;
-	if ((r = lc_msg_put_file_skip(s->port.out, &k)) != 0)
+	if ((r = lc_sink_answer(s, f, LC_SKIP_FAILED, NULL)) != 0)
 		return r;
-	lc_sink_retire(s);
 	return lc_sink_maybe_done(s);
 }
 

@@ -336,7 +336,7 @@ static int
 lc_source_open(struct lc_source *s, struct lc_listed *l, struct lc_err *e)
 {
 	struct stat st;
-	int fd, fl, r;
+	int fd, r;
 
 	if (l->fd >= 0)
 		return 0;
@@ -346,8 +346,7 @@ lc_source_open(struct lc_source *s, struct lc_listed *l, struct lc_err *e)
 	    O_NOCTTY | O_NONBLOCK | (l->follow ? 0 : O_NOFOLLOW), 0, &fd,
 	    e)) != 0)
 		return r;
-	if (fstat(fd, &st) != 0 || (fl = fcntl(fd, F_GETFL)) < 0 ||
-	    fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) < 0) {
+	if (fstat(fd, &st) != 0 || lc_set_nonblock(fd, 0) != 0) {
 		r = lc_err_sys(e, LC_ERR_IO, errno, "%s", l->path);
 		close(fd);
 		return r;

@@ -23,6 +23,7 @@
  * entry, which the sink has already made.
  */
 #include "lanecp/walk.h"
+#include "lanecp/fdio.h"
 
 #include "lanecp/path.h"
 
@@ -456,9 +457,7 @@ lc_walk_file(struct lc_walk *w, int dirfd, const char *name, int link,
 			return 0;	/* vanished */
 		return lc_walk_fail(w, ent, e, fl);
 	}
-	if (fstat(fd, &st) != 0 ||
-	    (fl = fcntl(fd, F_GETFL)) < 0 ||
-	    fcntl(fd, F_SETFL, fl & ~O_NONBLOCK) < 0) {
+	if (fstat(fd, &st) != 0 || lc_set_nonblock(fd, 0) != 0) {
 		fl = errno;
 		close(fd);
 		return lc_walk_fail(w, ent, e, fl);
@@ -705,9 +704,7 @@ lc_walk_open(const struct lc_confine *conf, const char *path, uint32_t flags,
 	if ((r = lc_confine_open(conf, -1, path, O_RDONLY | O_NOCTTY |
 	    O_NONBLOCK | O_CLOEXEC, 0, &fd, e)) != 0)
 		return r;
-	if (fstat(fd, &st) != 0 ||
-	    (err = fcntl(fd, F_GETFL)) < 0 ||
-	    fcntl(fd, F_SETFL, err & ~O_NONBLOCK) < 0) {
+	if (fstat(fd, &st) != 0 || lc_set_nonblock(fd, 0) != 0) {
 		r = lc_err_sys(e, LC_ERR_IO, errno, "%s", path);
 		goto out;
 	}
