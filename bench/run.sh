@@ -20,7 +20,7 @@
 # cgroups, temp files) is removed on exit, also on failure and Ctrl-C.
 #
 # Cases (--case NAME, repeatable; default all):
-#   mem      (a) sparse file -> host:/dev/null, all tools
+#   mem      (a) zero-filled tmpfs file -> host:/dev/null, all tools
 #   file     (b) 2 GiB random file (page-cached) -> file on the same fs
 #   streams  (c) lanecp -s 1/4/16, autotuned vs -w 4m, TLS vs --no-encrypt,
 #                against iperf3 -P 1/4/16 (memory to memory)
@@ -287,6 +287,14 @@ H=$LC_SSH_HOST
 
 # Data and targets.
 DATA=$W/data
+# Memory-to-memory sources: zero-filled files on tmpfs, written (not
+# truncated: lanecp keeps holes since issue 11, so a sparse source would
+# send nothing and measure nothing), removed on exit.
+MEM=$(mktemp -d /dev/shm/lanecp-bench.XXXXXX) || die "mktemp /dev/shm failed"
+lc_on_exit "rm -rf '$MEM'"
+zero_file() {	# zero_file SIZE PATH
+	head -c "$1" /dev/zero >"$2" || die "cannot write $2 (tmpfs full?)"
+}
 DST=$W/dst		# targets (mode 1777: GridFTP writes as nobody)
 mkdir -p "$DATA" "$DST"
 chmod 1777 "$DST"
@@ -745,7 +753,7 @@ MEM_CFGS=(lanecp lanecp-noenc scp-gcm scp sftp rsync)
 for p in $GRID_PS; do MEM_CFGS+=("gridftp-p$p"); done
 MEM_CFGS+=(iperf3-P4)
 set_mem() {
-	local src=$DATA/sparse-$MEM_SIZE
+	local src=$MEM/zero-$MEM_SIZE
 	BYTES=$(bytes_of "$MEM_SIZE")
 	case $1 in
 	lanecp) lanecp_cmd "$src" "$NULLDEV"; STREAMS=4 ;;
@@ -756,14 +764,14 @@ set_mem() {
 }
 case_mem() {
 	local size=$MEM_SIZE g
-	out "## (a) Memory to memory: $size sparse file -> host:/dev/null (loopback)"
+	out "## (a) Memory to memory: $size zero-filled tmpfs file -> host:/dev/null (loopback)"
 	out
-	out "Source: a sparse file (truncate -s $size; reads are page-cache zero pages)."
+	out "Source: a zero-filled file on tmpfs (written, not sparse: lanecp would send a hole as a header)."
 	out "Target: a private character device (mknod c 1 3, i.e. /dev/null) for every tool."
 	out "iperf3 sends the same number of bytes (-n) at lanecp's default stream count."
 	out
-	truncate -s "$size" "$DATA/sparse-$size"
-	cat "$DATA/sparse-$size" >/dev/null
+	zero_file "$size" "$MEM/zero-$size"
+	cat "$MEM/zero-$size" >/dev/null
 	grid_start
 	iperf_start
 	run_case mem set_mem "${MEM_CFGS[@]}"
@@ -776,7 +784,7 @@ case_mem() {
 	    "$(fmt "$n" 0) vs $(fmt "$i" 0) MB/s = $(ratio "$n" "$i")" "$(ge "$(ratio "$n" "$i")" 0.70)"
 	target "encrypted ≥ 80% of --no-encrypt (loopback memory to memory, -s 4, $size)" \
 	    "$(fmt "$e" 0) vs $(fmt "$n" 0) MB/s = $(ratio "$e" "$n")" "$(ge "$(ratio "$e" "$n")" 0.80)"
-	rm -f "$DATA/sparse-$size"
+	rm -f "$MEM/zero-$size"
 }
 
 # ---------------------------------------------------------------- case b: file to file
@@ -864,7 +872,7 @@ for s in $STREAM_NS; do
 	STREAM_CFGS+=("iperf3-P$s")
 done
 set_streams() {
-	local src=$DATA/sparse-$STREAMS_SIZE c=$1 s w
+	local src=$MEM/zero-$STREAMS_SIZE c=$1 s w
 	local -a a=()
 	BYTES=$(bytes_of "$STREAMS_SIZE")
 	if [[ $c == iperf3-P* ]]; then
@@ -880,13 +888,13 @@ set_streams() {
 }
 case_streams() {
 	local s w e ea ew na nw ip
-	out "## (c) lanecp streams, TCP window and encryption: $STREAMS_SIZE sparse -> host:/dev/null (loopback)"
+	out "## (c) lanecp streams, TCP window and encryption: $STREAMS_SIZE zero-filled tmpfs file -> host:/dev/null (loopback)"
 	out
 	out "\`-w auto\`: kernel autotuning (no -w); \`-w 4m\`: SO_SNDBUF/SO_RCVBUF 4 MiB (the host's"
 	out "rmem_max/wmem_max are 4 MiB here, so that is also the cap). iperf3 -P N sends the same bytes."
 	out
-	truncate -s "$STREAMS_SIZE" "$DATA/sparse-$STREAMS_SIZE"
-	cat "$DATA/sparse-$STREAMS_SIZE" >/dev/null
+	zero_file "$STREAMS_SIZE" "$MEM/zero-$STREAMS_SIZE"
+	cat "$MEM/zero-$STREAMS_SIZE" >/dev/null
 	iperf_start
 	run_case streams set_streams "${STREAM_CFGS[@]}"
 	stop_pid "$IPERF_PID"; IPERF_PID=
@@ -918,7 +926,7 @@ case_streams() {
 	table streams lanecp-s4-wauto lanecp-noenc-s4-wauto "${STREAM_CFGS[@]}"
 	failures streams
 	[[ " $STREAM_NS " == *" 4 "* ]] || out "(÷ columns: relative to -s 4, which this run did not include)"
-	rm -f "$DATA/sparse-$STREAMS_SIZE"
+	rm -f "$MEM/zero-$STREAMS_SIZE"
 }
 
 # ---------------------------------------------------------------- case e: peak RSS
@@ -934,15 +942,15 @@ set_rss() {
 	BYTES=$(bytes_of "$z")
 	STREAMS=16
 	if [[ $1 == *-file ]]; then
-		lanecp_cmd "$DATA/sparse-$z" "$DST/rss.bin" -s 16 --no-fsync
+		lanecp_cmd "$MEM/zero-$z" "$DST/rss.bin" -s 16 --no-fsync
 		PRE=rss_post POST=rss_post
 	else
-		lanecp_cmd "$DATA/sparse-$z" "$NULLDEV" -s 16
+		lanecp_cmd "$MEM/zero-$z" "$NULLDEV" -s 16
 	fi
 }
 case_rss() {
 	local z c a b
-	out "## (e) Peak memory at -s 16 (TLS, default block size): ${RSS_SIZES// / vs } sparse source (loopback)"
+	out "## (e) Peak memory at -s 16 (TLS, default block size): ${RSS_SIZES// / vs } zero-filled tmpfs source (loopback)"
 	out
 	out "Client: GNU time's max RSS of the lanecp process (controller + local source agent)."
 	out "Server: the remote agent's (lanecp --agent) max RSS from GNU time in the sshd ForceCommand"
@@ -950,8 +958,8 @@ case_rss() {
 	out "buffers do not depend on it) and are deleted after each run."
 	out
 	for z in $RSS_SIZES; do
-		truncate -s "$z" "$DATA/sparse-$z"
-		cat "$DATA/sparse-$z" >/dev/null	# page-cached, like case (a)
+		zero_file "$z" "$MEM/zero-$z"
+		cat "$MEM/zero-$z" >/dev/null	# page-cached, like case (a)
 	done
 	run_case rss set_rss "${RSS_CFGS[@]}"
 	out "| size | target | runs | MB/s | client RSS MiB (max) | server RSS MiB (max) |"
@@ -978,7 +986,7 @@ case_rss() {
 		    "client $(ratio "$cb" "$ca"), server $(ratio "$sb" "$sa")" \
 		    "$(awk -v a="$(ratio "$cb" "$ca")" -v b="$(ratio "$sb" "$sa")" 'BEGIN { print (a != "-" && b != "-" && a <= 1.10 && b <= 1.10) ? 1 : 0 }')"
 	done
-	for z in $RSS_SIZES; do rm -f "$DATA/sparse-$z"; done
+	for z in $RSS_SIZES; do rm -f "$MEM/zero-$z"; done
 }
 
 # ---------------------------------------------------------------- case d: emulated WAN
@@ -1018,7 +1026,7 @@ wan_sshd_start() {
 	LC_SSH_HOST=$save
 }
 set_wan() {
-	local src=$DATA/sparse-wan c=$1
+	local src=$MEM/zero-wan c=$1
 	local -a ns=(ip netns exec lc-wan-a)
 	BYTES=0
 	TLIMIT=$WAN_T
@@ -1045,7 +1053,7 @@ case_wan() {
 	out "## (d) Emulated WAN: $prof ($("$HERE/wan.sh" profiles | awk -v p="$prof" '$1 == p { $1 = ""; sub(/^ +/, ""); print }'))"
 	out
 	out "Client in lc-wan-a, sshd and iperf3 -s in lc-wan-b (10.77.0.2), through bench/wanem."
-	out "Each run lasts ${WAN_T} s (lanecp and scp copy a ${WAN_SPARSE} sparse file to /dev/null and are stopped"
+	out "Each run lasts ${WAN_T} s (lanecp and scp copy a ${WAN_SPARSE} zero-filled tmpfs file to /dev/null and are stopped"
 	out "by SIGTERM at ${WAN_T} s; iperf3 runs -t ${WAN_T}). Throughput: IP bytes received on lc-wan-b's"
 	out "link (the bytes wanem rates the link by) over the client's wall time, SSH/TLS setup and slow"
 	out "start included; \"steady\" leaves out the first 3 s. Goodput is lower by the TCP/IP"
@@ -1058,8 +1066,8 @@ case_wan() {
 	WAN_UP=1
 	lc_on_exit wan_down
 	WANEM=$WANEM "$HERE/wan.sh" up "$prof" >&2 || die "bench/wan.sh up $prof failed"
-	truncate -s "$WAN_SPARSE" "$DATA/sparse-wan"
-	cat "$DATA/sparse-wan" >/dev/null
+	zero_file "$WAN_SPARSE" "$MEM/zero-wan"
+	cat "$MEM/zero-wan" >/dev/null
 	wan_sshd_start
 	iperf_start lc-wan-b 10.77.0.2
 	local -a cfgs=()
@@ -1070,7 +1078,7 @@ case_wan() {
 	run_case "$wcase" set_wan "${cfgs[@]}"
 	RXPID=
 	wan_down
-	rm -f "$DATA/sparse-wan"
+	rm -f "$MEM/zero-wan"
 	local sc scs
 	sc=$(med "$wcase" scp-gcm wire_Mbps); scs=$(med "$wcase" scp-gcm steady_Mbps)
 	out "Mbit/s, medians (runs: $RUNS; link rate $rate Mbit/s of IP bytes):"
