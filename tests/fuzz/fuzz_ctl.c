@@ -5,7 +5,7 @@
  * Selectors 0..20 are the protocol 1 messages (unchanged, so the corpus
  * keeps its meaning), 21..23 SRC_CREDIT, FILE_SKIP and FILE_FAIL, 24 the
  * relative-name helpers against a reference (two names split at the first
- * NUL), 25 FILE_ABORT, the rest the frame splitter.
+ * NUL), 25 FILE_ABORT, 26 PING, the rest the frame splitter.
  */
 #include "lanecp/buf.h"
 #include "lanecp/wire.h"
@@ -109,6 +109,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		struct lc_msg_file_skip skip;
 		struct lc_msg_file_fail fail;
 		struct lc_msg_file_abort abort_;
+		struct lc_msg_ping ping;
 	} m;
 	struct lc_buf b;
 	const uint8_t *p;
@@ -256,6 +257,14 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		break;
 	case 24:
 		lc_check_relname(p, n);
+		break;
+	case 26:
+		if (lc_msg_get_ping(p, n, &m.ping) == 0 &&
+		    (m.ping.grace_s == 0 || m.ping.grace_s > LC_PING_GRACE_MAX))
+			abort();
+		if (lc_msg_get_ping(p, n, &m.ping) == 0 &&
+		    lc_msg_put_ping(&b, &m.ping) == 0)
+			lc_check_same(&b, p, n);
 		break;
 	case 25:
 		if (lc_msg_get_file_abort(p, n, &m.abort_) == 0 &&
