@@ -208,6 +208,49 @@ lc_opt_stream_timeout(struct lc_cli *c, const char *a, struct lc_err *e)
 	return 0;
 }
 
+/* -z, --relay, --via-ssh, --direct: one data path, not two. */
+static int
+lc_opt_path(struct lc_cli *c, int path, struct lc_err *e)
+{
+	static const char *const flag[] = { "", "--direct", "-z", "--relay",
+	    "--via-ssh" };
+
+	if (c->copy.path != LC_PATH_AUTO && c->copy.path != path)
+		return lc_err_set(e, LC_ERR_USAGE, "%s and %s choose different "
+		    "data paths: give one of them", flag[c->copy.path],
+		    flag[path]);
+	c->copy.path = path;
+	return 0;
+}
+
+static int
+lc_opt_reverse(struct lc_cli *c, const char *a, struct lc_err *e)
+{
+	(void)a;
+	return lc_opt_path(c, LC_PATH_REVERSE, e);
+}
+
+static int
+lc_opt_relay(struct lc_cli *c, const char *a, struct lc_err *e)
+{
+	(void)a;
+	return lc_opt_path(c, LC_PATH_RELAY, e);
+}
+
+static int
+lc_opt_via_ssh(struct lc_cli *c, const char *a, struct lc_err *e)
+{
+	(void)a;
+	return lc_opt_path(c, LC_PATH_SSH, e);
+}
+
+static int
+lc_opt_direct(struct lc_cli *c, const char *a, struct lc_err *e)
+{
+	(void)a;
+	return lc_opt_path(c, LC_PATH_DIRECT, e);
+}
+
 static int
 lc_opt_retries(struct lc_cli *c, const char *a, struct lc_err *e)
 {
@@ -293,6 +336,17 @@ static const struct lc_opt lc_opts[] = {
 	    "(backoff 1 s to 60 s)", lc_opt_retries, 0 },
 	{ "timeout", 0, "SEC", "fail when nothing moves for SEC seconds "
 	    "(default 300, 0: never)", lc_opt_timeout, 0 },
+	{ "reverse", 'z', NULL, "reverse: the receiving host connects out "
+	    "to the sending one (a receiver behind NAT or a firewall)",
+	    lc_opt_reverse, 0 },
+	{ "relay", 0, NULL, "host to host: the data flows through this "
+	    "machine (the two hosts cannot reach each other)", lc_opt_relay,
+	    0 },
+	{ "via-ssh", 0, NULL, "carry the data streams over SSH, one SSH "
+	    "connection per stream (only port 22 is open)", lc_opt_via_ssh,
+	    0 },
+	{ "direct", 0, NULL, "only the direct path: no fallback; with a jump "
+	    "host, try the target's data ports directly", lc_opt_direct, 0 },
 	{ "stream-timeout", 0, "SEC", "give up on one stalled stream after "
 	    "SEC s, resend on others (default 30)", lc_opt_stream_timeout, 0 },
 	{ "no-space-check", 0, NULL, "do not check free space at the target "
@@ -459,6 +513,7 @@ lc_exit_code(const struct lc_err *e)
 	case LC_ERR_VERSION:
 		return LC_EXIT_PROTO;
 	case LC_ERR_STREAM:
+	case LC_ERR_NOPATH:
 		return LC_EXIT_STREAM;
 	case LC_ERR_INTEGRITY:
 		return LC_EXIT_INTEGRITY;

@@ -15,9 +15,18 @@
  *              the handshake (or names another stream's port, or a stream
  *              already connected) is logged with its address and closed;
  *              it never reaches a receiver.
+ *
+ * Reverse (-z: the sink is behind NAT or a firewall that lets nothing in):
+ * there are no listening sockets.  Once DIAL has given the source's
+ * address and ports, the acceptor starts an auth thread for each stream
+ * that has no connection and none in its handshake; that thread dials the
+ * stream's port first (a failed dial is retried after a back-off of 0.2 s
+ * doubling to 2 s, so a stream the source lost comes back as soon as the
+ * path does) and then runs the same server side of the handshake: the
+ * sink still proves and checks the key, whichever side dialled.
  * Descriptors: the listening sockets belong to the sink (acceptor reads
- * only); an accepted socket belongs to its auth thread until the hand-over
- * ("transferred"), then to the receiver.
+ * only); an accepted or dialled socket belongs to its auth thread until
+ * the hand-over ("transferred"), then to the receiver.
  */
 #include "sink_int.h"
 
@@ -30,6 +39,9 @@
 #include <unistd.h>
 
 #define LC_RECV_TICK_MS 1000	/* socket receive timeout: re-check */
+#define LC_DIAL_TIMEOUT_MS 5000	/* reverse: one connect attempt */
+#define LC_DIAL_BACKOFF_MIN_MS 200
+#define LC_DIAL_BACKOFF_MAX_MS 2000
 
 static void *
 lc_auth_main(void *arg)
@@ -42,6 +54,23 @@ lc_auth_main(void *arg)
 
 	lc_log_set_tag("accept");
 	lc_err_clear(&e);
+	if (au->dial) {
+		int fd;
+		r = lc_sock_connect(s->dial_addr, s->dial_ports[au->listener],
+		    s->window, LC_DIAL_TIMEOUT_MS, s->port.cancel, &fd, &e);
+		if (r != 0) {
+			if (!lc_role_canceled(&s->port))
+				lc_log_debug("stream %u: %s", au->listener,
+				    e.msg);
+			au->dial_failed = 1;
+			atomic_store(&au->finished, true);
+			lc_wake_signal(&s->accept_wake);
+			return NULL;
+		}
+		pthread_mutex_lock(&s->mu);
+		lc_conn_init(&au->conn, fd);
+		pthread_mutex_unlock(&s->mu);
+	}
 	(void)lc_sock_set_timeout(au->conn.fd, LC_HANDSHAKE_TIMEOUT_MS);
 	r = s->tls != NULL ? lc_tls_accept(s->tls, &au->conn, &e) : 0;
 	if (r == 0)
@@ -81,8 +110,14 @@ lc_auth_main(void *arg)
 	return NULL;
 }
 
+/*
+ * Join finished handshakes (all: shut down and join every one).  In
+ * reverse, backoff[] (ms per stream, or NULL) grows after a failed dial
+ * and is reset after a handshake that got through.
+ */
 static void
-lc_acceptor_reap(struct lc_sink *s, int all)
+lc_acceptor_reap(struct lc_sink *s, int all, uint64_t *next_dial,
+    uint32_t *backoff)
 {
 	for (int i = 0; i < LC_MAX_PENDING_AUTH; i++) {
 		struct lc_auth *au = &s->auth[i];
@@ -97,6 +132,17 @@ lc_acceptor_reap(struct lc_sink *s, int all)
 		}
 		pthread_join(au->thread, NULL);
 		au->used = 0;
+		if (au->dial && backoff != NULL) {
+			uint32_t k = au->listener;
+			if (au->dial_failed || !s->recv[k].has_conn) {
+				next_dial[k] = lc_now_ms() + backoff[k];
+				backoff[k] = backoff[k] * 2 >
+				    LC_DIAL_BACKOFF_MAX_MS ?
+				    LC_DIAL_BACKOFF_MAX_MS : backoff[k] * 2;
+			} else {
+				backoff[k] = LC_DIAL_BACKOFF_MIN_MS;
+			}
+		}
 	}
 }
 
@@ -117,15 +163,64 @@ lc_acceptor_take(struct lc_sink *s, struct lc_auth *au, uint32_t listener,
 	memset(au, 0, sizeof(*au));
 	au->sink = s;
 	au->listener = listener;
+	au->dial = fd < 0;
 	atomic_init(&au->finished, false);
 	lc_conn_init(&au->conn, fd);
 	if (lc_thread_start(&au->thread, "lc-auth", lc_auth_main, au) != 0) {
 		lc_log_warn("dropped data connection from %s: no thread",
 		    au->conn.peer);
-		close(fd);
+		if (fd >= 0)
+			close(fd);
 		return;
 	}
 	au->used = 1;
+}
+
+/* 1 if stream i has an auth thread (dialling or in its handshake). */
+static int
+lc_acceptor_busy(const struct lc_sink *s, uint32_t i)
+{
+	for (int k = 0; k < LC_MAX_PENDING_AUTH; k++)
+		if (s->auth[k].used && s->auth[k].listener == i)
+			return 1;
+	return 0;
+}
+
+/* Reverse: dial every stream that has no connection (see the top). */
+static void *
+lc_acceptor_dial_main(struct lc_sink *s)
+{
+	uint64_t next_dial[LC_MAX_STREAMS] = { 0 };
+	uint32_t backoff[LC_MAX_STREAMS];
+	struct pollfd pfd;
+
+	for (uint32_t i = 0; i < LC_MAX_STREAMS; i++)
+		backoff[i] = LC_DIAL_BACKOFF_MIN_MS;
+	while (!lc_role_canceled(&s->port)) {
+		uint64_t now;
+
+		lc_acceptor_reap(s, 0, next_dial, backoff);
+		now = lc_now_ms();
+		for (uint32_t i = 0; i < s->nstreams; i++) {
+			struct lc_auth *au;
+			int has;
+			if (now < next_dial[i] || lc_acceptor_busy(s, i))
+				continue;
+			pthread_mutex_lock(&s->mu);
+			has = s->recv[i].has_conn;
+			pthread_mutex_unlock(&s->mu);
+			if (has || (au = lc_acceptor_slot(s)) == NULL)
+				continue;
+			lc_acceptor_take(s, au, i, -1);
+		}
+		/* woken by a finished handshake, a lost stream, or a cancel */
+		pfd.fd = s->accept_wake.rfd;
+		pfd.events = POLLIN;
+		if (poll(&pfd, 1, LC_DIAL_BACKOFF_MIN_MS) > 0)
+			lc_wake_drain(&s->accept_wake);
+	}
+	lc_acceptor_reap(s, 1, NULL, NULL);
+	return NULL;
 }
 
 void *
@@ -136,11 +231,13 @@ lc_acceptor_main(void *arg)
 	uint32_t n = s->nstreams;
 
 	lc_log_set_tag("accept");
+	if (s->dial_mode)
+		return lc_acceptor_dial_main(s);
 	while (!lc_role_canceled(&s->port)) {
 		/* no free slot: leave new connections in the backlog */
 		int full;
 
-		lc_acceptor_reap(s, 0);
+		lc_acceptor_reap(s, 0, NULL, NULL);
 		full = lc_acceptor_slot(s) == NULL;
 		for (uint32_t i = 0; i < n; i++) {
 			pfd[i].fd = full ? -1 : s->recv[i].listen_fd;
@@ -164,6 +261,6 @@ lc_acceptor_main(void *arg)
 				lc_acceptor_take(s, au, i, fd);
 		}
 	}
-	lc_acceptor_reap(s, 1);
+	lc_acceptor_reap(s, 1, NULL, NULL);
 	return NULL;
 }

@@ -168,17 +168,18 @@ static int
 lc_ctl_open(struct lc_ctl *c, struct lc_endpoint *ep,
     const struct lc_location *loc, struct lc_err *e)
 {
-	struct lc_ssh_opts so;
+	/* kept: --via-ssh opens more connections the same way */
+	struct lc_ssh_opts *so = ep == &c->src ? &c->so_src : &c->so_dst;
 
 	if (!lc_location_is_remote(loc))
 		return lc_endpoint_open_local(ep, e);
-	memset(&so, 0, sizeof(so));
-	so.host = loc->host;
-	so.user = loc->user[0] != '\0' ? loc->user : NULL;
-	so.config_file = c->o->config_file;
-	so.identity_file = c->o->identity_file;
-	so.batch = c->o->batch;
-	return lc_endpoint_open_remote(ep, &so, lc__ctl_agent_cmd(c), e);
+	memset(so, 0, sizeof(*so));
+	so->host = loc->host;
+	so->user = loc->user[0] != '\0' ? loc->user : NULL;
+	so->config_file = c->o->config_file;
+	so->identity_file = c->o->identity_file;
+	so->batch = c->o->batch;
+	return lc_endpoint_open_remote(ep, so, lc__ctl_agent_cmd(c), e);
 }
 
 static int
@@ -546,13 +547,18 @@ lc_ctl_from_src(struct lc_ctl *c, uint8_t type, const uint8_t *p, size_t n,
 			break;
 		return lc_ctl_src_listed(c, &m.listed, e);
 	case LC_MSG_CONNECTED:
+		/* the source names its ports when it listens (reverse) */
 		if (lc_msg_get_connected(p, n, &m.conn) != 0 ||
 		    !c->listening || c->connected ||
-		    m.conn.streams != c->streams)
+		    m.conn.streams != c->streams ||
+		    (m.conn.nports != 0) !=
+		    !!(lc__ctl_connect_flags(c) & LC_XFER_REVERSE))
 			break;
 		c->connected = 1;
-		lc_log_verbose("%u data streams connected", m.conn.streams);
-		return 0;
+		if (m.conn.nports == 0)
+			lc_log_verbose("%u data streams connected",
+			    m.conn.streams);
+		return lc__ctl_connected(c, &m.conn, e);
 	case LC_MSG_SRC_DONE:
 		if (lc_msg_get_xfer_done(p, n, &m.done) != 0 ||
 		    !c->nomore_sent || c->src_done ||
@@ -741,6 +747,7 @@ lc_ctl_dst_lost(struct lc_ctl *c, const struct lc_msg_stream_lost *m,
 		    c->dst_ep.name, m->stream, c->streams);
 	lc_log_warn("data stream %u lost (%s); resending its blocks "
 	    "on the others", m->stream, m->reason);
+	lc__ctl_path_lost(c, m->stream);
 	return lc_msg_put_stream_lost(&c->src.out, m);
 }
 
@@ -1203,6 +1210,7 @@ lc_copy_run(const struct lc_copy_opts *o, int signal_fd,
 		res->ns = lc_now_ns() - c.t_start;
 	if (r != 0 && c.progress.drawn)
 		(void)lc_write_all(2, "\n", 1);
+	lc__ctl_path_free(&c);
 	/* close both channels first so that both agents stop at once */
 	if (c.src.fd >= 0) {
 		close(c.src.fd);

@@ -11,6 +11,7 @@
 #include "lanecp/endpoint.h"
 #include "lanecp/location.h"
 #include "lanecp/progress.h"
+#include "lanecp/relay.h"
 #include "lanecp/wire.h"
 
 #include <stddef.h>
@@ -97,6 +98,16 @@ struct lc_ctl {
 	int target_is_dir;
 	int keep_setid;		/* -p as root from a local source */
 	int connected;		/* CONNECTED seen */
+	/* the data path (datapath.c) */
+	int path;		/* enum lc_path settled for this attempt */
+	char path_why[200];	/* why, for -v and --json */
+	struct lc_ssh_opts so_src;	/* how each remote end was reached */
+	struct lc_ssh_opts so_dst;
+	struct lc_ssh *pre[2][LC_MAX_STREAMS];	/* --via-ssh: one per stream
+						   (source, sink), opened
+						   before LISTEN */
+	uint16_t dst_ports[LC_MAX_STREAMS];	/* LISTENING, for a relay */
+	struct lc_relay *relay;
 	struct lc_endpoint *err_ep;	/* the agent whose ERROR ended the copy */
 };
 
@@ -136,5 +147,37 @@ int lc__ctl_listening(struct lc_ctl *c, const uint8_t *p, size_t n,
  */
 int lc__ctl_data_addr(struct lc_ctl *c, char *out, size_t outsz,
     struct lc_err *e);
+
+/*
+ * Settle the data path for this attempt (c->path, c->path_why) from the
+ * options and the endpoints, and for --via-ssh open the SSH connections
+ * for the streams (which may lower c->streams).  Called by negotiate
+ * once streams are settled.  0 or -LC_ERR_* with e set.
+ */
+int lc__ctl_path_setup(struct lc_ctl *c, struct lc_err *e);
+
+/* LISTEN and CONNECT flags for the path (LC_XFER_REVERSE, ..._LOOPBACK). */
+uint32_t lc__ctl_listen_flags(const struct lc_ctl *c);
+uint32_t lc__ctl_connect_flags(const struct lc_ctl *c);
+
+/*
+ * The source's CONNECTED: in reverse, DIAL its ports to the sink; through
+ * the controller (relay, via SSH), start the relay.  0 or -LC_ERR_*.
+ */
+int lc__ctl_connected(struct lc_ctl *c, const struct lc_msg_connected *m,
+    struct lc_err *e);
+
+/*
+ * What -v says about the path: "data streams to ADDR, direct", "reverse:
+ * HOST dials ADDR", "relayed through this host", "via SSH x N", and why.
+ */
+void lc__ctl_path_text(const struct lc_ctl *c, const char *daddr, char *out,
+    size_t outsz);
+
+/* The sink lost stream i: a relayed stream is connected again. */
+void lc__ctl_path_lost(struct lc_ctl *c, uint32_t i);
+
+/* Stop the relay and close what the path opened. */
+void lc__ctl_path_free(struct lc_ctl *c);
 
 #endif

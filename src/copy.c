@@ -8,6 +8,7 @@
 #include "lanecp/runlog.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <poll.h>
 #include <string.h>
 #include <unistd.h>
@@ -22,6 +23,7 @@ lc_copy_retryable(int code)
 	case LC_ERR_AGENT:
 	case LC_ERR_EOF:
 	case LC_ERR_STREAM:
+	case LC_ERR_NOPATH:
 	case LC_ERR_TIMEOUT:
 	case LC_ERR_INTEGRITY:
 	case LC_ERR_CHECKSUM:
@@ -77,6 +79,7 @@ lc_copy(const struct lc_copy_opts *o, int signal_fd,
 	struct lc_copy_opts oo = *o;
 	struct lc_copy_result one;
 	unsigned backoff = 1;
+	char why[LC_ERR_MSG_MAX];
 	int logfd = -1, r;
 
 	memset(res, 0, sizeof(*res));
@@ -86,6 +89,23 @@ lc_copy(const struct lc_copy_opts *o, int signal_fd,
 		lc_err_clear(e);
 		r = lc_copy_run(&oo, signal_fd, &one, e);
 		lc_copy_merge(res, &one);
+		/*
+		 * The data streams could not connect: unless the user chose
+		 * the path, try the next one at once (relay between two
+		 * remote hosts, then over SSH); this is not a retry.
+		 */
+		if (r == -LC_ERR_NOPATH && o->path == LC_PATH_AUTO &&
+		    one.path != LC_PATH_SSH) {
+			snprintf(why, sizeof(why), "%.*s", (int)sizeof(why) - 40,
+			    e->msg);
+			oo.path_stage++;
+			oo.path_why = why;
+			lc_log_warn("%s; %s", e->msg, one.path ==
+			    LC_PATH_DIRECT && oo.path_stage == 1 ?
+			    "trying another data path" : "trying SSH");
+			res->attempts--;
+			continue;
+		}
 		if (r == 0 || res->attempts > o->retries ||
 		    !lc_copy_retryable(e->code))
 			break;

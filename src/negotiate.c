@@ -87,6 +87,8 @@ lc__ctl_negotiate(struct lc_ctl *c, struct lc_err *e)
 			    c->window);
 	}
 	c->block = o->block;
+	if ((r = lc__ctl_path_setup(c, e)) != 0)
+		return r;
 	if (RAND_bytes(c->key, sizeof(c->key)) != 1)
 		return lc_err_set(e, LC_ERR_INTERNAL, "RAND_bytes failed");
 
@@ -110,7 +112,7 @@ lc__ctl_negotiate(struct lc_ctl *c, struct lc_err *e)
 	l.streams = c->streams;
 	l.window = c->window;
 	l.block = c->block;
-	l.flags = o->encrypt ? LC_XFER_ENCRYPT : 0;
+	l.flags = (o->encrypt ? LC_XFER_ENCRYPT : 0) | lc__ctl_listen_flags(c);
 	l.csum = (uint32_t)o->csum_alg;
 	l.stall_s = o->stall_s;
 	memcpy(l.key, c->key, sizeof(l.key));
@@ -143,11 +145,13 @@ lc__ctl_listening(struct lc_ctl *c, const uint8_t *p, size_t n,
 	struct lc_msg_listening l;
 	struct lc_msg_connect m;
 	char daddr[LC_ADDR_MAX];
+	char ptext[600];
 	char win[32];
 	int r;
 
 	if (lc_msg_get_listening(p, n, &l) != 0 || c->listening ||
-	    l.streams > c->streams || l.block > c->block)
+	    l.streams > c->streams || l.block > c->block ||
+	    (l.nports == 0) != (c->path == LC_PATH_REVERSE))
 		return lc_err_set(e, LC_ERR_PROTO, "%s: bad LISTENING",
 		    c->dst_ep.name);
 	c->listening = 1;
@@ -160,18 +164,22 @@ lc__ctl_listening(struct lc_ctl *c, const uint8_t *p, size_t n,
 	c->block = l.block;
 	c->streams = l.streams;
 	memset(&m, 0, sizeof(m));
-	if ((r = lc__ctl_data_addr(c, m.addr, sizeof(m.addr), e)) != 0)
+	m.flags = (c->o->encrypt ? LC_XFER_ENCRYPT : 0) |
+	    lc__ctl_connect_flags(c);
+	if (!(m.flags & LC_XFER_REVERSE) &&
+	    (r = lc__ctl_data_addr(c, m.addr, sizeof(m.addr), e)) != 0)
 		return r;
+	/* a relay dials the sink's ports itself */
+	memcpy(c->dst_ports, l.ports, sizeof(c->dst_ports));
 	m.streams = l.streams;
 	m.window = c->window;
 	m.block = c->block;
-	m.flags = c->o->encrypt ? LC_XFER_ENCRYPT : 0;
 	m.csum = (uint32_t)c->o->csum_alg;
 	m.rate = c->o->rate;
 	memcpy(m.key, c->key, sizeof(m.key));
 	memcpy(m.ports, l.ports, sizeof(m.ports));
-	if ((r = lc_testhook_proxy(m.addr, m.ports, m.streams,
-	    &c->test_proxy, e)) != 0)
+	if (c->path == LC_PATH_DIRECT && (r = lc_testhook_proxy(m.addr,
+	    m.ports, m.streams, &c->test_proxy, e)) != 0)
 		return r;
 	snprintf(daddr, sizeof(daddr), "%s", m.addr);
 	r = lc_msg_put_connect(&c->src.out, &m);
@@ -186,10 +194,11 @@ lc__ctl_listening(struct lc_ctl *c, const uint8_t *p, size_t n,
 	}
 	if (c->window != 0)
 		lc_fmt_bytes(win, sizeof(win), l.window);
-	lc_log_verbose("%u streams to %s (data streams to %s, direct), "
+	lc__ctl_path_text(c, daddr, ptext, sizeof(ptext));
+	lc_log_verbose("%u streams to %s (%s), "
 	    "window %s, block %u KiB, sink quota %u blocks per stream, "
 	    "data %s", l.streams,
-	    c->dst_ep.remote ? c->dst_ep.name : "this host", daddr,
+	    c->dst_ep.remote ? c->dst_ep.name : "this host", ptext,
 	    c->window != 0 ? win : "autotuned", c->block >> 10, l.quota,
 	    c->o->encrypt ? "encrypted (TLS 1.3, AES-128-GCM)" :
 	    "in the clear (--no-encrypt; streams authenticated)");

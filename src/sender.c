@@ -44,6 +44,8 @@
 #include <unistd.h>
 
 #define LC_CONNECT_TIMEOUT_MS 15000
+#define LC_FIRST_CONNECT_MS 7000	/* SYNs at 0, 1 and 3 s */
+#define LC_ACCEPT_TIMEOUT_MS 60000	/* reverse: the sink dials us */
 #define LC_MAX_RECONNECTS 12	/* per stream; the sink gives up first */
 #define LC_RATE_SLICE (64u << 10)	/* -x: pay and send at most this */
 #define LC_IDLE_MS 1000		/* heartbeat frame when idle this long */
@@ -349,10 +351,19 @@ lc_sender_connect(struct lc_sender *sn, struct lc_err *e)
 	d.idx = sn->idx;
 	d.key = s->key;
 	d.tls = s->tls;
-	d.connect_timeout_ms = LC_CONNECT_TIMEOUT_MS;
+	/* a first connect gives up sooner: another path may work */
+	d.connect_timeout_ms = sn->first ? LC_FIRST_CONNECT_MS :
+	    LC_CONNECT_TIMEOUT_MS;
 	d.cancel = s->port.cancel;
 	d.pending = lc_sender_pending;
 	d.arg = sn;
+	if (s->flags & LC_XFER_REVERSE) {
+		/* the sink dials in; over the controller's SSH connections
+		 * that can take a while to set up */
+		d.accept = 1;
+		d.listen_fd = sn->listen_fd;
+		d.connect_timeout_ms = LC_ACCEPT_TIMEOUT_MS;
+	}
 	if ((r = lc_stream_dial(&d, &st, e)) != 0)
 		return r;
 	pthread_mutex_lock(&s->mu);
@@ -465,8 +476,18 @@ lc_sender_main(void *arg)
 		r = lc_err_set(&e, LC_ERR_NOMEM, "out of memory");
 		goto out;
 	}
-	if ((r = lc_sender_connect(sn, &e)) != 0)
-		goto out;	/* the first connection must work */
+	/*
+	 * The first connection must work.  One that cannot be made at all
+	 * says the data path is blocked (a firewall, NAT): LC_ERR_NOPATH,
+	 * so that the controller can try another path.
+	 */
+	sn->first = 1;
+	r = lc_sender_connect(sn, &e);
+	sn->first = 0;
+	if (r == -LC_ERR_STREAM)
+		r = lc_err_set(&e, LC_ERR_NOPATH, "%s", e.msg);
+	if (r != 0)
+		goto out;
 	lc_log_debug("connected to %s", lc_stream_peer(sn->st));
 	lc_role_post(port, LC_EV_STREAM_UP, sn->idx, 0, NULL);
 	for (;;) {

@@ -891,6 +891,31 @@ lc_sink_limits(uint64_t budget, uint32_t max_streams, uint32_t *streams,
 }
 
 static int
+lc_sink_start_acceptor(struct lc_sink *s, struct lc_err *e)
+{
+	if (lc_thread_start(&s->acceptor, "lc-accept", lc_acceptor_main,
+	    s) != 0)
+		return lc_err_set(e, LC_ERR_INTERNAL, "thread");
+	s->acceptor_started = 1;
+	return 0;
+}
+
+/* DIAL (reverse): the source's address and ports; start dialling. */
+static int
+lc_sink_dial(struct lc_sink *s, const struct lc_msg_dial *m,
+    struct lc_err *e)
+{
+	if (!s->listening || !s->dial_mode || s->acceptor_started ||
+	    m->streams != s->nstreams)
+		return lc_err_set(e, LC_ERR_PROTO, "unexpected DIAL");
+	memcpy(s->dial_addr, m->addr, sizeof(s->dial_addr));
+	memcpy(s->dial_ports, m->ports, sizeof(s->dial_ports));
+	lc_log_debug("reverse: dialling %u streams to %s", s->nstreams,
+	    s->dial_addr);
+	return lc_sink_start_acceptor(s, e);
+}
+
+static int
 lc_sink_listen(struct lc_sink *s, const struct lc_msg_listen *m,
     struct lc_err *e)
 {
@@ -925,11 +950,16 @@ lc_sink_listen(struct lc_sink *s, const struct lc_msg_listen *m,
 		rv->idx = i;
 		if ((r = lc_pool_new(s->quota, s->block, &rv->pool)) != 0)
 			return lc_err_set(e, LC_ERR_NOMEM, "out of memory");
-		if ((r = lc_sock_listen(s->window, &rv->listen_fd, &rv->port,
+		if (s->flags & LC_XFER_REVERSE)
+			continue;	/* we dial: see DIAL */
+		if ((r = lc_sock_listen(s->window,
+		    !!(s->flags & LC_XFER_LOOPBACK), &rv->listen_fd, &rv->port,
 		    e)) != 0)
 			return r;
 		l.ports[i] = rv->port;
 	}
+	l.nports = (s->flags & LC_XFER_REVERSE) ? 0 : s->nstreams;
+	s->dial_mode = !!(s->flags & LC_XFER_REVERSE);
 	if (lc_wake_open(&s->accept_wake) != 0)
 		return lc_err_set(e, LC_ERR_INTERNAL, "pipe");
 	for (uint32_t i = 0; i < s->nstreams; i++) {
@@ -939,12 +969,12 @@ lc_sink_listen(struct lc_sink *s, const struct lc_msg_listen *m,
 			return lc_err_set(e, LC_ERR_INTERNAL, "thread");
 		s->recv[i].started = 1;
 	}
-	if (lc_thread_start(&s->acceptor, "lc-accept", lc_acceptor_main,
-	    s) != 0)
-		return lc_err_set(e, LC_ERR_INTERNAL, "thread");
-	s->acceptor_started = 1;
+	/* reverse: the acceptor starts dialling at DIAL */
+	if (!s->dial_mode && (r = lc_sink_start_acceptor(s, e)) != 0)
+		return r;
 	l.streams = s->nstreams;
-	l.window = s->window != 0 ? lc_sock_rcvbuf(s->recv[0].listen_fd) : 0;
+	l.window = s->window != 0 && !s->dial_mode ?
+	    lc_sock_rcvbuf(s->recv[0].listen_fd) : s->window;
 	l.block = s->block;
 	l.quota = s->quota;
 	lc_log_debug("listening on %u ports, quota %u x %u bytes",
@@ -964,10 +994,15 @@ lc_sink_handle(void *role, uint8_t type, const uint8_t *p, size_t n,
 		struct lc_msg_file_sum sum;
 		struct lc_msg_prefix_match match;
 		struct lc_msg_file_abort abort;
+		struct lc_msg_dial dial;
 	} m;
 	int r;
 
 	switch (type) {
+	case LC_MSG_DIAL:
+		if (lc_msg_get_dial(p, n, &m.dial) != 0)
+			break;
+		return lc_sink_dial(s, &m.dial, e);
 	case LC_MSG_SINK_TARGET:
 		if (lc_msg_get_sink_target(p, n, &m.tgt) != 0)
 			break;
@@ -1111,6 +1146,8 @@ lc_sink_stream_lost(struct lc_sink *s, uint32_t i, const struct lc_err *why,
 	lc_conn_close(&rv->conn);
 	rv->has_conn = 0;
 	pthread_mutex_unlock(&s->mu);
+	if (s->acceptor_started)
+		lc_wake_signal(&s->accept_wake);	/* reverse: redial */
 	atomic_store(&rv->stalled, false);
 	atomic_store(&rv->state, LC_RV_WAIT);
 	snprintf(name, sizeof(name), "lc-recv-%u", i);
@@ -1294,6 +1331,7 @@ lc_sink_owns(uint8_t type)
 	switch (type) {
 	case LC_MSG_SINK_TARGET:
 	case LC_MSG_LISTEN:
+	case LC_MSG_DIAL:
 	case LC_MSG_FILE:
 	case LC_MSG_FILE_SUM:
 	case LC_MSG_PREFIX_MATCH:

@@ -130,7 +130,10 @@ struct lc_auth {
 	pthread_t thread;	/* acceptor thread */
 	int used;		/* acceptor thread */
 	atomic_bool finished;	/* set by the auth thread as it exits */
-	uint32_t listener;	/* the port it came in on (acceptor) */
+	uint32_t listener;	/* the port it came in on, or (reverse) the
+				   stream it dials (acceptor) */
+	int dial;		/* reverse: the thread dials first */
+	int dial_failed;	/* reverse: the dial failed (auth thread) */
 	struct lc_conn conn;	/* the auth thread's; closed under mu, shut
 				   down by the acceptor under mu */
 };
@@ -169,6 +172,14 @@ struct lc_sink {
 	int acceptor_started;	/* main */
 	struct lc_wake accept_wake;	/* setup; signalled by any thread */
 	struct lc_auth auth[LC_MAX_PENDING_AUTH];	/* the acceptor's */
+	/*
+	 * Reverse (LISTEN flag LC_XFER_REVERSE): no listening sockets; DIAL
+	 * gives the source's address and ports (setup, before the acceptor
+	 * starts) and the acceptor dials each stream that has no connection.
+	 */
+	int dial_mode;		/* setup */
+	char dial_addr[LC_ADDR_MAX];	/* setup */
+	uint16_t dial_ports[LC_MAX_STREAMS];	/* setup */
 	uint32_t ended;		/* main: receivers that got END */
 	struct lc_tdir *cur_dir;	/* main: the last directory used */
 	struct lc_sdir *dirs;	/* main: directories to finish last */

@@ -545,6 +545,35 @@ lc_source_ready(struct lc_source *s, const struct lc_msg_file_ready *m,
 	return 0;
 }
 
+/*
+ * Reverse: a listening socket per stream for the sink (or the controller's
+ * relay) to dial in, and CONNECTED with their ports at once (the streams
+ * come up only after the controller has passed them on).
+ */
+static int
+lc_source_listen(struct lc_source *s, struct lc_err *e)
+{
+	struct lc_msg_connected c;
+	int r;
+
+	memset(&c, 0, sizeof(c));
+	for (uint32_t i = 0; i < s->nstreams; i++) {
+		struct lc_sender *sn = &s->senders[i];
+		if ((r = lc_sock_listen(s->window,
+		    !!(s->flags & LC_XFER_LOOPBACK), &sn->listen_fd,
+		    &s->ports[i], e)) != 0)
+			return r;
+		s->nlisten = i + 1;
+		c.ports[i] = s->ports[i];
+	}
+	c.streams = s->nstreams;
+	c.nports = s->nstreams;
+	c.window = s->window != 0 ? lc_sock_sndbuf(s->senders[0].listen_fd) :
+	    0;
+	lc_log_debug("reverse: listening on %u ports", s->nstreams);
+	return lc_msg_put_connected(s->port.out, &c);
+}
+
 static int
 lc_source_connect(struct lc_source *s, const struct lc_msg_connect *m,
     struct lc_err *e)
@@ -570,6 +599,8 @@ lc_source_connect(struct lc_source *s, const struct lc_msg_connect *m,
 		return r;
 	if ((s->disp = lc_dispenser_new(s->block)) == NULL)
 		return -LC_ERR_NOMEM;
+	if ((s->flags & LC_XFER_REVERSE) && (r = lc_source_listen(s, e)) != 0)
+		return r;
 	for (uint32_t i = 0; i < s->nstreams; i++) {
 		struct lc_sender *sn = &s->senders[i];
 		sn->src = s;
@@ -731,7 +762,9 @@ lc_source_event(void *role, const struct lc_event *ev,
 
 	switch (ev->type) {
 	case LC_EV_STREAM_UP:
-		if (++s->up == s->nstreams) {
+		/* reverse: CONNECTED went out with the ports already */
+		if (++s->up == s->nstreams && !(s->flags & LC_XFER_REVERSE)) {
+			memset(&c, 0, sizeof(c));
 			c.streams = s->nstreams;
 			c.window = s->window != 0 ? s->senders[0].sndbuf : 0;
 			return lc_msg_put_connected(s->port.out, &c);
@@ -813,6 +846,8 @@ lc_source_free(void *role)
 		s->senders[i].st = NULL;
 		free(s->senders[i].sent.v);	/* the dispenser closes files */
 	}
+	for (uint32_t i = 0; i < s->nlisten; i++)
+		close(s->senders[i].listen_fd);
 	lc_dispenser_free(s->disp);
 	lc_tls_free(s->tls);
 	if (s->rate_init)

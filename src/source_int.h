@@ -45,6 +45,9 @@ struct lc_sender {
 	int hs_fd;		/* socket still in its handshake: for
 				   shutdown(2) only, or -1 */
 	uint32_t sndbuf;	/* the sender's; main reads it on STREAM_UP */
+	int first;		/* the sender's: dialling its first connection */
+	int listen_fd;		/* reverse: where the sink dials in (setup;
+				   the source's, closed by main in free) */
 	atomic_bool stop;	/* break off the current connection */
 	/* under src->mu: */
 	struct lc_sent sent;	/* sent, not yet confirmed (the sender adds,
@@ -108,7 +111,8 @@ struct lc_source {
 	uint32_t flags;		/* setup */
 	uint32_t csum;		/* setup */
 	char addr[LC_ADDR_MAX];	/* setup */
-	uint16_t ports[LC_MAX_STREAMS];	/* setup */
+	uint16_t ports[LC_MAX_STREAMS];	/* setup (reverse: our own) */
+	uint32_t nlisten;	/* setup: senders[0 .. nlisten) listen_fd open */
 	uint8_t key[LC_KEY_LEN];	/* setup */
 	struct lc_tls *tls;	/* setup; NULL: --no-encrypt */
 	struct lc_rate rate;	/* setup; thread-safe itself */

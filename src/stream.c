@@ -3,6 +3,7 @@
 #include "lanecp/tls.h"
 #include "lanecp/clock.h"
 #include "lanecp/fdio.h"
+#include "lanecp/log.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -107,10 +108,30 @@ lc_sock_peer_name(int fd, char *out, size_t outsz)
 	lc_sockaddr_name((struct sockaddr *)&ss, len, out, outsz);
 }
 
+/* Options of every data stream socket, whichever side dialled. */
+static void
+lc_sock_tune(int fd)
+{
+	int one = 1, lowat = LC_NOTSENT_LOWAT;
+
+	(void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	/*
+	 * Keep little unsent data queued per stream: a sender is then free
+	 * for the next block only when its stream is really moving, so a
+	 * stream slowed by a loss takes fewer blocks instead of sitting on
+	 * megabytes of them that the sink's ordered writer then waits for.
+	 * On the emulated 1 Gbit/s, 50 ms, 0.1% loss path at -s 16 this
+	 * took lanecp from ~640 to ~800 Mbit/s (iperf3 -P 16: ~800); on
+	 * loopback it is no slower.
+	 */
+	(void)setsockopt(fd, IPPROTO_TCP, TCP_NOTSENT_LOWAT, &lowat,
+	    sizeof(lowat));
+}
+
 /* 0, or -LC_ERR_STREAM with *err the errno. */
 static int
-lc_sock_listen_family(int family, uint32_t window, int *fdp, uint16_t *port,
-    int *err)
+lc_sock_listen_family(int family, uint32_t window, int loopback, int *fdp,
+    uint16_t *port, int *err)
 {
 	struct sockaddr_storage ss;
 	socklen_t len;
@@ -127,12 +148,13 @@ lc_sock_listen_family(int family, uint32_t window, int *fdp, uint16_t *port,
 		(void)setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &off,
 		    sizeof(off));
 		s6->sin6_family = AF_INET6;
-		s6->sin6_addr = in6addr_any;
+		s6->sin6_addr = in6addr_any;	/* (never loopback: see below) */
 		len = sizeof(*s6);
 	} else {
 		struct sockaddr_in *s4 = (struct sockaddr_in *)&ss;
 		s4->sin_family = AF_INET;
-		s4->sin_addr.s_addr = htonl(INADDR_ANY);
+		s4->sin_addr.s_addr = htonl(loopback ? INADDR_LOOPBACK :
+		    INADDR_ANY);
 		len = sizeof(*s4);
 	}
 	lc_sock_set_window(fd, window);
@@ -156,15 +178,19 @@ lc_sock_listen_family(int family, uint32_t window, int *fdp, uint16_t *port,
 }
 
 int
-lc_sock_listen(uint32_t window, int *fd, uint16_t *port, struct lc_err *e)
+lc_sock_listen(uint32_t window, int loopback, int *fd, uint16_t *port,
+    struct lc_err *e)
 {
-	int r, err;
+	int r = -LC_ERR_STREAM, err = EAFNOSUPPORT;
 
 	*fd = -1;
 	*port = 0;
-	r = lc_sock_listen_family(AF_INET6, window, fd, port, &err);
+	/* loopback: 127.0.0.1, where the controller's forwards arrive */
+	if (!loopback)
+		r = lc_sock_listen_family(AF_INET6, window, 0, fd, port, &err);
 	if (r != 0 && (err == EAFNOSUPPORT || err == EADDRNOTAVAIL))
-		r = lc_sock_listen_family(AF_INET, window, fd, port, &err);
+		r = lc_sock_listen_family(AF_INET, window, loopback, fd, port,
+		    &err);
 	if (r != 0)
 		return lc_err_sys(e, LC_ERR_STREAM, err,
 		    "cannot listen for data streams");
@@ -178,7 +204,7 @@ lc_sock_connect(const char *addr, uint16_t port, uint32_t window,
 	struct addrinfo hints, *res = NULL;
 	struct pollfd pfd;
 	char serv[8];
-	int fd = -1, r, err = 0, one = 1, lowat = LC_NOTSENT_LOWAT;
+	int fd = -1, r, err = 0;
 	socklen_t el = sizeof(err);
 
 	*fdp = -1;
@@ -196,18 +222,7 @@ lc_sock_connect(const char *addr, uint16_t port, uint32_t window,
 		goto out;
 	}
 	lc_sock_set_window(fd, window);
-	(void)setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-	/*
-	 * Keep little unsent data queued per stream: a sender is then free
-	 * for the next block only when its stream is really moving, so a
-	 * stream slowed by a loss takes fewer blocks instead of sitting on
-	 * megabytes of them that the sink's ordered writer then waits for.
-	 * On the emulated 1 Gbit/s, 50 ms, 0.1% loss path at -s 16 this
-	 * took lanecp from ~640 to ~800 Mbit/s (iperf3 -P 16: ~800); on
-	 * loopback it is no slower.
-	 */
-	(void)setsockopt(fd, IPPROTO_TCP, TCP_NOTSENT_LOWAT, &lowat,
-	    sizeof(lowat));
+	lc_sock_tune(fd);
 	if (connect(fd, res->ai_addr, res->ai_addrlen) != 0) {
 		if (errno != EINPROGRESS) {
 			r = lc_err_sys(e, LC_ERR_STREAM, errno,
@@ -647,21 +662,37 @@ lc_dial_pending(const struct lc_dial *d, int fd)
 		d->pending(d->arg, fd);
 }
 
+static int lc_stream_accept_dial(const struct lc_dial *d,
+    struct lc_stream **out, struct lc_err *e);
+static int lc_stream_handshake(const struct lc_dial *d, int fd,
+    struct lc_stream **out, struct lc_err *e);
+
 int
 lc_stream_dial(const struct lc_dial *d, struct lc_stream **out,
+    struct lc_err *e)
+{
+	int fd = -1, r;
+
+	*out = NULL;
+	if (d->accept)
+		return lc_stream_accept_dial(d, out, e);
+	if ((r = lc_sock_connect(d->addr, d->port, d->window,
+	    d->connect_timeout_ms, d->cancel, &fd, e)) != 0)
+		return r;
+	return lc_stream_handshake(d, fd, out, e);
+}
+
+/* Handshake on a connected socket (ours: closed on failure). */
+static int
+lc_stream_handshake(const struct lc_dial *d, int fd, struct lc_stream **out,
     struct lc_err *e)
 {
 	struct lc_stream *st = NULL;
 	struct lc_conn c;
 	struct lc_err sub;
-	int fd = -1, r;
+	int r;
 
-	*out = NULL;
-	lc_conn_init(&c, -1);
 	lc_err_clear(&sub);
-	if ((r = lc_sock_connect(d->addr, d->port, d->window,
-	    d->connect_timeout_ms, d->cancel, &fd, e)) != 0)
-		return r;
 	lc_conn_init(&c, fd);
 	lc_dial_pending(d, fd);
 	if ((r = lc_sock_set_timeout(fd, LC_HANDSHAKE_TIMEOUT_MS)) != 0) {
@@ -695,6 +726,49 @@ lc_stream_dial(const struct lc_dial *d, struct lc_stream **out,
 	lc_dial_pending(d, -1);	/* before the close: the number is reused */
 	lc_conn_close(&c);
 	return r;
+}
+
+/*
+ * Reverse (d->accept): wait on d->listen_fd for the sink to dial in, then
+ * run the same handshake as after a connect (the source is the TLS client
+ * and proves the key; a stranger cannot pass).  A connection that fails
+ * its handshake is logged and dropped, and the wait goes on until
+ * connect_timeout_ms has passed in all.
+ */
+static int
+lc_stream_accept_dial(const struct lc_dial *d, struct lc_stream **out,
+    struct lc_err *e)
+{
+	struct pollfd pfd;
+	uint64_t deadline = lc_now_ms() + (uint64_t)d->connect_timeout_ms;
+	int r;
+
+	for (;;) {
+		uint64_t now = lc_now_ms();
+		int fd;
+
+		if (d->cancel != NULL && atomic_load(d->cancel))
+			return lc_err_set(e, LC_ERR_CANCELED, "canceled");
+		if (now >= deadline)
+			return lc_err_set(e, LC_ERR_STREAM, "data stream %u: "
+			    "no connection from the sink within %d s "
+			    "(reverse)", d->idx, d->connect_timeout_ms / 1000);
+		pfd.fd = d->listen_fd;
+		pfd.events = POLLIN;
+		pfd.revents = 0;
+		r = poll(&pfd, 1, 100);	/* short slices: see a cancel */
+		if (r <= 0)
+			continue;
+		fd = accept4(d->listen_fd, NULL, NULL, SOCK_CLOEXEC);
+		if (fd < 0)
+			continue;
+		lc_sock_tune(fd);
+		r = lc_stream_handshake(d, fd, out, e);
+		if (r == 0 || r == -LC_ERR_CANCELED ||
+		    (d->cancel != NULL && atomic_load(d->cancel)))
+			return r;
+		lc_log_warn("dropped data connection: %s", e->msg);
+	}
 }
 
 int

@@ -74,6 +74,7 @@ lc_msg_name(uint8_t type)
 	case LC_MSG_LISTENING: return "LISTENING";
 	case LC_MSG_CONNECT: return "CONNECT";
 	case LC_MSG_CONNECTED: return "CONNECTED";
+	case LC_MSG_DIAL: return "DIAL";
 	case LC_MSG_FILE_DONE: return "FILE_DONE";
 	case LC_MSG_SRC_DONE: return "SRC_DONE";
 	case LC_MSG_SINK_DONE: return "SINK_DONE";
@@ -447,6 +448,24 @@ lc_msg_get_ports(struct lc_rd *rd, uint16_t *ports, uint32_t n)
 	return 0;
 }
 
+/* u32 nports (0 or streams), then the ports. */
+static int
+lc_msg_put_nports(struct lc_buf *out, const uint16_t *ports, uint32_t n)
+{
+	int r = lc_buf_put_u32(out, n);
+
+	return r != 0 ? r : lc_msg_put_ports(out, ports, n);
+}
+
+static int
+lc_msg_get_nports(struct lc_rd *rd, uint32_t streams, uint32_t *n,
+    uint16_t *ports)
+{
+	if (lc_rd_get_u32(rd, n) != 0 || (*n != 0 && *n != streams))
+		return -LC_ERR_PROTO;
+	return lc_msg_get_ports(rd, ports, *n);
+}
+
 static int
 lc_xfer_params_ok(uint32_t streams, uint32_t window, uint32_t block,
     uint32_t flags)
@@ -499,14 +518,15 @@ lc_msg_put_listening(struct lc_buf *out, const struct lc_msg_listening *m)
 	int r;
 	size_t s = lc_msg_begin(out, LC_MSG_LISTENING, &r);
 
-	if (m->streams > LC_MAX_STREAMS)
+	if (m->streams > LC_MAX_STREAMS ||
+	    (m->nports != 0 && m->nports != m->streams))
 		r = -LC_ERR_TOOBIG;
 	(void)(r != 0 ||
 	    (r = lc_buf_put_u32(out, m->streams)) != 0 ||
 	    (r = lc_buf_put_u32(out, m->window)) != 0 ||
 	    (r = lc_buf_put_u32(out, m->block)) != 0 ||
 	    (r = lc_buf_put_u32(out, m->quota)) != 0 ||
-	    (r = lc_msg_put_ports(out, m->ports, m->streams)) != 0);
+	    (r = lc_msg_put_nports(out, m->ports, m->nports)) != 0);
 	return lc_msg_finish(out, s, r);
 }
 
@@ -523,7 +543,7 @@ lc_msg_get_listening(const uint8_t *p, size_t n, struct lc_msg_listening *m)
 	    lc_rd_get_u32(&rd, &m->quota) != 0 ||
 	    !lc_xfer_params_ok(m->streams, m->window, m->block, 0) ||
 	    m->quota == 0 ||
-	    lc_msg_get_ports(&rd, m->ports, m->streams) != 0 ||
+	    lc_msg_get_nports(&rd, m->streams, &m->nports, m->ports) != 0 ||
 	    lc_rd_end(&rd) != 0)
 		return -LC_ERR_PROTO;
 	return 0;
@@ -540,7 +560,8 @@ lc_msg_put_connect(struct lc_buf *out, const struct lc_msg_connect *m)
 	if (m->streams > LC_MAX_STREAMS)
 		r = -LC_ERR_TOOBIG;
 	(void)(r != 0 ||
-	    (r = lc_buf_put_cstring(out, m->addr)) != 0 ||
+	    (r = lc_buf_put_cstring(out, (m->flags & LC_XFER_REVERSE) ? "" :
+	    m->addr)) != 0 ||
 	    (r = lc_buf_put_u32(out, m->streams)) != 0 ||
 	    (r = lc_buf_put_u32(out, m->window)) != 0 ||
 	    (r = lc_buf_put_u32(out, m->block)) != 0 ||
@@ -548,7 +569,8 @@ lc_msg_put_connect(struct lc_buf *out, const struct lc_msg_connect *m)
 	    (r = lc_buf_put_u32(out, m->csum)) != 0 ||
 	    (r = lc_buf_put_u64(out, m->rate)) != 0 ||
 	    (r = lc_buf_put(out, m->key, LC_KEY_LEN)) != 0 ||
-	    (r = lc_msg_put_ports(out, m->ports, m->streams)) != 0);
+	    (r = lc_msg_put_ports(out, m->ports,
+	    (m->flags & LC_XFER_REVERSE) ? 0 : m->streams)) != 0);
 	return lc_msg_finish(out, s, r);
 }
 
@@ -560,7 +582,6 @@ lc_msg_get_connect(const uint8_t *p, size_t n, struct lc_msg_connect *m)
 	memset(m, 0, sizeof(*m));
 	lc_rd_init(&rd, p, n);
 	if (lc_rd_get_cstring(&rd, m->addr, sizeof(m->addr)) != 0 ||
-	    m->addr[0] == '\0' ||
 	    lc_rd_get_u32(&rd, &m->streams) != 0 ||
 	    lc_rd_get_u32(&rd, &m->window) != 0 ||
 	    lc_rd_get_u32(&rd, &m->block) != 0 ||
@@ -569,7 +590,10 @@ lc_msg_get_connect(const uint8_t *p, size_t n, struct lc_msg_connect *m)
 	    lc_rd_get_u64(&rd, &m->rate) != 0 ||
 	    lc_rd_get_bytes(&rd, m->key, LC_KEY_LEN) != 0 ||
 	    !lc_xfer_params_ok(m->streams, m->window, m->block, m->flags) ||
-	    lc_msg_get_ports(&rd, m->ports, m->streams) != 0 ||
+	    /* an address to dial, or (reverse) none */
+	    (m->addr[0] == '\0') != !!(m->flags & LC_XFER_REVERSE) ||
+	    lc_msg_get_ports(&rd, m->ports, (m->flags & LC_XFER_REVERSE) ?
+	    0 : m->streams) != 0 ||
 	    lc_rd_end(&rd) != 0)
 		return -LC_ERR_PROTO;
 	return 0;
@@ -581,9 +605,12 @@ lc_msg_put_connected(struct lc_buf *out, const struct lc_msg_connected *m)
 	int r;
 	size_t s = lc_msg_begin(out, LC_MSG_CONNECTED, &r);
 
+	if (m->nports != 0 && m->nports != m->streams)
+		r = -LC_ERR_TOOBIG;
 	(void)(r != 0 ||
 	    (r = lc_buf_put_u32(out, m->streams)) != 0 ||
-	    (r = lc_buf_put_u32(out, m->window)) != 0);
+	    (r = lc_buf_put_u32(out, m->window)) != 0 ||
+	    (r = lc_msg_put_nports(out, m->ports, m->nports)) != 0);
 	return lc_msg_finish(out, s, r);
 }
 
@@ -596,7 +623,41 @@ lc_msg_get_connected(const uint8_t *p, size_t n, struct lc_msg_connected *m)
 	lc_rd_init(&rd, p, n);
 	if (lc_rd_get_u32(&rd, &m->streams) != 0 ||
 	    m->streams == 0 || m->streams > LC_MAX_STREAMS ||
-	    lc_rd_get_u32(&rd, &m->window) != 0 || lc_rd_end(&rd) != 0)
+	    lc_rd_get_u32(&rd, &m->window) != 0 ||
+	    lc_msg_get_nports(&rd, m->streams, &m->nports, m->ports) != 0 ||
+	    lc_rd_end(&rd) != 0)
+		return -LC_ERR_PROTO;
+	return 0;
+}
+
+int
+lc_msg_put_dial(struct lc_buf *out, const struct lc_msg_dial *m)
+{
+	int r;
+	size_t s = lc_msg_begin(out, LC_MSG_DIAL, &r);
+
+	if (m->streams == 0 || m->streams > LC_MAX_STREAMS)
+		r = -LC_ERR_TOOBIG;
+	(void)(r != 0 ||
+	    (r = lc_buf_put_cstring(out, m->addr)) != 0 ||
+	    (r = lc_buf_put_u32(out, m->streams)) != 0 ||
+	    (r = lc_msg_put_ports(out, m->ports, m->streams)) != 0);
+	return lc_msg_finish(out, s, r);
+}
+
+int
+lc_msg_get_dial(const uint8_t *p, size_t n, struct lc_msg_dial *m)
+{
+	struct lc_rd rd;
+
+	memset(m, 0, sizeof(*m));
+	lc_rd_init(&rd, p, n);
+	if (lc_rd_get_cstring(&rd, m->addr, sizeof(m->addr)) != 0 ||
+	    m->addr[0] == '\0' ||
+	    lc_rd_get_u32(&rd, &m->streams) != 0 ||
+	    m->streams == 0 || m->streams > LC_MAX_STREAMS ||
+	    lc_msg_get_ports(&rd, m->ports, m->streams) != 0 ||
+	    lc_rd_end(&rd) != 0)
 		return -LC_ERR_PROTO;
 	return 0;
 }

@@ -14,6 +14,18 @@
 #include "lanecp/checksum.h"
 #include "lanecp/err.h"
 
+/* How the data streams travel (-v and --json "path" name it). */
+enum lc_path {
+	LC_PATH_AUTO = 0,	/* direct, else the fallbacks (copy.c) */
+	LC_PATH_DIRECT,		/* --direct: the source dials the sink */
+	LC_PATH_REVERSE,	/* -z: the sink dials the source */
+	LC_PATH_RELAY,		/* --relay: both dialled by the controller */
+	LC_PATH_SSH,		/* --via-ssh: one SSH connection per stream */
+};
+
+/* "direct", "reverse", "relay", "ssh" (the --json names). */
+const char *lc_path_name(int path);
+
 struct lc_copy_opts {
 	const char *const *sources;
 	size_t nsources;
@@ -48,6 +60,10 @@ struct lc_copy_opts {
 	int skip_existing;	/* -O */
 	int owner;		/* --owner: owner and group, if root there */
 	int numeric_ids;	/* --numeric-ids: by number, not by name */
+	int path;		/* enum lc_path: -z, --relay, --via-ssh, --direct */
+	int path_stage;		/* internal (copy.c): LC_PATH_AUTO's fallbacks
+				   tried so far */
+	const char *path_why;	/* internal: why the last one failed */
 	const char *log_path;	/* -l FILE */
 	const char *cmdline;	/* for the -l log */
 };
@@ -68,6 +84,8 @@ struct lc_copy_result {
 	uint32_t window;	/* effective, 0 = autotuned */
 	uint32_t block;
 	int encrypted;
+	int path;		/* enum lc_path the data took (last attempt) */
+	char path_why[200];	/* why that path, "" when asked for */
 	uint32_t attempts;
 	uint32_t nsums;		/* checksums of the files written (-e/-E) */
 	struct {

@@ -48,6 +48,7 @@ enum lc_err_code {
 	LC_ERR_TOOBIG,		/* a length or count is over its limit */
 	LC_ERR_PARTIAL,		/* some files failed, the rest was copied */
 	LC_ERR_LOCKED,		/* a part file is locked by another lanecp */
+	LC_ERR_NOPATH,		/* the data streams could not connect */
 	LC_ERR_MAX
 };
 

@@ -56,10 +56,11 @@ struct lc_conn {
 
 /*
  * Listen on an ephemeral port on the wildcard address (IPv6 dual-stack
- * when available).  window > 0 sets SO_RCVBUF and SO_SNDBUF before
- * listen(2) (accepted sockets inherit them; this turns off autotuning).
+ * when available), or with loopback on 127.0.0.1 only.  window > 0 sets
+ * SO_RCVBUF and SO_SNDBUF before listen(2) (accepted sockets inherit
+ * them; this turns off autotuning).
  */
-int lc_sock_listen(uint32_t window, int *fd, uint16_t *port,
+int lc_sock_listen(uint32_t window, int loopback, int *fd, uint16_t *port,
     struct lc_err *e);
 
 /*
@@ -181,6 +182,13 @@ struct lc_dial {
 	 */
 	void (*pending)(void *arg, int fd);
 	void *arg;
+	/*
+	 * Reverse (-z, relays): accept != 0 waits on listen_fd (ours, not
+	 * closed) for the connection instead of dialling addr, within
+	 * connect_timeout_ms, dropping connections that fail the handshake.
+	 */
+	int accept;
+	int listen_fd;
 };
 
 /*

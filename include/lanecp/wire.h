@@ -17,7 +17,7 @@
 #include "lanecp/buf.h"
 
 #define LC_PROTO_MAGIC 0x4c4e4350u	/* "LNCP" */
-#define LC_PROTO_VERSION 2
+#define LC_PROTO_VERSION 3
 #define LC_CTL_MAX (1u << 20)		/* largest control frame */
 #define LC_KEY_LEN 32			/* per-transfer secret */
 #define LC_MAX_STREAMS 64
@@ -50,6 +50,7 @@ enum lc_msg_type {
 	LC_MSG_LISTENING = 21,		/* sink -> ctl */
 	LC_MSG_CONNECT = 22,		/* ctl -> source */
 	LC_MSG_CONNECTED = 23,		/* source -> ctl */
+	LC_MSG_DIAL = 24,		/* ctl -> sink: reverse, dial these */
 	LC_MSG_FILE_DONE = 30,		/* sink -> ctl */
 	LC_MSG_SRC_DONE = 31,		/* source -> ctl */
 	LC_MSG_SINK_DONE = 32,		/* sink -> ctl */
@@ -113,7 +114,17 @@ enum lc_skip_why {
 
 /* LISTEN / CONNECT flags */
 #define LC_XFER_ENCRYPT 0x1u
-#define LC_XFER_MASK 0x1u
+/*
+ * Reverse: in LISTEN, the sink does not listen but dials the addresses a
+ * DIAL gives; in CONNECT, the source listens (no address, no ports) and
+ * names its ports in CONNECTED.  The TLS and key handshake keep their
+ * roles (the sink is the server), whichever side dialled.
+ */
+#define LC_XFER_REVERSE 0x2u
+/* Listen on the loopback address only (streams carried by the controller
+ * over SSH arrive from the host itself). */
+#define LC_XFER_LOOPBACK 0x4u
+#define LC_XFER_MASK 0x7u
 #define LC_CSUM_ALG_MAX 3u		/* highest enum lc_csum_alg value */
 
 /* Decoded messages.  Strings are copied into fixed arrays. */
@@ -220,6 +231,7 @@ struct lc_msg_listening {
 	uint32_t window;	/* effective SO_RCVBUF, 0 = autotuned */
 	uint32_t block;
 	uint32_t quota;		/* buffers per stream at the sink */
+	uint32_t nports;	/* 0 (reverse) or streams */
 	uint16_t ports[LC_MAX_STREAMS];
 };
 
@@ -238,6 +250,15 @@ struct lc_msg_connect {
 struct lc_msg_connected {
 	uint32_t streams;
 	uint32_t window;	/* effective SO_SNDBUF, 0 = autotuned */
+	uint32_t nports;	/* streams (reverse: the source listens) or 0 */
+	uint16_t ports[LC_MAX_STREAMS];
+};
+
+/* DIAL (reverse): where the sink's streams connect to. */
+struct lc_msg_dial {
+	char addr[LC_ADDR_MAX];	/* numeric */
+	uint32_t streams;
+	uint16_t ports[LC_MAX_STREAMS];
 };
 
 struct lc_msg_file_done {
@@ -319,6 +340,7 @@ int lc_msg_put_listening(struct lc_buf *out,
 int lc_msg_put_connect(struct lc_buf *out, const struct lc_msg_connect *m);
 int lc_msg_put_connected(struct lc_buf *out,
     const struct lc_msg_connected *m);
+int lc_msg_put_dial(struct lc_buf *out, const struct lc_msg_dial *m);
 int lc_msg_put_file_done(struct lc_buf *out, const struct lc_msg_file_done *m);
 int lc_msg_put_xfer_done(struct lc_buf *out, uint8_t type,
     const struct lc_msg_xfer_done *m);
@@ -371,6 +393,7 @@ int lc_msg_get_listening(const uint8_t *p, size_t n,
 int lc_msg_get_connect(const uint8_t *p, size_t n, struct lc_msg_connect *m);
 int lc_msg_get_connected(const uint8_t *p, size_t n,
     struct lc_msg_connected *m);
+int lc_msg_get_dial(const uint8_t *p, size_t n, struct lc_msg_dial *m);
 int lc_msg_get_file_done(const uint8_t *p, size_t n,
     struct lc_msg_file_done *m);
 int lc_msg_get_xfer_done(const uint8_t *p, size_t n,

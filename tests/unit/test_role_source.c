@@ -338,7 +338,7 @@ t_start(struct t_src *t, uint64_t size, uint32_t streams, uint32_t flags)
 		l->t = t;
 		l->idx = i;
 		lc_err_clear(&e);
-		LC_CHECK(lc_sock_listen(0, &l->fd, &l->port, &e) == 0);
+		LC_CHECK(lc_sock_listen(0, 0, &l->fd, &l->port, &e) == 0);
 	}
 }
 

@@ -1,0 +1,255 @@
+/*
+ * The data path, the controller's side: which way the data streams go
+ * (enum lc_path), the addresses each side dials, and for the paths that
+ * run through the controller (--relay, --via-ssh) the relay (relay.c).
+ *
+ *   direct    the source dials the sink's ports (the address the
+ *             controller used to reach the sink's host)
+ *   reverse   -z: the source listens, the sink dials it (DIAL), for a
+ *             sink that cannot be reached from outside
+ *   relay     --relay: both listen, the controller dials both and joins
+ *             them, for two hosts that cannot reach each other
+ *   ssh       --via-ssh: as relay, but each remote end is reached through
+ *             its own SSH connection (direct-tcpip to its loopback port):
+ *             only port 22 needs to be open
+ *
+ * The default (LC_PATH_AUTO) is direct; when the data streams cannot
+ * connect, copy.c tries the next path (relay between two remote hosts,
+ * then via SSH), and via SSH at once for a host reached through a jump
+ * host.
+ */
+#include "controller_int.h"
+
+#include "lanecp/log.h"
+
+#include <stdio.h>
+#include <string.h>
+
+const char *
+lc_path_name(int path)
+{
+	switch (path) {
+	case LC_PATH_REVERSE: return "reverse";
+	case LC_PATH_RELAY: return "relay";
+	case LC_PATH_SSH: return "ssh";
+	default: return "direct";
+	}
+}
+
+/* Numeric address of ep's host as the controller reached it. */
+static const char *
+lc_ctl_host_addr(const struct lc_endpoint *ep)
+{
+	return ep->ssh != NULL ? lc_ssh_peer_addr(ep->ssh) : "127.0.0.1";
+}
+
+static int
+lc_ctl_copy_addr(const char *a, char *out, size_t outsz, struct lc_err *e)
+{
+	if (a == NULL || a[0] == '\0' || strlen(a) >= outsz)
+		return lc_err_set(e, LC_ERR_INTERNAL, "no data address");
+	snprintf(out, outsz, "%s", a);
+	return 0;
+}
+
+/* Address the source connects to: the one the controller itself used. */
+int
+lc__ctl_data_addr(struct lc_ctl *c, char *out, size_t outsz, struct lc_err *e)
+{
+	const char *a;
+
+	if (c->dst_ep.ssh != NULL)
+		a = lc_ssh_peer_addr(c->dst_ep.ssh);
+	else if (c->src.ssh != NULL)
+		a = lc_ssh_local_addr(c->src.ssh);
+	else
+		a = "127.0.0.1";
+	return lc_ctl_copy_addr(a, out, outsz, e);
+}
+
+/* Reverse: the address the sink dials, the source's host's, likewise. */
+static int
+lc_ctl_src_addr(struct lc_ctl *c, char *out, size_t outsz, struct lc_err *e)
+{
+	const char *a;
+
+	if (c->src.ssh != NULL)
+		a = lc_ssh_peer_addr(c->src.ssh);
+	else if (c->dst_ep.ssh != NULL)
+		a = lc_ssh_local_addr(c->dst_ep.ssh);
+	else
+		a = "127.0.0.1";
+	return lc_ctl_copy_addr(a, out, outsz, e);
+}
+
+static int
+lc_ctl_proxied(const struct lc_endpoint *ep)
+{
+	return ep->ssh != NULL && lc_ssh_peer_addr(ep->ssh) == NULL;
+}
+
+int
+lc__ctl_path_setup(struct lc_ctl *c, struct lc_err *e)
+{
+	const struct lc_copy_opts *o = c->o;
+	int both = c->src.remote && c->dst_ep.remote;
+	int path = o->path;
+
+	c->path_why[0] = '\0';
+	if (path == LC_PATH_AUTO) {
+		const struct lc_endpoint *px = lc_ctl_proxied(&c->dst_ep) ?
+		    &c->dst_ep : lc_ctl_proxied(&c->src) ? &c->src : NULL;
+		if (px != NULL) {
+			path = LC_PATH_SSH;
+			snprintf(c->path_why, sizeof(c->path_why), "%.100s is "
+			    "reached through a jump host (--direct tries its "
+			    "data ports first)", px->name);
+		} else if (o->path_stage == 0) {
+			path = LC_PATH_DIRECT;
+		} else {
+			path = o->path_stage == 1 && both ? LC_PATH_RELAY :
+			    LC_PATH_SSH;
+			snprintf(c->path_why, sizeof(c->path_why), "%.190s",
+			    o->path_why != NULL ? o->path_why : "");
+		}
+	}
+	if (path == LC_PATH_SSH && !c->src.remote && !c->dst_ep.remote) {
+		lc_log_verbose("both ends are local: no SSH to carry the data "
+		    "streams, they go direct");
+		path = LC_PATH_DIRECT;
+	}
+	c->path = path;
+	c->res->path = path;
+	snprintf(c->res->path_why, sizeof(c->res->path_why), "%s",
+	    c->path_why);
+	if (path != LC_PATH_SSH)
+		return 0;
+	/* one SSH connection per stream, to each remote end */
+	for (int k = 0; k < 2; k++) {
+		const struct lc_endpoint *ep = k == 0 ? &c->src : &c->dst_ep;
+		int n;
+		if (!ep->remote)
+			continue;
+		n = lc_relay_open_ssh(k == 0 ? &c->so_src : &c->so_dst,
+		    c->streams, c->pre[k], e);
+		if (n < 0)
+			return n;
+		if ((uint32_t)n < c->streams)
+			c->streams = (uint32_t)n;
+	}
+	for (int k = 0; k < 2; k++)	/* more than the other end got */
+		for (uint32_t i = c->streams; i < LC_MAX_STREAMS; i++) {
+			lc_ssh_free(c->pre[k][i]);
+			c->pre[k][i] = NULL;
+		}
+	return 0;
+}
+
+uint32_t
+lc__ctl_listen_flags(const struct lc_ctl *c)
+{
+	return (c->path == LC_PATH_REVERSE ? LC_XFER_REVERSE : 0) |
+	    (c->path == LC_PATH_SSH ? LC_XFER_LOOPBACK : 0);
+}
+
+uint32_t
+lc__ctl_connect_flags(const struct lc_ctl *c)
+{
+	switch (c->path) {
+	case LC_PATH_REVERSE:
+	case LC_PATH_RELAY:
+		return LC_XFER_REVERSE;
+	case LC_PATH_SSH:
+		return LC_XFER_REVERSE | LC_XFER_LOOPBACK;
+	default:
+		return 0;
+	}
+}
+
+int
+lc__ctl_connected(struct lc_ctl *c, const struct lc_msg_connected *m,
+    struct lc_err *e)
+{
+	struct lc_relay_end end[2];
+	struct lc_msg_dial d;
+	int r;
+
+	if (c->path == LC_PATH_DIRECT || c->path == LC_PATH_AUTO)
+		return 0;
+	if (c->path == LC_PATH_REVERSE) {
+		memset(&d, 0, sizeof(d));
+		if ((r = lc_ctl_src_addr(c, d.addr, sizeof(d.addr), e)) != 0)
+			return r;
+		d.streams = c->streams;
+		memcpy(d.ports, m->ports, sizeof(d.ports));
+		lc_log_debug("reverse: %s dials %s", c->dst_ep.name, d.addr);
+		return lc_msg_put_dial(&c->dst_ep.out, &d);
+	}
+	memset(end, 0, sizeof(end));
+	for (int k = 0; k < 2; k++) {
+		const struct lc_endpoint *ep = k == 0 ? &c->src : &c->dst_ep;
+		if ((r = lc_ctl_copy_addr(lc_ctl_host_addr(ep), end[k].addr,
+		    sizeof(end[k].addr), e)) != 0 && c->path == LC_PATH_RELAY)
+			return r;
+		memcpy(end[k].ports, k == 0 ? m->ports : c->dst_ports,
+		    sizeof(end[k].ports));
+		if (c->path == LC_PATH_SSH && ep->remote) {
+			end[k].ssh = k == 0 ? &c->so_src : &c->so_dst;
+			memcpy(end[k].conn, c->pre[k], sizeof(end[k].conn));
+			memset(c->pre[k], 0, sizeof(c->pre[k]));
+		} else if (ep->remote) {
+			/* the relay dials a remote agent's port itself */
+		} else {
+			snprintf(end[k].addr, sizeof(end[k].addr), "127.0.0.1");
+		}
+	}
+	return lc_relay_start(end, c->streams, c->window, &c->relay, e);
+}
+
+void
+lc__ctl_path_text(const struct lc_ctl *c, const char *daddr, char *out,
+    size_t outsz)
+{
+	char why[240] = "";
+	const char *sink = c->dst_ep.remote ? c->dst_ep.name : "this host";
+	const char *src = c->src.remote ? c->src.name : "this host";
+
+	if (c->path_why[0] != '\0')
+		snprintf(why, sizeof(why), ", because %s", c->path_why);
+	switch (c->path) {
+	case LC_PATH_REVERSE:
+		snprintf(out, outsz, "data path: reverse, %.200s dials %.200s"
+		    "%s", sink, src, why);
+		break;
+	case LC_PATH_RELAY:
+		snprintf(out, outsz, "data path: relay, %.200s -> this host "
+		    "-> %.200s%s", src, sink, why);
+		break;
+	case LC_PATH_SSH:
+		snprintf(out, outsz, "data path: via SSH x %u%s", c->streams,
+		    why);
+		break;
+	default:
+		snprintf(out, outsz, "data path: direct, data streams to %s%s",
+		    daddr, why);
+		break;
+	}
+}
+
+void
+lc__ctl_path_lost(struct lc_ctl *c, uint32_t i)
+{
+	lc_relay_redial(c->relay, i);
+}
+
+void
+lc__ctl_path_free(struct lc_ctl *c)
+{
+	lc_relay_free(c->relay);
+	c->relay = NULL;
+	for (int k = 0; k < 2; k++)
+		for (uint32_t i = 0; i < LC_MAX_STREAMS; i++) {
+			lc_ssh_free(c->pre[k][i]);
+			c->pre[k][i] = NULL;
+		}
+}
