@@ -49,11 +49,17 @@ lc_copy_json(int fd, const struct lc_copy_opts *o,
 	r = lc_json_raw(&b, "{\"ok\":%s,\"files\":%u,"
 	    "\"bytes\":%llu,\"bytes_written\":%llu,\"resumed_bytes\":%llu,"
 	    "\"seconds\":%.3f,\"streams\":%u,\"window\":%u,\"block\":%u,"
-	    "\"encrypted\":%s,\"attempts\":%u,\"checksums\":[",
+	    "\"encrypted\":%s,\"attempts\":%u,\"path\":\"%s\","
+	    "\"path_why\":",
 	    ok ? "true" : "false", res->files, (unsigned long long)res->sent,
 	    (unsigned long long)res->bytes, (unsigned long long)res->resumed,
 	    (double)res->ns / 1e9, res->streams, res->window, res->block,
-	    res->encrypted ? "true" : "false", res->attempts);
+	    res->encrypted ? "true" : "false", res->attempts,
+	    lc_path_name(res->path));
+	if (r == 0)
+		r = lc_json_put_str(&b, res->path_why);
+	if (r == 0)
+		r = lc_json_raw(&b, ",\"checksums\":[");
 	for (uint32_t i = 0; r == 0 && i < res->nsums && i < LC_RESULT_SUMS;
 	    i++) {
 		(void)((r = lc_json_raw(&b, "%s{\"path\":", i ? "," : "")) != 0 ||

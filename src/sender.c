@@ -484,8 +484,10 @@ lc_sender_main(void *arg)
 	sn->first = 1;
 	r = lc_sender_connect(sn, &e);
 	sn->first = 0;
-	if (r == -LC_ERR_STREAM)
-		r = lc_err_set(&e, LC_ERR_NOPATH, "%s", e.msg);
+	if (r == -LC_ERR_STREAM) {
+		e.code = LC_ERR_NOPATH;	/* the message stays */
+		r = -LC_ERR_NOPATH;
+	}
 	if (r != 0)
 		goto out;
 	lc_log_debug("connected to %s", lc_stream_peer(sn->st));

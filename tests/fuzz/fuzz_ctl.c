@@ -110,6 +110,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		struct lc_msg_file_fail fail;
 		struct lc_msg_file_abort abort_;
 		struct lc_msg_ping ping;
+		struct lc_msg_dial dial;
 	} m;
 	struct lc_buf b;
 	const uint8_t *p;
@@ -273,6 +274,34 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (lc_msg_get_file_abort(p, n, &m.abort_) == 0 &&
 		    lc_msg_put_file_abort(&b, &m.abort_) == 0)
 			lc_check_same(&b, p, n);
+		break;
+	case 27:
+		if (lc_msg_get_dial(p, n, &m.dial) == 0) {
+			if (m.dial.streams == 0 ||
+			    m.dial.streams > LC_MAX_STREAMS ||
+			    m.dial.addr[0] == '\0')
+				abort();
+			for (uint32_t i = 0; i < m.dial.streams; i++)
+				if (m.dial.ports[i] == 0)
+					abort();
+			if (lc_msg_put_dial(&b, &m.dial) == 0)
+				lc_check_same(&b, p, n);
+		}
+		break;
+	case 28:
+		/* reverse CONNECT: no address, no ports; else both */
+		if (lc_msg_get_connect(p, n, &m.conn) == 0 &&
+		    (m.conn.addr[0] == '\0') !=
+		    !!(m.conn.flags & LC_XFER_REVERSE))
+			abort();
+		if (lc_msg_get_connected(p, n, &m.connected) == 0 &&
+		    m.connected.nports != 0 &&
+		    m.connected.nports != m.connected.streams)
+			abort();
+		if (lc_msg_get_listening(p, n, &m.listening) == 0 &&
+		    m.listening.nports != 0 &&
+		    m.listening.nports != m.listening.streams)
+			abort();
 		break;
 	default:
 		/* the frame splitter on raw bytes */
