@@ -15,6 +15,9 @@
 #include <openssl/crypto.h>
 #include <openssl/rand.h>
 
+#define LC_QUIET_S 5
+#define LC_QUIET_MIN_RATE (256u << 10)	/* bytes/s per stream */
+
 int
 lc__ctl_send_hello(struct lc_endpoint *ep)
 {
@@ -115,6 +118,16 @@ lc__ctl_negotiate(struct lc_ctl *c, struct lc_err *e)
 	l.flags = (o->encrypt ? LC_XFER_ENCRYPT : 0) | lc__ctl_listen_flags(c);
 	l.csum = (uint32_t)o->csum_alg;
 	l.stall_s = o->stall_s;
+	/*
+	 * A healthy stream brings bytes (or an IDLE frame) every second, so
+	 * all of them silent for LC_QUIET_S means the path went away: the
+	 * sink drops them at once and the source dials fresh connections,
+	 * rather than waiting out TCP's backed-off retransmissions.  Not
+	 * with a rate so low (-x) that a stream may wait that long for its
+	 * next slice, nor with --stream-timeout 0.
+	 */
+	l.quiet_s = o->stall_s == 0 || (o->rate != 0 &&
+	    o->rate / c->streams < LC_QUIET_MIN_RATE) ? 0 : LC_QUIET_S;
 	memcpy(l.key, c->key, sizeof(l.key));
 	r = lc_msg_put_sink_target(&c->dst_ep.out, &t);
 	if (r == 0)

@@ -45,6 +45,8 @@
 
 #define LC_CONNECT_TIMEOUT_MS 15000
 #define LC_FIRST_CONNECT_MS 7000	/* SYNs at 0, 1 and 3 s */
+#define LC_RECONNECT_DIAL_MS 4000	/* one reconnect attempt */
+#define LC_RECONNECT_FOR_MS 180000u	/* keep trying this long */
 #define LC_ACCEPT_TIMEOUT_MS 60000	/* reverse: the sink dials us */
 #define LC_MAX_RECONNECTS 12	/* per stream; the sink gives up first */
 #define LC_RATE_SLICE (64u << 10)	/* -x: pay and send at most this */
@@ -351,9 +353,14 @@ lc_sender_connect(struct lc_sender *sn, struct lc_err *e)
 	d.idx = sn->idx;
 	d.key = s->key;
 	d.tls = s->tls;
-	/* a first connect gives up sooner: another path may work */
-	d.connect_timeout_ms = sn->first ? LC_FIRST_CONNECT_MS :
-	    LC_CONNECT_TIMEOUT_MS;
+	/*
+	 * A first connect gives up sooner: another path may work.  A
+	 * reconnect too: while the path is gone each attempt's SYNs back off
+	 * (1 s, 3 s, 7 s ...), so a fresh attempt every few seconds gets
+	 * through soon after it is back.
+	 */
+	d.connect_timeout_ms = sn->first ? LC_FIRST_CONNECT_MS : sn->again ?
+	    LC_RECONNECT_DIAL_MS : LC_CONNECT_TIMEOUT_MS;
 	d.cancel = s->port.cancel;
 	d.pending = lc_sender_pending;
 	d.arg = sn;
@@ -432,25 +439,37 @@ lc_sender_reconnect(struct lc_sender *sn, int *breaks, struct lc_err *e)
 {
 	struct lc_source *s = sn->src;
 	struct lc_err last;
+	uint64_t t0 = lc_now_ms();
 	int r, tries = 0;
 
 	for (;;) {
-		if ((r = lc_sender_backoff(sn, *breaks)) != 0)
+		if ((r = lc_sender_backoff(sn, tries + 1)) != 0)
 			return lc_err_set(e, LC_ERR_CANCELED, "canceled");
 		lc_err_clear(&last);
-		if ((r = lc_sender_connect(sn, &last)) == 0)
+		sn->again = 1;
+		r = lc_sender_connect(sn, &last);
+		sn->again = 0;
+		if (r == 0)
 			return 0;
 		tries++;
 		if (lc_role_canceled(&s->port) || !lc_sender_recoverable(r)) {
 			*e = last;
 			return r;
 		}
-		if (++*breaks > LC_MAX_RECONNECTS)
+		/* an outage: keep dialling, each attempt a fresh SYN */
+		if (lc_now_ms() - t0 > LC_RECONNECT_FOR_MS)
 			return lc_err_set(e, LC_ERR_STREAM, "data stream %u: "
-			    "reconnect failed %d time%s, giving up (last: %s)",
-			    sn->idx, tries, tries == 1 ? "" : "s", last.msg);
-		lc_log_warn("reconnect failed, retrying: %s", last.msg);
+			    "reconnect failed %d time%s in %u s, giving up "
+			    "(last: %s)", sn->idx, tries, tries == 1 ? "" : "s",
+			    LC_RECONNECT_FOR_MS / 1000, last.msg);
+		if (tries == 1)
+			lc_log_warn("reconnect failed, retrying: %s",
+			    last.msg);
+		else
+			lc_log_debug("reconnect failed, retrying: %s",
+			    last.msg);
 	}
+	(void)breaks;
 }
 
 void *

@@ -939,6 +939,7 @@ lc_sink_listen(struct lc_sink *s, const struct lc_msg_listen *m,
 	s->flags = m->flags;
 	s->csum = m->csum;
 	s->stall_s = m->stall_s;
+	s->quiet_s = m->quiet_s;
 	memcpy(s->key, m->key, LC_KEY_LEN);
 	if ((s->flags & LC_XFER_ENCRYPT) &&
 	    (r = lc_tls_new(1, s->key, &s->tls, e)) != 0)
@@ -1227,6 +1228,49 @@ lc_sink_event(void *role, const struct lc_event *ev, struct lc_err *e)
 	return lc_err_set(e, LC_ERR_INTERNAL, "sink: event %d", ev->type);
 }
 
+/* Give up on a stream's connection: the source reconnects and resends. */
+static void
+lc_sink_drop_stream(struct lc_sink *s, struct lc_receiver *rv)
+{
+	atomic_store(&rv->stalled, true);
+	pthread_mutex_lock(&s->mu);
+	lc_conn_shutdown(&rv->conn);
+	pthread_mutex_unlock(&s->mu);
+}
+
+/*
+ * The path went away: every connected stream has been silent for quiet_s
+ * (a healthy one brings an IDLE frame every second).  Drop them all now,
+ * so that the source dials fresh connections, which get through as soon
+ * as the path is back, instead of TCP's retransmissions on the old ones,
+ * backed off to tens of seconds by then.
+ */
+static void
+lc_sink_quiet(struct lc_sink *s, uint64_t now_ms)
+{
+	uint64_t quiet_ms = (uint64_t)s->quiet_s * 1000;
+	uint32_t n = 0;
+
+	if (quiet_ms == 0)
+		return;
+	for (uint32_t i = 0; i < s->nstreams; i++) {
+		struct lc_receiver *rv = &s->recv[i];
+		if (atomic_load(&rv->state) != LC_RV_RECV)
+			continue;
+		if (atomic_load(&rv->stalled) ||
+		    now_ms - atomic_load(&rv->last_rx_ms) < quiet_ms)
+			return;	/* one is alive (or already dropped) */
+		n++;
+	}
+	if (n == 0)
+		return;
+	lc_log_verbose("no data on any of %u streams for %u s: the path is "
+	    "gone; reconnecting them", n, s->quiet_s);
+	for (uint32_t i = 0; i < s->nstreams; i++)
+		if (atomic_load(&s->recv[i].state) == LC_RV_RECV)
+			lc_sink_drop_stream(s, &s->recv[i]);
+}
+
 /*
  * Once a second: the heartbeat, and the stall check.  An idle source sends
  * an IDLE frame every second on each stream, so a stream that has brought
@@ -1258,11 +1302,10 @@ lc_sink_tick(void *role, uint64_t now_ms)
 		    atomic_load(&rv->stalled) ||
 		    now_ms - atomic_load(&rv->last_rx_ms) < stall_ms)
 			continue;
-		atomic_store(&rv->stalled, true);
-		pthread_mutex_lock(&s->mu);
-		lc_conn_shutdown(&rv->conn);
-		pthread_mutex_unlock(&s->mu);
+		lc_sink_drop_stream(s, rv);
 	}
+	if (busy == 0)
+		lc_sink_quiet(s, now_ms);
 	return lc_sink_progress(s);
 }
 

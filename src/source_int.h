@@ -46,6 +46,7 @@ struct lc_sender {
 				   shutdown(2) only, or -1 */
 	uint32_t sndbuf;	/* the sender's; main reads it on STREAM_UP */
 	int first;		/* the sender's: dialling its first connection */
+	int again;		/* the sender's: dialling a reconnect */
 	int listen_fd;		/* reverse: where the sink dials in (setup;
 				   the source's, closed by main in free) */
 	atomic_bool stop;	/* break off the current connection */

@@ -488,6 +488,7 @@ lc_msg_put_listen(struct lc_buf *out, const struct lc_msg_listen *m)
 	    (r = lc_buf_put_u32(out, m->flags)) != 0 ||
 	    (r = lc_buf_put_u32(out, m->csum)) != 0 ||
 	    (r = lc_buf_put_u32(out, m->stall_s)) != 0 ||
+	    (r = lc_buf_put_u32(out, m->quiet_s)) != 0 ||
 	    (r = lc_buf_put(out, m->key, LC_KEY_LEN)) != 0);
 	return lc_msg_finish(out, s, r);
 }
@@ -505,6 +506,7 @@ lc_msg_get_listen(const uint8_t *p, size_t n, struct lc_msg_listen *m)
 	    lc_rd_get_u32(&rd, &m->flags) != 0 ||
 	    lc_rd_get_u32(&rd, &m->csum) != 0 || m->csum > LC_CSUM_ALG_MAX ||
 	    lc_rd_get_u32(&rd, &m->stall_s) != 0 ||
+	    lc_rd_get_u32(&rd, &m->quiet_s) != 0 || m->quiet_s > 3600 ||
 	    lc_rd_get_bytes(&rd, m->key, LC_KEY_LEN) != 0 ||
 	    lc_rd_end(&rd) != 0 ||
 	    !lc_xfer_params_ok(m->streams, m->window, m->block, m->flags))

@@ -223,6 +223,8 @@ struct lc_msg_listen {
 	uint32_t flags;
 	uint32_t csum;		/* enum lc_csum_alg, 0: none */
 	uint32_t stall_s;	/* a stream idle this long is lost; 0: never */
+	uint32_t quiet_s;	/* every stream silent this long: the path went
+				   away, reconnect them all; 0: never */
 	uint8_t key[LC_KEY_LEN];
 };
 
