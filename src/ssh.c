@@ -854,6 +854,9 @@ lc_ssh_chain(const struct lc_ssh_opts *o, const struct lc_ssh_env *env,
 			    "hosts", LC_SSH_JUMP_MAX);
 			goto out;
 		}
+		len = strlen(names);
+		snprintf(names + len, namesz - len, "%s%s", len > 0 ? ", " :
+		    "", spec);
 		if ((r = lc_ssh_jump_parse(spec, &hop, e)) != 0)
 			goto out;
 		lc_sshconf_free(&conf);
@@ -874,9 +877,6 @@ lc_ssh_chain(const struct lc_ssh_opts *o, const struct lc_ssh_env *env,
 			goto out;
 		}
 		prev = cur;
-		len = strlen(names);
-		snprintf(names + len, namesz - len, "%s%s", len > 0 ? ", " :
-		    "", hop.host);
 	}
 	if (prev == NULL) {
 		r = lc_err_set(e, LC_ERR_USAGE, "empty jump host list");
