@@ -761,9 +761,10 @@ lc_ssh_hop_err(struct lc_err *e, int r, const char *name)
 static int
 lc_ssh_jump_parse(char *spec, struct lc_ssh_hop *hop, struct lc_err *e)
 {
-	char *at, *h, *colon, *end;
+	char *at, *h, *colon, *end, orig[256];
 	uint64_t v;
 
+	snprintf(orig, sizeof(orig), "%s", spec);
 	memset(hop, 0, sizeof(*hop));
 	hop->jump = 1;
 	if ((at = strrchr(spec, '@')) != NULL) {
@@ -800,7 +801,7 @@ lc_ssh_jump_parse(char *spec, struct lc_ssh_hop *hop, struct lc_err *e)
 	return 0;
  bad:
 	return lc_err_set(e, LC_ERR_USAGE, "bad jump host '%.200s' (want "
-	    "[user@]host[:port])", spec);
+	    "[user@]host[:port])", orig);
 }
 
 /*
@@ -1042,8 +1043,16 @@ lc_ssh_connect(const struct lc_ssh_opts *o, struct lc_ssh **out,
 		snprintf(names, sizeof(names), "ProxyCommand");
 	}
 	if ((r = lc_ssh_login(o, &env, &hop, &conf, fd, via, pid, out,
-	    e)) != 0)
+	    e)) != 0) {
+		if (pid != 0 && r == -LC_ERR_CONNECT && e != NULL) {
+			char msg[LC_ERR_MSG_MAX];
+
+			snprintf(msg, sizeof(msg), "%s", e->msg);
+			lc_err_set(e, LC_ERR_CONNECT, "%.*s (through "
+			    "ProxyCommand)", (int)(sizeof(msg) - 40), msg);
+		}
 		goto out;
+	}
 	if (names[0] != '\0')
 		lc_log_verbose("connected to %s through %s", o->host, names);
  out:

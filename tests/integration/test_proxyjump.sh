@@ -129,12 +129,14 @@ fi
 
 lc_note "ProxyCommand that fails: an SSH error, not a hang"
 mkcfg "$T/cfg_false" ProxyCommand="exit 1"
-LC_SSH_CONFIG=$T/cfg_false lc_lanecp_expect 3 "cannot connect to $LC_SSHD_ADDR port $LC_SSHD_PORT" \
+LC_SSH_CONFIG=$T/cfg_false lc_lanecp_expect 3 "cannot connect to $LC_SSHD_ADDR port $LC_SSHD_PORT: .*\(through ProxyCommand\)\$" \
 	"$T/src/f" "$H:$T/dst/"
+printf '    %s\n' "$(cat "$LC_ERR")"
 
 lc_note "unknown jump host key: exit 4, one line naming the jump host"
 lc_lanecp_expect 4 "^lanecp: jump host badkey: host key for .*is not known" \
 	-J badkey "$T/src/f" "$H:$T/dst/"
+printf '    %s\n' "$(cat "$LC_ERR")"
 [[ $(wc -l <"$LC_ERR") == 1 ]] || {
 	lc__show "$LC_ERR"
 	lc_fail "expected one error line"
@@ -144,9 +146,11 @@ lc_lanecp_expect 4 "^lanecp: jump host badkey: host key for .*is not known" \
 lc_note "bastion with AllowTcpForwarding no: exit 3, naming the hop and the reason"
 lc_lanecp_expect 3 "jump host nofwd: .*cannot forward to $LC_SSHD_ADDR port $LC_SSHD_PORT: .*prohibited" \
 	-J nofwd "$T/src/f" "$H:$T/dst/"
+printf '    %s\n' "$(cat "$LC_ERR")"
 
 lc_note "a bad -J list is a usage error"
-lc_lanecp_expect 2 "bad jump host" -J "bastion:99999" "$T/src/f" "$H:$T/dst/"
+lc_lanecp_expect 2 "bad jump host 'bastion:99999'" -J "bastion:99999" "$T/src/f" "$H:$T/dst/"
+printf '    %s\n' "$(cat "$LC_ERR")"
 
 lc_note "lc_ssh_forward: 8 MiB both ways, socketpair and given descriptor"
 "$FWD" -F "$T/cfg" "$H" >"$T/fwd.out" 2>"$T/fwd.err" ||
