@@ -4,8 +4,8 @@
  * The pump thread.  After lc_ssh_exec() or lc_ssh_forward() the session
  * belongs to one thread, the pump, which moves bytes between the channel
  * and its descriptor (s->pump_fd: its end of a socketpair, or the socket
- * lc_ssh_forward() was given; the pump closes neither, lc_ssh_free()
- * does) through two bounded buffers (a side is not read while its buffer
+ * lc_ssh_forward() was given; shut down when the pump ends, and then
+ * closed by a forward's pump, by lc_ssh_free() for an exec) through two bounded buffers (a side is not read while its buffer
  * is full), sends keepalives and, for an exec channel, turns the remote
  * stderr into log lines and finally records the exit status.
  *
@@ -60,6 +60,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 #include <libssh2.h>
 #include <openssl/crypto.h>
@@ -627,6 +628,11 @@ lc__ssh_pump_main(void *arg)
 		lc_pump_errline(p);
 	/* the caller reads EOF; its writes fail with EPIPE */
 	shutdown(s->pump_fd, SHUT_RDWR);
+	if (s->fwd) {
+		/* a forward's descriptor may be the caller's socket: done */
+		close(s->pump_fd);
+		s->pump_fd = -1;	/* lc_ssh_free() reads it after join */
+	}
 	lc_pump_publish(p);
 	lc_pump_buf_wipe(&p->out);
 	lc_pump_buf_wipe(&p->in);

@@ -18,6 +18,8 @@
  * local log line by line, prefixed with the host.  When the caller closes
  * its fd the pump sends EOF on the channel; when the channel reaches EOF the
  * pump shuts down its end of the socketpair, so the caller reads EOF.
+ * lc_ssh_forward() does the same for a direct-tcpip channel (the server
+ * connects to a host and port) instead of a command, for bulk data.
  *
  * Details of the behaviour, as ssh(1) where nothing else is said:
  *
@@ -65,6 +67,9 @@
  *   session is closed.  The first of ProxyJump / ProxyCommand wins.
  * - Every connection made this way is new: calling lc_ssh_connect() again
  *   with the same opts builds a fresh chain (or command).
+ * - A proxied session has no TCP socket of its own: keepalives still go
+ *   out, but a silent path is noticed through the first jump host's
+ *   TCP_USER_TIMEOUT (or by the ProxyCommand), not the target's.
  */
 #ifndef LANECP_SSH_H
 #define LANECP_SSH_H
@@ -134,9 +139,9 @@ int lc_ssh_wait(struct lc_ssh *s, int timeout_ms, int *status,
  * thread, which from then on alone uses the session.
  *
  * If *fd >= 0 on entry, that descriptor (a connected TCP socket, say) is
- * what gets bridged; it passes to the call in every case (the pump closes
- * it when it ends, lc_ssh_free() at the latest; an error closes it at
- * once) and *fd is set to -1.  If *fd < 0 a socketpair is made and *fd
+ * what gets bridged; it passes to the call in every case (the pump
+ * closes it when it ends, stopped by lc_ssh_free() at the latest; an
+ * error closes it at once) and *fd is set to -1.  If *fd < 0 a socketpair is made and *fd
  * receives the caller's end (blocking, close-on-exec; the caller closes
  * it; use MSG_NOSIGNAL or ignore SIGPIPE).
  *

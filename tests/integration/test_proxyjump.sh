@@ -166,8 +166,17 @@ lc_note "lc_ssh_forward with a 4 KiB SSH send buffer (packets sent in parts)"
 lc_log_has '^ok 4194304$' "$T/fwd.out"
 
 lc_note "lc_ssh_forward through a jump host, and refused by the server"
+n=$(forwards)
 "$FWD" -J bastion -m 4 -F "$T/cfg" "$H" >"$T/fwd.out" 2>"$T/fwd.err" ||
 	{ lc__show "$T/fwd.err"; lc_fail "lc_sshfwd -J failed"; }
 lc_log_has '^ok 4194304$' "$T/fwd.out"
+expect_forwards "$n" 1
+
+lc_note "the same opts connect again: three chains through the bastion at once"
+n=$(forwards)
+"$FWD" -n 3 -J bastion -m 2 -F "$T/cfg" "$H" >"$T/fwd.out" 2>"$T/fwd.err" ||
+	{ lc__show "$T/fwd.err"; lc_fail "lc_sshfwd -n 3 -J failed"; }
+lc_log_has '^ok 6291456$' "$T/fwd.out"
+expect_forwards "$n" 3
 lc_expect_exit 3 "$FWD" -F "$T/cfg" nofwd 2>"$T/fwd.err"
 lc_log_has "cannot forward to 127\.0\.0\.1 port [0-9]+: .*administratively prohibited" "$T/fwd.err"

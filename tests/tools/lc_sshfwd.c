@@ -3,7 +3,7 @@
  * integration tests.  Only the public lanecp/ssh.h API is used.
  *
  *   lc_sshfwd [-g] [-v] [-F config] [-J jump] [-S sndbuf] [-m MiB]
- *       host [forward_host]
+ *       [-n conns] host [forward_host]
  *
  * Threads and descriptors: the main thread listens on 127.0.0.1 (an
  * ephemeral port), connects to host over SSH and asks the server to
@@ -17,7 +17,9 @@
  * twice, and EOF is passed on in both directions.  -g gives the forward
  * a descriptor of our own (one end of a socketpair) instead of letting
  * it make one.  -S sets the SSH socket's send buffer (small values make
- * libssh2 send packets in parts).
+ * libssh2 send packets in parts).  -n opens that many connections with
+ * the same options first (each its own chain of jump hosts), keeps them
+ * all open, and then runs the transfer on each in turn.
  *
  * Prints "ok BYTES" on success.  Exit status: 0 ok, 1 data mismatch or
  * local failure, 3 connect/forward error (message on stderr).
@@ -40,6 +42,7 @@
 #include <unistd.h>
 
 #define LC_FWD_CHUNK (128 * 1024)
+#define LC_FWD_CONNS 8
 
 struct lc_fwd_writer {
 	int fd;
@@ -174,27 +177,71 @@ static void
 lc_fwd_usage(void)
 {
 	fprintf(stderr, "usage: lc_sshfwd [-gv] [-F config] [-J jump] "
-	    "[-S sndbuf] [-m MiB] host [forward_host]\n");
+	    "[-S sndbuf] [-m MiB] [-n conns] host [forward_host]\n");
 	exit(2);
+}
+
+/* One transfer on s: forward to fhost at a fresh listener, echo, check. */
+static int
+lc_fwd_run(struct lc_ssh *s, const char *fhost, int given, uint64_t total)
+{
+	struct lc_fwd_writer wr;
+	struct lc_err e;
+	pthread_t echo, writer;
+	uint16_t port;
+	int lfd, fd = -1, sv[2] = { -1, -1 }, rc;
+
+	memset(&wr, 0, sizeof(wr));
+	wr.total = total;
+	lc_err_clear(&e);
+	lfd = lc_fwd_listen(&port);
+	if (pthread_create(&echo, NULL, lc_fwd_echo, &lfd) != 0)
+		return 1;
+	if (given) {
+		if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0,
+		    sv) != 0)
+			return 1;
+		fd = sv[1];	/* the forward's own, after the call */
+	}
+	if ((rc = lc_ssh_forward(s, fhost, port, &fd, &e)) != 0) {
+		fprintf(stderr, "lc_sshfwd: %s\n", e.msg);
+		exit(3);
+	}
+	if (given) {
+		if (fd != -1) {
+			fprintf(stderr, "lc_sshfwd: given fd not taken\n");
+			return 1;
+		}
+		fd = sv[0];
+	}
+	wr.fd = fd;
+	if (pthread_create(&writer, NULL, lc_fwd_write, &wr) != 0)
+		return 1;
+	rc = lc_fwd_check(fd, wr.total);
+	pthread_join(writer, NULL);
+	if (wr.err != 0) {
+		fprintf(stderr, "lc_sshfwd: write: %s\n", strerror(wr.err));
+		rc = -1;
+	}
+	close(fd);
+	pthread_join(echo, NULL);
+	close(lfd);
+	return rc != 0;
 }
 
 int
 main(int argc, char **argv)
 {
 	struct lc_ssh_opts o;
-	struct lc_fwd_writer wr;
-	struct lc_ssh *s = NULL;
+	struct lc_ssh *s[LC_FWD_CONNS] = { NULL };
 	struct lc_err e;
-	pthread_t echo, writer;
-	uint64_t v;
-	uint16_t port;
-	int c, lfd, fd = -1, sv[2], given = 0, level = LC_LOG_WARN, rc;
+	const char *fhost;
+	uint64_t v, total = 8ull << 20;
+	int c, i, n = 1, given = 0, level = LC_LOG_WARN, rc = 0;
 
 	memset(&o, 0, sizeof(o));
-	memset(&wr, 0, sizeof(wr));
 	o.batch = 1;
-	wr.total = 8ull << 20;
-	while ((c = getopt(argc, argv, "gvF:J:S:m:")) != -1) {
+	while ((c = getopt(argc, argv, "gvF:J:S:m:n:")) != -1) {
 		switch (c) {
 		case 'g':
 			given = 1;
@@ -216,7 +263,12 @@ main(int argc, char **argv)
 		case 'm':
 			if (lc_parse_uint(optarg, 0, 1024, &v) != 0)
 				lc_fwd_usage();
-			wr.total = v << 20;
+			total = v << 20;
+			break;
+		case 'n':
+			if (lc_parse_uint(optarg, 1, LC_FWD_CONNS, &v) != 0)
+				lc_fwd_usage();
+			n = (int)v;
 			break;
 		default:
 			lc_fwd_usage();
@@ -225,50 +277,22 @@ main(int argc, char **argv)
 	if (argc - optind < 1 || argc - optind > 2)
 		lc_fwd_usage();
 	o.host = argv[optind];
+	fhost = argc - optind == 2 ? argv[optind + 1] : "127.0.0.1";
 	signal(SIGPIPE, SIG_IGN);
 	lc_log_init("lc_sshfwd", level, 2);
-	lfd = lc_fwd_listen(&port);
-	if (pthread_create(&echo, NULL, lc_fwd_echo, &lfd) != 0)
-		return 1;
-	lc_err_clear(&e);
-	if ((rc = lc_ssh_connect(&o, &s, &e)) != 0) {
-		fprintf(stderr, "lc_sshfwd: %s\n", e.msg);
-		return 3;
-	}
-	if (given) {
-		if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0,
-		    sv) != 0)
-			return 1;
-		fd = sv[1];	/* the forward's own, after the call */
-	}
-	if ((rc = lc_ssh_forward(s, argc - optind == 2 ? argv[optind + 1] :
-	    "127.0.0.1", port, &fd, &e)) != 0) {
-		fprintf(stderr, "lc_sshfwd: %s\n", e.msg);
-		lc_ssh_free(s);
-		return 3;
-	}
-	if (given) {
-		if (fd != -1) {
-			fprintf(stderr, "lc_sshfwd: given fd not taken\n");
-			return 1;
+	for (i = 0; i < n; i++) {
+		lc_err_clear(&e);
+		if (lc_ssh_connect(&o, &s[i], &e) != 0) {
+			fprintf(stderr, "lc_sshfwd: %s\n", e.msg);
+			return 3;
 		}
-		fd = sv[0];
 	}
-	wr.fd = fd;
-	if (pthread_create(&writer, NULL, lc_fwd_write, &wr) != 0)
-		return 1;
-	rc = lc_fwd_check(fd, wr.total);
-	pthread_join(writer, NULL);
-	if (wr.err != 0) {
-		fprintf(stderr, "lc_sshfwd: write: %s\n", strerror(wr.err));
-		rc = -1;
-	}
-	close(fd);
-	lc_ssh_free(s);
-	pthread_join(echo, NULL);
-	close(lfd);
+	for (i = 0; i < n && rc == 0; i++)
+		rc = lc_fwd_run(s[i], fhost, given, total);
+	for (i = 0; i < n; i++)
+		lc_ssh_free(s[i]);
 	if (rc != 0)
 		return 1;
-	printf("ok %llu\n", (unsigned long long)wr.total);
+	printf("ok %llu\n", (unsigned long long)(total * (unsigned)n));
 	return 0;
 }
