@@ -85,6 +85,13 @@ diff -r "$T/src/tree" "$T/dst/tree" || lc_fail "-J tree differs"
 expect_forwards "$n" 1
 rm -rf "$T/dst/tree"
 
+lc_note "-J bastion: a pull (the remote side sends)"
+mkdir -p "$T/pulled"
+n=$(forwards)
+lc_lanecp -J bastion "$H:$T/src/f" "$T/pulled/"
+cmp "$T/src/f" "$T/pulled/f" || lc_fail "-J pull differs"
+expect_forwards "$n" 1
+
 lc_note "-J with user@ and :port, two hops (bastion, then bastion again)"
 n=$(forwards)
 lc_lanecp -v -J "$LC_USER@bastion:$BPORT,bastion" "$T/src/f" "$H:$T/dst/"
@@ -121,6 +128,9 @@ if command -v ssh >/dev/null 2>&1; then
 	diff -r "$T/src/tree" "$T/dst/tree" || lc_fail "ProxyCommand tree differs"
 	expect_forwards "$n" 2
 	rm -rf "$T/dst/f" "$T/dst/tree"
+	# a pull needs an address of ours the remote side can dial: unknown
+	LC_SSH_CONFIG=$T/cfg_pc lc_lanecp_expect 3 "no address for the data streams" \
+		"$H:$T/src/f" "$T/pulled/g"
 	[[ -z $(lc_pids_matching "-W $LC_SSHD_ADDR:$LC_SSHD_PORT bastion") ]] ||
 		lc_fail "ProxyCommand still running after lanecp exited"
 else
