@@ -138,6 +138,15 @@ lc_opt_identity(struct lc_cli *c, const char *a, struct lc_err *e)
 }
 
 static int
+lc_opt_jump(struct lc_cli *c, const char *a, struct lc_err *e)
+{
+	if (a[0] == '\0' || strlen(a) > 4096)
+		return lc_err_set(e, LC_ERR_USAGE, "-J: bad jump host list");
+	c->copy.jump = a;
+	return 0;
+}
+
+static int
 lc_opt_agent_cmd(struct lc_cli *c, const char *a, struct lc_err *e)
 {
 	if (a[0] == '\0' || strlen(a) > 1024)
@@ -360,6 +369,9 @@ static const struct lc_opt lc_opts[] = {
 	    "~/.ssh/config)", lc_opt_config, 0 },
 	{ "identity", 'i', "FILE", "private key file for SSH",
 	    lc_opt_identity, 0 },
+	{ "jump", 'J', "LIST", "reach the remote host through these SSH jump "
+	    "hosts, [user@]host[:port],...; none: direct (as ssh -J)",
+	    lc_opt_jump, 0 },
 	{ "agent-path", 'T', "PATH", "remote lanecp program (default: "
 	    "lanecp on the remote PATH)", lc_opt_agent_cmd, 0 },
 	{ "no-encrypt", 0, NULL, "send data in the clear (streams are still "

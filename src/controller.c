@@ -178,6 +178,7 @@ lc_ctl_open(struct lc_ctl *c, struct lc_endpoint *ep,
 	so->user = loc->user[0] != '\0' ? loc->user : NULL;
 	so->config_file = c->o->config_file;
 	so->identity_file = c->o->identity_file;
+	so->jump = c->o->jump;
 	so->batch = c->o->batch;
 	return lc_endpoint_open_remote(ep, so, lc__ctl_agent_cmd(c), e);
 }

@@ -22,8 +22,10 @@
 
 #include "lanecp/log.h"
 
+#include <netdb.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/socket.h>
 
 const char *
 lc_path_name(int path)
@@ -36,56 +38,94 @@ lc_path_name(int path)
 	}
 }
 
-/* Numeric address of ep's host as the controller reached it. */
-static const char *
-lc_ctl_host_addr(const struct lc_endpoint *ep)
+static int
+lc_ctl_proxied(const struct lc_endpoint *ep)
 {
-	return ep->ssh != NULL ? lc_ssh_peer_addr(ep->ssh) : "127.0.0.1";
+	return ep->ssh != NULL && lc_ssh_proxied(ep->ssh);
+}
+
+/*
+ * A host reached through a jump host or ProxyCommand (with --direct): we
+ * do not know the address of the sshd we reached, so the data streams try
+ * the target's HostName as resolved here.  0 or -LC_ERR_CONNECT.
+ */
+static int
+lc_ctl_target_addr(const char *host, char *out, size_t outsz,
+    struct lc_err *e)
+{
+	struct addrinfo hints, *res = NULL;
+	int gai;
+
+	memset(&hints, 0, sizeof(hints));
+	hints.ai_socktype = SOCK_STREAM;
+	if ((gai = getaddrinfo(host, NULL, &hints, &res)) != 0)
+		return lc_err_set(e, LC_ERR_CONNECT, "data streams: cannot "
+		    "resolve %s: %s", host, gai_strerror(gai));
+	gai = getnameinfo(res->ai_addr, res->ai_addrlen, out,
+	    (socklen_t)outsz, NULL, 0, NI_NUMERICHOST);
+	freeaddrinfo(res);
+	if (gai != 0)
+		return lc_err_set(e, LC_ERR_CONNECT, "data streams: %s: %s",
+		    host, gai_strerror(gai));
+	return 0;
 }
 
 static int
 lc_ctl_copy_addr(const char *a, char *out, size_t outsz, struct lc_err *e)
 {
 	if (a == NULL || a[0] == '\0' || strlen(a) >= outsz)
-		return lc_err_set(e, LC_ERR_INTERNAL, "no data address");
+		return lc_err_set(e, LC_ERR_CONNECT, "no address for the data "
+		    "streams (a host reached through a ProxyCommand has none; "
+		    "use --via-ssh)");
 	snprintf(out, outsz, "%s", a);
 	return 0;
+}
+
+/*
+ * Numeric address of ep's host as the controller reached it: the sshd's
+ * address, a proxied host's HostName resolved here, or (local) loopback.
+ */
+static int
+lc_ctl_host_addr(const struct lc_endpoint *ep, char *out, size_t outsz,
+    struct lc_err *e)
+{
+	if (ep->ssh == NULL)
+		return lc_ctl_copy_addr("127.0.0.1", out, outsz, e);
+	if (lc_ctl_proxied(ep))
+		return lc_ctl_target_addr(lc_ssh_target_host(ep->ssh), out,
+		    outsz, e);
+	return lc_ctl_copy_addr(lc_ssh_peer_addr(ep->ssh), out, outsz, e);
+}
+
+/*
+ * The address one end dials to reach the other end's host (`to`): the
+ * address the controller used for that host, or when that host is this
+ * one, our address on the SSH connection to the dialling end's host.
+ */
+static int
+lc_ctl_addr_from(const struct lc_endpoint *from, const struct lc_endpoint *to,
+    char *out, size_t outsz, struct lc_err *e)
+{
+	if (to->ssh != NULL)
+		return lc_ctl_host_addr(to, out, outsz, e);
+	if (from->ssh != NULL)
+		return lc_ctl_copy_addr(lc_ssh_local_addr(from->ssh), out,
+		    outsz, e);
+	return lc_ctl_copy_addr("127.0.0.1", out, outsz, e);
 }
 
 /* Address the source connects to: the one the controller itself used. */
 int
 lc__ctl_data_addr(struct lc_ctl *c, char *out, size_t outsz, struct lc_err *e)
 {
-	const char *a;
-
-	if (c->dst_ep.ssh != NULL)
-		a = lc_ssh_peer_addr(c->dst_ep.ssh);
-	else if (c->src.ssh != NULL)
-		a = lc_ssh_local_addr(c->src.ssh);
-	else
-		a = "127.0.0.1";
-	return lc_ctl_copy_addr(a, out, outsz, e);
+	return lc_ctl_addr_from(&c->src, &c->dst_ep, out, outsz, e);
 }
 
 /* Reverse: the address the sink dials, the source's host's, likewise. */
 static int
 lc_ctl_src_addr(struct lc_ctl *c, char *out, size_t outsz, struct lc_err *e)
 {
-	const char *a;
-
-	if (c->src.ssh != NULL)
-		a = lc_ssh_peer_addr(c->src.ssh);
-	else if (c->dst_ep.ssh != NULL)
-		a = lc_ssh_local_addr(c->dst_ep.ssh);
-	else
-		a = "127.0.0.1";
-	return lc_ctl_copy_addr(a, out, outsz, e);
-}
-
-static int
-lc_ctl_proxied(const struct lc_endpoint *ep)
-{
-	return ep->ssh != NULL && lc_ssh_peer_addr(ep->ssh) == NULL;
+	return lc_ctl_addr_from(&c->dst_ep, &c->src, out, outsz, e);
 }
 
 int
@@ -188,8 +228,8 @@ lc__ctl_connected(struct lc_ctl *c, const struct lc_msg_connected *m,
 	memset(end, 0, sizeof(end));
 	for (int k = 0; k < 2; k++) {
 		const struct lc_endpoint *ep = k == 0 ? &c->src : &c->dst_ep;
-		if ((r = lc_ctl_copy_addr(lc_ctl_host_addr(ep), end[k].addr,
-		    sizeof(end[k].addr), e)) != 0 && c->path == LC_PATH_RELAY)
+		if (c->path == LC_PATH_RELAY && (r = lc_ctl_host_addr(ep,
+		    end[k].addr, sizeof(end[k].addr), e)) != 0)
 			return r;
 		memcpy(end[k].ports, k == 0 ? m->ports : c->dst_ports,
 		    sizeof(end[k].ports));

@@ -1,11 +1,25 @@
 /*
- * The exec channel pump (see lanecp/ssh.h, lc_ssh_exec()).
+ * The channel pump (see lanecp/ssh.h, lc_ssh_exec() and lc_ssh_forward()).
  *
- * The pump thread.  After lc_ssh_exec() the session belongs to one thread,
- * the pump, which moves bytes between the channel and its end of a
- * socketpair through two bounded buffers (LC_SSH_PUMP_BUF each way; a side
- * is not read while its buffer is full), turns the remote stderr into log
- * lines, sends keepalives and finally records the exit status.  It stops
+ * The pump thread.  After lc_ssh_exec() or lc_ssh_forward() the session
+ * belongs to one thread, the pump, which moves bytes between the channel
+ * and its descriptor (s->pump_fd: its end of a socketpair, or the socket
+ * lc_ssh_forward() was given; shut down when the pump ends, and then
+ * closed by a forward's pump, by lc_ssh_free() for an exec) through two bounded buffers (a side is not read while its buffer
+ * is full), sends keepalives and, for an exec channel, turns the remote
+ * stderr into log lines and finally records the exit status.
+ *
+ * An exec channel carries the control protocol: 256 KiB buffers, 32 KiB
+ * reads.  A forwarding channel (s->fwd, direct-tcpip) carries bulk data:
+ * 1 MiB buffers, 256 KiB reads, up to 64 channel writes (one packet of
+ * at most 32 KiB each) per round, and a receive window kept between
+ * LC_SSH_FWD_WINDOW / 2 and LC_SSH_FWD_WINDOW by explicit window
+ * adjustments (LC_OP_ADJUST), so that libssh2's own adjustment in
+ * channel_read (which only restores the 2 MiB default) never runs.  EOF
+ * from the descriptor becomes channel EOF, channel EOF becomes
+ * shutdown(SHUT_WR) of the descriptor; the pump ends when the server
+ * closes the channel (sshd does once both directions saw EOF) and what it
+ * sent is delivered, or when the connection breaks.  It stops
  * on its own when the channel is closed and the output is delivered, when
  * the connection breaks (the caller then reads EOF), or when lc_ssh_free()
  * sets the stop flag and writes to the wake pipe.
@@ -46,12 +60,16 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 #include <libssh2.h>
 #include <openssl/crypto.h>
 
-#define LC_SSH_PUMP_BUF (256 * 1024)	/* per direction */
-#define LC_SSH_READ 32768		/* buflen of every channel read */
+#define LC_SSH_PUMP_BUF (256 * 1024)	/* per direction, exec */
+#define LC_SSH_READ 32768		/* buflen of every channel read, exec */
+#define LC_SSH_FWD_BUF (1024 * 1024)	/* per direction, forward */
+#define LC_SSH_FWD_READ (256 * 1024)	/* buflen of every read, forward */
+#define LC_SSH_FWD_WRITES 64		/* channel writes per round, forward */
 #define LC_SSH_ERRLINE_MAX 900		/* longer stderr lines are split */
 #define LC_SSH_READS 16			/* reads per stream per pump round */
 #define LC_SSH_WRITES 8			/* channel writes per pump round */
@@ -61,13 +79,18 @@ enum lc_pump_op {
 	LC_OP_READ,		/* channel reads, wait_closed */
 	LC_OP_WRITE,
 	LC_OP_EOF,
+	LC_OP_ADJUST,		/* receive window adjustment (forward) */
 };
 
 struct lc_pump {
 	struct lc_ssh *s;
 	struct lc_buf out;	/* channel stdout -> caller */
 	struct lc_buf in;	/* caller -> channel stdin */
-	char rbuf[LC_SSH_READ];	/* stderr, and stdout nobody reads */
+	size_t bufmax;		/* of out and in */
+	size_t rdsz;		/* buflen of every channel read */
+	int writes;		/* channel writes per round */
+	uint32_t adj;		/* LC_OP_ADJUST half sent: its amount */
+	char *rbuf;		/* rdsz: stderr, and stdout nobody reads */
 	char line[LC_SSH_ERRLINE_MAX + 1];	/* remote stderr */
 	size_t linelen;
 	int pending;		/* LC_OP_* that left a packet half sent */
@@ -184,6 +207,8 @@ lc_pump_errbytes(struct lc_pump *p, const char *b, size_t n)
 	}
 }
 
+static void lc_pump_adjust(struct lc_pump *p);
+
 static void
 lc_pump_exit_status(struct lc_pump *p)
 {
@@ -213,7 +238,7 @@ lc_pump_read_stderr(struct lc_pump *p)
 
 	for (i = 0; i < LC_SSH_READS && lc_pump_may(p, LC_OP_READ); i++) {
 		rc = libssh2_channel_read_stderr(p->s->chan, p->rbuf,
-		    LC_SSH_READ);
+		    p->rdsz);
 		lc_pump_note(p, LC_OP_READ);
 		if (rc > 0) {
 			lc_pump_errbytes(p, p->rbuf, (size_t)rc);
@@ -242,19 +267,22 @@ lc_pump_read_stdout(struct lc_pump *p)
 	ssize_t rc;
 	int i;
 
-	for (i = 0; i < LC_SSH_READS && lc_pump_may(p, LC_OP_READ); i++) {
+	for (i = 0; i < LC_SSH_READS; i++) {
+		lc_pump_adjust(p);
+		if (p->dead || !lc_pump_may(p, LC_OP_READ))
+			return;
 		if (p->fd_wr_dead) {
 			/* nobody reads: drop it, so the remote can finish */
 			rc = libssh2_channel_read(p->s->chan, p->rbuf,
-			    LC_SSH_READ);
+			    p->rdsz);
 		} else {
-			if (LC_SSH_PUMP_BUF - lc_buf_len(&p->out) < LC_SSH_READ ||
-			    lc_buf_reserve(&p->out, LC_SSH_READ, &dst) != 0)
+			if (p->bufmax - lc_buf_len(&p->out) < p->rdsz ||
+			    lc_buf_reserve(&p->out, p->rdsz, &dst) != 0)
 				return;
 			rc = libssh2_channel_read(p->s->chan, (char *)dst,
-			    LC_SSH_READ);
+			    p->rdsz);
 			lc_buf_unappend(&p->out, rc > 0 ?
-			    LC_SSH_READ - (size_t)rc : LC_SSH_READ);
+			    p->rdsz - (size_t)rc : p->rdsz);
 		}
 		lc_pump_note(p, LC_OP_READ);
 		if (rc > 0) {
@@ -274,7 +302,7 @@ lc_pump_write(struct lc_pump *p)
 	ssize_t rc;
 	int i;
 
-	for (i = 0; i < LC_SSH_WRITES; i++) {
+	for (i = 0; i < p->writes; i++) {
 		if (lc_buf_len(&p->in) == 0 || p->stdin_dead ||
 		    !lc_pump_may(p, LC_OP_WRITE))
 			return;
@@ -351,7 +379,8 @@ lc_pump_close(struct lc_pump *p)
 	}
 	p->chan_closed = 1;
 	p->progress = 1;
-	lc_pump_exit_status(p);
+	if (!p->s->fwd)
+		lc_pump_exit_status(p);
 	lc_pump_publish(p);
 }
 
@@ -378,12 +407,53 @@ lc_pump_keepalive(struct lc_pump *p)
 	p->ka_due = now + (next > 0 ? (uint64_t)next * 1000 : 1000);
 }
 
+/*
+ * Forward: keep the receive window above LC_SSH_FWD_WINDOW / 2.  Called
+ * before every read, which takes at most rdsz of it, so libssh2's own
+ * adjustment (below 3/4 of 2 MiB plus buflen) never triggers.  libssh2
+ * counts a half-sent adjustment with the retrying call's amount (as for
+ * reads, see lc_pump_read_stdout), so a retry passes the same amount.
+ */
+static void
+lc_pump_adjust(struct lc_pump *p)
+{
+	unsigned int win = 0;
+	unsigned long have;
+	int rc;
+
+	if (!p->s->fwd || !lc_pump_may(p, LC_OP_ADJUST))
+		return;
+	if (p->pending != LC_OP_ADJUST) {
+		have = libssh2_channel_window_read(p->s->chan);
+		if (have >= LC_SSH_FWD_WINDOW / 2 || !lc_pump_writable(p))
+			return;
+		p->adj = (uint32_t)(LC_SSH_FWD_WINDOW - have);
+	}
+	rc = libssh2_channel_receive_window_adjust2(p->s->chan, p->adj, 1,
+	    &win);
+	lc_pump_note(p, LC_OP_ADJUST);
+	if (rc == LIBSSH2_ERROR_EAGAIN) {
+		/* not sent at all: retried with the same amount all the same */
+		p->pending = LC_OP_ADJUST;
+		return;
+	}
+	if (rc != 0) {
+		lc_pump_fail(p, "window adjust");
+		return;
+	}
+	p->progress = 1;
+}
+
 static void
 lc_pump_channel(struct lc_pump *p)
 {
 	if (p->dead || p->chan_closed)
 		return;
-	lc_pump_read_stderr(p);
+	lc_pump_adjust(p);
+	if (p->dead)
+		return;
+	if (!p->s->fwd)
+		lc_pump_read_stderr(p);
 	if (!p->dead)
 		lc_pump_read_stdout(p);
 	if (!p->dead)
@@ -426,7 +496,7 @@ lc_pump_fd(struct lc_pump *p)
 	}
 	if (p->fd_rd_eof || p->chan_closed || p->dead)
 		return;
-	space = LC_SSH_PUMP_BUF - lc_buf_len(&p->in);
+	space = p->bufmax - lc_buf_len(&p->in);
 	if (space == 0 || lc_buf_reserve(&p->in, space, &dst) != 0)
 		return;
 	n = recv(fd, dst, space, 0);
@@ -490,7 +560,7 @@ lc_pump_poll(struct lc_pump *p)
 	}
 	ev = 0;
 	if (!p->fd_rd_eof && !p->chan_closed && !p->dead &&
-	    lc_buf_len(&p->in) < LC_SSH_PUMP_BUF)
+	    lc_buf_len(&p->in) < p->bufmax)
 		ev |= POLLIN;
 	if (lc_buf_len(&p->out) > 0 && !p->fd_wr_dead)
 		ev |= POLLOUT;
@@ -524,7 +594,11 @@ lc__ssh_pump_main(void *arg)
 	struct lc_ssh *s = arg;
 	struct lc_pump *p;
 
-	if ((p = calloc(1, sizeof(*p))) == NULL) {
+	if ((p = calloc(1, sizeof(*p))) == NULL ||
+	    (p->rbuf = malloc(s->fwd ? LC_SSH_FWD_READ : LC_SSH_READ)) ==
+	    NULL) {
+		if (p != NULL)
+			free(p);
 		lc_log_error("%s: out of memory in the ssh pump", s->name);
 		shutdown(s->pump_fd, SHUT_RDWR);
 		pthread_mutex_lock(&s->mu);
@@ -535,8 +609,11 @@ lc__ssh_pump_main(void *arg)
 	}
 	p->s = s;
 	p->status = -1;
-	lc_buf_init(&p->out, LC_SSH_PUMP_BUF);
-	lc_buf_init(&p->in, LC_SSH_PUMP_BUF);
+	p->bufmax = s->fwd ? LC_SSH_FWD_BUF : LC_SSH_PUMP_BUF;
+	p->rdsz = s->fwd ? LC_SSH_FWD_READ : LC_SSH_READ;
+	p->writes = s->fwd ? LC_SSH_FWD_WRITES : LC_SSH_WRITES;
+	lc_buf_init(&p->out, p->bufmax);
+	lc_buf_init(&p->in, p->bufmax);
 	lc_log_set_tag(NULL);
 	while (!atomic_load(&s->stop)) {
 		p->progress = 0;
@@ -551,9 +628,16 @@ lc__ssh_pump_main(void *arg)
 		lc_pump_errline(p);
 	/* the caller reads EOF; its writes fail with EPIPE */
 	shutdown(s->pump_fd, SHUT_RDWR);
+	if (s->fwd) {
+		/* a forward's descriptor may be the caller's socket: done */
+		close(s->pump_fd);
+		s->pump_fd = -1;	/* lc_ssh_free() reads it after join */
+	}
 	lc_pump_publish(p);
 	lc_pump_buf_wipe(&p->out);
 	lc_pump_buf_wipe(&p->in);
+	OPENSSL_cleanse(p->rbuf, p->rdsz);
+	free(p->rbuf);
 	OPENSSL_cleanse(p, sizeof(*p));
 	free(p);
 	return NULL;

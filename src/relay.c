@@ -38,18 +38,6 @@
 
 #define LC_LEG_CONNECT_MS 10000	/* one connect to an end */
 
-/* TEMPORARY until the ssh forward lands */
-int lc_ssh_forward(struct lc_ssh *s, const char *host, uint16_t port,
-    int *fd, struct lc_err *e);
-__attribute__((weak)) int
-lc_ssh_forward(struct lc_ssh *s, const char *host, uint16_t port, int *fd,
-    struct lc_err *e)
-{
-	(void)s; (void)host; (void)port;
-	if (*fd >= 0)
-		close(*fd);
-	return lc_err_set(e, LC_ERR_INTERNAL, "no forward yet");
-}
 #define LC_LEG_RETRY_MIN_MS 250
 #define LC_LEG_RETRY_MAX_MS 2000
 

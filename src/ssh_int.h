@@ -14,6 +14,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #include <libssh2.h>
 
@@ -30,8 +31,21 @@ struct lc_ssh {
 	char name[600];		/* user@host */
 	char peer[NI_MAXHOST];
 	char local[NI_MAXHOST];
+	char target[256];	/* HostName as configured */
 	int step_timeout_ms;	/* per waiting step after the handshake */
 	unsigned keepalive_s;	/* 0: off */
+
+	/*
+	 * Proxied connections (ProxyJump, ProxyCommand): sock is one end of
+	 * a socketpair whose other end is the pump_fd of the jump host's
+	 * forward (via, owned: freed after this session) or the ProxyCommand
+	 * child's stdin/stdout (proxy_pid, reaped by lc_ssh_free()).
+	 */
+	struct lc_ssh *via;
+	pid_t proxy_pid;	/* 0: none */
+	int proxied;
+	int fwd;		/* the pump bridges a direct-tcpip channel
+				 * (lc_ssh_forward), not an exec channel */
 
 	/* the pump */
 	int pump_fd;		/* its end of the socketpair */
@@ -112,8 +126,18 @@ int lc__ssh_authenticate(struct lc_ssh *s, const struct lc_sshconf *c,
 /* pump.c */
 
 /*
+ * Receive window of a forwarding channel (lc_ssh_forward): libssh2 1.10
+ * opens direct-tcpip channels with LIBSSH2_CHANNEL_WINDOW_DEFAULT (2 MiB,
+ * 40 MiB/s on a 50 ms path); ssh.c raises it to this right after the open
+ * and the pump tops it up whenever it falls below half.
+ */
+#define LC_SSH_FWD_WINDOW (16u * 1024 * 1024)
+
+/*
  * The pump thread's main (see pump.c): owns s->sess, s->chan and
  * s->pump_fd until it returns; publishes the exit status under s->mu.
+ * With s->fwd set it bridges a direct-tcpip channel: no stderr, no exit
+ * status, big reads and a receive window of LC_SSH_FWD_WINDOW.
  */
 void *lc__ssh_pump_main(void *arg);
 

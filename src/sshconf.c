@@ -867,26 +867,27 @@ sc_kw_knownhosts(struct sc *s, const struct sc_line *l, size_t global)
 }
 
 /*
- * Keywords that change where or how ssh connects and that lanecp does not
- * implement.  Ignoring them would make lanecp reach another machine, or
- * reach it another way, than ssh with the same configuration, so a host
- * for which one is in effect is refused (first value wins, as in ssh;
- * the "off" values mean not in use).
+ * Keywords that change where or how ssh connects.  ProxyJump and
+ * ProxyCommand are implemented (ssh.c: the first value of the pair wins,
+ * as in ssh; "none" means a direct connection) and kept in this table for
+ * their shared first-value bit and for the Match checks below.  The others
+ * lanecp does not implement: ignoring them would make lanecp reach another
+ * machine, or reach it another way, than ssh with the same configuration,
+ * so a host for which one is in effect is refused (first value wins, as
+ * in ssh; the "off" values mean not in use).
  *
- *   ProxyJump, ProxyCommand   ssh reaches the host through another host
- *                             or a command; lanecp would go straight to
- *                             HostName, maybe another machine (one first
- *                             value for the pair, as in ssh)
  *   BindAddress, BindInterface  the source address or interface, which
  *                             can select the route, VRF or firewall rule
  *                             and so the machine reached
  *   CanonicalizeHostname yes/always  rewrites the host name (and then
  *                             re-reads the config for the new name)
  *
- * Implemented rather than refused: HostName, Port, User, AddressFamily.
+ * Implemented rather than refused: HostName, Port, User, AddressFamily,
+ * ProxyJump, ProxyCommand.
  * Left ignored on purpose, since lanecp still reaches the same machine
- * the same way (or fails closed): ProxyUseFdpass (only with
- * ProxyCommand), LocalCommand/PermitLocalCommand (a local command after
+ * the same way (or fails closed): ProxyUseFdpass (a ProxyCommand that
+ * passes a descriptor back does not work with lanecp, it fails closed),
+ * LocalCommand/PermitLocalCommand (a local command after
  * connecting), RemoteCommand and RequestTTY (lanecp runs its own agent),
  * Tunnel/TunnelDevice and the *Forward keywords (extra channels), Control*
  * (a master connection to the same host), Ciphers/KexAlgorithms/MACs/
@@ -954,6 +955,42 @@ sc_kw_refuse(struct sc *s, const struct sc_line *l, size_t which)
 	return sc_err(s, l, "%s is not supported by lanecp (it %s); "
 	    "refusing to connect to %s", l->kw, sc_refused[which].what,
 	    s->out->host);
+}
+
+/* Tokens ProxyCommand may use (expanded by ssh.c when connecting). */
+#define SC_PROXY_TOKENS	"hnpr"
+
+/*
+ * ProxyJump and ProxyCommand: the first value of the pair wins; "none"
+ * (ProxyJump: any case; ProxyCommand: exactly) means a direct connection.
+ * ProxyJump is "[user@]host[:port][,...]" (checked when connecting);
+ * ProxyCommand is shell text, kept raw; its %-tokens are checked when
+ * it takes effect (unknown ones are an error naming file and line).
+ */
+static int
+sc_kw_proxy(struct sc *s, const struct sc_line *l, size_t which)
+{
+	const char *v = l->argv[0];
+	int r;
+
+	if (which == SC_REF_JUMP && v[strcspn(v, " \t")] != '\0')
+		return sc_bad(s, l, v);
+	if (!*l->activep || (s->decided & sc_refused[which].bit))
+		return 0;
+	s->decided |= sc_refused[which].bit;
+	if (sc_refused_off(which, v))
+		return 0;
+	/* only when it takes effect: configs use %C etc. for other hosts */
+	if (which == SC_REF_COMMAND &&
+	    (r = sc_check_tokens(s, l, v, SC_PROXY_TOKENS, 0)) != 0)
+		return r;
+	if (which == SC_REF_JUMP)
+		s->out->proxy_jump = strdup(v);
+	else
+		s->out->proxy_command = strdup(v);
+	if (s->out->proxy_jump == NULL && s->out->proxy_command == NULL)
+		return lc_err_set(s->e, LC_ERR_NOMEM, "out of memory");
+	return 0;
 }
 
 static int
@@ -1046,8 +1083,8 @@ static const struct sc_keyword sc_keywords[] = {
 	{ "BatchMode", sc_kw_flag,
 	    offsetof(struct lc_sshconf, batch_mode), SC_W_NONE },
 	{ "AddressFamily", sc_kw_af, 0, SC_W_AF },
-	{ "ProxyJump", sc_kw_refuse, SC_REF_JUMP, SC_W_REFUSED },
-	{ "ProxyCommand", sc_kw_refuse, SC_REF_COMMAND, SC_W_REFUSED },
+	{ "ProxyJump", sc_kw_proxy, SC_REF_JUMP, SC_W_REFUSED },
+	{ "ProxyCommand", sc_kw_proxy, SC_REF_COMMAND, SC_W_REFUSED },
 	{ "BindAddress", sc_kw_refuse, SC_REF_BINDADDR, SC_W_REFUSED },
 	{ "BindInterface", sc_kw_refuse, SC_REF_BINDIF, SC_W_REFUSED },
 	{ "CanonicalizeHostname", sc_kw_refuse, SC_REF_CANON, SC_W_REFUSED },
@@ -1097,7 +1134,7 @@ sc_line(struct sc *s, const struct sc_file *f, unsigned long num,
 	l.kw = k->name;
 	if (*p == '\0')
 		return sc_err(s, &l, "missing argument for %s", k->name);
-	if (k->fn == sc_kw_refuse) {
+	if (k->fn == sc_kw_refuse || k->fn == sc_kw_proxy) {
 		/* as ssh: the raw rest of the line (ProxyCommand is shell) */
 		b->argv[0] = p;
 		l.argc = 1;
@@ -1594,5 +1631,7 @@ lc_sshconf_free(struct lc_sshconf *c)
 		free(c->user_known_hosts[i]);
 	for (i = 0; i < c->n_global_known_hosts; i++)
 		free(c->global_known_hosts[i]);
+	free(c->proxy_jump);
+	free(c->proxy_command);
 	memset(c, 0, sizeof(*c));
 }

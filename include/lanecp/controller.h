@@ -39,6 +39,7 @@ struct lc_copy_opts {
 	int no_fsync;
 	const char *config_file;	/* -F */
 	const char *identity_file;	/* -i */
+	const char *jump;	/* -J LIST, "none", or NULL: ssh_config */
 	const char *agent_cmd;	/* -T, default "lanecp" */
 	int batch;		/* never prompt */
 #ifdef LC_TEST_HOOKS

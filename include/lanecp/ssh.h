@@ -18,6 +18,8 @@
  * local log line by line, prefixed with the host.  When the caller closes
  * its fd the pump sends EOF on the channel; when the channel reaches EOF the
  * pump shuts down its end of the socketpair, so the caller reads EOF.
+ * lc_ssh_forward() does the same for a direct-tcpip channel (the server
+ * connects to a host and port) instead of a command, for bulk data.
  *
  * Details of the behaviour, as ssh(1) where nothing else is said:
  *
@@ -46,6 +48,28 @@
  *   ~/.ssh/id_ed25519, id_ecdsa, id_rsa.  Missing files are skipped
  *   silently.  An encrypted key asks for its passphrase on /dev/tty,
  *   unless batch is set (or BatchMode yes): then it is skipped.
+ * - ProxyJump (or lc_ssh_opts.jump, -J, which overrides ProxyJump and
+ *   ProxyCommand; "none": direct) "[user@]host[:port][,...]": each jump
+ *   host is resolved through ssh_config under its own name (HostName,
+ *   Port, User, IdentityFile, known hosts, StrictHostKeyChecking,
+ *   timeouts; user@ and :port override User and Port) and gets the full
+ *   host key check and authentication; -i (identity_file) is for the
+ *   target only, as with ssh -J.  The first jump host is reached over
+ *   TCP, each later one and the target through a direct-tcpip channel of
+ *   the one before (lc_ssh_forward(), one pump thread per jump host).  A
+ *   jump host's own ProxyJump / ProxyCommand is ignored (one level, not
+ *   ssh's recursion).  Errors on a jump host keep their code and start
+ *   with "jump host NAME: ".
+ * - ProxyCommand: "/bin/sh -c CMD" (%h HostName, %p port, %r remote user,
+ *   %n host as given, %%) with one end of a socketpair as its stdin and
+ *   stdout (stderr inherited); the session runs on the other end.
+ *   lc_ssh_free() reaps it, with SIGKILL if it still runs once the
+ *   session is closed.  The first of ProxyJump / ProxyCommand wins.
+ * - Every connection made this way is new: calling lc_ssh_connect() again
+ *   with the same opts builds a fresh chain (or command).
+ * - A proxied session has no TCP socket of its own: keepalives still go
+ *   out, but a silent path is noticed through the first jump host's
+ *   TCP_USER_TIMEOUT (or by the ProxyCommand), not the target's.
  */
 #ifndef LANECP_SSH_H
 #define LANECP_SSH_H
@@ -63,6 +87,9 @@ struct lc_ssh_opts {
 	const char *user;	/* user@ from the command line, or NULL */
 	const char *config_file;	/* -F FILE, or NULL */
 	const char *identity_file;	/* -i FILE, or NULL */
+	const char *jump;	/* -J "host[,host...]" (overrides ProxyJump
+				 * and ProxyCommand; "none": direct), or NULL:
+				 * from ssh_config */
 	int batch;		/* never prompt (no tty or BatchMode) */
 	int sndbuf;		/* SO_SNDBUF of the SSH socket in bytes, 0:
 				 * system default.  Tests set a small one so
@@ -105,17 +132,68 @@ int lc_ssh_exec(struct lc_ssh *s, const char *cmd, int *fd,
 int lc_ssh_wait(struct lc_ssh *s, int timeout_ms, int *status,
     char *signame, size_t signamesz);
 
-/* Numeric address of the sshd we reached, and ours on that connection. */
+/*
+ * Open a direct-tcpip channel from the server to host:port (the server
+ * resolves and connects) on an authenticated connection that has no exec
+ * and no forward yet (one channel per connection), and start its pump
+ * thread, which from then on alone uses the session.
+ *
+ * If *fd >= 0 on entry, that descriptor (a connected TCP socket, say) is
+ * what gets bridged; it passes to the call in every case (the pump
+ * closes it when it ends, stopped by lc_ssh_free() at the latest; an
+ * error closes it at once) and *fd is set to -1.  If *fd < 0 a socketpair is made and *fd
+ * receives the caller's end (blocking, close-on-exec; the caller closes
+ * it; use MSG_NOSIGNAL or ignore SIGPIPE).
+ *
+ * Bidirectional: EOF read from the descriptor becomes the channel's EOF,
+ * the channel's EOF becomes shutdown(SHUT_WR) of the descriptor once its
+ * data is delivered.  The pump ends when the server closes the channel
+ * (sshd does once both directions are done) and its data is delivered,
+ * or when the connection breaks (logged; the descriptor is then shut
+ * down both ways); lc_ssh_free() stops it at any time.
+ *
+ * Throughput: 1 MiB buffers each way, 256 KiB reads, no per-byte work,
+ * and a receive window of 16 MiB (libssh2 1.10 opens direct-tcpip with
+ * 2 MiB; it is raised with libssh2_channel_receive_window_adjust2 and
+ * kept above 8 MiB), enough for ~320 MiB/s on a 50 ms path.  The send
+ * direction is bounded by the server's window (OpenSSH: 2 MiB).
+ *
+ * Errors: -LC_ERR_CONNECT naming host:port and the server's reason
+ * ("user@bastion: cannot forward to db port 5432: Channel open failure
+ * (administratively prohibited)" with AllowTcpForwarding no; "connect
+ * failed" when the server could not connect), -LC_ERR_INTERNAL (misuse,
+ * no socketpair or thread).
+ */
+int lc_ssh_forward(struct lc_ssh *s, const char *host, uint16_t port,
+    int *fd, struct lc_err *e);
+
+/*
+ * Numeric address of the sshd we reached, and ours on that connection.
+ * For a proxied connection lc_ssh_peer_addr() is NULL (we do not know
+ * it) and lc_ssh_local_addr() is ours on the first jump host's TCP
+ * connection (NULL through a ProxyCommand).
+ */
 const char *lc_ssh_peer_addr(const struct lc_ssh *s);
 const char *lc_ssh_local_addr(const struct lc_ssh *s);
+
+/* 1 when the connection went through ProxyJump / -J / ProxyCommand. */
+int lc_ssh_proxied(const struct lc_ssh *s);
+
+/*
+ * The target's HostName as configured (not an address; "db.internal"),
+ * for messages and for reaching the host directly.
+ */
+const char *lc_ssh_target_host(const struct lc_ssh *s);
 
 /* "user@host" for messages. */
 const char *lc_ssh_name(const struct lc_ssh *s);
 
 /*
- * Disconnect, stop the pump, free.  Safe at any point (the pump may still
- * be running; the remote command is then cut off), but not concurrently
- * with other calls on s.  NULL is fine.
+ * Disconnect, stop the pump, free; then the jump hosts it went through
+ * (their forwards end) or the ProxyCommand (reaped, killed if needed).
+ * Safe at any point (the pump may still be running; the remote command
+ * or forward is then cut off), but not concurrently with other calls on
+ * s.  NULL is fine.
  */
 void lc_ssh_free(struct lc_ssh *s);
 

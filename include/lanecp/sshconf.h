@@ -12,13 +12,15 @@
  * IdentitiesOnly, UserKnownHostsFile, GlobalKnownHostsFile,
  * StrictHostKeyChecking, ConnectTimeout, ServerAliveInterval,
  * ServerAliveCountMax, HashKnownHosts, BatchMode, AddressFamily (and
- * HostKeyAlias, only for %k).  Keywords that change where or how ssh
- * connects but that lanecp does not implement (ProxyJump, ProxyCommand,
- * BindAddress, BindInterface, CanonicalizeHostname yes/always; the list
+ * HostKeyAlias, only for %k), ProxyJump and ProxyCommand (the first of
+ * the pair wins; "none" is a direct connection; ssh.c acts on them).
+ * Keywords that change where or how ssh connects but that lanecp does
+ * not implement (BindAddress, BindInterface, CanonicalizeHostname
+ * yes/always; the list
  * and the reasons are in sshconf.c) make the resolve fail when in effect
  * for the host ("none"/"no" values are fine), with -LC_ERR_CONFIG naming
  * keyword, file, line and host; so does such a keyword, or HostName,
- * Port, User, AddressFamily, inside a Match block lanecp cannot evaluate
+ * Port, User, AddressFamily, ProxyJump, ProxyCommand, inside a Match block lanecp cannot evaluate
  * (exec, canonical, final, ...) whose other criteria hold, when it would
  * still take effect.  Other keywords are ignored (real configs are full
  * of them); a known keyword with a bad value is an error naming the file
@@ -83,6 +85,14 @@ struct lc_sshconf {
 	int identity_files_none;
 	int user_known_hosts_none;
 	int global_known_hosts_none;
+	/*
+	 * ProxyJump "[user@]host[:port][,...]" as written (not parsed here),
+	 * or ProxyCommand shell text with its %h %n %p %r %% tokens not yet
+	 * expanded; malloc'd, NULL when not set or "none".  At most one of
+	 * the two is set (the first value of the pair wins).
+	 */
+	char *proxy_jump;
+	char *proxy_command;
 };
 
 struct lc_sshconf_ctx {

@@ -33,11 +33,13 @@ lc_fuzz_resolve(const char *host, const uint8_t *data, size_t size)
 		    c.n_user_known_hosts > LC_SSHCONF_MAX_FILES ||
 		    c.n_global_known_hosts > LC_SSHCONF_MAX_FILES ||
 		    (c.address_family != 0 && c.address_family != 4 &&
-		    c.address_family != 6))
+		    c.address_family != 6) ||
+		    (c.proxy_jump != NULL && c.proxy_command != NULL))
 			abort();
 	} else if (r != -LC_ERR_CONFIG && r != -LC_ERR_NOMEM) {
 		abort();
-	} else if (e.msg[0] == '\0' || c.n_identity_files != 0) {
+	} else if (e.msg[0] == '\0' || c.n_identity_files != 0 ||
+	    c.proxy_jump != NULL || c.proxy_command != NULL) {
 		abort();
 	}
 	lc_sshconf_free(&c);

@@ -43,6 +43,17 @@
 #   added, or dropped ("Key=" with an empty value).  Values are written
 #   as given (several files: UserKnownHostsFile="$a $b"; quote a path with
 #   spaces yourself).
+# lc_sshd_extra NAME [sshd_config line...]
+#   After lc_sshd_start: one more sshd on LC_SSHD_ADDR (its own host keys,
+#   port and log under $LC_SSHD_DIR/NAME; the same user key and
+#   authorized_keys; LogLevel DEBUG so that forwards show in its log; the
+#   given lines take precedence, e.g. "AllowTcpForwarding no"), killed on
+#   exit.  Sets LC_X_PORT, LC_X_LOG and LC_X_KNOWN (its known_hosts line,
+#   "[addr]:port key"); write its client Host block with
+#   lc_ssh_host_block.
+# lc_ssh_host_block NAME PORT KNOWN_HOSTS
+#   Prints a client "Host NAME" block like LC_SSH_CONFIG's for an sshd
+#   on LC_SSHD_ADDR:PORT with that known_hosts file.
 # lc_sshd_drop         kills (SIGKILL) the per-connection sshd processes:
 #                      every session's TCP connection drops at once; the
 #                      remote commands live on (kill them yourself).
@@ -267,14 +278,14 @@ lc__sshd_bin() {
 }
 
 lc__write_sshd_config() {
-	local cfg=$1 port=$2 path=$3 d=$LC_SSHD_DIR
+	local cfg=$1 port=$2 path=$3 d=${4:-$LC_SSHD_DIR}
 	cat >"$cfg" <<EOF
 ListenAddress $LC_SSHD_ADDR
 Port $port
 HostKey $d/ssh_host_ed25519_key
 HostKey $d/ssh_host_ecdsa_key
 PidFile $d/sshd.pid
-AuthorizedKeysFile $d/authorized_keys
+AuthorizedKeysFile $LC_SSHD_DIR/authorized_keys
 StrictModes no
 UsePAM no
 PubkeyAuthentication yes
@@ -383,6 +394,77 @@ lc_sshd_start() {
 	export SSH_AUTH_SOCK LC_SSHD_DIR LC_SSHD_PORT LC_SSHD_PID LC_SSHD_LOG \
 		LC_SSHD_CONFIG LC_SSH_CONFIG LC_SSH_HOST LC_USER LC_USER_KEY \
 		LC_KNOWN_HOSTS LC_HOST_KEY LC_HOST_KEY_ECDSA
+}
+
+# Start "sshd -D" with config $1 and log $2 on a free port (written by
+# "lc__write_sshd_config $1 PORT $3 $4"); echoes "PID PORT".
+lc__sshd_run() {
+	local cfg=$1 log=$2 path=$3 d=$4 extra=$5 sshd port pid attempt i
+	sshd=$(lc__sshd_bin)
+	for ((attempt = 0; attempt < 20; attempt++)); do
+		port=$(lc_free_port)
+		lc__write_sshd_config "$cfg.base" "$port" "$path" "$d"
+		# first value wins in sshd_config: the extra lines go first
+		{ printf '%s' "$extra"; cat "$cfg.base"; } >"$cfg"
+		if ! "$sshd" -t -f "$cfg" >"$d/sshd-t.out" 2>&1; then
+			lc__show "$d/sshd-t.out"
+			lc_fail "sshd -t rejects $cfg"
+		fi
+		: >"$log"
+		"$sshd" -D -f "$cfg" -E "$log" </dev/null >/dev/null &
+		pid=$!
+		for ((i = 0; i < 100; i++)); do
+			if grep -q "Server listening on $LC_SSHD_ADDR port $port" \
+			    "$log" && lc__listening "$port"; then
+				echo "$pid $port"
+				return 0
+			fi
+			kill -0 "$pid" 2>/dev/null || break
+			sleep 0.1
+		done
+		lc__kill_tree "$pid"
+		if ! grep -q "Address already in use" "$log"; then
+			lc__show "$log"
+			lc_fail "sshd did not start"
+		fi
+	done
+	lc_fail "sshd: no usable port"
+}
+
+lc_sshd_extra() {
+	local name=$1 d=$LC_SSHD_DIR/$1 extra="" line pid port
+	shift
+	mkdir -p "$d" || lc_fail "mkdir $d"
+	ssh-keygen -q -t ed25519 -N '' -C "lanecp-test-$name" \
+		-f "$d/ssh_host_ed25519_key" </dev/null &&
+	    ssh-keygen -q -t ecdsa -N '' -C "lanecp-test-$name" \
+		-f "$d/ssh_host_ecdsa_key" </dev/null ||
+		lc_fail "ssh-keygen failed"
+	extra=$'LogLevel DEBUG\n'
+	for line in "$@"; do
+		extra+="$line"$'\n'
+	done
+	read -r pid port < <(lc__sshd_run "$d/sshd_config" "$d/sshd.log" \
+	    "$(sed -n 's/^SetEnv SHLVL=1 "PATH=\(.*\)"$/\1/p' \
+	    "$LC_SSHD_CONFIG")" "$d" "$extra")
+	[[ -n $port ]] || lc_fail "sshd $name did not start"
+	lc_on_exit "lc__kill_tree $pid"
+	lc_wait_for 'Connection from' "$d/sshd.log" 30
+	LC_X_PORT=$port
+	LC_X_LOG=$d/sshd.log
+	LC_X_KNOWN="[$LC_SSHD_ADDR]:$port $(cut -d' ' -f1,2 \
+	    "$d/ssh_host_ed25519_key.pub")"
+}
+
+lc_ssh_host_block() {
+	printf 'Host %s\n' "$1"
+	printf '    HostName %s\n    Port %s\n    User %s\n' \
+	    "$LC_SSHD_ADDR" "$2" "$LC_USER"
+	printf '    IdentityFile %s\n    IdentitiesOnly yes\n' \
+	    "$(lc__quote "$LC_USER_KEY")"
+	printf '    UserKnownHostsFile %s\n' "$(lc__quote "$3")"
+	printf '    GlobalKnownHostsFile /dev/null\n'
+	printf '    StrictHostKeyChecking yes\n    ConnectTimeout 10\n'
 }
 
 lc_sshd_drop() {
