@@ -100,6 +100,7 @@ struct lc_ctl {
 	int connected;		/* CONNECTED seen */
 	/* the data path (datapath.c) */
 	int path;		/* enum lc_path settled for this attempt */
+	int tls;		/* the data streams run TLS (not over SSH) */
 	char path_why[200];	/* why, for -v and --json */
 	struct lc_ssh_opts so_src;	/* how each remote end was reached */
 	struct lc_ssh_opts so_dst;

@@ -115,7 +115,9 @@ lc__ctl_negotiate(struct lc_ctl *c, struct lc_err *e)
 	l.streams = c->streams;
 	l.window = c->window;
 	l.block = c->block;
-	l.flags = (o->encrypt ? LC_XFER_ENCRYPT : 0) | lc__ctl_listen_flags(c);
+	/* over SSH the streams are encrypted already: no TLS inside */
+	c->tls = o->encrypt && c->path != LC_PATH_SSH;
+	l.flags = (c->tls ? LC_XFER_ENCRYPT : 0) | lc__ctl_listen_flags(c);
 	l.csum = (uint32_t)o->csum_alg;
 	l.stall_s = o->stall_s;
 	/*
@@ -177,7 +179,7 @@ lc__ctl_listening(struct lc_ctl *c, const uint8_t *p, size_t n,
 	c->block = l.block;
 	c->streams = l.streams;
 	memset(&m, 0, sizeof(m));
-	m.flags = (c->o->encrypt ? LC_XFER_ENCRYPT : 0) |
+	m.flags = (c->tls ? LC_XFER_ENCRYPT : 0) |
 	    lc__ctl_connect_flags(c);
 	if (!(m.flags & LC_XFER_REVERSE) &&
 	    (r = lc__ctl_data_addr(c, m.addr, sizeof(m.addr), e)) != 0)
@@ -213,7 +215,9 @@ lc__ctl_listening(struct lc_ctl *c, const uint8_t *p, size_t n,
 	    "data %s", l.streams,
 	    c->dst_ep.remote ? c->dst_ep.name : "this host", ptext,
 	    c->window != 0 ? win : "autotuned", c->block >> 10, l.quota,
-	    c->o->encrypt ? "encrypted (TLS 1.3, AES-128-GCM)" :
+	    c->tls ? "encrypted (TLS 1.3, AES-128-GCM)" :
+	    c->path == LC_PATH_SSH && c->o->encrypt ? "encrypted by SSH "
+	    "(streams authenticated, no second encryption)" :
 	    "in the clear (--no-encrypt; streams authenticated)");
 	c->res->streams = l.streams;
 	c->res->window = l.window;

@@ -70,44 +70,55 @@ head -c 100000 /dev/urandom >"$T/src/tree/a/x"
 head -c 70000 /dev/urandom >"$T/src/tree/a/b/y"
 : >"$T/src/tree/empty"
 
-lc_note "-J bastion: a file, and -v says through which host"
+# Through a jump host the data streams go over SSH too (one connection per
+# stream, each through the bastion): -s 2 makes 1 + 2 forwards per copy.
+lc_note "-J bastion: a file, and -v says through which host and path"
 n=$(forwards)
-lc_lanecp -v -J bastion "$T/src/f" "$H:$T/dst/"
+lc_lanecp -v -s 2 -J bastion "$T/src/f" "$H:$T/dst/"
 cmp "$T/src/f" "$T/dst/f" || lc_fail "-J copy differs"
 lc_log_has "connected to $H through bastion\$" "$LC_ERR"
+lc_log_has "data path: via SSH x 2, because .* is reached through a jump host" "$LC_ERR"
+expect_forwards "$n" 3
+rm -f "$T/dst/f"
+
+lc_note "-J bastion --direct: the data streams go to the target's address"
+n=$(forwards)
+lc_lanecp -v -s 2 --direct -J bastion "$T/src/f" "$H:$T/dst/"
+cmp "$T/src/f" "$T/dst/f" || lc_fail "-J --direct copy differs"
+lc_log_has "data path: direct, data streams to $LC_SSHD_ADDR" "$LC_ERR"
 expect_forwards "$n" 1
 rm -f "$T/dst/f"
 
 lc_note "-J bastion: a tree with -r"
 n=$(forwards)
-lc_lanecp -r -J bastion "$T/src/tree" "$H:$T/dst/"
+lc_lanecp -r -s 2 -J bastion "$T/src/tree" "$H:$T/dst/"
 diff -r "$T/src/tree" "$T/dst/tree" || lc_fail "-J tree differs"
-expect_forwards "$n" 1
+expect_forwards "$n" 3
 rm -rf "$T/dst/tree"
 
 lc_note "-J bastion: a pull (the remote side sends)"
 mkdir -p "$T/pulled"
 n=$(forwards)
-lc_lanecp -J bastion "$H:$T/src/f" "$T/pulled/"
+lc_lanecp -s 2 -J bastion "$H:$T/src/f" "$T/pulled/"
 cmp "$T/src/f" "$T/pulled/f" || lc_fail "-J pull differs"
-expect_forwards "$n" 1
+expect_forwards "$n" 3
 
 lc_note "-J with user@ and :port, two hops (bastion, then bastion again)"
 n=$(forwards)
-lc_lanecp -v -J "$LC_USER@bastion:$BPORT,bastion" "$T/src/f" "$H:$T/dst/"
+lc_lanecp -v -s 2 -J "$LC_USER@bastion:$BPORT,bastion" "$T/src/f" "$H:$T/dst/"
 cmp "$T/src/f" "$T/dst/f" || lc_fail "two-hop copy differs"
 lc_log_has "connected to $H through $LC_USER@bastion:$BPORT, bastion\$" "$LC_ERR"
-expect_forwards "$n" 1
+expect_forwards "$n" 3
 rm -f "$T/dst/f"
 
 lc_note "ProxyJump in the ssh_config (-F), file and tree"
 mkcfg "$T/cfg_pj" ProxyJump=bastion
 n=$(forwards)
-LC_SSH_CONFIG=$T/cfg_pj lc_lanecp "$T/src/f" "$H:$T/dst/"
+LC_SSH_CONFIG=$T/cfg_pj lc_lanecp -s 2 "$T/src/f" "$H:$T/dst/"
 cmp "$T/src/f" "$T/dst/f" || lc_fail "ProxyJump copy differs"
-LC_SSH_CONFIG=$T/cfg_pj lc_lanecp -r "$T/src/tree" "$H:$T/dst/"
+LC_SSH_CONFIG=$T/cfg_pj lc_lanecp -s 2 -r "$T/src/tree" "$H:$T/dst/"
 diff -r "$T/src/tree" "$T/dst/tree" || lc_fail "ProxyJump tree differs"
-expect_forwards "$n" 2
+expect_forwards "$n" 6
 rm -rf "$T/dst/f" "$T/dst/tree"
 
 lc_note "-J none overrides ProxyJump: direct, the bastion sees nothing"
@@ -121,16 +132,20 @@ lc_note "ProxyCommand through the bastion"
 if command -v ssh >/dev/null 2>&1; then
 	mkcfg "$T/cfg_pc" ProxyCommand="ssh -F $T/cfg -o BatchMode=yes -W %h:%p bastion"
 	n=$(forwards)
-	LC_SSH_CONFIG=$T/cfg_pc lc_lanecp -v "$T/src/f" "$H:$T/dst/"
+	LC_SSH_CONFIG=$T/cfg_pc lc_lanecp -v -s 2 "$T/src/f" "$H:$T/dst/"
 	cmp "$T/src/f" "$T/dst/f" || lc_fail "ProxyCommand copy differs"
 	lc_log_has "connected to $H through ProxyCommand\$" "$LC_ERR"
-	LC_SSH_CONFIG=$T/cfg_pc lc_lanecp -r "$T/src/tree" "$H:$T/dst/"
+	lc_log_has "data path: via SSH x 2" "$LC_ERR"
+	LC_SSH_CONFIG=$T/cfg_pc lc_lanecp -s 2 -r "$T/src/tree" "$H:$T/dst/"
 	diff -r "$T/src/tree" "$T/dst/tree" || lc_fail "ProxyCommand tree differs"
-	expect_forwards "$n" 2
+	expect_forwards "$n" 6
 	rm -rf "$T/dst/f" "$T/dst/tree"
-	# a pull needs an address of ours the remote side can dial: unknown
+	# a pull: the data comes back over SSH too
+	LC_SSH_CONFIG=$T/cfg_pc lc_lanecp -s 2 "$H:$T/src/f" "$T/pulled/g"
+	cmp "$T/src/f" "$T/pulled/g" || lc_fail "ProxyCommand pull differs"
+	# with --direct a pull has no address of ours to dial
 	LC_SSH_CONFIG=$T/cfg_pc lc_lanecp_expect 3 "no address for the data streams" \
-		"$H:$T/src/f" "$T/pulled/g"
+		--direct "$H:$T/src/f" "$T/pulled/h"
 	[[ -z $(lc_pids_matching "-W $LC_SSHD_ADDR:$LC_SSHD_PORT bastion") ]] ||
 		lc_fail "ProxyCommand still running after lanecp exited"
 else
