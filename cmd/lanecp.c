@@ -3,6 +3,7 @@
  * work is in the core library.
  */
 #include "lanecp/agent.h"
+#include "lanecp/lockholder.h"
 #include "lanecp/checksum.h"
 #include "lanecp/controller.h"
 #include "lanecp/err.h"
@@ -47,6 +48,7 @@ struct lc_cli {
 	int agent;
 	const char *restrict_dir;
 	uint64_t max_memory;	/* --max-memory, 0: default */
+	const char *transfer;	/* --transfer ID (with --agent) */
 	int help;
 	int version;
 };
@@ -239,6 +241,16 @@ lc_opt_restrict(struct lc_cli *c, const char *a, struct lc_err *e)
 }
 
 static int
+lc_opt_transfer(struct lc_cli *c, const char *a, struct lc_err *e)
+{
+	if (!lc_transfer_valid(a))
+		return lc_err_set(e, LC_ERR_USAGE, "--transfer: ID must be %d "
+		    "lowercase hex digits", LC_TRANSFER_HEX);
+	c->transfer = a;
+	return 0;
+}
+
+static int
 lc_opt_max_memory(struct lc_cli *c, const char *a, struct lc_err *e)
 {
 	uint64_t v;
@@ -328,6 +340,8 @@ static const struct lc_opt lc_opts[] = {
 	    "e.g. as a forced command", lc_opt_restrict, 0 },
 	{ "max-memory", 0, "SIZE", "(with --agent) keep a receiving agent's "
 	    "memory under SIZE (default 64m)", lc_opt_max_memory, 0 },
+	{ "transfer", 0, "ID", "(internal, with --agent) the controller's "
+	    "transfer id", lc_opt_transfer, 0 },
 };
 #define LC_NOPTS (sizeof(lc_opts) / sizeof(lc_opts[0]))
 
@@ -506,7 +520,7 @@ lc_run_agent(const struct lc_cli *c)
 {
 	struct lc_agent_opts o = { .restrict_dir = c->restrict_dir,
 		.local = 0, .exit_deadline_s = 1,
-		.max_memory = c->max_memory };
+		.max_memory = c->max_memory, .transfer = c->transfer };
 	int r;
 
 	lc_log_init("agent", LC_LOG_WARN, 2);
@@ -564,6 +578,10 @@ main(int argc, char **argv)
 	}
 	if (c.max_memory != 0) {
 		lc_log_error("--max-memory only applies to --agent");
+		return LC_EXIT_USAGE;
+	}
+	if (c.transfer != NULL) {
+		lc_log_error("--transfer only applies to --agent");
 		return LC_EXIT_USAGE;
 	}
 	if (argc - first < 2) {

@@ -170,6 +170,7 @@ lc_ctl_open(struct lc_ctl *c, struct lc_endpoint *ep,
 {
 	struct lc_ssh_opts so;
 
+	memcpy(ep->transfer, c->o->transfer, sizeof(ep->transfer));
 	if (!lc_location_is_remote(loc))
 		return lc_endpoint_open_local(ep, e);
 	memset(&so, 0, sizeof(so));

@@ -1,4 +1,5 @@
 #include "lanecp/testhook.h"
+#include "lanecp/lockholder.h"
 #include "lanecp/log.h"
 #include "lanecp/parse.h"
 #include "lanecp/wire.h"
@@ -83,4 +84,13 @@ lc_testhook_proxy_stop(pid_t pid)
 	kill(pid, SIGKILL);
 	while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
 		;
+}
+
+void
+lc_testhook_transfer(char *out, size_t outsz)
+{
+	const char *id = getenv("LANECP_TEST_TRANSFER");
+
+	if (id != NULL && lc_transfer_valid(id) && outsz > LC_TRANSFER_HEX)
+		snprintf(out, outsz, "%s", id);
 }
