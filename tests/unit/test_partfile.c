@@ -397,7 +397,7 @@ LC_TEST(space_check_can_refuse_and_be_skipped)
 	t_done(&v);
 }
 
-/* A part file another lanecp holds: its own error (retried with --retries). */
+/* A part file locked by this same process: its own error, not taken over. */
 LC_TEST(locked_part_file_is_its_own_error)
 {
 	struct t_env v;
