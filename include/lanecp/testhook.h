@@ -14,6 +14,10 @@
  * instead of a random one, so a test can leave a stale agent of "the same
  * transfer" behind and then run the next attempt as a new process.
  *
+ * LANECP_TEST_GRACE_S=N: the controller's PINGs give the agents N s of
+ * grace (1..LC_PING_GRACE_MAX) instead of LC_AGENT_GRACE_S, so a test's
+ * stale agent cannot stop by itself before the test is done with it.
+ *
  * lc_copy_opts.allow_local: both ends on this host, data over loopback
  * (tests/unit/test_copy.c).
  *
@@ -46,6 +50,9 @@ void lc_testhook_proxy_stop(pid_t pid);
  * at least LC_TRANSFER_HEX + 1); otherwise leave out as it is. */
 void lc_testhook_transfer(char *out, size_t outsz);
 
+/* LANECP_TEST_GRACE_S if set and valid, else dflt. */
+uint32_t lc_testhook_grace_s(uint32_t dflt);
+
 /* 1 when the options allow a copy with both ends local. */
 static inline int
 lc_testhook_allow_local(const struct lc_copy_opts *o)
@@ -72,6 +79,12 @@ static inline void
 lc_testhook_transfer(char *out, size_t outsz)
 {
 	(void)out, (void)outsz;
+}
+
+static inline uint32_t
+lc_testhook_grace_s(uint32_t dflt)
+{
+	return dflt;
 }
 
 static inline int
