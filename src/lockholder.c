@@ -393,7 +393,11 @@ lc_pidfd_signal(int pidfd, int sig)
  * transfer holding this very lock (a pid reused after the check is then
  * impossible: the pidfd names the process we checked, and signal 0 on it
  * proves it was still alive when we read its /proc files).  0 when it
- * was signalled or is gone already, -1 when it is no longer ours.
+ * was signalled, is gone already or no longer listed as holding the lock
+ * (nothing is signalled then), -1 when the holder is no longer it.
+ * Without pidfds (Linux before 5.3) the check is repeated just before a
+ * plain kill(): a pid reused in between would have to be another agent
+ * of this transfer holding this lock to be hit.
  */
 static int
 lc_lock_stop(int fd, const struct lc_holder *h, const char *transfer)
@@ -401,11 +405,19 @@ lc_lock_stop(int fd, const struct lc_holder *h, const char *transfer)
 	struct lc_holder again;
 	int pidfd, r = -1;
 
-	if ((pidfd = lc_pidfd_open(h->pid)) < 0)
+	if ((pidfd = lc_pidfd_open(h->pid)) < 0 && errno == ENOSYS) {
+		lc_lock_holder(fd, transfer, &again);
+		if (again.pid == 0)
+			return 0;	/* released meanwhile */
+		if (again.kind != LC_HOLDER_SAME || again.pid != h->pid)
+			return -1;
+		return kill(h->pid, SIGTERM) == 0 || errno == ESRCH ? 0 : -1;
+	}
+	if (pidfd < 0)
 		return errno == ESRCH ? 0 : -1;
 	lc_lock_holder(fd, transfer, &again);
-	if (again.pid == 0 && lc_pidfd_signal(pidfd, 0) != 0)
-		r = 0;		/* gone, lock released */
+	if (again.pid == 0)
+		r = 0;		/* no holder listed: let flock() tell */
 	else if (again.kind == LC_HOLDER_SAME && again.pid == h->pid &&
 	    lc_pidfd_signal(pidfd, 0) == 0)
 		r = lc_pidfd_signal(pidfd, SIGTERM) == 0 || errno == ESRCH ?
