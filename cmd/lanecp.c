@@ -515,6 +515,30 @@ lc_on_signal(int signo)
 	}
 }
 
+/*
+ * Under a forced command (command="lanecp --agent --restrict DIR" in
+ * authorized_keys) sshd runs that instead of the controller's command, so
+ * our command line lacks its --transfer ID; the controller's command is
+ * in SSH_ORIGINAL_COMMAND.  Run again with the id added, where a later
+ * attempt's sink looks for it (lockholder.h).  Returns only if that is
+ * not needed or fails (then the agent runs without an id).
+ */
+static void
+lc_agent_adopt_transfer(const struct lc_cli *c, int argc, char **argv)
+{
+	char id[LC_TRANSFER_HEX + 1], flag[] = "--transfer", *av[256];
+	const char *orig = getenv("SSH_ORIGINAL_COMMAND");
+
+	if (c->transfer != NULL || orig == NULL || argc + 3 > 256 ||
+	    !lc_transfer_from_command(orig, id))
+		return;
+	memcpy(av, argv, (size_t)argc * sizeof(*av));
+	av[argc] = flag;
+	av[argc + 1] = id;
+	av[argc + 2] = NULL;
+	execv("/proc/self/exe", av);
+}
+
 static int
 lc_run_agent(const struct lc_cli *c)
 {
@@ -570,8 +594,10 @@ main(int argc, char **argv)
 		    LC_PROTO_VERSION, libssh2_version(0));
 		return LC_EXIT_OK;
 	}
-	if (c.agent)
+	if (c.agent) {
+		lc_agent_adopt_transfer(&c, argc, argv);
 		return lc_run_agent(&c);
+	}
 	if (c.restrict_dir != NULL) {
 		lc_log_error("--restrict only applies to --agent");
 		return LC_EXIT_USAGE;

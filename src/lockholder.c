@@ -66,6 +66,43 @@ lc_transfer_valid(const char *s)
 	return s[i] == '\0';
 }
 
+int
+lc_transfer_from_command(const char *cmd, char *out)
+{
+	static const char opt[] = "--transfer";
+	const char *p = cmd, *w, *end = cmd + strnlen(cmd, 4096);
+	int want = 0;
+	size_t n;
+
+	out[0] = '\0';
+	while (p < end) {
+		while (p < end && (*p == ' ' || *p == '\t'))
+			p++;
+		for (w = p; p < end && *p != ' ' && *p != '\t'; p++)
+			;
+		if ((n = (size_t)(p - w)) == 0)
+			break;
+		if (want || (n == sizeof(opt) + LC_TRANSFER_HEX &&
+		    memcmp(w, opt, sizeof(opt) - 1) == 0 &&
+		    w[sizeof(opt) - 1] == '=')) {
+			if (!want) {
+				w += sizeof(opt);
+				n -= sizeof(opt);
+			}
+			if (n != LC_TRANSFER_HEX)
+				return 0;
+			memcpy(out, w, n);
+			out[n] = '\0';
+			if (lc_transfer_valid(out))
+				return 1;
+			out[0] = '\0';
+			return 0;
+		}
+		want = n == sizeof(opt) - 1 && memcmp(w, opt, n) == 0;
+	}
+	return 0;
+}
+
 /*
  * Parse an unsigned number of [s, end) in base 10 or 16: every character
  * a digit, at least one, no overflow past max.  0 or -1.

@@ -53,6 +53,14 @@ int lc_transfer_new(char *out);
 int lc_transfer_valid(const char *s);
 
 /*
+ * Find "--transfer ID" or "--transfer=ID" (ID valid) among the
+ * blank-separated words of a shell command line such as
+ * SSH_ORIGINAL_COMMAND (at most its first 4096 bytes are looked at).
+ * Returns 1 with the id in out[LC_TRANSFER_HEX + 1], else 0 (out "").
+ */
+int lc_transfer_from_command(const char *cmd, char *out);
+
+/*
  * Parse one line of /proc/locks (NUL-terminated, newline optional).
  * Returns 1 if it is a granted (not waiting, "->") FLOCK on the file
  * maj:min:ino, with *pid its holder as the kernel reports it (may be 0 or

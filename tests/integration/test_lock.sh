@@ -23,7 +23,7 @@ export LANECP_TEST_GRACE_S=3600
 # The one agent running with transfer id $1 (fails unless exactly one).
 agent_of() {
 	local p
-	p=$(lc_pids_matching "$d/agent --agent --transfer $1")
+	p=$(lc_pids_matching "--agent --restrict $d/remote --transfer $1"; lc_pids_matching "$d/agent --agent --transfer $1")
 	[[ -n $p && $p != *$'\n'* ]] || lc_fail "agents of $1: '$p'"
 	echo "$p"
 }
@@ -101,4 +101,27 @@ kill -0 "$stale" || lc_fail "the other transfer's agent was stopped"
 kill -9 "$COPY"
 wait "$COPY" 2>/dev/null || true
 lc_wait_no_pids "$d/agent --agent" 60
+rm -f "$d/remote/big" "$part"
+
+lc_note "a forced-command agent (authorized_keys command=) takes the id too"
+# sshd runs the forced command instead of ours: the agent takes the id
+# from SSH_ORIGINAL_COMMAND and runs again with it on its command line
+ssh-keygen -q -t ed25519 -N '' -f "$d/cron_key" </dev/null
+printf 'command="%s --agent --restrict %s",no-pty %s\n' \
+	"$d/agent" "$d/remote" "$(cat "$d/cron_key.pub")" >>"$d/authorized_keys"
+lc_ssh_config "$d/cron_config" IdentityFile="$d/cron_key"
+LANECP_TEST_TRANSFER=$ID1 "$LANECP" -F "$d/cron_config" -x 512k -B 64k \
+	-s 2 -f "$d/local/big" "$H:big" 2>"$d/slow.err" &
+COPY=$!
+lc_on_exit "kill -9 $COPY"
+lc_wait_size "$part" 65536 120
+stale=$(agent_of $ID1)
+kill -STOP "$COPY"
+LANECP_TEST_TRANSFER=$ID1 "$LANECP" -F "$d/cron_config" -a -f \
+	"$d/local/big" "$H:big" 2>"$d/cron.err" ||
+	{ lc__show "$d/cron.err"; lc_fail "restricted takeover failed"; }
+cmp "$d/local/big" "$d/remote/big" || lc_fail "the restricted copy differs"
+lc_log_has "an earlier attempt of this transfer \(pid $stale\) still holds the partial file; stopping it" "$d/cron.err"
+kill -9 "$COPY"
+wait "$COPY" 2>/dev/null || true
 echo "ok"

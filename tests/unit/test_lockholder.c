@@ -34,6 +34,34 @@ LC_TEST(transfer_ids)
 	LC_CHECK(!lc_transfer_valid("0123456789abcdef0123456789abcde "));
 }
 
+LC_TEST(transfer_from_a_forced_command)
+{
+	char id[LC_TRANSFER_HEX + 1];
+
+	LC_CHECK_EQ_I(lc_transfer_from_command("lanecp --agent --transfer "
+	    ID_A, id), 1);
+	LC_CHECK_STR(id, ID_A);
+	LC_CHECK_EQ_I(lc_transfer_from_command("/x/lanecp  --agent\t"
+	    "--transfer=" ID_A " ", id), 1);
+	LC_CHECK_STR(id, ID_A);
+	LC_CHECK_EQ_I(lc_transfer_from_command("lanecp --agent", id), 0);
+	LC_CHECK_STR(id, "");
+	LC_CHECK_EQ_I(lc_transfer_from_command("", id), 0);
+	LC_CHECK_EQ_I(lc_transfer_from_command("lanecp --agent --transfer",
+	    id), 0);
+	LC_CHECK_EQ_I(lc_transfer_from_command("lanecp --transfer " ID_A "0",
+	    id), 0);
+	LC_CHECK_EQ_I(lc_transfer_from_command("lanecp --transfer "
+	    "0123456789ABCDEF0123456789abcdef", id), 0);
+	LC_CHECK_STR(id, "");
+	LC_CHECK_EQ_I(lc_transfer_from_command("lanecp --transfer=" ID_A "0",
+	    id), 0);
+	LC_CHECK_EQ_I(lc_transfer_from_command("lanecp --transfers " ID_A,
+	    id), 0);
+	LC_CHECK_EQ_I(lc_transfer_from_command("lanecp x--transfer " ID_A,
+	    id), 0);
+}
+
 LC_TEST(locks_line_parsing)
 {
 	pid_t pid;
