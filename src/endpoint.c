@@ -167,6 +167,12 @@ lc_endpoint_lost(struct lc_endpoint *ep, const char *agent_cmd,
 	if (sig[0] != '\0')
 		return lc_err_set(e, LC_ERR_AGENT,
 		    "%s: remote agent killed by signal %s", ep->name, sig);
+	/* a lanecp from before transfer ids rejects --transfer (usage) */
+	if (!ep->hello_seen && st == 2 && lc_transfer_valid(ep->transfer))
+		return lc_err_set(e, LC_ERR_AGENT, "%s: remote agent exited "
+		    "with status 2 before answering (a lanecp there older "
+		    "than this one does not know --transfer: upgrade it)",
+		    ep->name);
 	if (st >= 0)
 		return lc_err_set(e, LC_ERR_AGENT,
 		    "%s: remote agent exited with status %d%s", ep->name, st,
