@@ -3,6 +3,7 @@
  * work is in the core library.
  */
 #include "lanecp/agent.h"
+#include "lanecp/lockholder.h"
 #include "lanecp/checksum.h"
 #include "lanecp/controller.h"
 #include "lanecp/err.h"
@@ -47,6 +48,7 @@ struct lc_cli {
 	int agent;
 	const char *restrict_dir;
 	uint64_t max_memory;	/* --max-memory, 0: default */
+	const char *transfer;	/* --transfer ID (with --agent) */
 	int help;
 	int version;
 };
@@ -291,6 +293,16 @@ lc_opt_restrict(struct lc_cli *c, const char *a, struct lc_err *e)
 }
 
 static int
+lc_opt_transfer(struct lc_cli *c, const char *a, struct lc_err *e)
+{
+	if (!lc_transfer_valid(a))
+		return lc_err_set(e, LC_ERR_USAGE, "--transfer: ID must be %d "
+		    "lowercase hex digits", LC_TRANSFER_HEX);
+	c->transfer = a;
+	return 0;
+}
+
+static int
 lc_opt_max_memory(struct lc_cli *c, const char *a, struct lc_err *e)
 {
 	uint64_t v;
@@ -394,6 +406,8 @@ static const struct lc_opt lc_opts[] = {
 	    "e.g. as a forced command", lc_opt_restrict, 0 },
 	{ "max-memory", 0, "SIZE", "(with --agent) keep a receiving agent's "
 	    "memory under SIZE (default 64m)", lc_opt_max_memory, 0 },
+	{ "transfer", 0, "ID", "(internal, with --agent) the controller's "
+	    "transfer id", lc_opt_transfer, 0 },
 };
 #define LC_NOPTS (sizeof(lc_opts) / sizeof(lc_opts[0]))
 
@@ -568,12 +582,36 @@ lc_on_signal(int signo)
 	}
 }
 
+/*
+ * Under a forced command (command="lanecp --agent --restrict DIR" in
+ * authorized_keys) sshd runs that instead of the controller's command, so
+ * our command line lacks its --transfer ID; the controller's command is
+ * in SSH_ORIGINAL_COMMAND.  Run again with the id added, where a later
+ * attempt's sink looks for it (lockholder.h).  Returns only if that is
+ * not needed or fails (then the agent runs without an id).
+ */
+static void
+lc_agent_adopt_transfer(const struct lc_cli *c, int argc, char **argv)
+{
+	char id[LC_TRANSFER_HEX + 1], flag[] = "--transfer", *av[256];
+	const char *orig = getenv("SSH_ORIGINAL_COMMAND");
+
+	if (c->transfer != NULL || orig == NULL || argc + 3 > 256 ||
+	    !lc_transfer_from_command(orig, id))
+		return;
+	memcpy(av, argv, (size_t)argc * sizeof(*av));
+	av[argc] = flag;
+	av[argc + 1] = id;
+	av[argc + 2] = NULL;
+	execv("/proc/self/exe", av);
+}
+
 static int
 lc_run_agent(const struct lc_cli *c)
 {
 	struct lc_agent_opts o = { .restrict_dir = c->restrict_dir,
 		.local = 0, .exit_deadline_s = 1,
-		.max_memory = c->max_memory };
+		.max_memory = c->max_memory, .transfer = c->transfer };
 	int r;
 
 	lc_log_init("agent", LC_LOG_WARN, 2);
@@ -623,14 +661,20 @@ main(int argc, char **argv)
 		    LC_PROTO_VERSION, libssh2_version(0));
 		return LC_EXIT_OK;
 	}
-	if (c.agent)
+	if (c.agent) {
+		lc_agent_adopt_transfer(&c, argc, argv);
 		return lc_run_agent(&c);
+	}
 	if (c.restrict_dir != NULL) {
 		lc_log_error("--restrict only applies to --agent");
 		return LC_EXIT_USAGE;
 	}
 	if (c.max_memory != 0) {
 		lc_log_error("--max-memory only applies to --agent");
+		return LC_EXIT_USAGE;
+	}
+	if (c.transfer != NULL) {
+		lc_log_error("--transfer only applies to --agent");
 		return LC_EXIT_USAGE;
 	}
 	if (argc - first < 2) {

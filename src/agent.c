@@ -178,6 +178,9 @@ lc_agent_become(struct lc_agent *a, const struct lc_role_ops *ops)
 	if (port.set.max_memory < LC_AGENT_MIN_MEMORY)
 		port.set.max_memory = LC_AGENT_MIN_MEMORY;
 	port.set.max_streams = a->max_streams;
+	if (a->opts->transfer != NULL)
+		snprintf(port.set.transfer, sizeof(port.set.transfer), "%s",
+		    a->opts->transfer);
 	port.post = lc_agent_post;
 	port.host = a;
 	if ((r = ops->create(&port, &a->role)) != 0)

@@ -171,6 +171,7 @@ lc_ctl_open(struct lc_ctl *c, struct lc_endpoint *ep,
 	/* kept: --via-ssh opens more connections the same way */
 	struct lc_ssh_opts *so = ep == &c->src ? &c->so_src : &c->so_dst;
 
+	memcpy(ep->transfer, c->o->transfer, sizeof(ep->transfer));
 	if (!lc_location_is_remote(loc))
 		return lc_endpoint_open_local(ep, e);
 	memset(so, 0, sizeof(*so));
@@ -890,7 +891,8 @@ lc_ctl_step(struct lc_ctl *c, struct lc_err *e)
 	    (r = lc__ctl_negotiate(c, e)) != 0)
 		return r;
 	if (c->negotiated && !c->bye_sent && lc_now_ms() >= c->next_ping) {
-		struct lc_msg_ping pg = { .grace_s = LC_AGENT_GRACE_S };
+		struct lc_msg_ping pg = {
+			.grace_s = lc_testhook_grace_s(LC_AGENT_GRACE_S) };
 		c->next_ping = lc_now_ms() + LC_PING_MS;
 		if ((r = lc_msg_put_ping(&c->src.out, &pg)) != 0 ||
 		    (r = lc_msg_put_ping(&c->dst_ep.out, &pg)) != 0)

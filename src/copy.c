@@ -6,6 +6,7 @@
 #include "lanecp/controller.h"
 #include "lanecp/log.h"
 #include "lanecp/runlog.h"
+#include "lanecp/testhook.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -27,14 +28,13 @@ lc_copy_retryable(int code)
 	case LC_ERR_TIMEOUT:
 	case LC_ERR_INTEGRITY:
 	case LC_ERR_CHECKSUM:
-	/*
-	 * Often the agent of an earlier attempt that has not yet noticed its
-	 * controller is gone (it stops within a minute, see PING): the
-	 * backoff waits for it.  A copy that really runs at the same time
-	 * still fails once the retries are spent.
-	 */
-	case LC_ERR_LOCKED:
 		return 1;
+	/*
+	 * Not LC_ERR_LOCKED: a stale agent of an earlier attempt of this
+	 * copy is recognized by its transfer id and stopped by the sink
+	 * (lockholder.c), so a lock that stays held belongs to a different
+	 * lanecp (or someone else): contention, not an outage.
+	 */
 	default:
 		return 0;
 	}
@@ -83,6 +83,13 @@ lc_copy(const struct lc_copy_opts *o, int signal_fd,
 	int logfd = -1, r;
 
 	memset(res, 0, sizeof(*res));
+	/* one id for all attempts: a retry's sink knows the agents of the
+	   attempts before it */
+	lc_testhook_transfer(oo.transfer, sizeof(oo.transfer));
+	if (oo.transfer[0] == '\0' && lc_transfer_new(oo.transfer) != 0)
+		return lc_err_set(e, LC_ERR_INTERNAL, "cannot make a transfer "
+		    "id (RAND_bytes)");
+	lc_log_debug("transfer id %s", oo.transfer);
 	if ((r = lc_runlog_open(o, &logfd, e)) != 0)
 		return r;
 	for (;;) {

@@ -24,7 +24,8 @@ static void *
 lc_endpoint_agent_thread(void *arg)
 {
 	struct lc_endpoint *ep = arg;
-	struct lc_agent_opts opts = { .restrict_dir = NULL, .local = 1 };
+	struct lc_agent_opts opts = { .restrict_dir = NULL, .local = 1,
+		.transfer = ep->transfer[0] != '\0' ? ep->transfer : NULL };
 
 	(void)lc_agent_run(ep->agent_fd, ep->agent_fd, &opts);
 	return NULL;
@@ -57,12 +58,16 @@ int
 lc_endpoint_open_remote(struct lc_endpoint *ep, const struct lc_ssh_opts *so,
     const char *agent_cmd, struct lc_err *e)
 {
-	char cmd[LC_PATH_MAX + 16];
+	char cmd[LC_PATH_MAX + 16 + 12 + LC_TRANSFER_HEX];
 	int r, n;
 
 	ep->remote = 1;
 	snprintf(ep->name, sizeof(ep->name), "%s", so->host);
-	n = snprintf(cmd, sizeof(cmd), "%s --agent", agent_cmd);
+	/* the id on the command line lets a later attempt's sink recognize
+	   this agent in /proc/PID/cmdline (lockholder.c) */
+	n = snprintf(cmd, sizeof(cmd), "%s --agent%s%s", agent_cmd,
+	    lc_transfer_valid(ep->transfer) ? " --transfer " : "",
+	    lc_transfer_valid(ep->transfer) ? ep->transfer : "");
 	if (n < 0 || (size_t)n >= sizeof(cmd))
 		return lc_err_set(e, LC_ERR_USAGE, "-T: command too long");
 	if ((r = lc_ssh_connect(so, &ep->ssh, e)) != 0)
@@ -162,6 +167,12 @@ lc_endpoint_lost(struct lc_endpoint *ep, const char *agent_cmd,
 	if (sig[0] != '\0')
 		return lc_err_set(e, LC_ERR_AGENT,
 		    "%s: remote agent killed by signal %s", ep->name, sig);
+	/* a lanecp from before transfer ids rejects --transfer (usage) */
+	if (!ep->hello_seen && st == 2 && lc_transfer_valid(ep->transfer))
+		return lc_err_set(e, LC_ERR_AGENT, "%s: remote agent exited "
+		    "with status 2 before answering (a lanecp there older "
+		    "than this one does not know --transfer: upgrade it)",
+		    ep->name);
 	if (st >= 0)
 		return lc_err_set(e, LC_ERR_AGENT,
 		    "%s: remote agent exited with status %d%s", ep->name, st,

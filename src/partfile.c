@@ -235,16 +235,48 @@ lc_part_refuse(const struct lc_part *f, const struct stat *st,
 	    st->st_nlink != 1 ? "hard-linked" : "writable by others");
 }
 
-/* Lock the open partial file against a second lanecp writing it. */
+/*
+ * Lock the open partial file against a second lanecp writing it.  If an
+ * agent of this same transfer (an earlier attempt whose controller is
+ * gone) holds it, stop that agent and take the lock over; anyone else
+ * keeps it and the file fails with LC_ERR_LOCKED saying who (see
+ * lockholder.c for why and for the bound on the wait).
+ */
 static int
-lc_part_lock(const struct lc_part *f, struct lc_err *e)
+lc_part_lock(const struct lc_target *t, const struct lc_part *f,
+    struct lc_err *e)
 {
+	struct lc_holder h;
+
 	if (flock(f->fd, LOCK_EX | LOCK_NB) == 0)
 		return 0;
-	if (errno == EWOULDBLOCK)
-		return lc_err_set(e, LC_ERR_LOCKED, "%s: another lanecp is "
-		    "writing this file", f->final);
-	return lc_err_sys(e, LC_ERR_IO, errno, "lock %s", f->tmp);
+	if (errno != EWOULDBLOCK)
+		return lc_err_sys(e, LC_ERR_IO, errno, "lock %s", f->tmp);
+	lc_lock_holder(f->fd, t->transfer, &h);
+	if (h.kind != LC_HOLDER_SAME)
+		return lc_lock_held_error(f->final, &h, e);
+	return lc_lock_takeover(f->fd, &h, t->transfer, LC_TAKEOVER_WAIT_MS,
+	    f->final, e);
+}
+
+/*
+ * After waiting for the lock: the name must still be the file we locked
+ * (the holder may have renamed it into place or replaced it before it
+ * let go), and *st is refreshed (it may have grown).  1 when it is, 0
+ * when the name moved on (open again), or an error.
+ */
+static int
+lc_part_still(const struct lc_part *f, struct stat *st, struct lc_err *e)
+{
+	struct stat now;
+
+	if (fstat(f->fd, st) != 0)
+		return lc_err_sys(e, LC_ERR_IO, errno, "stat %s", f->tmp);
+	if (fstatat(f->dfd, f->tmp, &now, AT_SYMLINK_NOFOLLOW) != 0)
+		return errno == ENOENT ? 0 : lc_err_sys(e, LC_ERR_IO, errno,
+		    "stat %s", f->tmp);
+	return now.st_dev == st->st_dev && now.st_ino == st->st_ino &&
+	    lc_part_ours(st);
 }
 
 /*
@@ -289,15 +321,27 @@ lc_part_open_part(const struct lc_target *t, struct lc_part *f,
     uint64_t *kept, struct lc_err *e)
 {
 	struct stat st;
-	int r;
+	int r, tries = 0;
 
 	*kept = 0;
 	if (lc_part_name(f->name, f->tmp, sizeof(f->tmp)) != 0)
 		return lc_err_set(e, LC_ERR_IO, "%s: name too long", f->final);
+ again:
 	if ((r = lc_part_existing(t, f, &f->fd, &st, e)) != 0)
 		return r;
-	if (f->fd >= 0 && (r = lc_part_lock(f, e)) != 0)
+	if (f->fd >= 0 && ((r = lc_part_lock(t, f, e)) != 0 ||
+	    (r = lc_part_still(f, &st, e)) < 0))
 		return r;
+	if (f->fd >= 0 && r == 0) {
+		/* renamed or replaced while we waited: look again */
+		close(f->fd);
+		f->fd = -1;
+		if (++tries > 3)
+			return lc_err_set(e, LC_ERR_LOCKED, "%s: the partial "
+			    "file keeps changing; not writing into it",
+			    f->final);
+		goto again;
+	}
 	if (f->fd >= 0 && (t->flags & LC_TGT_RESUME)) {
 		if ((uint64_t)st.st_size <= f->size) {
 			*kept = (uint64_t)st.st_size;
@@ -327,7 +371,7 @@ lc_part_open_part(const struct lc_target *t, struct lc_part *f,
 		    f->tmp);
 	if (f->fd < 0)
 		return lc_err_sys(e, LC_ERR_IO, errno, "create %s", f->tmp);
-	return lc_part_lock(f, e);
+	return lc_part_lock(t, f, e);
 }
 
 int

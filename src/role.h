@@ -29,6 +29,7 @@
 #include "lanecp/wire.h"
 #include "lanecp/confine.h"
 #include "lanecp/err.h"
+#include "lanecp/lockholder.h"
 
 enum lc_event_type {
 	LC_EV_ERROR = 1,	/* err: fatal for the transfer */
@@ -60,6 +61,7 @@ struct lc_role_settings {
 	mode_t umask;		/* applied to modes the peer sends */
 	uint64_t max_memory;	/* the sink's peak memory bound, bytes */
 	uint32_t max_streams;	/* what the host advertised in its HELLO */
+	char transfer[LC_TRANSFER_HEX + 1];	/* the agent's id, or "" */
 };
 
 struct lc_role_port {

@@ -120,6 +120,7 @@ lc_sink_target(struct lc_sink *s, const struct lc_msg_sink_target *m,
 	if ((r = lc_target_resolve(&s->tgt, s->port.conf, m->target, m->flags,
 	    s->port.set.umask, e)) != 0)
 		return r;
+	memcpy(s->tgt.transfer, s->port.set.transfer, sizeof(s->tgt.transfer));
 	s->target_set = 1;
 	if ((m->flags & LC_TGT_OWNER) && geteuid() != 0)
 		lc_log_warn("--owner: not running as root here, so owner and "

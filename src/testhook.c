@@ -1,4 +1,5 @@
 #include "lanecp/testhook.h"
+#include "lanecp/lockholder.h"
 #include "lanecp/log.h"
 #include "lanecp/parse.h"
 #include "lanecp/wire.h"
@@ -83,4 +84,24 @@ lc_testhook_proxy_stop(pid_t pid)
 	kill(pid, SIGKILL);
 	while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
 		;
+}
+
+void
+lc_testhook_transfer(char *out, size_t outsz)
+{
+	const char *id = getenv("LANECP_TEST_TRANSFER");
+
+	if (id != NULL && lc_transfer_valid(id) && outsz > LC_TRANSFER_HEX)
+		snprintf(out, outsz, "%s", id);
+}
+
+uint32_t
+lc_testhook_grace_s(uint32_t dflt)
+{
+	const char *s = getenv("LANECP_TEST_GRACE_S");
+	uint64_t v;
+
+	if (s == NULL || lc_parse_uint(s, 1, LC_PING_GRACE_MAX, &v) != 0)
+		return dflt;
+	return (uint32_t)v;
 }

@@ -31,6 +31,12 @@ struct lc_agent_opts {
 	 * streams; see lc_sink_limits() in sink.c.
 	 */
 	uint64_t max_memory;
+	/*
+	 * --transfer ID: the controller's transfer id (lockholder.h), valid
+	 * or NULL.  A sink stops a stale agent of the same id that still
+	 * holds a part file it needs.
+	 */
+	const char *transfer;
 };
 
 /*

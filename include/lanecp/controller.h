@@ -13,6 +13,7 @@
 
 #include "lanecp/checksum.h"
 #include "lanecp/err.h"
+#include "lanecp/lockholder.h"
 
 /* How the data streams travel (-v and --json "path" name it). */
 enum lc_path {
@@ -67,6 +68,12 @@ struct lc_copy_opts {
 	const char *path_why;	/* internal: why the last one failed */
 	const char *log_path;	/* -l FILE */
 	const char *cmdline;	/* for the -l log */
+	/*
+	 * The transfer id given to every agent (lockholder.h): lc_copy makes
+	 * one when this is "", the same for all attempts; lc_copy_run uses
+	 * it as it is ("": the agents get none).
+	 */
+	char transfer[LC_TRANSFER_HEX + 1];
 };
 
 #define LC_RESULT_SUMS 16

@@ -12,6 +12,7 @@
 #include "lanecp/agent.h"
 #include "lanecp/buf.h"
 #include "lanecp/err.h"
+#include "lanecp/lockholder.h"
 #include "lanecp/ssh.h"
 #include "lanecp/wire.h"
 
@@ -28,16 +29,21 @@ struct lc_endpoint {
 	struct lc_msg_hello hello;
 	int hello_seen;
 	int eof;
+	/* the transfer id handed to the agent (lockholder.h), "" for none;
+	   set by the caller before opening */
+	char transfer[LC_TRANSFER_HEX + 1];
 };
 
 /* Clear ep (no agent, fds -1, empty buffers). */
 void lc_endpoint_init(struct lc_endpoint *ep);
 
-/* Start the in-process agent.  Returns 0 or -LC_ERR_INTERNAL. */
+/* Start the in-process agent (with ep->transfer, if set).  Returns 0 or
+ * -LC_ERR_INTERNAL. */
 int lc_endpoint_open_local(struct lc_endpoint *ep, struct lc_err *e);
 
 /*
- * Connect with SSH and run "<agent_cmd> --agent" there.  Returns 0,
+ * Connect with SSH and run "<agent_cmd> --agent" there, with
+ * " --transfer ID" when ep->transfer is set (a valid id).  Returns 0,
  * -LC_ERR_USAGE (agent_cmd too long) or an error of lc_ssh_connect() or
  * lc_ssh_exec().
  */

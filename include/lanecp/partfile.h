@@ -11,6 +11,7 @@
 #ifndef LANECP_PARTFILE_H
 #define LANECP_PARTFILE_H
 
+#include "lanecp/lockholder.h"
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -27,6 +28,9 @@ struct lc_target {
 	mode_t umask;		/* applied to modes the peer sends */
 	char path[LC_PATH_MAX];	/* as the controller named it */
 	char name[256];		/* file target: its last component */
+	/* this transfer's id ("" if none): a part file locked by a stale
+	   agent of the same transfer is taken over (lockholder.h) */
+	char transfer[LC_TRANSFER_HEX + 1];
 };
 
 /* What a tree entry keeps from its source (-p, -u, --owner). */

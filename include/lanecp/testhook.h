@@ -10,6 +10,14 @@
  * proxy that corrupts, resets or stalls a stream between source and sink
  * (tests/tools/lc_proxy.c).  The program is stopped when the copy ends.
  *
+ * LANECP_TEST_TRANSFER=ID: lc_copy uses this transfer id (lockholder.h)
+ * instead of a random one, so a test can leave a stale agent of "the same
+ * transfer" behind and then run the next attempt as a new process.
+ *
+ * LANECP_TEST_GRACE_S=N: the controller's PINGs give the agents N s of
+ * grace (1..LC_PING_GRACE_MAX) instead of LC_AGENT_GRACE_S, so a test's
+ * stale agent cannot stop by itself before the test is done with it.
+ *
  * lc_copy_opts.allow_local: both ends on this host, data over loopback
  * (tests/unit/test_copy.c).
  *
@@ -20,6 +28,7 @@
 #ifndef LANECP_TESTHOOK_H
 #define LANECP_TESTHOOK_H
 
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -36,6 +45,13 @@ int lc_testhook_proxy(const char *addr, uint16_t *ports, uint32_t n,
 
 /* Stop a proxy started above (pid <= 0: nothing). */
 void lc_testhook_proxy_stop(pid_t pid);
+
+/* If LANECP_TEST_TRANSFER is a valid id, copy it to out (outsz bytes,
+ * at least LC_TRANSFER_HEX + 1); otherwise leave out as it is. */
+void lc_testhook_transfer(char *out, size_t outsz);
+
+/* LANECP_TEST_GRACE_S if set and valid, else dflt. */
+uint32_t lc_testhook_grace_s(uint32_t dflt);
 
 /* 1 when the options allow a copy with both ends local. */
 static inline int
@@ -57,6 +73,18 @@ static inline void
 lc_testhook_proxy_stop(pid_t pid)
 {
 	(void)pid;
+}
+
+static inline void
+lc_testhook_transfer(char *out, size_t outsz)
+{
+	(void)out, (void)outsz;
+}
+
+static inline uint32_t
+lc_testhook_grace_s(uint32_t dflt)
+{
+	return dflt;
 }
 
 static inline int

@@ -397,7 +397,7 @@ LC_TEST(space_check_can_refuse_and_be_skipped)
 	t_done(&v);
 }
 
-/* A part file another lanecp holds: its own error (retried with --retries). */
+/* A part file locked by this same process: its own error, not taken over. */
 LC_TEST(locked_part_file_is_its_own_error)
 {
 	struct t_env v;
@@ -409,7 +409,8 @@ LC_TEST(locked_part_file_is_its_own_error)
 	LC_CHECK((fd = openat(v.dfd, T_PART, O_RDWR)) >= 0);
 	LC_CHECK(flock(fd, LOCK_EX | LOCK_NB) == 0);
 	LC_CHECK_EQ_I(t_open(&v, LC_TGT_RESUME, 10, &kept), -LC_ERR_LOCKED);
-	LC_CHECK(strstr(v.e.msg, "another lanecp is writing") != NULL);
+	/* held by this very process: never taken over */
+	LC_CHECK(strstr(v.e.msg, "this lanecp is already writing") != NULL);
 	close(fd);
 	LC_CHECK_EQ_I(t_open(&v, LC_TGT_RESUME, 10, &kept), 0);
 	LC_CHECK_EQ_U(kept, 3);
