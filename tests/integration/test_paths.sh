@@ -9,6 +9,9 @@
 #   * the automatic fallback: with the direct data ports closed (the test
 #     hook hands the source a closed port), a host-to-host copy says so
 #     and goes through the relay, without counting as a retry;
+#   * --via-ssh push, pull and host to host (one SSH connection per
+#     stream), and against a server with MaxStartups 1;
+#   * the fallback of a push goes over SSH;
 #   * an explicit path does not fall back: --direct with the ports closed
 #     fails with the stream exit status (8), naming the port.
 # The namespace tests (test_netns*.sh) do the same through real filters.
@@ -53,6 +56,32 @@ lc_log_has 'data path: relay, .* -> this host -> ' "$LC_ERR"
 lc_log_has '"path":"relay"' "$LC_OUT"
 lc_lanecp --relay -r "$H:$d/remote/tree" "$H-b:$d/r2/"
 diff -r "$d/local/tree" "$d/r2/tree" || lc_fail "relay tree differs"
+
+lc_note "--via-ssh: push, pull, host to host; no TLS inside SSH"
+mkdir -p "$d/s1" "$d/s2" "$d/s3"
+json --via-ssh -s 3 "$d/local/f" "$H:$d/s1/"
+cmp "$d/local/f" "$d/s1/f" || lc_fail "--via-ssh push differs"
+lc_log_has 'data path: via SSH x 3\)' "$LC_ERR"
+lc_log_has 'data encrypted by SSH' "$LC_ERR"
+lc_log_has '"path":"ssh"' "$LC_OUT"
+lc_log_has '"encrypted":true' "$LC_OUT"
+json --via-ssh -s 2 "$H:$d/s1/f" "$d/s2/"
+cmp "$d/local/f" "$d/s2/f" || lc_fail "--via-ssh pull differs"
+json --via-ssh -s 2 -r "$H:$d/remote/tree" "$H-b:$d/s3/"
+diff -r "$d/local/tree" "$d/s3/tree" || lc_fail "--via-ssh host-to-host tree differs"
+
+lc_note "--via-ssh against MaxStartups 1: connections opened at its pace"
+lc_sshd_extra slow "MaxStartups 1:100:1"
+lc_ssh_host_block slowhost "$LC_X_PORT" "$d/slow.known" >>"$LC_SSH_CONFIG"
+echo "$LC_X_KNOWN" >"$d/slow.known"
+mkdir -p "$d/s4"
+json --via-ssh -s 8 "$d/local/f" "slowhost:$d/s4/"
+cmp "$d/local/f" "$d/s4/f" || lc_fail "--via-ssh under MaxStartups 1 differs"
+lc_log_has '"path":"ssh"' "$LC_OUT"
+# all eight, or fewer with a warning that says so: never a failure
+if ! grep -q '"streams":8' "$LC_OUT"; then
+	lc_log_has 'the server accepted [0-9]+ of 8 SSH connections' "$LC_ERR"
+fi
 
 lc_note "a stranger on a reverse source's data port gets nothing"
 command -v ss >/dev/null || { lc_skip "ss (iproute2) not installed"; exit 0; }
@@ -99,6 +128,13 @@ EOF
 	lc_log_has 'data path: relay, .* because .*port '"$closed" "$LC_ERR"
 	lc_log_has '"path":"relay"' "$LC_OUT"
 	lc_log_has '"attempts":1' "$LC_OUT"
+
+	lc_note "direct ports closed, push: falls back to SSH"
+	mkdir -p "$d/r5"
+	LANECP_TEST_PROXY=$d/closed.sh json -s 2 "$d/local/f" "$H:$d/r5/"
+	cmp "$d/local/f" "$d/r5/f" || lc_fail "fallback push differs"
+	lc_log_has 'data path: via SSH x 2, because .*port '"$closed" "$LC_ERR"
+	lc_log_has '"path":"ssh"' "$LC_OUT"
 
 	lc_note "--direct does not fall back (exit 8, naming the port)"
 	LANECP_TEST_PROXY=$d/closed.sh lc_lanecp_expect 8 \
