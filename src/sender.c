@@ -328,6 +328,8 @@ lc_sender_pending(void *arg, int fd)
 
 	pthread_mutex_lock(&sn->src->mu);
 	sn->hs_fd = fd;
+	if (fd >= 0)
+		sn->reached = 1;	/* TCP connected: a handshake follows */
 	/* an abort that ran before we got here did not see the socket */
 	if (fd >= 0 && lc_role_canceled(&sn->src->port))
 		(void)shutdown(fd, SHUT_RDWR);
@@ -447,6 +449,7 @@ lc_sender_reconnect(struct lc_sender *sn, int *breaks, struct lc_err *e)
 			return lc_err_set(e, LC_ERR_CANCELED, "canceled");
 		lc_err_clear(&last);
 		sn->again = 1;
+		sn->reached = 0;
 		r = lc_sender_connect(sn, &last);
 		sn->again = 0;
 		if (r == 0)
@@ -456,7 +459,16 @@ lc_sender_reconnect(struct lc_sender *sn, int *breaks, struct lc_err *e)
 			*e = last;
 			return r;
 		}
-		/* an outage: keep dialling, each attempt a fresh SYN */
+		/*
+		 * Someone answered and failed the handshake (an impostor, or
+		 * a broken peer): that counts against the bound on breaks.
+		 * Nobody answered: an outage; keep dialling, each attempt a
+		 * fresh SYN, for up to LC_RECONNECT_FOR_MS.
+		 */
+		if (sn->reached && ++*breaks > LC_MAX_RECONNECTS)
+			return lc_err_set(e, LC_ERR_STREAM, "data stream %u: "
+			    "reconnect failed %d time%s, giving up (last: %s)",
+			    sn->idx, tries, tries == 1 ? "" : "s", last.msg);
 		if (lc_now_ms() - t0 > LC_RECONNECT_FOR_MS)
 			return lc_err_set(e, LC_ERR_STREAM, "data stream %u: "
 			    "reconnect failed %d time%s in %u s, giving up "
@@ -469,7 +481,6 @@ lc_sender_reconnect(struct lc_sender *sn, int *breaks, struct lc_err *e)
 			lc_log_debug("reconnect failed, retrying: %s",
 			    last.msg);
 	}
-	(void)breaks;
 }
 
 void *

@@ -200,7 +200,8 @@ agents=$(lc_pids_matching "lanecp --agent")
 for p in $agents $copy; do
 	cmd=$(tr '\0' ' ' <"/proc/$p/cmdline")
 	case $cmd in
-	*"--agent "|"$LANECP -F $LC_SSH_CONFIG -vv -f -T "*" $d/local/big $H:$d/remote/fifo3 ") ;;
+	# the transfer id (not a secret, see SECURITY.md) is allowed
+	*"--agent "|*"--agent --transfer "[0-9a-f]*" "|"$LANECP -F $LC_SSH_CONFIG -vv -f -T "*" $d/local/big $H:$d/remote/fifo3 ") ;;
 	*) lc_fail "unexpected command line: $cmd" ;;
 	esac
 done
