@@ -36,6 +36,7 @@
 #define LC_AGENT_GRACE_S 60	/* an agent that hears nothing this long
 				   stops (PING) */
 #define LC_CAUSE_WAIT_MS 2000
+#define LC_STALL_MS 3000	/* data still this long: report the gap */
 
 /* ---- helpers ---- */
 
@@ -758,6 +759,27 @@ lc_ctl_dst_lost(struct lc_ctl *c, const struct lc_msg_stream_lost *m,
  * file and an offset within it, or the id after the last with nothing
  * written.  (bytes counts resent blocks too, so it has no upper bound.)
  */
+/*
+ * The time lost to a stall or an outage: when data moves again after at
+ * least LC_STALL_MS without any (the sink's heartbeat says so once a
+ * second), say how long and add it to the result (--json
+ * "stalled_seconds").
+ */
+static void
+lc_ctl_moved(struct lc_ctl *c, uint64_t bytes)
+{
+	uint64_t now = lc_now_ms();
+
+	if (bytes == c->bytes_done)
+		return;
+	if (c->t_moved != 0 && now - c->t_moved >= LC_STALL_MS) {
+		c->res->stalled_ms += now - c->t_moved;
+		lc_log_warn("data is moving again after %.1f s without "
+		    "progress", (double)(now - c->t_moved) / 1000);
+	}
+	c->t_moved = now;
+}
+
 static int
 lc_ctl_dst_progress(struct lc_ctl *c, const struct lc_msg_progress *m,
     struct lc_err *e)
@@ -771,6 +793,7 @@ lc_ctl_dst_progress(struct lc_ctl *c, const struct lc_msg_progress *m,
 		return lc_err_set(e, LC_ERR_PROTO, "%s: sink sent a bad "
 		    "PROGRESS (file %u, %llu bytes written)", c->dst_ep.name,
 		    m->file, (unsigned long long)m->written);
+	lc_ctl_moved(c, m->bytes);
 	c->bytes_done = m->bytes;
 	if (!c->listening || c->src_done)
 		return 0;

@@ -95,6 +95,7 @@ struct lc_ctl {
 	uint64_t t_dst_msg;
 	uint64_t t_progress;	/* last time data or files moved */
 	uint64_t last_bytes;
+	uint64_t t_moved;	/* when the sink last reported new bytes (ms) */
 	int target_is_dir;
 	int keep_setid;		/* -p as root from a local source */
 	int connected;		/* CONNECTED seen */

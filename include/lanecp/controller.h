@@ -88,6 +88,8 @@ struct lc_copy_result {
 	uint32_t skipped;	/* -u / -O: left as they were */
 	uint32_t nfailed;	/* files that could not be copied */
 	uint64_t ns;		/* wall time, all attempts */
+	uint64_t stalled_ms;	/* time data did not move (>= 3 s at a time,
+				   all attempts) */
 	uint32_t streams;
 	uint32_t window;	/* effective, 0 = autotuned */
 	uint32_t block;
