@@ -983,6 +983,10 @@ lc_ctl_watchdog(struct lc_ctl *c, struct lc_err *e)
 {
 	uint64_t now = lc_now_ms(), t = (uint64_t)c->o->timeout_s * 1000;
 
+	/* a relay that cannot reach an agent at all: try another path */
+	if (c->relay != NULL && lc_relay_failed(c->relay, e))
+		return -LC_ERR_NOPATH;
+
 	if (t == 0 || c->bye_sent)
 		return 0;
 	if (c->bytes_done != c->last_bytes) {

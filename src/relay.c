@@ -61,6 +61,10 @@ struct lc_relay {
 	uint32_t n;
 	uint32_t window;
 	atomic_bool stop;
+	atomic_bool ever_up;	/* some leg has connected */
+	pthread_mutex_t mu;	/* the fields below */
+	uint32_t worst;		/* most failed connects in a row of a leg */
+	struct lc_err why;	/* the last one's error */
 	struct lc_leg leg[LC_MAX_STREAMS];
 };
 
@@ -328,6 +332,34 @@ lc_leg_splice(struct lc_leg *l)
 	}
 }
 
+/* A leg failed to connect k times in a row (for lc_relay_failed). */
+static void
+lc_relay_note(struct lc_relay *r, uint32_t k, const struct lc_err *e)
+{
+	pthread_mutex_lock(&r->mu);
+	if (k >= r->worst) {
+		r->worst = k;
+		r->why = *e;
+	}
+	pthread_mutex_unlock(&r->mu);
+}
+
+int
+lc_relay_failed(struct lc_relay *r, struct lc_err *e)
+{
+	int failed;
+
+	if (atomic_load(&r->ever_up))
+		return 0;
+	pthread_mutex_lock(&r->mu);
+	failed = r->worst >= LC_RELAY_GIVE_UP;
+	if (failed)
+		lc_err_set(e, LC_ERR_NOPATH, "the relay cannot connect the "
+		    "data streams: %s", r->why.msg);
+	pthread_mutex_unlock(&r->mu);
+	return failed;
+}
+
 static void *
 lc_leg_main(void *arg)
 {
@@ -347,6 +379,7 @@ lc_leg_main(void *arg)
 			lc_leg_drop(l);
 			if (atomic_load(&l->r->stop))
 				break;
+			lc_relay_note(l->r, (uint32_t)warned + 1, &e);
 			/* the agents wait for us; keep trying, quietly */
 			if (!warned++)
 				lc_log_warn("data stream %u: %s; retrying",
@@ -360,6 +393,7 @@ lc_leg_main(void *arg)
 			    LC_LEG_RETRY_MAX_MS : wait_ms * 2;
 			continue;
 		}
+		atomic_store(&l->r->ever_up, true);
 		if (warned)
 			lc_log_verbose("data stream %u: relay connected",
 			    l->idx);
@@ -394,6 +428,9 @@ lc_relay_start(const struct lc_relay_end end[2], uint32_t n,
 	r->n = n;
 	r->window = window;
 	atomic_init(&r->stop, false);
+	atomic_init(&r->ever_up, false);
+	pthread_mutex_init(&r->mu, NULL);
+	lc_err_clear(&r->why);
 	for (uint32_t i = 0; i < n; i++) {
 		struct lc_leg *l = &r->leg[i];
 		l->r = r;
@@ -473,5 +510,6 @@ lc_relay_free(struct lc_relay *r)
 	for (int k = 0; k < 2; k++)
 		for (uint32_t i = 0; i < LC_MAX_STREAMS; i++)
 			lc_ssh_free(r->end[k].conn[i]);
+	pthread_mutex_destroy(&r->mu);
 	free(r);
 }

@@ -69,6 +69,14 @@ int lc_relay_open_ssh(const struct lc_ssh_opts *o, uint32_t want,
 int lc_relay_start(const struct lc_relay_end end[2], uint32_t n,
     uint32_t window, struct lc_relay **out, struct lc_err *e);
 
+/*
+ * 1 (with e saying why, LC_ERR_NOPATH) once a leg has failed to connect
+ * LC_RELAY_GIVE_UP times in a row without any leg ever connecting: the
+ * relay cannot reach an agent, so this path does not work.  Else 0.
+ */
+#define LC_RELAY_GIVE_UP 3
+int lc_relay_failed(struct lc_relay *r, struct lc_err *e);
+
 /* Stream i broke: drop both of its ends and connect them again. */
 void lc_relay_redial(struct lc_relay *r, uint32_t i);
 

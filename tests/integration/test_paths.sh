@@ -83,6 +83,14 @@ if ! grep -q '"streams":8' "$LC_OUT"; then
 	lc_log_has 'the server accepted [0-9]+ of 8 SSH connections' "$LC_ERR"
 fi
 
+lc_note "--via-ssh to a server without TCP forwarding: exit 8, saying so"
+lc_sshd_extra nofwd "AllowTcpForwarding no"
+echo "$LC_X_KNOWN" >"$d/nofwd.known"
+lc_ssh_host_block nofwdhost "$LC_X_PORT" "$d/nofwd.known" >>"$LC_SSH_CONFIG"
+lc_lanecp_expect 8 "cannot connect the data streams: .*administratively prohibited" \
+	--via-ssh -s 2 "$d/local/f" "nofwdhost:$d/s4/g"
+[ ! -e "$d/s4/g" ] || lc_fail "a failed --via-ssh copy left its target"
+
 lc_note "a stranger on a reverse source's data port gets nothing"
 command -v ss >/dev/null || { lc_skip "ss (iproute2) not installed"; exit 0; }
 # the local source listens (-z push); -x keeps it busy long enough for
