@@ -136,7 +136,8 @@ lc_netns_up() {
 		printf '%s\n' "$out" >&2
 		lc_fail "bench/wan.sh $cmd $prof failed"
 	fi
-	lc_note "$(printf '%s\n' "$out" | grep '^wan.sh: .* up:' || true)"
+	lc_note "$(printf '%s\n' "$out" | grep '^wan.sh: .* up:' || true)" \
+	    "${fab:+filter a>b $fab }${fba:+filter b>a $fba}"
 	if [[ $topo == pair ]]; then
 		LC_NS_ADDR_a=10.77.0.1 LC_NS_ADDR6_a=fd77::1
 		LC_NS_ADDR_b=10.77.0.2 LC_NS_ADDR6_b=fd77::2

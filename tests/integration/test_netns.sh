@@ -56,6 +56,7 @@ copy=$!
 lc_on_exit "kill $copy"
 lc_wait_size "$d/cut/.big.lanecp-part" $((15 << 20)) 120
 lc_netns_cut
+[[ -e $d/cut/.big.lanecp-part ]] || lc_fail "the copy ended before the cut"
 sleep 5		# the outage: a chosen length, not a wait for an event
 lc_netns_restore
 rc=0
@@ -65,6 +66,7 @@ if [[ $rc != 0 ]]; then
 	lc_fail "copy across the outage exited $rc"
 fi
 cmp "$d/src/big" "$d/cut/big" || lc_fail "copy across the outage differs"
+grep -E 'retry|reconnect|resum' "$log" | sed 's/^/    /' || true
 [[ $(lc_netns_stat ab 'a>b' drop_cut) -gt 0 ]] || lc_fail "the cut lost nothing"
 lc_netns_wait_no_agents 60
 
