@@ -186,15 +186,6 @@ LC_SSHD_ADDR=${LC_SSHD_ADDR:-127.0.0.1}
 LC_SSHD_ALSO=${LC_SSHD_ALSO-}
 LC_SSHD_NETNS=${LC_SSHD_NETNS-}
 
-# Run CMD in LC_SSHD_NETNS (or here when unset).
-lc__in_sshd_ns() {
-	if [[ -n $LC_SSHD_NETNS ]]; then
-		ip netns exec "$LC_SSHD_NETNS" "$@"
-	else
-		"$@"
-	fi
-}
-
 # Does something listen on LC_SSHD_ADDR:$1 (in LC_SSHD_NETNS)?
 lc__listening() {
 	if [[ -n $LC_SSHD_NETNS ]]; then
@@ -334,8 +325,11 @@ EOF
 
 lc_sshd_start() {
 	local sshd d port cfg log path attempt i
-	local -a dirs=("$@")
+	local -a dirs=("$@") pre=()
 	sshd=$(lc__sshd_bin)
+	if [[ -n $LC_SSHD_NETNS ]]; then
+		pre=(ip netns exec "$LC_SSHD_NETNS")
+	fi
 	if [[ ${#dirs[@]} -eq 0 && -n ${LANECP-} ]]; then
 		dirs=("$(cd "$(dirname "$LANECP")" && pwd)")
 	fi
@@ -388,7 +382,9 @@ lc_sshd_start() {
 			lc_fail "sshd -t rejects $cfg"
 		fi
 		: >"$log"
-		lc__in_sshd_ns "$sshd" -D -f "$cfg" -E "$log" </dev/null &
+		# not through a shell function: $! must be sshd itself (tests
+		# stop it with kill -STOP); ip netns exec execs its command
+		${pre[@]+"${pre[@]}"} "$sshd" -D -f "$cfg" -E "$log" </dev/null &
 		LC_SSHD_PID=$!
 		for ((i = 0; i < 100; i++)); do
 			if grep -q "Server listening on $LC_SSHD_ADDR port $port" \
