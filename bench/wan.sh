@@ -81,7 +81,7 @@ profile() {
 # "rate=R,delay=D[,loss=L][,queue=Q][,mtu=M]"; wanem checks the values.
 profile_spec() {
 	local kv k v
-	RATE= DELAY=0ms LOSS=0 QUEUE= MTU=1500
+	RATE='' DELAY=0ms LOSS=0 QUEUE='' MTU=1500
 	local IFS=,
 	for kv in $1; do
 		k=${kv%%=*} v=${kv#*=}

@@ -603,7 +603,7 @@ lc_wanem_usage(FILE *f)
 	fprintf(f, "usage: wanem --dev-a NAME --dev-b NAME --rate RATE "
 	    "[options]\n");
 	for (o = lc_wanem_opts; o->name != NULL; o++)
-		fprintf(f, "  %-10s %s%s\n", o->name,
+		fprintf(f, "  %-12s %s%s\n", o->name,
 		    o->has_arg ? "ARG  " : "     ", o->expect);
 	fprintf(f, "Statistics go to stdout on SIGUSR1 and at exit "
 	    "(SIGINT/SIGTERM).\nSIGRTMIN cuts the link (both directions "

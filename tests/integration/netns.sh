@@ -45,6 +45,10 @@
 #   LC_NS_SSH_CONFIG (also made LC_SSH_CONFIG) a "Host X" (HostName: X's
 #   first IPv4 address) and a "Host ADDR" block per address, so both
 #   "X:/path" and "[fd77::2]:/path" work.  Sets LC_NS_SSHD_PID_X.
+# lc_netns_tcp X ADDR [PORT]
+#   Opens a TCP connection from X's namespace to ADDR:PORT (default 22)
+#   and closes it; returns 0 if it connected (no timeout of its own: a
+#   dropped SYN waits for the kernel's retransmissions).
 # lc_netns_lanecp X ARGS...
 # lc_netns_lanecp_expect X CODE PATTERN ARGS...
 #   lib.sh's lc_lanecp / lc_lanecp_expect with lanecp running in X's
@@ -141,7 +145,7 @@ lc_netns_up() {
 	if [[ $topo == pair ]]; then
 		LC_NS_ADDR_a=10.77.0.1 LC_NS_ADDR6_a=fd77::1
 		LC_NS_ADDR_b=10.77.0.2 LC_NS_ADDR6_b=fd77::2
-		LC_NS_ADDR_c= LC_NS_ADDR6_c=
+		LC_NS_ADDR_c='' LC_NS_ADDR6_c=''
 	else
 		LC_NS_ADDR_a=10.77.1.2 LC_NS_ADDR6_a=fd77:1::2
 		LC_NS_ADDR_b=10.77.2.2 LC_NS_ADDR6_b=fd77:2::2
@@ -176,6 +180,8 @@ lc_netns_sshd() {
 	export LC_NS_SSH_CONFIG LC_SSH_CONFIG
 }
 
+# LC_LANECP_WRAP is read by lib.sh's lc__lanecp_run (dynamic scope).
+# shellcheck disable=SC2034
 lc_netns_lanecp() {
 	local x=$1
 	shift
@@ -183,11 +189,18 @@ lc_netns_lanecp() {
 	LC_SSH_CONFIG=$LC_NS_SSH_CONFIG lc_lanecp "$@"
 }
 
+# shellcheck disable=SC2034
 lc_netns_lanecp_expect() {
 	local x=$1
 	shift
 	local -a LC_LANECP_WRAP=(ip netns exec "$(lc_netns_name "$x")")
 	LC_SSH_CONFIG=$LC_NS_SSH_CONFIG lc_lanecp_expect "$@"
+}
+
+lc_netns_tcp() {
+	# shellcheck disable=SC2016
+	lc_netns_exec "$1" bash -c 'exec 3<>"/dev/tcp/$0/$1"' "$2" "${3:-22}" \
+	    2>/dev/null
 }
 
 lc_netns_cut() {

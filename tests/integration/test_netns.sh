@@ -57,6 +57,7 @@ lc_on_exit "kill $copy"
 lc_wait_size "$d/cut/.big.lanecp-part" $((15 << 20)) 120
 lc_netns_cut
 [[ -e $d/cut/.big.lanecp-part ]] || lc_fail "the copy ended before the cut"
+[[ -n $(lc_netns_agents) ]] || lc_fail "no agent seen in b during the copy"
 sleep 5		# the outage: a chosen length, not a wait for an event
 lc_netns_restore
 rc=0

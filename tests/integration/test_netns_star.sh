@@ -19,13 +19,13 @@ head -c $((4 << 20)) /dev/urandom >"$d/src/f"
 
 lc_note "a and b cannot reach each other, c reaches both"
 for t in "a $LC_NS_ADDR_b" "b $LC_NS_ADDR_a" "a $LC_NS_ADDR6_b"; do
-	set -- $t
-	if lc_netns_exec "$1" bash -c 'exec 3<>"/dev/tcp/$0/22"' "$2" 2>/dev/null; then
-		lc_fail "$1 reached $2:22 in the star topology"
+	from=${t%% *} to=${t#* }
+	if lc_netns_tcp "$from" "$to"; then
+		lc_fail "$from reached $to:22 in the star topology"
 	fi
 done
 for t in $LC_NS_ADDR_a $LC_NS_ADDR_b $LC_NS_ADDR6_a $LC_NS_ADDR6_b; do
-	lc_netns_exec c bash -c 'exec 3<>"/dev/tcp/$0/22"' "$t" ||
+	lc_netns_tcp c "$t" ||
 		lc_fail "c cannot reach $t:22"
 done
 
@@ -41,7 +41,7 @@ lc_netns_wait_no_agents 60
 lc_note "link cb cut: a connect from c to b is lost, c still reaches a;" \
     "restored: the connect goes through (SYN retransmitted)"
 lc_netns_cut cb
-lc_netns_exec c bash -c 'exec 3<>"/dev/tcp/$0/22"' "$LC_NS_ADDR_b" &
+lc_netns_tcp c "$LC_NS_ADDR_b" &
 conn=$!
 lc_on_exit "kill $conn"
 for ((i = 0; i < 300; i++)); do
@@ -50,7 +50,7 @@ for ((i = 0; i < 300; i++)); do
 done
 (($(lc_netns_stat cb 'a>b' drop_cut) > 0)) ||
 	lc_fail "the SYN to b was not lost on the cut link"
-lc_netns_exec c bash -c 'exec 3<>"/dev/tcp/$0/22"' "$LC_NS_ADDR_a" ||
+lc_netns_tcp c "$LC_NS_ADDR_a" ||
 	lc_fail "cutting cb cut ca"
 lc_netns_restore cb
 wait "$conn" || lc_fail "no connection to b after the restore"
