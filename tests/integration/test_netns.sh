@@ -2,7 +2,8 @@
 # lanecp over an emulated network (netns.sh): namespaces a and b joined by
 # wanem at 100 Mbit/s, 10 ms one way.  A push from a to b compared with
 # cmp; a filter that lets only SSH (port 22) from a to b, dropping and then
-# rejecting the data streams; IPv6 on the emulated link; a 5 s outage in
+# rejecting the data streams (--direct fails with status 8, a plain copy
+# falls back to its data streams over SSH); IPv6 on the emulated link; a 5 s outage in
 # the middle of a copy with --retries.  After each copy no agent is left in
 # either namespace.
 set -euo pipefail
@@ -24,19 +25,26 @@ cmp "$d/src/f" "$d/dst/f" || lc_fail "push over the emulated link differs"
 lc_log_has 'data streams to 10\.77\.0\.2' "$LC_ERR"
 lc_netns_wait_no_agents 60
 
-lc_note "filter a->b: TCP to port 22 only, dropped: the data streams cannot connect"
+lc_note "filter a->b: TCP to port 22 only, dropped: --direct data streams cannot connect"
 lc_netns_up pair "$LINK" tcp=22,drop
 lc_netns_lanecp_expect a 8 \
     'data stream connect to 10\.77\.0\.2 port [0-9]+: timed out' \
-    "$d/src/f" "b:$d/drop/"
+    --direct "$d/src/f" "b:$d/drop/"
 [[ $(lc_netns_stat ab 'a>b' f_port) -gt 0 ]] || lc_fail "wanem filtered nothing"
 lc_netns_wait_no_agents 60
 
-lc_note "the same filter rejecting (TCP RST from wanem): fails at once"
+lc_note "the same without --direct: the copy falls back to another data path"
+lc_netns_lanecp a -v "$d/src/f" "b:$d/drop/"
+cmp "$d/src/f" "$d/drop/f" || lc_fail "push after the fallback differs"
+lc_log_has 'timed out; trying another data path' "$LC_ERR"
+lc_log_has 'data path: via SSH' "$LC_ERR"
+lc_netns_wait_no_agents 60
+
+lc_note "the filter rejecting (TCP RST from wanem): --direct fails at once"
 lc_netns_up pair "$LINK" tcp=22,reject
 lc_netns_lanecp_expect a 8 \
     'data stream connect to 10\.77\.0\.2 port [0-9]+: Connection refused' \
-    "$d/src/f" "b:$d/reject/"
+    --direct "$d/src/f" "b:$d/reject/"
 [[ $(lc_netns_stat ab 'a>b' f_rst) -gt 0 ]] || lc_fail "wanem sent no RST"
 lc_netns_wait_no_agents 60
 

@@ -2,7 +2,7 @@
 # The star topology of netns.sh: hosts a and b cannot reach each other; c
 # (the controller) reaches both over its own emulated links (50 Mbit/s,
 # 5 ms one way).  lanecp in c pushes to b and pulls from a, over IPv4 and
-# IPv6; a cut of link cb does not disturb link ca.  No agent is left in
+# IPv6, and copies a -> b (relayed); a cut of link cb does not disturb link ca.  No agent is left in
 # any namespace.
 set -euo pipefail
 . "$LC_SRC_DIR/tests/integration/lib.sh"
@@ -36,6 +36,12 @@ lc_netns_lanecp c -s 2 "a:$d/src/f" "$d/at_c/"
 cmp "$d/src/f" "$d/at_c/f" || lc_fail "pull a -> c differs"
 lc_netns_lanecp c -v "[$LC_NS_ADDR6_a]:$d/src/f" "$d/at_c6/"
 cmp "$d/src/f" "$d/at_c6/f" || lc_fail "pull a -> c over IPv6 differs"
+
+lc_note "lanecp in c copies a -> b: no direct path, relayed through c"
+mkdir -p "$d/a_to_b"
+lc_netns_lanecp c -v "a:$d/src/f" "b:$d/a_to_b/"
+cmp "$d/src/f" "$d/a_to_b/f" || lc_fail "copy a -> b through c differs"
+lc_log_has 'data path: relay' "$LC_ERR"
 lc_netns_wait_no_agents 60
 
 lc_note "link cb cut: a connect from c to b is lost, c still reaches a;" \
