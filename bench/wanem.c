@@ -52,6 +52,46 @@
  * (mean error zero), the long-term rate is unchanged because departure
  * times are still computed exactly, and the CPU cost drops to about a
  * third.  Arrivals are not batched, so arrival times stay exact.
+ *
+ * Packet filter (--filter-ab SPEC for packets from A to B, --filter-ba
+ * SPEC the other way; no netfilter involved).  It sits in front of the
+ * link: a packet it filters never enters the queue.  SPEC is a list of
+ * words separated by commas:
+ *
+ *   tcp=P1/P2/...  TCP is allowed only to these destination ports (at
+ *                  most 16, 1-65535); other TCP segments are filtered
+ *   nosyn          TCP SYN without ACK is filtered: no connection can be
+ *                  opened in this direction ("no inbound connections" for
+ *                  the receiving side); established ones go on
+ *   all            every packet is filtered
+ *   drop           filtered packets vanish (the default)
+ *   reject         a filtered TCP segment (other than a RST) is answered
+ *                  with a TCP RST, written at once back into the device it
+ *                  came from (not through the reverse link model), so a
+ *                  connect fails with ECONNREFUSED instead of timing out
+ *   other=pass|drop  what happens to packets that are not TCP (ICMP,
+ *                  UDP...) or whose TCP header we do not find: passed
+ *                  (default) or dropped; "all" drops them too
+ *
+ * Headers: IPv4 (options skipped by IHL; a fragment with a non-zero
+ * offset has no TCP header and counts as "other"), IPv6 with the
+ * hop-by-hop, routing and destination-options extension headers skipped
+ * (at most 8) and a fragment header followed only for the first fragment;
+ * any other next header (ESP, AH, unknown) counts as "other".  The rules
+ * are checked in the order all, nosyn, tcp=; each has a counter in the
+ * statistics (f_all, f_syn, f_port, f_other; f_rst: RSTs sent).
+ *
+ * Outage (link cut).  SIGRTMIN cuts the link: every packet, both
+ * directions, is lost (those arriving, and those queued or in flight when
+ * they come due), counted as drop_cut; SIGRTMIN+1 restores it.  From a
+ * shell: kill -s RTMIN PID, kill -s RTMIN+1 PID (bench/wan.sh cut and
+ * restore).  Only the main thread takes the signal; it flips an atomic
+ * flag the workers read, and prints one line per signal:
+ *   wanem: t=SECONDS mono=SECONDS.NANOS link cut|restored[ (no change)]
+ * with mono the CLOCK_MONOTONIC time of the change (comparable with
+ * clock_gettime(CLOCK_MONOTONIC) of other processes on the machine).
+ * The filter and cut happen before the link model, so --seed's loss
+ * sequence is unchanged by them only if nothing was filtered.
  */
 #include "lanecp/err.h"
 #include "lanecp/log.h"
@@ -92,6 +132,27 @@
 #define LC_WANEM_MAX_RING	(4ULL << 30)	/* bytes per direction */
 #define LC_WANEM_NAME_MAX	64
 #define LC_WANEM_LOST		1u
+#define LC_WANEM_MAX_PORTS	16
+#define LC_WANEM_SPEC_MAX	256
+
+/* One direction's filter (see the header comment). */
+struct lc_wanem_filter {
+	bool on;
+	bool all;
+	bool nosyn;
+	bool reject;
+	bool other_drop;
+	unsigned nports;	/* 0: any TCP port */
+	uint16_t ports[LC_WANEM_MAX_PORTS];
+};
+
+enum lc_wanem_verdict {
+	LC_WANEM_PASS,
+	LC_WANEM_F_ALL,
+	LC_WANEM_F_SYN,
+	LC_WANEM_F_PORT,
+	LC_WANEM_F_OTHER,
+};
 
 struct lc_wanem_conf {
 	const char *dev[2];
@@ -105,6 +166,7 @@ struct lc_wanem_conf {
 	uint64_t mtu;
 	uint64_t seed;
 	int stats;
+	struct lc_wanem_filter filter[2];	/* [0] a>b, [1] b>a */
 };
 
 /* Ring record header; the packet follows it. 16 bytes = one ring unit. */
@@ -125,10 +187,14 @@ struct lc_wanem_stats {
 	_Atomic uint64_t drop_queue, drop_loss, drop_ring, drop_err;
 	_Atomic uint64_t q_peak;	/* queue bytes peak since last report */
 	_Atomic uint64_t q_max;		/* queue bytes peak since start */
+	_Atomic uint64_t drop_cut;	/* lost while the link was cut */
+	_Atomic uint64_t f_all, f_syn, f_port, f_other;	/* filtered */
+	_Atomic uint64_t f_rst;		/* RSTs sent back (reject) */
 };
 
 struct lc_wanem_dir {
 	char name[8];			/* "a>b" */
+	int idx;			/* 0: a>b, 1: b>a */
 	const struct lc_wanem_conf *conf;
 	int in_fd, out_fd, stop_fd;	/* borrowed */
 	struct lc_wanem_pkt *ring;	/* nunits, mapped twice */
@@ -151,6 +217,7 @@ struct lc_wanem_dir {
 };
 
 static atomic_bool lc_wanem_stop;
+static atomic_bool lc_wanem_cut;	/* set by the main thread only */
 static atomic_int lc_wanem_failed;
 
 /* --- small helpers ------------------------------------------------------ */
@@ -408,6 +475,74 @@ lc_wanem_opt_pidfile(struct lc_wanem_conf *c, const char *v)
 	return v[0] == '\0' ? -LC_ERR_USAGE : 0;
 }
 
+/* "P1/P2/..." into f->ports. */
+static int
+lc_wanem_parse_ports(struct lc_wanem_filter *f, char *list)
+{
+	char *w, *save = NULL;
+	uint64_t v;
+	int r;
+
+	for (w = strtok_r(list, "/", &save); w != NULL;
+	    w = strtok_r(NULL, "/", &save)) {
+		if (f->nports == LC_WANEM_MAX_PORTS)
+			return -LC_ERR_TOOBIG;
+		if ((r = lc_parse_uint(w, 1, 65535, &v)) != 0)
+			return r;
+		f->ports[f->nports++] = (uint16_t)v;
+	}
+	return f->nports > 0 ? 0 : -LC_ERR_USAGE;
+}
+
+/* A filter SPEC (header comment) into f. */
+static int
+lc_wanem_parse_filter(struct lc_wanem_filter *f, const char *spec)
+{
+	char buf[LC_WANEM_SPEC_MAX], *w, *save = NULL;
+	int r, words = 0;
+
+	memset(f, 0, sizeof(*f));
+	if (strlen(spec) >= sizeof(buf))
+		return -LC_ERR_TOOBIG;
+	memcpy(buf, spec, strlen(spec) + 1);
+	for (w = strtok_r(buf, ",", &save); w != NULL;
+	    w = strtok_r(NULL, ",", &save), words++) {
+		if (strcmp(w, "all") == 0)
+			f->all = true;
+		else if (strcmp(w, "nosyn") == 0)
+			f->nosyn = true;
+		else if (strcmp(w, "drop") == 0)
+			f->reject = false;
+		else if (strcmp(w, "reject") == 0)
+			f->reject = true;
+		else if (strcmp(w, "other=pass") == 0)
+			f->other_drop = false;
+		else if (strcmp(w, "other=drop") == 0)
+			f->other_drop = true;
+		else if (strncmp(w, "tcp=", 4) == 0 && f->nports == 0) {
+			if ((r = lc_wanem_parse_ports(f, w + 4)) != 0)
+				return r;
+		} else
+			return -LC_ERR_USAGE;
+	}
+	if (words == 0)
+		return -LC_ERR_USAGE;
+	f->on = true;
+	return 0;
+}
+
+static int
+lc_wanem_opt_filter_ab(struct lc_wanem_conf *c, const char *v)
+{
+	return lc_wanem_parse_filter(&c->filter[0], v);
+}
+
+static int
+lc_wanem_opt_filter_ba(struct lc_wanem_conf *c, const char *v)
+{
+	return lc_wanem_parse_filter(&c->filter[1], v);
+}
+
 static int
 lc_wanem_opt_stats(struct lc_wanem_conf *c, const char *v)
 {
@@ -452,6 +587,11 @@ static const struct lc_wanem_opt lc_wanem_opts[] = {
 	    "file to write our pid to once the devices are up" },
 	{ "--stats", lc_wanem_opt_stats, 0, 0,
 	    "print statistics every second" },
+	{ "--filter-ab", lc_wanem_opt_filter_ab, 1, 0,
+	    "filter packets a->b: comma list of tcp=P1/P2, nosyn, all, "
+	    "drop|reject, other=pass|drop" },
+	{ "--filter-ba", lc_wanem_opt_filter_ba, 1, 0,
+	    "filter packets b->a, the same SPEC" },
 	{ NULL, NULL, 0, 0, NULL }
 };
 
@@ -463,10 +603,11 @@ lc_wanem_usage(FILE *f)
 	fprintf(f, "usage: wanem --dev-a NAME --dev-b NAME --rate RATE "
 	    "[options]\n");
 	for (o = lc_wanem_opts; o->name != NULL; o++)
-		fprintf(f, "  %-10s %s%s\n", o->name,
+		fprintf(f, "  %-12s %s%s\n", o->name,
 		    o->has_arg ? "ARG  " : "     ", o->expect);
 	fprintf(f, "Statistics go to stdout on SIGUSR1 and at exit "
-	    "(SIGINT/SIGTERM).\n");
+	    "(SIGINT/SIGTERM).\nSIGRTMIN cuts the link (both directions "
+	    "lose every packet), SIGRTMIN+1 restores it.\n");
 }
 
 static const struct lc_wanem_opt *
@@ -728,6 +869,7 @@ lc_wanem_dir_init(struct lc_wanem_dir *d, const struct lc_wanem_conf *c,
 	uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE), nbytes;
 
 	snprintf(d->name, sizeof(d->name), "%s", idx == 0 ? "a>b" : "b>a");
+	d->idx = idx;
 	d->conf = c;
 	d->max_units = lc_wanem_units(c->mtu);
 	if (want > (double)LC_WANEM_MAX_RING)
@@ -796,6 +938,246 @@ lc_wanem_lost(struct lc_wanem_dir *d)
 	    LC_WANEM_LOST : 0;
 }
 
+/* --- the packet filter (worker thread) --------------------------------- */
+
+#define LC_WANEM_TCP_FIN	0x01
+#define LC_WANEM_TCP_SYN	0x02
+#define LC_WANEM_TCP_RST	0x04
+#define LC_WANEM_TCP_ACK	0x10
+#define LC_WANEM_IP6_EXT_MAX	8
+
+static inline uint32_t
+lc_wanem_be16(const uint8_t *b)
+{
+	return (uint32_t)b[0] << 8 | b[1];
+}
+
+static inline uint32_t
+lc_wanem_be32(const uint8_t *b)
+{
+	return lc_wanem_be16(b) << 16 | lc_wanem_be16(b + 2);
+}
+
+static inline void
+lc_wanem_put16(uint8_t *b, uint32_t v)
+{
+	b[0] = (uint8_t)(v >> 8);
+	b[1] = (uint8_t)v;
+}
+
+static inline void
+lc_wanem_put32(uint8_t *b, uint32_t v)
+{
+	lc_wanem_put16(b, v >> 16);
+	lc_wanem_put16(b + 2, v);
+}
+
+/*
+ * Where the TCP header of the IP packet p (n bytes) starts.  Returns 1 and
+ * sets *off and *end (the end of the packet by its IP length, <= n) for a
+ * TCP segment whose 20-byte header is all there, else 0.
+ */
+static int
+lc_wanem_find_tcp(const uint8_t *p, size_t n, size_t *off, size_t *end)
+{
+	size_t o, len;
+	unsigned nh, i;
+
+	if (n >= 20 && p[0] >> 4 == 4) {
+		o = (size_t)(p[0] & 15) * 4;
+		len = lc_wanem_be16(p + 2);
+		if (o < 20 || len < o || len > n || p[9] != 6 ||
+		    (lc_wanem_be16(p + 6) & 0x1fff) != 0)
+			return 0;
+	} else if (n >= 40 && p[0] >> 4 == 6) {
+		len = 40 + lc_wanem_be16(p + 4);
+		if (len > n)
+			return 0;
+		nh = p[6];
+		o = 40;
+		for (i = 0; nh != 6; i++) {
+			if (i == LC_WANEM_IP6_EXT_MAX || o + 8 > len)
+				return 0;
+			if (nh == 44) {		/* fragment: first only */
+				if ((lc_wanem_be16(p + o + 2) & 0xfff8) != 0)
+					return 0;
+				nh = p[o];
+				o += 8;
+			} else if (nh == 0 || nh == 43 || nh == 60) {
+				nh = p[o];
+				o += ((size_t)p[o + 1] + 1) * 8;
+			} else
+				return 0;
+		}
+	} else
+		return 0;
+	if (o + 20 > len)
+		return 0;
+	*off = o;
+	*end = len;
+	return 1;
+}
+
+static enum lc_wanem_verdict
+lc_wanem_verdict(const struct lc_wanem_filter *f, const uint8_t *p,
+    int tcp, size_t off)
+{
+	const uint8_t *t = p + off;
+	uint32_t dport;
+	unsigned i;
+
+	if (f->all)
+		return LC_WANEM_F_ALL;
+	if (!tcp)
+		return f->other_drop ? LC_WANEM_F_OTHER : LC_WANEM_PASS;
+	if (f->nosyn && (t[13] & LC_WANEM_TCP_SYN) &&
+	    !(t[13] & LC_WANEM_TCP_ACK))
+		return LC_WANEM_F_SYN;
+	if (f->nports == 0)
+		return LC_WANEM_PASS;
+	dport = lc_wanem_be16(t + 2);
+	for (i = 0; i < f->nports; i++)
+		if (f->ports[i] == dport)
+			return LC_WANEM_PASS;
+	return LC_WANEM_F_PORT;
+}
+
+/* One's complement sum of b (big-endian 16-bit words) added to sum. */
+static uint32_t
+lc_wanem_sum(uint32_t sum, const uint8_t *b, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i + 1 < n; i += 2)
+		sum += lc_wanem_be16(b + i);
+	if (n & 1)
+		sum += (uint32_t)b[n - 1] << 8;
+	return sum;
+}
+
+static uint32_t
+lc_wanem_fold(uint32_t sum)
+{
+	while (sum >> 16)
+		sum = (sum & 0xffff) + (sum >> 16);
+	return ~sum & 0xffff;
+}
+
+/*
+ * Build into out (60 bytes) the RST that answers the TCP segment at off in
+ * p (RFC 9293 3.10.7.1: seq = its ACK if it has one, else ACK its
+ * sequence space).  Returns the packet length, 0 for no answer (a RST).
+ */
+static size_t
+lc_wanem_build_rst(const uint8_t *p, size_t off, size_t end, uint8_t *out)
+{
+	const uint8_t *t = p + off;
+	uint8_t *o, flags = t[13];
+	size_t doff = (size_t)(t[12] >> 4) * 4, hl;
+	uint32_t seglen, sum = 0;
+
+	if ((flags & LC_WANEM_TCP_RST) || doff < 20 || off + doff > end)
+		return 0;
+	seglen = (uint32_t)(end - off - doff) +
+	    ((flags & LC_WANEM_TCP_SYN) ? 1 : 0) +
+	    ((flags & LC_WANEM_TCP_FIN) ? 1 : 0);
+	hl = p[0] >> 4 == 4 ? 20 : 40;
+	memset(out, 0, hl + 20);
+	if (hl == 20) {
+		out[0] = 0x45;
+		lc_wanem_put16(out + 2, 40);
+		lc_wanem_put16(out + 6, 0x4000);	/* DF */
+		out[8] = 64;
+		out[9] = 6;
+		memcpy(out + 12, p + 16, 4);
+		memcpy(out + 16, p + 12, 4);
+		lc_wanem_put16(out + 10, lc_wanem_fold(lc_wanem_sum(0, out,
+		    20)));
+		sum = lc_wanem_sum(0, out + 12, 8);
+	} else {
+		out[0] = 0x60;
+		lc_wanem_put16(out + 4, 20);
+		out[6] = 6;
+		out[7] = 64;
+		memcpy(out + 8, p + 24, 16);
+		memcpy(out + 24, p + 8, 16);
+		sum = lc_wanem_sum(0, out + 8, 32);
+	}
+	sum += 6 + 20;		/* pseudo-header: protocol, TCP length */
+	o = out + hl;
+	memcpy(o, t + 2, 2);
+	memcpy(o + 2, t, 2);
+	if (flags & LC_WANEM_TCP_ACK) {
+		memcpy(o + 4, t + 8, 4);
+		o[13] = LC_WANEM_TCP_RST;
+	} else {
+		lc_wanem_put32(o + 8, lc_wanem_be32(t + 4) + seglen);
+		o[13] = LC_WANEM_TCP_RST | LC_WANEM_TCP_ACK;
+	}
+	o[12] = 5 << 4;
+	lc_wanem_put16(o + 16, lc_wanem_fold(lc_wanem_sum(sum, o, 20)));
+	return hl + 20;
+}
+
+/* Answer the filtered segment with a RST into the device it came from. */
+static void
+lc_wanem_reject(struct lc_wanem_dir *d, const uint8_t *p, size_t off,
+    size_t end)
+{
+	uint8_t rst[60];
+	size_t n = lc_wanem_build_rst(p, off, end, rst);
+	ssize_t w;
+
+	if (n == 0)
+		return;
+	do {
+		w = write(d->in_fd, rst, n);
+	} while (w < 0 && errno == EINTR);
+	if (w == (ssize_t)n)
+		lc_wanem_count(&d->st.f_rst, 1);
+	else
+		lc_wanem_count(&d->st.drop_err, 1);
+}
+
+/*
+ * Does the packet p of n bytes go on to the link?  Counts it and answers
+ * it (reject) when not.
+ */
+static bool
+lc_wanem_pass(struct lc_wanem_dir *d, const uint8_t *p, size_t n)
+{
+	const struct lc_wanem_filter *f = &d->conf->filter[d->idx];
+	size_t off = 0, end = 0;
+	int tcp;
+
+	if (atomic_load_explicit(&lc_wanem_cut, memory_order_relaxed)) {
+		lc_wanem_count(&d->st.drop_cut, 1);
+		return false;
+	}
+	if (!f->on)
+		return true;
+	tcp = lc_wanem_find_tcp(p, n, &off, &end);
+	switch (lc_wanem_verdict(f, p, tcp, off)) {
+	case LC_WANEM_PASS:
+		return true;
+	case LC_WANEM_F_ALL:
+		lc_wanem_count(&d->st.f_all, 1);
+		break;
+	case LC_WANEM_F_SYN:
+		lc_wanem_count(&d->st.f_syn, 1);
+		break;
+	case LC_WANEM_F_PORT:
+		lc_wanem_count(&d->st.f_port, 1);
+		break;
+	case LC_WANEM_F_OTHER:
+		lc_wanem_count(&d->st.f_other, 1);
+		return false;
+	}
+	if (f->reject && tcp)
+		lc_wanem_reject(d, p, off, end);
+	return false;
+}
+
 /* A packet of len bytes was read into the record at tail: admit it. */
 static void
 lc_wanem_admit(struct lc_wanem_dir *d, uint64_t len)
@@ -846,6 +1228,8 @@ lc_wanem_receive(struct lc_wanem_dir *d)
 		lc_wanem_count(&d->st.in_bytes, (uint64_t)n);
 		if (n == 0 || (uint64_t)n > d->conf->mtu)	/* truncated */
 			lc_wanem_count(&d->st.drop_err, 1);
+		else if (!lc_wanem_pass(d, buf, (size_t)n))
+			continue;
 		else if (!fits)
 			lc_wanem_count(&d->st.drop_ring, 1);
 		else
@@ -892,6 +1276,9 @@ lc_wanem_deliver(struct lc_wanem_dir *d, uint64_t horizon)
 			return 0;
 		if (p->flags & LC_WANEM_LOST)
 			lc_wanem_count(&d->st.drop_loss, 1);
+		else if (atomic_load_explicit(&lc_wanem_cut,
+		    memory_order_relaxed))
+			lc_wanem_count(&d->st.drop_cut, 1);
 		else
 			lc_wanem_write(d, p);
 		units = lc_wanem_units(p->len);
@@ -982,14 +1369,15 @@ lc_wanem_print_dir(struct lc_wanem_dir *d, double t, double dt)
 	uint64_t loss = lc_wanem_get(&s->drop_loss);
 	double rate = dt > 0.0 ?
 	    (double)(out_b - d->last_out_bytes) * 8.0 / dt / 1e6 : 0.0;
-	char line[512];
+	char line[640];
 	int n;
 
 	d->last_out_bytes = out_b;
 	n = snprintf(line, sizeof(line), "wanem: t=%.1f %s in_pkts=%llu "
 	    "in_bytes=%llu out_pkts=%llu out_bytes=%llu drop_queue=%llu "
 	    "drop_loss=%llu drop_ring=%llu drop_err=%llu loss=%.4f%% "
-	    "q_peak=%llu q_max=%llu out_mbit=%.1f\n", t, d->name,
+	    "q_peak=%llu q_max=%llu out_mbit=%.1f drop_cut=%llu f_all=%llu "
+	    "f_syn=%llu f_port=%llu f_other=%llu f_rst=%llu\n", t, d->name,
 	    (unsigned long long)lc_wanem_get(&s->in_pkts),
 	    (unsigned long long)lc_wanem_get(&s->in_bytes),
 	    (unsigned long long)out_p, (unsigned long long)out_b,
@@ -1001,7 +1389,13 @@ lc_wanem_print_dir(struct lc_wanem_dir *d, double t, double dt)
 	    0.0,
 	    (unsigned long long)atomic_exchange_explicit(&s->q_peak, 0,
 	    memory_order_relaxed),
-	    (unsigned long long)lc_wanem_get(&s->q_max), rate);
+	    (unsigned long long)lc_wanem_get(&s->q_max), rate,
+	    (unsigned long long)lc_wanem_get(&s->drop_cut),
+	    (unsigned long long)lc_wanem_get(&s->f_all),
+	    (unsigned long long)lc_wanem_get(&s->f_syn),
+	    (unsigned long long)lc_wanem_get(&s->f_port),
+	    (unsigned long long)lc_wanem_get(&s->f_other),
+	    (unsigned long long)lc_wanem_get(&s->f_rst));
 	if (n > 0)
 		(void)!write(STDOUT_FILENO, line,
 		    (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1);
@@ -1025,6 +1419,25 @@ lc_wanem_write_pidfile(const char *path, struct lc_err *e)
 	return r;
 }
 
+/* Cut or restore the link; one line with the monotonic time. */
+static void
+lc_wanem_set_cut(bool cut, uint64_t start)
+{
+	bool was = atomic_exchange(&lc_wanem_cut, cut);
+	uint64_t now = lc_wanem_now();
+	char line[128];
+	int n;
+
+	n = snprintf(line, sizeof(line), "wanem: t=%.3f mono=%llu.%09llu "
+	    "link %s%s\n", (double)(now - start) / 1e9,
+	    (unsigned long long)(now / LC_WANEM_NS),
+	    (unsigned long long)(now % LC_WANEM_NS),
+	    cut ? "cut" : "restored", was == cut ? " (no change)" : "");
+	if (n > 0)
+		(void)!write(STDOUT_FILENO, line,
+		    (size_t)n < sizeof(line) ? (size_t)n : sizeof(line) - 1);
+}
+
 /* Wait for signals; print stats every second with --stats. */
 static void
 lc_wanem_main_loop(const struct lc_wanem_conf *c, struct lc_wanem_dir *dir,
@@ -1042,6 +1455,10 @@ lc_wanem_main_loop(const struct lc_wanem_conf *c, struct lc_wanem_dir *dir,
 			continue;
 		if (sig == SIGINT || sig == SIGTERM || sig == SIGHUP)
 			return;
+		if (sig == SIGRTMIN || sig == SIGRTMIN + 1) {
+			lc_wanem_set_cut(sig == SIGRTMIN, start);
+			continue;
+		}
 		now = lc_wanem_now();
 		lc_wanem_print_dir(&dir[0], (double)(now - start) / 1e9,
 		    (double)(now - last) / 1e9);
@@ -1101,6 +1518,8 @@ main(int argc, char **argv)
 	sigaddset(&set, SIGTERM);
 	sigaddset(&set, SIGHUP);
 	sigaddset(&set, SIGUSR1);
+	sigaddset(&set, SIGRTMIN);
+	sigaddset(&set, SIGRTMIN + 1);
 	pthread_sigmask(SIG_BLOCK, &set, NULL);
 	signal(SIGPIPE, SIG_IGN);
 

@@ -37,6 +37,12 @@
 #   and sets SSH_AUTH_SOCK to empty so that a developer's agent stays out.
 #   LC_SSHD_OPTIONS, if set, is appended to the sshd_config (lines such as
 #   "ClientAliveInterval 1").
+#   Where it listens: LC_SSHD_ADDR (default 127.0.0.1; ::1, or any address
+#   of the namespace) is the HostName of the client config; LC_SSHD_ALSO
+#   (space-separated) adds more ListenAddress lines, each with its
+#   known_hosts entry; LC_SSHD_NETNS=NAME runs sshd (and the readiness
+#   probes) under "ip netns exec NAME"; LC_SSHD_LISTEN_PORT=PORT takes that
+#   port instead of a free one (netns.sh uses these).
 #
 # lc_ssh_config FILE [Key=Value...]
 #   Writes a client config like LC_SSH_CONFIG to FILE, with keys changed,
@@ -177,9 +183,17 @@ lc_log_lacks() {
 # sets LC_SSHD_ADDR=::1 before lc_sshd_start (IPv6 on loopback).
 LC_SSHD_ADDR=${LC_SSHD_ADDR:-127.0.0.1}
 
-# Does something listen on LC_SSHD_ADDR:$1?
+LC_SSHD_ALSO=${LC_SSHD_ALSO-}
+LC_SSHD_NETNS=${LC_SSHD_NETNS-}
+
+# Does something listen on LC_SSHD_ADDR:$1 (in LC_SSHD_NETNS)?
 lc__listening() {
-	(exec 3<>"/dev/tcp/$LC_SSHD_ADDR/$1") 2>/dev/null
+	if [[ -n $LC_SSHD_NETNS ]]; then
+		ip netns exec "$LC_SSHD_NETNS" bash -c \
+		    'exec 3<>"/dev/tcp/$0/$1"' "$LC_SSHD_ADDR" "$1" 2>/dev/null
+	else
+		(exec 3<>"/dev/tcp/$LC_SSHD_ADDR/$1") 2>/dev/null
+	fi
 }
 
 # Below the ephemeral range (32768+), so outgoing connections do not
@@ -279,8 +293,13 @@ lc__sshd_bin() {
 
 lc__write_sshd_config() {
 	local cfg=$1 port=$2 path=$3 d=${4:-$LC_SSHD_DIR}
-	cat >"$cfg" <<EOF
-ListenAddress $LC_SSHD_ADDR
+	local a
+	{
+		for a in $LC_SSHD_ADDR $LC_SSHD_ALSO; do
+			echo "ListenAddress $a"
+		done
+	} >"$cfg"
+	cat >>"$cfg" <<EOF
 Port $port
 HostKey $d/ssh_host_ed25519_key
 HostKey $d/ssh_host_ecdsa_key
@@ -306,8 +325,11 @@ EOF
 
 lc_sshd_start() {
 	local sshd d port cfg log path attempt i
-	local -a dirs=("$@")
+	local -a dirs=("$@") pre=()
 	sshd=$(lc__sshd_bin)
+	if [[ -n $LC_SSHD_NETNS ]]; then
+		pre=(ip netns exec "$LC_SSHD_NETNS")
+	fi
 	if [[ ${#dirs[@]} -eq 0 && -n ${LANECP-} ]]; then
 		dirs=("$(cd "$(dirname "$LANECP")" && pwd)")
 	fi
@@ -353,14 +375,16 @@ lc_sshd_start() {
 	log=$LC_SSHD_LOG
 
 	for ((attempt = 0; attempt < 20; attempt++)); do
-		port=$(lc_free_port)
+		port=${LC_SSHD_LISTEN_PORT:-$(lc_free_port)}
 		lc__write_sshd_config "$cfg" "$port" "$path"
 		if ! "$sshd" -t -f "$cfg" >"$d/sshd-t.out" 2>&1; then
 			lc__show "$d/sshd-t.out"
 			lc_fail "sshd -t rejects $cfg"
 		fi
 		: >"$log"
-		"$sshd" -D -f "$cfg" -E "$log" </dev/null &
+		# not through a shell function: $! must be sshd itself (tests
+		# stop it with kill -STOP); ip netns exec execs its command
+		${pre[@]+"${pre[@]}"} "$sshd" -D -f "$cfg" -E "$log" </dev/null &
 		LC_SSHD_PID=$!
 		for ((i = 0; i < 100; i++)); do
 			if grep -q "Server listening on $LC_SSHD_ADDR port $port" \
@@ -387,8 +411,13 @@ lc_sshd_start() {
 	# settled log (test_ssh_config_refuse failed when it came late)
 	lc_wait_for 'Connection from' "$log" 30
 
-	printf '[%s]:%s %s\n' "$LC_SSHD_ADDR" "$port" \
-		"$(cut -d' ' -f1,2 "$LC_HOST_KEY")" >"$LC_KNOWN_HOSTS"
+	: >"$LC_KNOWN_HOSTS"
+	for i in $LC_SSHD_ADDR $LC_SSHD_ALSO; do
+		# known_hosts names port 22 by the bare host
+		[[ $port == 22 ]] || i="[$i]:$port"
+		printf '%s %s\n' "$i" \
+			"$(cut -d' ' -f1,2 "$LC_HOST_KEY")" >>"$LC_KNOWN_HOSTS"
+	done
 	lc_ssh_config "$LC_SSH_CONFIG"
 	SSH_AUTH_SOCK=
 	export SSH_AUTH_SOCK LC_SSHD_DIR LC_SSHD_PORT LC_SSHD_PID LC_SSHD_LOG \
@@ -494,11 +523,15 @@ lc_agent_start() {
 # lc_lanecp_expect CODE PATTERN ARGS...
 #   The same, but expects exit status CODE and the extended regex PATTERN
 #   in stderr (on one line: every lanecp error is one line).
+# LC_LANECP_WRAP (an array, empty by default) is put in front of the
+# command: netns.sh sets it to "ip netns exec NAME".
 LC_ERR=
+LC_LANECP_WRAP=()
 lc__lanecp_run() {
 	LC_ERR=$LC_SSHD_DIR/lanecp.err
 	local rc=0
-	"$LANECP" -F "$LC_SSH_CONFIG" "$@" 2>"$LC_ERR" || rc=$?
+	${LC_LANECP_WRAP[@]+"${LC_LANECP_WRAP[@]}"} \
+	    "$LANECP" -F "$LC_SSH_CONFIG" "$@" 2>"$LC_ERR" || rc=$?
 	if grep -Eq 'Sanitizer|runtime error:' "$LC_ERR"; then
 		lc__show "$LC_ERR"
 		lc_fail "sanitizer report from: lanecp $*"
