@@ -42,6 +42,8 @@
 #define LC_DIAL_TIMEOUT_MS 5000	/* reverse: one connect attempt */
 #define LC_DIAL_BACKOFF_MIN_MS 200
 #define LC_DIAL_BACKOFF_MAX_MS 2000
+#define LC_FIRST_DIAL_MS 7000	/* reverse: no first connection this long:
+				   the path is blocked (LC_ERR_NOPATH) */
 
 static void *
 lc_auth_main(void *arg)
@@ -63,6 +65,7 @@ lc_auth_main(void *arg)
 				lc_log_debug("stream %u: %s", au->listener,
 				    e.msg);
 			au->dial_failed = 1;
+			au->dial_err = e;
 			atomic_store(&au->finished, true);
 			lc_wake_signal(&s->accept_wake);
 			return NULL;
@@ -115,9 +118,42 @@ lc_auth_main(void *arg)
  * reverse, backoff[] (ms per stream, or NULL) grows after a failed dial
  * and is reset after a handshake that got through.
  */
+/* Reverse: what the dialler remembers per stream (lc_acceptor_dial_main). */
+struct lc_dialstate {
+	uint64_t next_dial[LC_MAX_STREAMS];	/* not before (ms) */
+	uint32_t backoff[LC_MAX_STREAMS];	/* ms */
+	uint64_t first_fail[LC_MAX_STREAMS];	/* never up: first failure */
+	int up[LC_MAX_STREAMS];			/* has connected once */
+	int reported;				/* NOPATH posted */
+};
+
+/*
+ * A stream that has never connected and whose dials have failed for
+ * LC_FIRST_DIAL_MS: the data path is blocked; say so once (LC_ERR_NOPATH,
+ * as the source does for a first connect), so that the controller can try
+ * another path.
+ */
 static void
-lc_acceptor_reap(struct lc_sink *s, int all, uint64_t *next_dial,
-    uint32_t *backoff)
+lc_acceptor_dial_failed(struct lc_sink *s, struct lc_dialstate *ds,
+    const struct lc_auth *au)
+{
+	uint32_t k = au->listener;
+	uint64_t now = lc_now_ms();
+	struct lc_err e;
+
+	if (ds->up[k] || ds->reported)
+		return;
+	if (ds->first_fail[k] == 0)
+		ds->first_fail[k] = now;
+	if (now - ds->first_fail[k] < LC_FIRST_DIAL_MS)
+		return;
+	ds->reported = 1;
+	lc_err_set(&e, LC_ERR_NOPATH, "reverse: %s", au->dial_err.msg);
+	lc_role_post(&s->port, LC_EV_ERROR, k, 0, &e);
+}
+
+static void
+lc_acceptor_reap(struct lc_sink *s, int all, struct lc_dialstate *ds)
 {
 	for (int i = 0; i < LC_MAX_PENDING_AUTH; i++) {
 		struct lc_auth *au = &s->auth[i];
@@ -132,15 +168,22 @@ lc_acceptor_reap(struct lc_sink *s, int all, uint64_t *next_dial,
 		}
 		pthread_join(au->thread, NULL);
 		au->used = 0;
-		if (au->dial && backoff != NULL) {
+		if (au->dial && ds != NULL) {
 			uint32_t k = au->listener;
-			if (au->dial_failed || !s->recv[k].has_conn) {
-				next_dial[k] = lc_now_ms() + backoff[k];
-				backoff[k] = backoff[k] * 2 >
+			int has;
+			pthread_mutex_lock(&s->mu);
+			has = s->recv[k].has_conn;
+			pthread_mutex_unlock(&s->mu);
+			if (au->dial_failed)
+				lc_acceptor_dial_failed(s, ds, au);
+			if (au->dial_failed || !has) {
+				ds->next_dial[k] = lc_now_ms() + ds->backoff[k];
+				ds->backoff[k] = ds->backoff[k] * 2 >
 				    LC_DIAL_BACKOFF_MAX_MS ?
-				    LC_DIAL_BACKOFF_MAX_MS : backoff[k] * 2;
+				    LC_DIAL_BACKOFF_MAX_MS : ds->backoff[k] * 2;
 			} else {
-				backoff[k] = LC_DIAL_BACKOFF_MIN_MS;
+				ds->backoff[k] = LC_DIAL_BACKOFF_MIN_MS;
+				ds->up[k] = 1;
 			}
 		}
 	}
@@ -190,21 +233,21 @@ lc_acceptor_busy(const struct lc_sink *s, uint32_t i)
 static void *
 lc_acceptor_dial_main(struct lc_sink *s)
 {
-	uint64_t next_dial[LC_MAX_STREAMS] = { 0 };
-	uint32_t backoff[LC_MAX_STREAMS];
+	struct lc_dialstate ds;
 	struct pollfd pfd;
 
+	memset(&ds, 0, sizeof(ds));
 	for (uint32_t i = 0; i < LC_MAX_STREAMS; i++)
-		backoff[i] = LC_DIAL_BACKOFF_MIN_MS;
+		ds.backoff[i] = LC_DIAL_BACKOFF_MIN_MS;
 	while (!lc_role_canceled(&s->port)) {
 		uint64_t now;
 
-		lc_acceptor_reap(s, 0, next_dial, backoff);
+		lc_acceptor_reap(s, 0, &ds);
 		now = lc_now_ms();
 		for (uint32_t i = 0; i < s->nstreams; i++) {
 			struct lc_auth *au;
 			int has;
-			if (now < next_dial[i] || lc_acceptor_busy(s, i))
+			if (now < ds.next_dial[i] || lc_acceptor_busy(s, i))
 				continue;
 			pthread_mutex_lock(&s->mu);
 			has = s->recv[i].has_conn;
@@ -219,7 +262,7 @@ lc_acceptor_dial_main(struct lc_sink *s)
 		if (poll(&pfd, 1, LC_DIAL_BACKOFF_MIN_MS) > 0)
 			lc_wake_drain(&s->accept_wake);
 	}
-	lc_acceptor_reap(s, 1, NULL, NULL);
+	lc_acceptor_reap(s, 1, NULL);
 	return NULL;
 }
 
@@ -237,7 +280,7 @@ lc_acceptor_main(void *arg)
 		/* no free slot: leave new connections in the backlog */
 		int full;
 
-		lc_acceptor_reap(s, 0, NULL, NULL);
+		lc_acceptor_reap(s, 0, NULL);
 		full = lc_acceptor_slot(s) == NULL;
 		for (uint32_t i = 0; i < n; i++) {
 			pfd[i].fd = full ? -1 : s->recv[i].listen_fd;
@@ -261,6 +304,6 @@ lc_acceptor_main(void *arg)
 				lc_acceptor_take(s, au, i, fd);
 		}
 	}
-	lc_acceptor_reap(s, 1, NULL, NULL);
+	lc_acceptor_reap(s, 1, NULL);
 	return NULL;
 }

@@ -100,8 +100,9 @@ lc_copy(const struct lc_copy_opts *o, int signal_fd,
 		lc_copy_merge(res, &one);
 		/*
 		 * The data streams could not connect: unless the user chose
-		 * the path, try the next one at once (relay between two
-		 * remote hosts, then over SSH); this is not a retry.
+		 * the path, try the next one at once (reverse, the relay
+		 * between two remote hosts, then over SSH: datapath.c); this
+		 * is not a retry.
 		 */
 		if (r == -LC_ERR_NOPATH && o->path == LC_PATH_AUTO &&
 		    one.path != LC_PATH_SSH) {
@@ -109,9 +110,7 @@ lc_copy(const struct lc_copy_opts *o, int signal_fd,
 			    e->msg);
 			oo.path_stage++;
 			oo.path_why = why;
-			lc_log_warn("%s; %s", e->msg, one.path ==
-			    LC_PATH_DIRECT && oo.path_stage == 1 ?
-			    "trying another data path" : "trying SSH");
+			lc_log_warn("%s; trying another data path", e->msg);
 			res->attempts--;
 			continue;
 		}

@@ -14,13 +14,14 @@
  *             only port 22 needs to be open
  *
  * The default (LC_PATH_AUTO) is direct; when the data streams cannot
- * connect, copy.c tries the next path (relay between two remote hosts,
- * then via SSH), and via SSH at once for a host reached through a jump
- * host.
+ * connect, copy.c tries the next path (lc_ctl_fallback: reverse, the
+ * relay between two remote hosts, then via SSH), and via SSH at once for
+ * a host reached through a jump host.
  */
 #include "controller_int.h"
 
 #include "lanecp/log.h"
+#include "lanecp/testhook.h"
 
 #include <netdb.h>
 #include <stdio.h>
@@ -128,6 +129,27 @@ lc_ctl_src_addr(struct lc_ctl *c, char *out, size_t outsz, struct lc_err *e)
 	return lc_ctl_addr_from(&c->dst_ep, &c->src, out, outsz, e);
 }
 
+/*
+ * The automatic order, fastest first: direct; reverse (the receiver
+ * behind NAT or an inbound-blocking firewall); between two remote hosts
+ * the relay; over SSH last (only port 22).  A path whose first
+ * connections fail (LC_ERR_NOPATH: refused, unreachable, or nothing
+ * within 7 s) moves copy.c on to the next.
+ */
+static int
+lc_ctl_fallback(int both_remote, int stage)
+{
+	static const int one[] = { LC_PATH_DIRECT, LC_PATH_REVERSE,
+	    LC_PATH_SSH };
+	static const int two[] = { LC_PATH_DIRECT, LC_PATH_REVERSE,
+	    LC_PATH_RELAY, LC_PATH_SSH };
+	int n = both_remote ? 4 : 3;
+
+	if (stage < 0 || stage >= n)
+		stage = n - 1;
+	return both_remote ? two[stage] : one[stage];
+}
+
 int
 lc__ctl_path_setup(struct lc_ctl *c, struct lc_err *e)
 {
@@ -144,13 +166,12 @@ lc__ctl_path_setup(struct lc_ctl *c, struct lc_err *e)
 			snprintf(c->path_why, sizeof(c->path_why), "%.100s is "
 			    "reached through a jump host (--direct tries its "
 			    "data ports first)", px->name);
-		} else if (o->path_stage == 0) {
-			path = LC_PATH_DIRECT;
 		} else {
-			path = o->path_stage == 1 && both ? LC_PATH_RELAY :
-			    LC_PATH_SSH;
-			snprintf(c->path_why, sizeof(c->path_why), "%.190s",
-			    o->path_why != NULL ? o->path_why : "");
+			path = lc_ctl_fallback(both, o->path_stage);
+			if (o->path_stage > 0)
+				snprintf(c->path_why, sizeof(c->path_why),
+				    "%.190s", o->path_why != NULL ?
+				    o->path_why : "");
 		}
 	}
 	if (path == LC_PATH_SSH && !c->src.remote && !c->dst_ep.remote) {
@@ -222,6 +243,9 @@ lc__ctl_connected(struct lc_ctl *c, const struct lc_msg_connected *m,
 			return r;
 		d.streams = c->streams;
 		memcpy(d.ports, m->ports, sizeof(d.ports));
+		if ((r = lc_testhook_proxy(d.addr, d.ports, d.streams,
+		    &c->test_proxy, e)) != 0)
+			return r;
 		lc_log_debug("reverse: %s dials %s", c->dst_ep.name, d.addr);
 		return lc_msg_put_dial(&c->dst_ep.out, &d);
 	}

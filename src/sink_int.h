@@ -134,6 +134,7 @@ struct lc_auth {
 				   stream it dials (acceptor) */
 	int dial;		/* reverse: the thread dials first */
 	int dial_failed;	/* reverse: the dial failed (auth thread) */
+	struct lc_err dial_err;	/* reverse: why (auth thread) */
 	struct lc_conn conn;	/* the auth thread's; closed under mu, shut
 				   down by the acceptor under mu */
 };

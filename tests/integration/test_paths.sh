@@ -6,9 +6,10 @@
 #     both agents listen, the controller joins the streams;
 #   * a stranger that connects to a reverse source's data port first gets
 #     nothing and does not stop the copy;
-#   * the automatic fallback: with the direct data ports closed (the test
-#     hook hands the source a closed port), a host-to-host copy says so
-#     and goes through the relay, without counting as a retry;
+#   * the automatic fallback (the test hook hands out a closed port in
+#     CONNECT and DIAL): direct, then reverse, then the relay (host to
+#     host) or SSH, each step said on stderr and in --json, none counted
+#     as a retry;
 #   * --via-ssh push, pull and host to host (one SSH connection per
 #     stream), and against a server with MaxStartups 1;
 #   * the fallback of a push goes over SSH;
@@ -129,15 +130,33 @@ shift; for p in "\$@"; do printf '%s ' $closed; done; echo
 EOF
 	chmod +x "$d/closed.sh"
 
-	lc_note "direct ports closed, host to host: falls back to the relay"
+	# closed only the first time: the direct path fails, reverse works
+	cat >"$d/closed-once.sh" <<EOF
+#!/bin/sh
+shift
+if [ -e "$d/closed-once.done" ]; then echo "\$@"; exit 0; fi
+: >"$d/closed-once.done"
+for p in "\$@"; do printf '%s ' $closed; done; echo
+EOF
+	chmod +x "$d/closed-once.sh"
+
+	lc_note "direct ports closed, push: falls back to reverse, which works"
+	mkdir -p "$d/r6"
+	LANECP_TEST_PROXY=$d/closed-once.sh json -s 2 "$d/local/f" "$H:$d/r6/"
+	cmp "$d/local/f" "$d/r6/f" || lc_fail "fallback to reverse differs"
+	lc_log_has "port $closed.*trying another data path" "$LC_ERR"
+	lc_log_has '"path":"reverse"' "$LC_OUT"
+
+	lc_note "direct and reverse closed, host to host: falls back to the relay"
 	LANECP_TEST_PROXY=$d/closed.sh json -s 2 "$H:$d/remote/f" "$H-b:$d/r4/"
 	cmp "$d/local/f" "$d/r4/f" || lc_fail "fallback copy differs"
 	lc_log_has "port $closed.*trying another data path" "$LC_ERR"
+	lc_log_has "reverse: .*port $closed.*trying another data path" "$LC_ERR"
 	lc_log_has 'data path: relay, .* because .*port '"$closed" "$LC_ERR"
 	lc_log_has '"path":"relay"' "$LC_OUT"
 	lc_log_has '"attempts":1' "$LC_OUT"
 
-	lc_note "direct ports closed, push: falls back to SSH"
+	lc_note "direct and reverse closed, push: falls back to SSH"
 	mkdir -p "$d/r5"
 	LANECP_TEST_PROXY=$d/closed.sh json -s 2 "$d/local/f" "$H:$d/r5/"
 	cmp "$d/local/f" "$d/r5/f" || lc_fail "fallback push differs"
