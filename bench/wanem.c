@@ -93,6 +93,7 @@
  * The filter and cut happen before the link model, so --seed's loss
  * sequence is unchanged by them only if nothing was filtered.
  */
+#include "lanecp/buf.h"
 #include "lanecp/err.h"
 #include "lanecp/log.h"
 #include "lanecp/parse.h"
@@ -946,31 +947,6 @@ lc_wanem_lost(struct lc_wanem_dir *d)
 #define LC_WANEM_TCP_ACK	0x10
 #define LC_WANEM_IP6_EXT_MAX	8
 
-static inline uint32_t
-lc_wanem_be16(const uint8_t *b)
-{
-	return (uint32_t)b[0] << 8 | b[1];
-}
-
-static inline uint32_t
-lc_wanem_be32(const uint8_t *b)
-{
-	return lc_wanem_be16(b) << 16 | lc_wanem_be16(b + 2);
-}
-
-static inline void
-lc_wanem_put16(uint8_t *b, uint32_t v)
-{
-	b[0] = (uint8_t)(v >> 8);
-	b[1] = (uint8_t)v;
-}
-
-static inline void
-lc_wanem_put32(uint8_t *b, uint32_t v)
-{
-	lc_wanem_put16(b, v >> 16);
-	lc_wanem_put16(b + 2, v);
-}
 
 /*
  * Where the TCP header of the IP packet p (n bytes) starts.  Returns 1 and
@@ -985,12 +961,12 @@ lc_wanem_find_tcp(const uint8_t *p, size_t n, size_t *off, size_t *end)
 
 	if (n >= 20 && p[0] >> 4 == 4) {
 		o = (size_t)(p[0] & 15) * 4;
-		len = lc_wanem_be16(p + 2);
+		len = lc_peek_u16(p + 2);
 		if (o < 20 || len < o || len > n || p[9] != 6 ||
-		    (lc_wanem_be16(p + 6) & 0x1fff) != 0)
+		    (lc_peek_u16(p + 6) & 0x1fff) != 0)
 			return 0;
 	} else if (n >= 40 && p[0] >> 4 == 6) {
-		len = 40 + lc_wanem_be16(p + 4);
+		len = 40 + lc_peek_u16(p + 4);
 		if (len > n)
 			return 0;
 		nh = p[6];
@@ -999,7 +975,7 @@ lc_wanem_find_tcp(const uint8_t *p, size_t n, size_t *off, size_t *end)
 			if (i == LC_WANEM_IP6_EXT_MAX || o + 8 > len)
 				return 0;
 			if (nh == 44) {		/* fragment: first only */
-				if ((lc_wanem_be16(p + o + 2) & 0xfff8) != 0)
+				if ((lc_peek_u16(p + o + 2) & 0xfff8) != 0)
 					return 0;
 				nh = p[o];
 				o += 8;
@@ -1035,7 +1011,7 @@ lc_wanem_verdict(const struct lc_wanem_filter *f, const uint8_t *p,
 		return LC_WANEM_F_SYN;
 	if (f->nports == 0)
 		return LC_WANEM_PASS;
-	dport = lc_wanem_be16(t + 2);
+	dport = lc_peek_u16(t + 2);
 	for (i = 0; i < f->nports; i++)
 		if (f->ports[i] == dport)
 			return LC_WANEM_PASS;
@@ -1049,7 +1025,7 @@ lc_wanem_sum(uint32_t sum, const uint8_t *b, size_t n)
 	size_t i;
 
 	for (i = 0; i + 1 < n; i += 2)
-		sum += lc_wanem_be16(b + i);
+		sum += lc_peek_u16(b + i);
 	if (n & 1)
 		sum += (uint32_t)b[n - 1] << 8;
 	return sum;
@@ -1085,18 +1061,18 @@ lc_wanem_build_rst(const uint8_t *p, size_t off, size_t end, uint8_t *out)
 	memset(out, 0, hl + 20);
 	if (hl == 20) {
 		out[0] = 0x45;
-		lc_wanem_put16(out + 2, 40);
-		lc_wanem_put16(out + 6, 0x4000);	/* DF */
+		lc_poke_u16(out + 2, 40);
+		lc_poke_u16(out + 6, 0x4000);	/* DF */
 		out[8] = 64;
 		out[9] = 6;
 		memcpy(out + 12, p + 16, 4);
 		memcpy(out + 16, p + 12, 4);
-		lc_wanem_put16(out + 10, lc_wanem_fold(lc_wanem_sum(0, out,
-		    20)));
+		lc_poke_u16(out + 10,
+		    (uint16_t)lc_wanem_fold(lc_wanem_sum(0, out, 20)));
 		sum = lc_wanem_sum(0, out + 12, 8);
 	} else {
 		out[0] = 0x60;
-		lc_wanem_put16(out + 4, 20);
+		lc_poke_u16(out + 4, 20);
 		out[6] = 6;
 		out[7] = 64;
 		memcpy(out + 8, p + 24, 16);
@@ -1111,11 +1087,12 @@ lc_wanem_build_rst(const uint8_t *p, size_t off, size_t end, uint8_t *out)
 		memcpy(o + 4, t + 8, 4);
 		o[13] = LC_WANEM_TCP_RST;
 	} else {
-		lc_wanem_put32(o + 8, lc_wanem_be32(t + 4) + seglen);
+		lc_poke_u32(o + 8, lc_peek_u32(t + 4) + seglen);
 		o[13] = LC_WANEM_TCP_RST | LC_WANEM_TCP_ACK;
 	}
 	o[12] = 5 << 4;
-	lc_wanem_put16(o + 16, lc_wanem_fold(lc_wanem_sum(sum, o, 20)));
+	lc_poke_u16(o + 16,
+	    (uint16_t)lc_wanem_fold(lc_wanem_sum(sum, o, 20)));
 	return hl + 20;
 }
 

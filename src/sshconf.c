@@ -938,6 +938,20 @@ sc_refused_off(size_t which, const char *v)
 	return 0;
 }
 
+/*
+ * The first value of a keyword in effect wins: 1 if this line (in effect,
+ * the first, and not its "off" value) turns it on; it is decided either
+ * way.
+ */
+static int
+sc_first_on(struct sc *s, const struct sc_line *l, size_t which)
+{
+	if (!*l->activep || (s->decided & sc_refused[which].bit))
+		return 0;
+	s->decided |= sc_refused[which].bit;
+	return !sc_refused_off(which, l->argv[0]);
+}
+
 static int
 sc_kw_refuse(struct sc *s, const struct sc_line *l, size_t which)
 {
@@ -947,10 +961,7 @@ sc_kw_refuse(struct sc *s, const struct sc_line *l, size_t which)
 	    strcasecmp(v, "true") != 0 && strcasecmp(v, "always") != 0 &&
 	    !sc_refused_off(which, v))
 		return sc_bad(s, l, v);
-	if (!*l->activep || (s->decided & sc_refused[which].bit))
-		return 0;
-	s->decided |= sc_refused[which].bit;
-	if (sc_refused_off(which, v))
+	if (!sc_first_on(s, l, which))
 		return 0;
 	return sc_err(s, l, "%s is not supported by lanecp (it %s); "
 	    "refusing to connect to %s", l->kw, sc_refused[which].what,
@@ -975,10 +986,7 @@ sc_kw_proxy(struct sc *s, const struct sc_line *l, size_t which)
 
 	if (which == SC_REF_JUMP && v[strcspn(v, " \t")] != '\0')
 		return sc_bad(s, l, v);
-	if (!*l->activep || (s->decided & sc_refused[which].bit))
-		return 0;
-	s->decided |= sc_refused[which].bit;
-	if (sc_refused_off(which, v))
+	if (!sc_first_on(s, l, which))
 		return 0;
 	/* only when it takes effect: configs use %C etc. for other hosts */
 	if (which == SC_REF_COMMAND &&

@@ -90,6 +90,12 @@ int lc_rd_get_cstring(struct lc_rd *r, char *out, size_t outsz);
 /* 0 if the view is empty, -LC_ERR_PROTO if bytes are left over. */
 int lc_rd_end(const struct lc_rd *r);
 
+static inline uint16_t
+lc_peek_u16(const uint8_t *p)
+{
+	return (uint16_t)(p[0] << 8 | p[1]);
+}
+
 static inline uint32_t
 lc_peek_u32(const uint8_t *p)
 {
