@@ -776,4 +776,431 @@ LC_TEST(src_add_and_sink_target_flags)
 	lc_buf_free(&b);
 }
 
+/* ---- version 3: DIAL, counted port lists, reverse CONNECT, quiet_s ---- */
+
+/* A DIAL payload by hand: address, streams, nports ports, extra bytes. */
+static void
+t_dial_raw(struct lc_buf *b, const char *addr, uint32_t streams,
+    uint32_t nports, uint16_t bad_at, uint32_t extra)
+{
+	lc_buf_reset(b);
+	LC_CHECK(lc_buf_put_cstring(b, addr) == 0);
+	LC_CHECK(lc_buf_put_u32(b, streams) == 0);
+	for (uint32_t i = 0; i < nports; i++)
+		LC_CHECK(lc_buf_put_u16(b, i + 1 == bad_at ? 0 :
+		    (uint16_t)(50000 + i)) == 0);
+	for (uint32_t i = 0; i < extra; i++)
+		LC_CHECK(lc_buf_put(b, "\0", 1) == 0);
+}
+
+LC_TEST(dial_roundtrip_and_rejections)
+{
+	static const char *addrs[] = { "192.0.2.7", "2001:db8::1" };
+	struct lc_buf b;
+	struct lc_msg_dial d, g;
+	const uint8_t *p;
+	size_t n;
+
+	lc_buf_init(&b, LC_CTL_MAX + 8);
+	for (size_t a = 0; a < 2; a++) {
+		for (uint32_t streams = 1; streams <= LC_MAX_STREAMS;
+		    streams += LC_MAX_STREAMS - 1) {
+			lc_buf_reset(&b);
+			memset(&d, 0, sizeof(d));
+			snprintf(d.addr, sizeof(d.addr), "%s", addrs[a]);
+			d.streams = streams;
+			for (uint32_t i = 0; i < streams; i++)
+				d.ports[i] = (uint16_t)(1024 + 3 * i);
+			LC_CHECK(lc_msg_put_dial(&b, &d) == 0);
+			one_frame(&b, LC_MSG_DIAL, &p, &n);
+			LC_CHECK(lc_msg_get_dial(p, n, &g) == 0);
+			LC_CHECK(T_SAME(&d, &g));
+			/* every truncation is rejected */
+			for (size_t cut = 0; cut < n; cut++)
+				LC_CHECK(lc_msg_get_dial(p, cut, &g) ==
+				    -LC_ERR_PROTO);
+		}
+	}
+	/* the encoder refuses stream counts outside 1 .. LC_MAX_STREAMS */
+	lc_buf_reset(&b);
+	d.streams = 0;
+	LC_CHECK(lc_msg_put_dial(&b, &d) == -LC_ERR_TOOBIG);
+	lc_buf_reset(&b);
+	d.streams = LC_MAX_STREAMS + 1;
+	LC_CHECK(lc_msg_put_dial(&b, &d) == -LC_ERR_TOOBIG);
+
+	/* the decoder: a good one by hand first, then each fault alone */
+	t_dial_raw(&b, "10.0.0.1", 3, 3, 0, 0);
+	LC_CHECK(lc_msg_get_dial(lc_buf_ptr(&b), lc_buf_len(&b), &g) == 0);
+	LC_CHECK_STR(g.addr, "10.0.0.1");
+	LC_CHECK_EQ_U(g.streams, 3);
+	LC_CHECK_EQ_U(g.ports[2], 50002);
+	t_dial_raw(&b, "10.0.0.1", 0, 0, 0, 0);		/* no streams */
+	LC_CHECK(lc_msg_get_dial(lc_buf_ptr(&b), lc_buf_len(&b), &g) ==
+	    -LC_ERR_PROTO);
+	t_dial_raw(&b, "10.0.0.1", LC_MAX_STREAMS + 1, LC_MAX_STREAMS + 1,
+	    0, 0);					/* too many */
+	LC_CHECK(lc_msg_get_dial(lc_buf_ptr(&b), lc_buf_len(&b), &g) ==
+	    -LC_ERR_PROTO);
+	t_dial_raw(&b, "10.0.0.1", UINT32_MAX, 0, 0, 0);
+	LC_CHECK(lc_msg_get_dial(lc_buf_ptr(&b), lc_buf_len(&b), &g) ==
+	    -LC_ERR_PROTO);
+	for (uint16_t at = 1; at <= 3; at++) {		/* a port 0 */
+		t_dial_raw(&b, "10.0.0.1", 3, 3, at, 0);
+		LC_CHECK(lc_msg_get_dial(lc_buf_ptr(&b), lc_buf_len(&b),
+		    &g) == -LC_ERR_PROTO);
+	}
+	t_dial_raw(&b, "", 3, 3, 0, 0);			/* no address */
+	LC_CHECK(lc_msg_get_dial(lc_buf_ptr(&b), lc_buf_len(&b), &g) ==
+	    -LC_ERR_PROTO);
+	t_dial_raw(&b, "10.0.0.1", 3, 2, 0, 0);		/* a port short */
+	LC_CHECK(lc_msg_get_dial(lc_buf_ptr(&b), lc_buf_len(&b), &g) ==
+	    -LC_ERR_PROTO);
+	t_dial_raw(&b, "10.0.0.1", 3, 4, 0, 0);		/* a port more */
+	LC_CHECK(lc_msg_get_dial(lc_buf_ptr(&b), lc_buf_len(&b), &g) ==
+	    -LC_ERR_PROTO);
+	t_dial_raw(&b, "10.0.0.1", 3, 3, 0, 1);		/* trailing byte */
+	LC_CHECK(lc_msg_get_dial(lc_buf_ptr(&b), lc_buf_len(&b), &g) ==
+	    -LC_ERR_PROTO);
+	/* an address longer than LC_ADDR_MAX - 1 does not fit */
+	{
+		char big[LC_ADDR_MAX + 1];
+		memset(big, '1', LC_ADDR_MAX);
+		big[LC_ADDR_MAX] = '\0';
+		t_dial_raw(&b, big, 1, 1, 0, 0);
+		LC_CHECK(lc_msg_get_dial(lc_buf_ptr(&b), lc_buf_len(&b),
+		    &g) == -LC_ERR_PROTO);
+	}
+	lc_buf_free(&b);
+}
+
+/* LISTENING by hand: streams, window, block, quota, nports, ports. */
+static void
+t_listening_raw(struct lc_buf *b, uint32_t streams, uint32_t nports,
+    uint32_t have, uint16_t bad_at, uint32_t extra)
+{
+	lc_buf_reset(b);
+	LC_CHECK(lc_buf_put_u32(b, streams) == 0);
+	LC_CHECK(lc_buf_put_u32(b, 0) == 0);
+	LC_CHECK(lc_buf_put_u32(b, 1u << 20) == 0);
+	LC_CHECK(lc_buf_put_u32(b, 8) == 0);
+	LC_CHECK(lc_buf_put_u32(b, nports) == 0);
+	for (uint32_t i = 0; i < have; i++)
+		LC_CHECK(lc_buf_put_u16(b, i + 1 == bad_at ? 0 :
+		    (uint16_t)(40000 + i)) == 0);
+	for (uint32_t i = 0; i < extra; i++)
+		LC_CHECK(lc_buf_put(b, "\0", 1) == 0);
+}
+
+/* CONNECTED by hand: streams, window, nports, ports. */
+static void
+t_connected_raw(struct lc_buf *b, uint32_t streams, uint32_t nports,
+    uint32_t have, uint16_t bad_at, uint32_t extra)
+{
+	lc_buf_reset(b);
+	LC_CHECK(lc_buf_put_u32(b, streams) == 0);
+	LC_CHECK(lc_buf_put_u32(b, 65536) == 0);
+	LC_CHECK(lc_buf_put_u32(b, nports) == 0);
+	for (uint32_t i = 0; i < have; i++)
+		LC_CHECK(lc_buf_put_u16(b, i + 1 == bad_at ? 0 :
+		    (uint16_t)(40000 + i)) == 0);
+	for (uint32_t i = 0; i < extra; i++)
+		LC_CHECK(lc_buf_put(b, "\0", 1) == 0);
+}
+
+LC_TEST(listening_and_connected_port_counts)
+{
+	struct lc_buf b;
+	struct lc_msg_listening l, lg;
+	struct lc_msg_connected c, cg;
+	const uint8_t *p;
+	size_t n;
+
+	lc_buf_init(&b, LC_CTL_MAX + 8);
+	/* round trips with nports 0 (reverse) and nports == streams */
+	for (uint32_t np = 0; np <= 4; np += 4) {
+		lc_buf_reset(&b);
+		memset(&l, 0, sizeof(l));
+		l.streams = 4;
+		l.window = 1u << 22;
+		l.block = 1u << 20;
+		l.quota = 6;
+		l.nports = np;
+		for (uint32_t i = 0; i < np; i++)
+			l.ports[i] = (uint16_t)(33000 + i);
+		LC_CHECK(lc_msg_put_listening(&b, &l) == 0);
+		one_frame(&b, LC_MSG_LISTENING, &p, &n);
+		LC_CHECK(lc_msg_get_listening(p, n, &lg) == 0);
+		LC_CHECK(T_SAME(&l, &lg));
+		for (size_t cut = 0; cut < n; cut++)
+			LC_CHECK(lc_msg_get_listening(p, cut, &lg) ==
+			    -LC_ERR_PROTO);
+
+		lc_buf_reset(&b);
+		memset(&c, 0, sizeof(c));
+		c.streams = 4;
+		c.window = 1u << 21;
+		c.nports = np;
+		for (uint32_t i = 0; i < np; i++)
+			c.ports[i] = (uint16_t)(34000 + i);
+		LC_CHECK(lc_msg_put_connected(&b, &c) == 0);
+		one_frame(&b, LC_MSG_CONNECTED, &p, &n);
+		LC_CHECK(lc_msg_get_connected(p, n, &cg) == 0);
+		LC_CHECK(T_SAME(&c, &cg));
+		for (size_t cut = 0; cut < n; cut++)
+			LC_CHECK(lc_msg_get_connected(p, cut, &cg) ==
+			    -LC_ERR_PROTO);
+	}
+	/* the encoders refuse any other count */
+	for (uint32_t np = 1; np <= 5; np++) {
+		if (np == 4)
+			continue;
+		lc_buf_reset(&b);
+		l.nports = np;
+		LC_CHECK(lc_msg_put_listening(&b, &l) == -LC_ERR_TOOBIG);
+		lc_buf_reset(&b);
+		c.nports = np;
+		LC_CHECK(lc_msg_put_connected(&b, &c) == -LC_ERR_TOOBIG);
+	}
+	/* the decoders: good by hand, then a count other than 0 or streams */
+	t_listening_raw(&b, 4, 4, 4, 0, 0);
+	LC_CHECK(lc_msg_get_listening(lc_buf_ptr(&b), lc_buf_len(&b),
+	    &lg) == 0);
+	LC_CHECK_EQ_U(lg.nports, 4);
+	LC_CHECK_EQ_U(lg.ports[3], 40003);
+	t_connected_raw(&b, 4, 0, 0, 0, 0);
+	LC_CHECK(lc_msg_get_connected(lc_buf_ptr(&b), lc_buf_len(&b),
+	    &cg) == 0);
+	LC_CHECK_EQ_U(cg.nports, 0);
+	for (uint32_t np = 1; np <= 5; np++) {
+		if (np == 4)
+			continue;
+		t_listening_raw(&b, 4, np, np, 0, 0);
+		LC_CHECK(lc_msg_get_listening(lc_buf_ptr(&b), lc_buf_len(&b),
+		    &lg) == -LC_ERR_PROTO);
+		t_connected_raw(&b, 4, np, np, 0, 0);
+		LC_CHECK(lc_msg_get_connected(lc_buf_ptr(&b), lc_buf_len(&b),
+		    &cg) == -LC_ERR_PROTO);
+	}
+	t_listening_raw(&b, 4, UINT32_MAX, 0, 0, 0);
+	LC_CHECK(lc_msg_get_listening(lc_buf_ptr(&b), lc_buf_len(&b), &lg) ==
+	    -LC_ERR_PROTO);
+	t_connected_raw(&b, 4, UINT32_MAX, 0, 0, 0);
+	LC_CHECK(lc_msg_get_connected(lc_buf_ptr(&b), lc_buf_len(&b), &cg) ==
+	    -LC_ERR_PROTO);
+	/* nports says streams but fewer ports follow, or one more */
+	t_listening_raw(&b, 4, 4, 3, 0, 0);
+	LC_CHECK(lc_msg_get_listening(lc_buf_ptr(&b), lc_buf_len(&b), &lg) ==
+	    -LC_ERR_PROTO);
+	t_connected_raw(&b, 4, 4, 5, 0, 0);
+	LC_CHECK(lc_msg_get_connected(lc_buf_ptr(&b), lc_buf_len(&b), &cg) ==
+	    -LC_ERR_PROTO);
+	/* ports follow a count of 0 */
+	t_listening_raw(&b, 4, 0, 4, 0, 0);
+	LC_CHECK(lc_msg_get_listening(lc_buf_ptr(&b), lc_buf_len(&b), &lg) ==
+	    -LC_ERR_PROTO);
+	t_connected_raw(&b, 4, 0, 4, 0, 0);
+	LC_CHECK(lc_msg_get_connected(lc_buf_ptr(&b), lc_buf_len(&b), &cg) ==
+	    -LC_ERR_PROTO);
+	/* a port 0, and trailing bytes */
+	t_listening_raw(&b, 4, 4, 4, 2, 0);
+	LC_CHECK(lc_msg_get_listening(lc_buf_ptr(&b), lc_buf_len(&b), &lg) ==
+	    -LC_ERR_PROTO);
+	t_connected_raw(&b, 4, 4, 4, 4, 0);
+	LC_CHECK(lc_msg_get_connected(lc_buf_ptr(&b), lc_buf_len(&b), &cg) ==
+	    -LC_ERR_PROTO);
+	t_listening_raw(&b, 4, 0, 0, 0, 1);
+	LC_CHECK(lc_msg_get_listening(lc_buf_ptr(&b), lc_buf_len(&b), &lg) ==
+	    -LC_ERR_PROTO);
+	t_connected_raw(&b, 4, 4, 4, 0, 2);
+	LC_CHECK(lc_msg_get_connected(lc_buf_ptr(&b), lc_buf_len(&b), &cg) ==
+	    -LC_ERR_PROTO);
+	/* stream counts out of range */
+	t_connected_raw(&b, 0, 0, 0, 0, 0);
+	LC_CHECK(lc_msg_get_connected(lc_buf_ptr(&b), lc_buf_len(&b), &cg) ==
+	    -LC_ERR_PROTO);
+	t_connected_raw(&b, LC_MAX_STREAMS + 1, LC_MAX_STREAMS + 1,
+	    LC_MAX_STREAMS + 1, 0, 0);
+	LC_CHECK(lc_msg_get_connected(lc_buf_ptr(&b), lc_buf_len(&b), &cg) ==
+	    -LC_ERR_PROTO);
+	t_listening_raw(&b, LC_MAX_STREAMS + 1, 0, 0, 0, 0);
+	LC_CHECK(lc_msg_get_listening(lc_buf_ptr(&b), lc_buf_len(&b), &lg) ==
+	    -LC_ERR_PROTO);
+	lc_buf_free(&b);
+}
+
+/* CONNECT by hand: address, the fixed fields, nports ports. */
+static void
+t_connect_raw(struct lc_buf *b, const char *addr, uint32_t streams,
+    uint32_t flags, uint32_t nports, uint32_t extra)
+{
+	uint8_t key[LC_KEY_LEN];
+
+	memset(key, 0x5a, sizeof(key));
+	lc_buf_reset(b);
+	LC_CHECK(lc_buf_put_cstring(b, addr) == 0);
+	LC_CHECK(lc_buf_put_u32(b, streams) == 0);
+	LC_CHECK(lc_buf_put_u32(b, 0) == 0);		/* window */
+	LC_CHECK(lc_buf_put_u32(b, 1u << 20) == 0);	/* block */
+	LC_CHECK(lc_buf_put_u32(b, flags) == 0);
+	LC_CHECK(lc_buf_put_u32(b, 1) == 0);		/* csum */
+	LC_CHECK(lc_buf_put_u64(b, 0) == 0);		/* rate */
+	LC_CHECK(lc_buf_put(b, key, sizeof(key)) == 0);
+	for (uint32_t i = 0; i < nports; i++)
+		LC_CHECK(lc_buf_put_u16(b, (uint16_t)(41000 + i)) == 0);
+	for (uint32_t i = 0; i < extra; i++)
+		LC_CHECK(lc_buf_put(b, "\0", 1) == 0);
+}
+
+LC_TEST(connect_reverse_and_direct)
+{
+	struct lc_buf b;
+	struct lc_msg_connect c, g;
+	const uint8_t *p;
+	size_t n;
+
+	lc_buf_init(&b, LC_CTL_MAX + 8);
+	/* reverse: no address and no ports on the wire */
+	memset(&c, 0, sizeof(c));
+	c.streams = 5;
+	c.block = 1u << 20;
+	c.flags = LC_XFER_ENCRYPT | LC_XFER_REVERSE | LC_XFER_LOOPBACK;
+	c.csum = 2;
+	c.rate = 12345678;
+	memset(c.key, 0x3c, sizeof(c.key));
+	LC_CHECK(lc_msg_put_connect(&b, &c) == 0);
+	one_frame(&b, LC_MSG_CONNECT, &p, &n);
+	/* u32 length 0, 5 u32, u64, key: nothing else */
+	LC_CHECK_EQ_U(n, 4 + 5 * 4 + 8 + LC_KEY_LEN);
+	LC_CHECK(lc_msg_get_connect(p, n, &g) == 0);
+	LC_CHECK(T_SAME(&c, &g));
+	for (size_t cut = 0; cut < n; cut++)
+		LC_CHECK(lc_msg_get_connect(p, cut, &g) == -LC_ERR_PROTO);
+	/* the encoder leaves out an address and ports given with reverse */
+	lc_buf_reset(&b);
+	snprintf(c.addr, sizeof(c.addr), "10.9.8.7");
+	for (uint32_t i = 0; i < c.streams; i++)
+		c.ports[i] = (uint16_t)(2000 + i);
+	LC_CHECK(lc_msg_put_connect(&b, &c) == 0);
+	one_frame(&b, LC_MSG_CONNECT, &p, &n);
+	LC_CHECK_EQ_U(n, 4 + 5 * 4 + 8 + LC_KEY_LEN);
+	LC_CHECK(lc_msg_get_connect(p, n, &g) == 0);
+	LC_CHECK_STR(g.addr, "");
+	LC_CHECK_EQ_U(g.ports[0], 0);
+
+	/* direct: address and one port per stream */
+	lc_buf_reset(&b);
+	c.flags = LC_XFER_LOOPBACK;
+	LC_CHECK(lc_msg_put_connect(&b, &c) == 0);
+	one_frame(&b, LC_MSG_CONNECT, &p, &n);
+	LC_CHECK(lc_msg_get_connect(p, n, &g) == 0);
+	LC_CHECK(T_SAME(&c, &g));
+	/* direct without an address: encodes, is rejected */
+	lc_buf_reset(&b);
+	c.addr[0] = '\0';
+	LC_CHECK(lc_msg_put_connect(&b, &c) == 0);
+	one_frame(&b, LC_MSG_CONNECT, &p, &n);
+	LC_CHECK(lc_msg_get_connect(p, n, &g) == -LC_ERR_PROTO);
+
+	/* the decoder by hand */
+	t_connect_raw(&b, "", 3, LC_XFER_REVERSE, 0, 0);
+	LC_CHECK(lc_msg_get_connect(lc_buf_ptr(&b), lc_buf_len(&b), &g) == 0);
+	t_connect_raw(&b, "10.0.0.2", 3, 0, 3, 0);
+	LC_CHECK(lc_msg_get_connect(lc_buf_ptr(&b), lc_buf_len(&b), &g) == 0);
+	LC_CHECK_EQ_U(g.ports[2], 41002);
+	/* reverse with an address */
+	t_connect_raw(&b, "10.0.0.2", 3, LC_XFER_REVERSE, 0, 0);
+	LC_CHECK(lc_msg_get_connect(lc_buf_ptr(&b), lc_buf_len(&b), &g) ==
+	    -LC_ERR_PROTO);
+	/* reverse with ports (they are trailing bytes) */
+	t_connect_raw(&b, "", 3, LC_XFER_REVERSE, 3, 0);
+	LC_CHECK(lc_msg_get_connect(lc_buf_ptr(&b), lc_buf_len(&b), &g) ==
+	    -LC_ERR_PROTO);
+	t_connect_raw(&b, "", 3, LC_XFER_REVERSE, 0, 1);
+	LC_CHECK(lc_msg_get_connect(lc_buf_ptr(&b), lc_buf_len(&b), &g) ==
+	    -LC_ERR_PROTO);
+	/* direct: no address, a port short, a port more */
+	t_connect_raw(&b, "", 3, 0, 3, 0);
+	LC_CHECK(lc_msg_get_connect(lc_buf_ptr(&b), lc_buf_len(&b), &g) ==
+	    -LC_ERR_PROTO);
+	t_connect_raw(&b, "10.0.0.2", 3, 0, 2, 0);
+	LC_CHECK(lc_msg_get_connect(lc_buf_ptr(&b), lc_buf_len(&b), &g) ==
+	    -LC_ERR_PROTO);
+	t_connect_raw(&b, "10.0.0.2", 3, 0, 4, 0);
+	LC_CHECK(lc_msg_get_connect(lc_buf_ptr(&b), lc_buf_len(&b), &g) ==
+	    -LC_ERR_PROTO);
+	/* a flag this version does not know */
+	t_connect_raw(&b, "", 3, LC_XFER_REVERSE | 0x8u, 0, 0);
+	LC_CHECK(lc_msg_get_connect(lc_buf_ptr(&b), lc_buf_len(&b), &g) ==
+	    -LC_ERR_PROTO);
+	lc_buf_free(&b);
+}
+
+LC_TEST(listen_quiet_bound_and_flags)
+{
+	static const uint32_t ok_quiet[] = { 0, 1, 5, 3600 };
+	static const uint32_t bad_quiet[] = { 3601, 86400, UINT32_MAX };
+	struct lc_buf b;
+	struct lc_msg_listen l, g;
+	const uint8_t *p;
+	size_t n;
+
+	lc_buf_init(&b, LC_CTL_MAX + 8);
+	memset(&l, 0, sizeof(l));
+	l.streams = 8;
+	l.window = 1u << 20;
+	l.block = 1u << 20;
+	l.flags = LC_XFER_ENCRYPT | LC_XFER_REVERSE | LC_XFER_LOOPBACK;
+	l.csum = 3;
+	l.stall_s = 60;
+	memset(l.key, 0x77, sizeof(l.key));
+	for (size_t i = 0; i < sizeof(ok_quiet) / sizeof(ok_quiet[0]); i++) {
+		lc_buf_reset(&b);
+		l.quiet_s = ok_quiet[i];
+		LC_CHECK(lc_msg_put_listen(&b, &l) == 0);
+		one_frame(&b, LC_MSG_LISTEN, &p, &n);
+		LC_CHECK(lc_msg_get_listen(p, n, &g) == 0);
+		LC_CHECK(T_SAME(&l, &g));
+		for (size_t cut = 0; cut < n; cut++)
+			LC_CHECK(lc_msg_get_listen(p, cut, &g) ==
+			    -LC_ERR_PROTO);
+	}
+	for (size_t i = 0; i < sizeof(bad_quiet) / sizeof(bad_quiet[0]);
+	    i++) {
+		lc_buf_reset(&b);
+		l.quiet_s = bad_quiet[i];
+		LC_CHECK(lc_msg_put_listen(&b, &l) == 0);
+		one_frame(&b, LC_MSG_LISTEN, &p, &n);
+		LC_CHECK(lc_msg_get_listen(p, n, &g) == -LC_ERR_PROTO);
+	}
+	/* each known flag alone decodes; an unknown one does not */
+	l.quiet_s = 5;
+	for (uint32_t f = 0; f <= LC_XFER_MASK; f++) {
+		lc_buf_reset(&b);
+		l.flags = f;
+		LC_CHECK(lc_msg_put_listen(&b, &l) == 0);
+		one_frame(&b, LC_MSG_LISTEN, &p, &n);
+		LC_CHECK(lc_msg_get_listen(p, n, &g) == 0);
+		LC_CHECK_EQ_U(g.flags, f);
+	}
+	lc_buf_reset(&b);
+	l.flags = LC_XFER_MASK + 1;
+	LC_CHECK(lc_msg_put_listen(&b, &l) == 0);
+	one_frame(&b, LC_MSG_LISTEN, &p, &n);
+	LC_CHECK(lc_msg_get_listen(p, n, &g) == -LC_ERR_PROTO);
+	/* one byte more */
+	lc_buf_reset(&b);
+	l.flags = 0;
+	LC_CHECK(lc_msg_put_listen(&b, &l) == 0);
+	one_frame(&b, LC_MSG_LISTEN, &p, &n);
+	{
+		uint8_t more[256];
+		LC_CHECK(n + 1 <= sizeof(more));
+		memcpy(more, p, n);
+		more[n] = 0;
+		LC_CHECK(lc_msg_get_listen(more, n + 1, &g) == -LC_ERR_PROTO);
+	}
+	lc_buf_free(&b);
+}
+
 LC_TEST_MAIN()
