@@ -13,6 +13,11 @@
  *   openers   lc_relay_open_ssh: up to LC_RELAY_SSH_PARALLEL short-lived
  *             threads opening SSH connections, joined before it returns.
  *   caller    the controller's thread: start, redial, free.
+ * One thread moves both directions with blocking writes: when the sink
+ * stops reading (its quota is full, normal back-pressure), the leg waits
+ * in the write and the other direction waits too.  That direction
+ * carries only the handshake's answers (the data streams have no
+ * traffic from sink to source after it), so nothing is lost by it.
  * Descriptors: a leg's sockets and SSH connections belong to its thread;
  * the caller only shuts the sockets down (under the leg's mutex) to wake
  * a blocked splice, and signals the leg's wake pipe.
@@ -418,11 +423,14 @@ lc_relay_start(const struct lc_relay_end end[2], uint32_t n,
 	char name[32];
 
 	*out = NULL;
-	if ((r = calloc(1, sizeof(*r))) == NULL) {
+	if (n == 0 || n > LC_MAX_STREAMS || (r = calloc(1, sizeof(*r))) ==
+	    NULL) {
 		for (int k = 0; k < 2; k++)
 			for (uint32_t i = 0; i < LC_MAX_STREAMS; i++)
 				lc_ssh_free(end[k].conn[i]);
-		return lc_err_set(e, LC_ERR_NOMEM, "out of memory");
+		return n == 0 || n > LC_MAX_STREAMS ? lc_err_set(e,
+		    LC_ERR_INTERNAL, "relay: %u streams", n) :
+		    lc_err_set(e, LC_ERR_NOMEM, "out of memory");
 	}
 	memcpy(r->end, end, sizeof(r->end));	/* conn[] taken over */
 	r->n = n;

@@ -733,7 +733,9 @@ lc_stream_handshake(const struct lc_dial *d, int fd, struct lc_stream **out,
  * run the same handshake as after a connect (the source is the TLS client
  * and proves the key; a stranger cannot pass).  A connection that fails
  * its handshake is logged and dropped, and the wait goes on until
- * connect_timeout_ms has passed in all.
+ * connect_timeout_ms has passed (a handshake in progress is bounded by
+ * LC_HANDSHAKE_TIMEOUT_MS on its own, so a silent stranger costs up to
+ * that much; one at a time, unlike the sink's parallel handshakes).
  */
 static int
 lc_stream_accept_dial(const struct lc_dial *d, struct lc_stream **out,
@@ -751,8 +753,9 @@ lc_stream_accept_dial(const struct lc_dial *d, struct lc_stream **out,
 			return lc_err_set(e, LC_ERR_CANCELED, "canceled");
 		if (now >= deadline)
 			return lc_err_set(e, LC_ERR_STREAM, "data stream %u: "
-			    "no connection from the sink within %d s "
-			    "(reverse)", d->idx, d->connect_timeout_ms / 1000);
+			    "no connection from the sink within %.1f s "
+			    "(reverse)", d->idx,
+			    (double)d->connect_timeout_ms / 1000);
 		pfd.fd = d->listen_fd;
 		pfd.events = POLLIN;
 		pfd.revents = 0;
@@ -764,9 +767,10 @@ lc_stream_accept_dial(const struct lc_dial *d, struct lc_stream **out,
 			continue;
 		lc_sock_tune(fd);
 		r = lc_stream_handshake(d, fd, out, e);
-		if (r == 0 || r == -LC_ERR_CANCELED ||
-		    (d->cancel != NULL && atomic_load(d->cancel)))
+		if (r == 0 || r == -LC_ERR_CANCELED)
 			return r;
+		if (d->cancel != NULL && atomic_load(d->cancel))
+			return lc_err_set(e, LC_ERR_CANCELED, "canceled");
 		lc_log_warn("dropped data connection: %s", e->msg);
 	}
 }

@@ -607,7 +607,8 @@ lc_msg_put_connected(struct lc_buf *out, const struct lc_msg_connected *m)
 	int r;
 	size_t s = lc_msg_begin(out, LC_MSG_CONNECTED, &r);
 
-	if (m->nports != 0 && m->nports != m->streams)
+	if (m->streams > LC_MAX_STREAMS ||
+	    (m->nports != 0 && m->nports != m->streams))
 		r = -LC_ERR_TOOBIG;
 	(void)(r != 0 ||
 	    (r = lc_buf_put_u32(out, m->streams)) != 0 ||

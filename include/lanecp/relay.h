@@ -62,9 +62,10 @@ int lc_relay_open_ssh(const struct lc_ssh_opts *o, uint32_t want,
     struct lc_ssh **conns, struct lc_err *e);
 
 /*
- * Start n legs joining end[0] (source) to end[1] (sink); window > 0 sets
- * the relay's TCP socket buffers.  The ends are copied (their conn[]
- * taken over, also on failure).  0 and *out, or -LC_ERR_*.
+ * Start n (1 .. LC_MAX_STREAMS) legs joining end[0] (source) to end[1]
+ * (sink); window > 0 sets the relay's TCP socket buffers.  The ends are
+ * copied (their conn[] taken over, also on failure).  0 and *out, or
+ * -LC_ERR_*.
  */
 int lc_relay_start(const struct lc_relay_end end[2], uint32_t n,
     uint32_t window, struct lc_relay **out, struct lc_err *e);
@@ -79,9 +80,6 @@ int lc_relay_failed(struct lc_relay *r, struct lc_err *e);
 
 /* Stream i broke: drop both of its ends and connect them again. */
 void lc_relay_redial(struct lc_relay *r, uint32_t i);
-
-/* Bytes relayed so far (both directions, all legs). */
-uint64_t lc_relay_bytes(const struct lc_relay *r);
 
 /* Stop every leg, close everything, free (NULL is fine). */
 void lc_relay_free(struct lc_relay *r);
