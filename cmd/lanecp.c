@@ -62,6 +62,8 @@ struct lc_opt {
 	const char *help;
 	lc_opt_set set;		/* NULL: a flag, flag_off says which */
 	size_t flag_off;	/* an int in struct lc_cli, set to 1 */
+	int optional;		/* the argument may be left out (-c, -c9,
+				   --compress=9): set gets NULL then */
 };
 
 #define LC_FLAG(field) offsetof(struct lc_cli, field)
@@ -195,6 +197,20 @@ lc_opt_rate(struct lc_cli *c, const char *a, struct lc_err *e)
 	return 0;
 }
 
+/* -c alone: level 1, the fast one; -cN / --compress=N: N in 1..9. */
+static int
+lc_opt_compress(struct lc_cli *c, const char *a, struct lc_err *e)
+{
+	uint64_t v = 1;
+
+	if (a != NULL && lc_parse_uint(a, 1, LC_ZLEVEL_MAX, &v) != 0)
+		return lc_err_set(e, LC_ERR_USAGE, "-c %.*s: compression level "
+		    "must be a number from 1 to %u (as -c%u or --compress=%u)",
+		    64, a, LC_ZLEVEL_MAX, LC_ZLEVEL_MAX, LC_ZLEVEL_MAX);
+	c->copy.zlevel = (uint32_t)v;
+	return 0;
+}
+
 static int
 lc_opt_timeout(struct lc_cli *c, const char *a, struct lc_err *e)
 {
@@ -317,97 +333,100 @@ lc_opt_max_memory(struct lc_cli *c, const char *a, struct lc_err *e)
 
 static const struct lc_opt lc_opts[] = {
 	{ "streams", 's', "N", "parallel TCP data streams, 1-64 (default 4)",
-	    lc_opt_streams, 0 },
+	    lc_opt_streams, 0, 0 },
 	{ "window", 'w', "SIZE", "TCP window per stream, e.g. 256k (default: "
-	    "kernel autotuning)", lc_opt_window, 0 },
+	    "kernel autotuning)", lc_opt_window, 0, 0 },
 	{ "block", 'B', "SIZE", "block size, 4k-64m (default 1m)",
-	    lc_opt_block, 0 },
+	    lc_opt_block, 0, 0 },
 	{ "progress", 'P', "SEC", "report progress every SEC seconds",
-	    lc_opt_progress, 0 },
+	    lc_opt_progress, 0, 0 },
 	{ "recursive", 'r', NULL, "copy directories: files, directories and "
 	    "symlinks (as links)", NULL,
-	    LC_FLAG(copy.recursive) },
+	    LC_FLAG(copy.recursive), 0 },
 	{ "dereference", 'L', NULL, "with -r, follow symlinks at the source", NULL,
-	    LC_FLAG(copy.follow) },
+	    LC_FLAG(copy.follow), 0 },
 	{ "preserve", 'p', NULL, "keep modification times and permission "
 	    "bits", NULL,
-	    LC_FLAG(copy.preserve) },
+	    LC_FLAG(copy.preserve), 0 },
 	{ "update", 'u', NULL, "skip files whose size and mtime match the "
 	    "target; replace the rest (keeps mtimes)", NULL,
-	    LC_FLAG(copy.update) },
+	    LC_FLAG(copy.update), 0 },
 	{ "ignore-existing", 'O', NULL, "skip every file that already exists "
 	    "at the target", NULL,
-	    LC_FLAG(copy.skip_existing) },
+	    LC_FLAG(copy.skip_existing), 0 },
 	{ "owner", 0, NULL, "keep owner and group (when the receiving side "
-	    "runs as root)", NULL, LC_FLAG(copy.owner) },
+	    "runs as root)", NULL, LC_FLAG(copy.owner), 0 },
 	{ "numeric-ids", 0, NULL, "with --owner, keep ids by number, not by "
-	    "user and group name", NULL, LC_FLAG(copy.numeric_ids) },
+	    "user and group name", NULL, LC_FLAG(copy.numeric_ids), 0 },
 	{ "force", 'f', NULL, "overwrite an existing target file", NULL,
-	    LC_FLAG(copy.force) },
+	    LC_FLAG(copy.force), 0 },
 	{ "append", 'a', NULL, "resume: keep the verified prefix of a "
 	    "partial copy", NULL,
-	    LC_FLAG(copy.resume) },
+	    LC_FLAG(copy.resume), 0 },
 	{ "check", 'e', NULL, "verify end to end with a whole-file sha256",
-	    lc_opt_check, 0 },
+	    lc_opt_check, 0, 0 },
 	{ "checksum", 'E', "ALG[=HEX]", "verify with ALG (sha256, crc32, "
-	    "adler32), print it; =HEX: must match", lc_opt_checksum, 0 },
+	    "adler32), print it; =HEX: must match", lc_opt_checksum, 0, 0 },
 	{ "rate", 'x', "RATE", "cap the total rate, bytes/s (k/m/g "
-	    "suffixes)", lc_opt_rate, 0 },
+	    "suffixes)", lc_opt_rate, 0, 0 },
+	{ "compress", 'c', "N", "compress blocks with zlib at level N, 1-9 "
+	    "(-c alone: 1); for compressible data on slow links",
+	    lc_opt_compress, 0, 1 },
 	{ "retries", 0, "N", "retry transient failures N times, resuming "
-	    "(backoff 1 s to 60 s)", lc_opt_retries, 0 },
+	    "(backoff 1 s to 60 s)", lc_opt_retries, 0, 0 },
 	{ "timeout", 0, "SEC", "fail when nothing moves for SEC seconds "
-	    "(default 300, 0: never)", lc_opt_timeout, 0 },
+	    "(default 300, 0: never)", lc_opt_timeout, 0, 0 },
 	{ "reverse", 'z', NULL, "reverse: the receiving host connects out "
 	    "to the sending one (a receiver behind NAT or a firewall)",
-	    lc_opt_reverse, 0 },
+	    lc_opt_reverse, 0, 0 },
 	{ "relay", 0, NULL, "host to host: the data flows through this "
 	    "machine (the two hosts cannot reach each other)", lc_opt_relay,
-	    0 },
+	    0, 0 },
 	{ "via-ssh", 0, NULL, "carry the data streams over SSH, one SSH "
 	    "connection per stream (only port 22 is open)", lc_opt_via_ssh,
-	    0 },
+	    0, 0 },
 	{ "direct", 0, NULL, "only the direct path: no fallback; with a jump "
-	    "host, try the target's data ports directly", lc_opt_direct, 0 },
+	    "host, try the target's data ports directly", lc_opt_direct, 0, 0 },
 	{ "stream-timeout", 0, "SEC", "give up on one stalled stream after "
-	    "SEC s, resend on others (default 30)", lc_opt_stream_timeout, 0 },
+	    "SEC s, resend on others (default 30)", lc_opt_stream_timeout, 0, 0 },
 	{ "no-space-check", 0, NULL, "do not check free space at the target "
 	    "first", NULL,
-	    LC_FLAG(copy.no_space_check) },
+	    LC_FLAG(copy.no_space_check), 0 },
 	{ "json", 0, NULL, "print a JSON summary on stdout at the end", NULL,
-	    LC_FLAG(json) },
+	    LC_FLAG(json), 0 },
 	{ "log", 'l', "FILE", "append a timestamped record of the run to "
-	    "FILE", lc_opt_log, 0 },
+	    "FILE", lc_opt_log, 0, 0 },
 	{ "ssh-config", 'F', "FILE", "ssh_config file (default "
-	    "~/.ssh/config)", lc_opt_config, 0 },
+	    "~/.ssh/config)", lc_opt_config, 0, 0 },
 	{ "identity", 'i', "FILE", "private key file for SSH",
-	    lc_opt_identity, 0 },
+	    lc_opt_identity, 0, 0 },
 	{ "jump", 'J', "LIST", "reach the remote host through these SSH jump "
 	    "hosts, [user@]host[:port],...; none: direct (as ssh -J)",
-	    lc_opt_jump, 0 },
+	    lc_opt_jump, 0, 0 },
 	{ "agent-path", 'T', "PATH", "remote lanecp program (default: "
-	    "lanecp on the remote PATH)", lc_opt_agent_cmd, 0 },
+	    "lanecp on the remote PATH)", lc_opt_agent_cmd, 0, 0 },
 	{ "no-encrypt", 0, NULL, "send data in the clear (streams are still "
-	    "authenticated); for trusted networks", lc_opt_no_encrypt, 0 },
+	    "authenticated); for trusted networks", lc_opt_no_encrypt, 0, 0 },
 	{ "no-fsync", 0, NULL, "do not fsync files before renaming them "
 	    "into place", NULL,
-	    LC_FLAG(copy.no_fsync) },
+	    LC_FLAG(copy.no_fsync), 0 },
 	{ "verbose", 'v', NULL, "say more (negotiated settings, per-file "
-	    "results); twice for debug", lc_opt_verbose, 0 },
+	    "results); twice for debug", lc_opt_verbose, 0, 0 },
 	{ "quiet", 'q', NULL, "print errors only", NULL,
-	    LC_FLAG(quiet) },
+	    LC_FLAG(quiet), 0 },
 	{ "help", 'h', NULL, "show this help", NULL,
-	    LC_FLAG(help) },
+	    LC_FLAG(help), 0 },
 	{ "version", 'V', NULL, "show the version", NULL,
-	    LC_FLAG(version) },
+	    LC_FLAG(version), 0 },
 	{ "agent", 0, NULL, "(internal) run as the remote agent on "
 	    "stdin/stdout", NULL,
-	    LC_FLAG(agent) },
+	    LC_FLAG(agent), 0 },
 	{ "restrict", 0, "DIR", "(with --agent) serve only paths inside DIR, "
-	    "e.g. as a forced command", lc_opt_restrict, 0 },
+	    "e.g. as a forced command", lc_opt_restrict, 0, 0 },
 	{ "max-memory", 0, "SIZE", "(with --agent) keep a receiving agent's "
-	    "memory under SIZE (default 64m)", lc_opt_max_memory, 0 },
+	    "memory under SIZE (default 64m)", lc_opt_max_memory, 0, 0 },
 	{ "transfer", 0, "ID", "(internal, with --agent) the controller's "
-	    "transfer id", lc_opt_transfer, 0 },
+	    "transfer id", lc_opt_transfer, 0, 0 },
 };
 #define LC_NOPTS (sizeof(lc_opts) / sizeof(lc_opts[0]))
 
@@ -431,7 +450,10 @@ lc_usage(FILE *f)
 	for (size_t i = 0; i < LC_NOPTS; i++) {
 		const struct lc_opt *o = &lc_opts[i];
 		char left[48];
-		if (o->sname != 0)
+		if (o->optional)
+			snprintf(left, sizeof(left), "-%c[%s], --%s[=%s]",
+			    o->sname, o->arg, o->lname, o->arg);
+		else if (o->sname != 0)
 			snprintf(left, sizeof(left), "-%c, --%s%s%s", o->sname,
 			    o->lname, o->arg ? " " : "", o->arg ? o->arg : "");
 		else
@@ -466,15 +488,15 @@ lc_parse_cli(int argc, char **argv, struct lc_cli *c, int *first_arg,
     struct lc_err *e)
 {
 	struct option lopts[LC_NOPTS + 1];
-	char sopts[LC_NOPTS * 2 + 2];
+	char sopts[LC_NOPTS * 3 + 2];
 	size_t sl = 0;
 	int ch, idx;
 
 	sopts[sl++] = ':';	/* report a missing value as ':' */
 	for (size_t i = 0; i < LC_NOPTS; i++) {
 		lopts[i].name = lc_opts[i].lname;
-		lopts[i].has_arg = lc_opts[i].arg ? required_argument :
-		    no_argument;
+		lopts[i].has_arg = lc_opts[i].optional ? optional_argument :
+		    lc_opts[i].arg ? required_argument : no_argument;
 		lopts[i].flag = NULL;
 		lopts[i].val = lc_opts[i].sname ? lc_opts[i].sname :
 		    256 + (int)i;
@@ -482,6 +504,8 @@ lc_parse_cli(int argc, char **argv, struct lc_cli *c, int *first_arg,
 			sopts[sl++] = (char)lc_opts[i].sname;
 			if (lc_opts[i].arg)
 				sopts[sl++] = ':';
+			if (lc_opts[i].optional)
+				sopts[sl++] = ':';	/* "c::" */
 		}
 	}
 	memset(&lopts[LC_NOPTS], 0, sizeof(lopts[0]));

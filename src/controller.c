@@ -529,9 +529,10 @@ lc_ctl_from_src(struct lc_ctl *c, uint8_t type, const uint8_t *p, size_t n,
 		/* bytes sent, resends included: it only grows */
 		if (lc_msg_get_progress(p, n, &m.prog) != 0 ||
 		    m.prog.bytes < c->src_sent || m.prog.file != 0 ||
-		    m.prog.written != 0)
+		    m.prog.written != 0 || m.prog.wire < c->src_wire)
 			break;
 		c->src_sent = m.prog.bytes;
+		c->src_wire = m.prog.wire;
 		return 0;
 	case LC_MSG_FILE:
 		if (lc_msg_get_file(p, n, &m.file) != 0)
@@ -566,10 +567,11 @@ lc_ctl_from_src(struct lc_ctl *c, uint8_t type, const uint8_t *p, size_t n,
 		if (lc_msg_get_xfer_done(p, n, &m.done) != 0 ||
 		    !c->nomore_sent || c->src_done ||
 		    m.done.files != c->files_sent ||
-		    m.done.bytes < c->src_sent)
+		    m.done.bytes < c->src_sent || m.done.wire < c->src_wire)
 			break;
 		c->src_done = 1;
 		c->src_sent = m.done.bytes;
+		c->src_wire = m.done.wire;
 		return 0;
 	case LC_MSG_BYE:
 		if (lc_msg_get_empty(p, n) != 0 || !c->bye_sent)
@@ -1236,6 +1238,7 @@ lc_copy_run(const struct lc_copy_opts *o, int signal_fd,
 	    c.target_shown);
  out:
 	res->sent = c.src_sent;
+	res->wire = c.src_wire;
 	if (res->ns == 0 && c.t_start != 0)
 		res->ns = lc_now_ns() - c.t_start;
 	if (r != 0 && c.progress.drawn)

@@ -91,6 +91,7 @@ struct lc_ctl {
 	struct lc_copy_result *res;
 	pid_t test_proxy;
 	uint64_t src_sent;	/* from the source's heartbeat */
+	uint64_t src_wire;	/* of those, payload bytes on the wire */
 	uint64_t t_src_msg;	/* last message from each agent (ms) */
 	uint64_t t_dst_msg;
 	uint64_t t_progress;	/* last time data or files moved */

@@ -64,11 +64,13 @@ static void
 lc_copy_merge(struct lc_copy_result *all, const struct lc_copy_result *one)
 {
 	uint64_t sent = all->sent + one->sent, ns = all->ns + one->ns;
+	uint64_t wire = all->wire + one->wire;
 	uint64_t stalled = all->stalled_ms + one->stalled_ms;
 	uint32_t attempts = all->attempts + 1;
 
 	*all = *one;
 	all->sent = sent;
+	all->wire = wire;
 	all->ns = ns;
 	all->stalled_ms = stalled;
 	all->attempts = attempts;

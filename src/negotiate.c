@@ -117,7 +117,8 @@ lc__ctl_negotiate(struct lc_ctl *c, struct lc_err *e)
 	l.block = c->block;
 	/* over SSH the streams are encrypted already: no TLS inside */
 	c->tls = o->encrypt && c->path != LC_PATH_SSH;
-	l.flags = (c->tls ? LC_XFER_ENCRYPT : 0) | lc__ctl_listen_flags(c);
+	l.flags = (c->tls ? LC_XFER_ENCRYPT : 0) | lc__ctl_listen_flags(c) |
+	    (o->zlevel != 0 ? LC_XFER_COMPRESS : 0);
 	l.csum = (uint32_t)o->csum_alg;
 	l.stall_s = o->stall_s;
 	/*
@@ -180,7 +181,9 @@ lc__ctl_listening(struct lc_ctl *c, const uint8_t *p, size_t n,
 	c->streams = l.streams;
 	memset(&m, 0, sizeof(m));
 	m.flags = (c->tls ? LC_XFER_ENCRYPT : 0) |
-	    lc__ctl_connect_flags(c);
+	    lc__ctl_connect_flags(c) |
+	    (c->o->zlevel != 0 ? LC_XFER_COMPRESS : 0);
+	m.zlevel = c->o->zlevel;
 	if (!(m.flags & LC_XFER_REVERSE) &&
 	    (r = lc__ctl_data_addr(c, m.addr, sizeof(m.addr), e)) != 0)
 		return r;
@@ -210,6 +213,9 @@ lc__ctl_listening(struct lc_ctl *c, const uint8_t *p, size_t n,
 	if (c->window != 0)
 		lc_fmt_bytes(win, sizeof(win), l.window);
 	lc__ctl_path_text(c, daddr, ptext, sizeof(ptext));
+	if (c->o->zlevel != 0)
+		lc_log_verbose("compression level %u (zlib per block; blocks "
+		    "that do not shrink go raw)", c->o->zlevel);
 	lc_log_verbose("%u streams to %s (%s), "
 	    "window %s, block %u KiB, sink quota %u blocks per stream, "
 	    "data %s", l.streams,
@@ -223,5 +229,6 @@ lc__ctl_listening(struct lc_ctl *c, const uint8_t *p, size_t n,
 	c->res->window = l.window;
 	c->res->block = c->block;
 	c->res->encrypted = c->o->encrypt;
+	c->res->zlevel = c->o->zlevel;
 	return r;
 }

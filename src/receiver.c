@@ -6,7 +6,11 @@
  * its own quota (or its spare, for the block the writer can take at once)
  * -> payload -> the file's ordered writer (writer.h); a HOLE frame goes to
  * the writer without a buffer.  It remembers the
- * last whole block it got.  It owns its socket; main only shuts it down
+ * last whole block it got.  A compressed DATA frame (-c) is read into the
+ * receiver's own input buffer (one block, lc_zinf) and inflated into the
+ * pool buffer, capped at raw_len; a frame that is not exactly raw_len
+ * bytes of one complete zlib stream is a protocol error and nothing of
+ * it is written.  It owns its socket; main only shuts it down
  * (stall, abort) under the mutex, and closes it after joining the thread.
  * When the stream breaks (or main marks it stalled) it posts
  * LC_EV_STREAM_LOST and exits; the sink tells the source where it stopped,
@@ -17,6 +21,7 @@
 #include "sink_int.h"
 
 #include "lanecp/log.h"
+#include "lanecp/zframe.h"
 
 #include <poll.h>
 #include <stdio.h>
@@ -68,6 +73,36 @@ lc_receiver_hole_room(struct lc_receiver *rv, struct lc_wfile *wf,
 	return 0;
 }
 
+/*
+ * Read a DATA frame's payload into b->data: as it is, or (LC_FRAME_F_ZLIB)
+ * into the input buffer and inflated.  0 or an error for the stream.
+ */
+static int
+lc_receiver_payload(struct lc_receiver *rv, const struct lc_frame *fr,
+    struct lc_wbuf *b, struct lc_err *e)
+{
+	int r;
+
+	if (!(fr->flags & LC_FRAME_F_ZLIB))
+		return lc_conn_read_full(&rv->conn, b->data, fr->len, e);
+	if (rv->zinf == NULL &&
+	    lc_zinf_new(rv->sink->block, &rv->zinf) != 0)
+		return lc_err_set(e, LC_ERR_NOMEM, "out of memory (inflate)");
+	/* len < raw_len <= block (lc_frame_get): fits the input buffer */
+	if ((r = lc_conn_read_full(&rv->conn, lc_zinf_inbuf(rv->zinf),
+	    fr->len, e)) != 0)
+		return r;
+	if ((r = lc_zinf_block(rv->zinf, lc_zinf_inbuf(rv->zinf), fr->len,
+	    b->data, fr->raw_len, e)) != 0) {
+		char why[LC_ERR_MSG_MAX];
+		snprintf(why, sizeof(why), "%s", e->msg);
+		return lc_err_set(e, -r, "data stream %u: file %u at offset "
+		    "%llu: %.*s", rv->idx, fr->file_id,
+		    (unsigned long long)fr->offset, 300, why);
+	}
+	return 0;
+}
+
 static int
 lc_receiver_loop(struct lc_receiver *rv, struct lc_err *e)
 {
@@ -93,6 +128,11 @@ lc_receiver_loop(struct lc_receiver *rv, struct lc_err *e)
 			return 0;
 		if (fr.type == LC_FRAME_IDLE)
 			continue;	/* the source has nothing right now */
+		if ((fr.flags & LC_FRAME_F_ZLIB) &&
+		    !(s->flags & LC_XFER_COMPRESS))
+			return lc_err_set(e, LC_ERR_PROTO, "data stream %u: "
+			    "compressed frame, but compression was not "
+			    "negotiated", rv->idx);
 		if ((wf = lc_sink_writer(s, fr.file_id)) == NULL)
 			return lc_err_set(e, LC_ERR_PROTO, "data stream %u: "
 			    "data for unknown file %u", rv->idx, fr.file_id);
@@ -116,9 +156,8 @@ lc_receiver_loop(struct lc_receiver *rv, struct lc_err *e)
 		if ((b = lc_receiver_buffer(rv, wf, fr.offset)) == NULL)
 			return lc_err_set(e, LC_ERR_CANCELED, "canceled");
 		b->off = fr.offset;
-		b->len = fr.len;
-		if ((r = lc_conn_read_full(&rv->conn, b->data, fr.len,
-		    e)) != 0) {
+		b->len = fr.raw_len;
+		if ((r = lc_receiver_payload(rv, &fr, b, e)) != 0) {
 			lc_pool_put(b);
 			if (r == -LC_ERR_EOF)
 				r = lc_err_set(e, LC_ERR_STREAM, "data stream "
@@ -130,7 +169,7 @@ lc_receiver_loop(struct lc_receiver *rv, struct lc_err *e)
 		rv->last_off = fr.offset;
 		if ((r = lc_wfile_submit(wf, b, &complete, e)) != 0)
 			return r;
-		atomic_fetch_add(&s->bytes, fr.len);
+		atomic_fetch_add(&s->bytes, fr.raw_len);
 		if (complete)
 			lc_role_post(&s->port, LC_EV_FILE_WRITTEN, fr.file_id, 0,
 			    NULL);
@@ -158,6 +197,8 @@ lc_receiver_main(void *arg)
 	lc_log_debug("connected from %s", rv->conn.peer);
 	atomic_store(&rv->state, LC_RV_RECV);
 	r = lc_receiver_loop(rv, &e);
+	lc_zinf_free(rv->zinf);
+	rv->zinf = NULL;
 	if (r == 0) {
 		atomic_store(&rv->state, LC_RV_END);
 		lc_role_post(&s->port, LC_EV_RECEIVER_DONE, rv->idx, 0, NULL);

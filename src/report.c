@@ -47,11 +47,13 @@ lc_copy_json(int fd, const struct lc_copy_opts *o,
 	(void)o;
 	lc_buf_init(&b, LC_JSON_MAX);
 	r = lc_json_raw(&b, "{\"ok\":%s,\"files\":%u,"
-	    "\"bytes\":%llu,\"bytes_written\":%llu,\"resumed_bytes\":%llu,"
+	    "\"bytes\":%llu,\"compressed_bytes\":%llu,\"compression\":%u,"
+	    "\"bytes_written\":%llu,\"resumed_bytes\":%llu,"
 	    "\"seconds\":%.3f,\"streams\":%u,\"window\":%u,\"block\":%u,"
 	    "\"encrypted\":%s,\"attempts\":%u,\"stalled_seconds\":%.1f,"
 	    "\"path\":\"%s\",\"path_why\":",
 	    ok ? "true" : "false", res->files, (unsigned long long)res->sent,
+	    (unsigned long long)res->wire, res->zlevel,
 	    (unsigned long long)res->bytes, (unsigned long long)res->resumed,
 	    (double)res->ns / 1e9, res->streams, res->window, res->block,
 	    res->encrypted ? "true" : "false", res->attempts,

@@ -34,6 +34,7 @@
 #include "lanecp/checksum.h"
 #include "lanecp/log.h"
 #include "lanecp/util.h"
+#include "lanecp/zframe.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -133,8 +134,10 @@ lc_sender_write(struct lc_sender *sn, struct lc_stream *st, const uint8_t *p,
 
 /*
  * Put block b's frame at p: the header, then the data read from the file
- * (a hole is a header alone); feed the file's checksum and keep the block.
- * *n is the frame's size.  On failure the block is released.
+ * (a hole is a header alone); feed the file's checksum (over the raw
+ * bytes) and keep the block.  With -c the data is deflated in place when
+ * it shrinks enough (zframe.h), else it goes raw.  *n is the frame's size.
+ * On failure the block is released.
  */
 static int
 lc_sender_frame(struct lc_sender *sn, uint8_t *p, struct lc_block *b,
@@ -163,6 +166,20 @@ lc_sender_frame(struct lc_sender *sn, uint8_t *p, struct lc_block *b,
 	fr.offset = b->offset;
 	fr.len = b->hole ? 0 : b->len;
 	fr.raw_len = b->len;
+	if (!b->hole && sn->zdef != NULL) {
+		const uint8_t *z;
+		uint32_t zlen;
+		if ((r = lc_zdef_block(sn->zdef, p + LC_FRAME_HDR_LEN, b->len,
+		    &z, &zlen)) < 0) {
+			lc_dispenser_release(s->disp, b);
+			return lc_err_set(e, LC_ERR_INTERNAL, "deflate failed");
+		}
+		if (r == 1) {	/* zlen < b->len: it fits where the data was */
+			memcpy(p + LC_FRAME_HDR_LEN, z, zlen);
+			fr.flags = LC_FRAME_F_ZLIB;
+			fr.len = zlen;
+		}
+	}
 	lc_frame_put(p, &fr);
 	/*
 	 * Keep the block before it goes out: sent or not, the sink decides
@@ -190,8 +207,12 @@ lc_sender_send(struct lc_sender *sn, struct lc_stream *st, uint8_t *buf,
 	if ((r = lc_sender_frame(sn, buf, b, &n, e)) != 0)
 		return r;
 	r = lc_sender_write(sn, st, buf, n, e);
-	if (r == 0 && !b->hole)
+	if (r == 0 && !b->hole) {
+		/* bytes first: a reader that loads wire first sees wire <=
+		 * bytes */
 		atomic_fetch_add(&sn->src->bytes_sent, b->len);
+		atomic_fetch_add(&sn->src->wire_sent, n - LC_FRAME_HDR_LEN);
+	}
 	return r;
 }
 
@@ -208,7 +229,7 @@ lc_sender_batch(struct lc_sender *sn, struct lc_stream *st, uint8_t *buf,
 {
 	struct lc_source *s = sn->src;
 	struct lc_block nb = *b;
-	uint64_t payload = 0;
+	uint64_t payload = 0, wire = 0;
 	size_t used = 0, n, room;
 	uint32_t max;
 	int r;
@@ -219,8 +240,10 @@ lc_sender_batch(struct lc_sender *sn, struct lc_stream *st, uint8_t *buf,
 		if ((r = lc_sender_frame(sn, buf + used, &nb, &n, e)) != 0)
 			return r;
 		used += n;
-		if (!nb.hole)
+		if (!nb.hole) {
 			payload += nb.len;
+			wire += n - LC_FRAME_HDR_LEN;
+		}
 		if (cap - used < LC_FRAME_HDR_LEN)
 			break;
 		room = cap - used - LC_FRAME_HDR_LEN;
@@ -236,6 +259,7 @@ lc_sender_batch(struct lc_sender *sn, struct lc_stream *st, uint8_t *buf,
 	 * is, and counts again, like every resend).
 	 */
 	atomic_fetch_add(&s->bytes_sent, payload);
+	atomic_fetch_add(&s->wire_sent, wire);
 	return r;
 }
 
@@ -506,6 +530,12 @@ lc_sender_main(void *arg)
 		r = lc_err_set(&e, LC_ERR_NOMEM, "out of memory");
 		goto out;
 	}
+	/* -c: deflate state and one block of scratch, this sender's own */
+	if (s->zlevel != 0 && lc_zdef_new((int)s->zlevel, s->block,
+	    &sn->zdef) != 0) {
+		r = lc_err_set(&e, LC_ERR_NOMEM, "out of memory (deflate)");
+		goto out;
+	}
 	/*
 	 * The first connection must work.  One that cannot be made at all
 	 * says the data path is blocked (a firewall, NAT): LC_ERR_NOPATH,
@@ -548,6 +578,8 @@ lc_sender_main(void *arg)
 	if (r != 0 && !lc_role_canceled(port))
 		lc_role_post(port, LC_EV_ERROR, sn->idx, 0, &e);
 	lc_role_post(port, LC_EV_SENDER_DONE, sn->idx, r == 0, NULL);
+	lc_zdef_free(sn->zdef);
+	sn->zdef = NULL;
 	free(buf);
 	return NULL;
 }

@@ -45,7 +45,10 @@
 
 /*
  * Memory.  The receive buffers are the sink's only large allocation:
- * streams x (quota + 1 spare) x block.  They get what --max-memory
+ * streams x (quota + 1 spare) x block, and with -c (LC_XFER_COMPRESS) one
+ * more block per stream, each receiver's input buffer for compressed
+ * payloads (the inflate state itself, about 44 KiB a stream, fits in the
+ * allowance below).  They get what --max-memory
  * (default 64 MiB) leaves after a fixed allowance for the process itself
  * (code and libraries, control buffers, TLS state, threads, hashing), and
  * the quota aims at LC_SINK_QUOTA_TARGET as it always has, so the default
@@ -847,15 +850,17 @@ lc_sink_prefix_match(struct lc_sink *s, const struct lc_msg_prefix_match *m,
 
 /*
  * Streams, block size and quota within the memory budget, whatever the
- * controller asked: buffers = streams x (quota + 1 spare) x block must fit
- * in budget - LC_SINK_MEM_RESERVE.  Clamped in order: the quota (down to
- * LC_MIN_QUOTA), then the block size (to a multiple of 4 KiB, down to
- * LC_MIN_BLOCK), then the streams.  Never more streams than max_streams
- * (what our HELLO advertised) nor more than asked for.
+ * controller asked: buffers = streams x (quota + extra) x block must fit
+ * in budget - LC_SINK_MEM_RESERVE, extra being the blocks a stream holds
+ * outside its quota (1 spare; 2 with -c: the inflate input buffer too).
+ * Clamped in order: the quota (down to LC_MIN_QUOTA), then the block size
+ * (to a multiple of 4 KiB, down to LC_MIN_BLOCK), then the streams.
+ * Never more streams than max_streams (what our HELLO advertised) nor
+ * more than asked for.
  */
 static void
-lc_sink_limits(uint64_t budget, uint32_t max_streams, uint32_t *streams,
-    uint32_t *block, uint32_t *quota)
+lc_sink_limits(uint64_t budget, uint32_t max_streams, uint32_t extra,
+    uint32_t *streams, uint32_t *block, uint32_t *quota)
 {
 	uint64_t bufs, st, b = *block, q;
 
@@ -871,19 +876,20 @@ lc_sink_limits(uint64_t budget, uint32_t max_streams, uint32_t *streams,
 	    (st * b);
 	if (q > LC_MAX_QUOTA)
 		q = LC_MAX_QUOTA;
-	/* ... no more than the budget allows (with the spare) ... */
-	if (q + 1 > bufs / (st * b))
-		q = bufs / (st * b) > LC_MIN_QUOTA ? bufs / (st * b) - 1 : 0;
+	/* ... no more than the budget allows (with the extras) ... */
+	if (q + extra > bufs / (st * b))
+		q = bufs / (st * b) >= LC_MIN_QUOTA + extra ?
+		    bufs / (st * b) - extra : 0;
 	if (q < LC_MIN_QUOTA) {
 		q = LC_MIN_QUOTA;
 		/* ... then smaller blocks ... */
-		b = bufs / (st * (LC_MIN_QUOTA + 1)) & ~(uint64_t)4095;
+		b = bufs / (st * (LC_MIN_QUOTA + extra)) & ~(uint64_t)4095;
 		if (b > *block)
 			b = *block;
 		if (b < LC_MIN_BLOCK) {
 			/* ... then fewer streams */
 			b = LC_MIN_BLOCK;
-			st = bufs / (b * (LC_MIN_QUOTA + 1));
+			st = bufs / (b * (LC_MIN_QUOTA + extra));
 		}
 	}
 	*streams = (uint32_t)st;
@@ -930,7 +936,8 @@ lc_sink_listen(struct lc_sink *s, const struct lc_msg_listen *m,
 	s->nstreams = m->streams;
 	s->block = m->block;
 	lc_sink_limits(s->port.set.max_memory, s->port.set.max_streams,
-	    &s->nstreams, &s->block, &s->quota);
+	    (m->flags & LC_XFER_COMPRESS) ? 2 : 1, &s->nstreams, &s->block,
+	    &s->quota);
 	if (s->nstreams != m->streams || s->block != m->block)
 		lc_log_verbose("sink: %u streams of %u KiB blocks asked for, "
 		    "%u of %u KiB granted (memory bound %llu MiB)", m->streams,
@@ -1116,6 +1123,7 @@ lc_sink_maybe_done(struct lc_sink *s)
 	if ((s->tgt.flags & LC_TGT_TREE) && s->dirs_state != 2)
 		return 0;
 	s->done_sent = 1;
+	memset(&d, 0, sizeof(d));
 	d.bytes = atomic_load(&s->bytes);
 	d.files = s->files_done;
 	(void)lc_sink_progress(s);

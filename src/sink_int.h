@@ -88,6 +88,8 @@ struct lc_sfile {
 	struct lc_sink *sink;
 };
 
+struct lc_zinf;		/* zframe.h */
+
 enum lc_recv_state {
 	LC_RV_WAIT,		/* no connection yet */
 	LC_RV_RECV,		/* waiting for bytes */
@@ -106,6 +108,9 @@ struct lc_receiver {
 				   acceptor, closed by main in free */
 	uint16_t port;		/* setup */
 	struct lc_pool *pool;	/* setup: this stream's quota */
+	struct lc_zinf *zinf;	/* -c: the receiver thread's inflater and
+				   input buffer (made at the first compressed
+				   frame, freed as the thread ends) */
 	/*
 	 * mu: handed over by an auth thread (has_conn 0 -> 1), shut down by
 	 * main (stall, abort) and closed by main after the receiver thread

@@ -74,6 +74,7 @@ lc_source_new(const struct lc_role_port *port, void **out)
 	pthread_cond_init(&s->cv, &ca);
 	pthread_condattr_destroy(&ca);
 	atomic_init(&s->bytes_sent, 0);
+	atomic_init(&s->wire_sent, 0);
 	s->next_id = 1;
 	for (uint32_t i = 0; i < LC_MAX_STREAMS; i++) {
 		s->senders[i].hs_fd = -1;
@@ -589,6 +590,7 @@ lc_source_connect(struct lc_source *s, const struct lc_msg_connect *m,
 	s->block = m->block;
 	s->flags = m->flags;
 	s->csum = m->csum;
+	s->zlevel = m->zlevel;
 	memcpy(s->addr, m->addr, sizeof(s->addr));
 	memcpy(s->ports, m->ports, sizeof(s->ports));
 	memcpy(s->key, m->key, LC_KEY_LEN);
@@ -648,6 +650,9 @@ lc_source_maybe_done(struct lc_source *s)
 	if (s->done_sent || !s->nomore || s->finished < s->nstreams)
 		return 0;
 	s->done_sent = 1;
+	memset(&d, 0, sizeof(d));
+	/* wire first: the senders add to bytes_sent first, so wire <= bytes */
+	d.wire = atomic_load(&s->wire_sent);
 	d.bytes = atomic_load(&s->bytes_sent);
 	d.files = s->files;
 	lc_log_debug("all streams done: %llu bytes",
@@ -805,6 +810,7 @@ lc_source_tick(void *role, uint64_t now_ms)
 	if (!s->connect_seen || s->done_sent)
 		return 0;
 	memset(&p, 0, sizeof(p));
+	p.wire = atomic_load(&s->wire_sent);	/* first: see maybe_done */
 	p.bytes = atomic_load(&s->bytes_sent);
 	return lc_msg_put_progress(s->port.out, &p);
 }

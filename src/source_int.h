@@ -52,6 +52,7 @@ struct lc_sender {
 	int listen_fd;		/* reverse: where the sink dials in (setup;
 				   the source's, closed by main in free) */
 	atomic_bool stop;	/* break off the current connection */
+	struct lc_zdef *zdef;	/* -c: the sender's own deflater, or NULL */
 	/* under src->mu: */
 	struct lc_sent sent;	/* sent, not yet confirmed (the sender adds,
 				   ACK and resend release) */
@@ -63,6 +64,7 @@ struct lc_sender {
 };
 
 struct lc_listed;	/* source.c */
+struct lc_zdef;		/* zframe.h */
 struct lc_walk;		/* walk.h */
 
 /* A SRC_ADD waiting to be listed. */
@@ -113,6 +115,7 @@ struct lc_source {
 	uint32_t block;		/* setup */
 	uint32_t flags;		/* setup */
 	uint32_t csum;		/* setup */
+	uint32_t zlevel;	/* setup: deflate level, 0: none (-c) */
 	char addr[LC_ADDR_MAX];	/* setup */
 	uint16_t ports[LC_MAX_STREAMS];	/* setup (reverse: our own) */
 	uint32_t nlisten;	/* setup: senders[0 .. nlisten) listen_fd open */
@@ -124,6 +127,9 @@ struct lc_source {
 	uint32_t finished;	/* main: senders that sent END */
 	struct lc_sender senders[LC_MAX_STREAMS];
 	atomic_uint_fast64_t bytes_sent;	/* senders add */
+	atomic_uint_fast64_t wire_sent;	/* DATA payload bytes on the wire
+					   (compressed or not); senders add,
+					   after bytes_sent */
 };
 
 /*

@@ -570,6 +570,7 @@ lc_msg_put_connect(struct lc_buf *out, const struct lc_msg_connect *m)
 	    (r = lc_buf_put_u32(out, m->flags)) != 0 ||
 	    (r = lc_buf_put_u32(out, m->csum)) != 0 ||
 	    (r = lc_buf_put_u64(out, m->rate)) != 0 ||
+	    (r = lc_buf_put_u32(out, m->zlevel)) != 0 ||
 	    (r = lc_buf_put(out, m->key, LC_KEY_LEN)) != 0 ||
 	    (r = lc_msg_put_ports(out, m->ports,
 	    (m->flags & LC_XFER_REVERSE) ? 0 : m->streams)) != 0);
@@ -590,6 +591,9 @@ lc_msg_get_connect(const uint8_t *p, size_t n, struct lc_msg_connect *m)
 	    lc_rd_get_u32(&rd, &m->flags) != 0 ||
 	    lc_rd_get_u32(&rd, &m->csum) != 0 || m->csum > LC_CSUM_ALG_MAX ||
 	    lc_rd_get_u64(&rd, &m->rate) != 0 ||
+	    lc_rd_get_u32(&rd, &m->zlevel) != 0 ||
+	    m->zlevel > LC_ZLEVEL_MAX ||
+	    (m->zlevel != 0) != !!(m->flags & LC_XFER_COMPRESS) ||
 	    lc_rd_get_bytes(&rd, m->key, LC_KEY_LEN) != 0 ||
 	    !lc_xfer_params_ok(m->streams, m->window, m->block, m->flags) ||
 	    /* an address to dial, or (reverse) none */
@@ -704,7 +708,8 @@ lc_msg_put_xfer_done(struct lc_buf *out, uint8_t type,
 
 	(void)(r != 0 ||
 	    (r = lc_buf_put_u64(out, m->bytes)) != 0 ||
-	    (r = lc_buf_put_u32(out, m->files)) != 0);
+	    (r = lc_buf_put_u32(out, m->files)) != 0 ||
+	    (r = lc_buf_put_u64(out, m->wire)) != 0);
 	return lc_msg_finish(out, s, r);
 }
 
@@ -716,7 +721,9 @@ lc_msg_get_xfer_done(const uint8_t *p, size_t n, struct lc_msg_xfer_done *m)
 	memset(m, 0, sizeof(*m));
 	lc_rd_init(&rd, p, n);
 	if (lc_rd_get_u64(&rd, &m->bytes) != 0 ||
-	    lc_rd_get_u32(&rd, &m->files) != 0 || lc_rd_end(&rd) != 0)
+	    lc_rd_get_u32(&rd, &m->files) != 0 ||
+	    lc_rd_get_u64(&rd, &m->wire) != 0 || m->wire > m->bytes ||
+	    lc_rd_end(&rd) != 0)
 		return -LC_ERR_PROTO;
 	return 0;
 }
@@ -729,7 +736,8 @@ lc_msg_put_progress(struct lc_buf *out, const struct lc_msg_progress *m)
 
 	(void)(r != 0 || (r = lc_buf_put_u64(out, m->bytes)) != 0 ||
 	    (r = lc_buf_put_u32(out, m->file)) != 0 ||
-	    (r = lc_buf_put_u64(out, m->written)) != 0);
+	    (r = lc_buf_put_u64(out, m->written)) != 0 ||
+	    (r = lc_buf_put_u64(out, m->wire)) != 0);
 	return lc_msg_finish(out, s, r);
 }
 
@@ -742,7 +750,9 @@ lc_msg_get_progress(const uint8_t *p, size_t n, struct lc_msg_progress *m)
 	lc_rd_init(&rd, p, n);
 	if (lc_rd_get_u64(&rd, &m->bytes) != 0 ||
 	    lc_rd_get_u32(&rd, &m->file) != 0 ||
-	    lc_rd_get_u64(&rd, &m->written) != 0 || lc_rd_end(&rd) != 0)
+	    lc_rd_get_u64(&rd, &m->written) != 0 ||
+	    lc_rd_get_u64(&rd, &m->wire) != 0 || m->wire > m->bytes ||
+	    lc_rd_end(&rd) != 0)
 		return -LC_ERR_PROTO;
 	return 0;
 }
@@ -1060,15 +1070,19 @@ lc_frame_get(const uint8_t in[LC_FRAME_HDR_LEN], uint32_t max_block,
 	f->offset = lc_peek_u64(in + 8);
 	f->len = lc_peek_u32(in + 16);
 	f->raw_len = lc_peek_u32(in + 20);
-	if (in[2] != 0 || in[3] != 0 || f->flags != 0)
+	if (in[2] != 0 || in[3] != 0 || (f->flags != 0 &&
+	    (f->type != LC_FRAME_DATA || f->flags != LC_FRAME_F_ZLIB)))
 		return -LC_ERR_PROTO;
 	switch (f->type) {
 	case LC_FRAME_DATA:
-		if (f->file_id == 0 || f->len == 0 || f->len > max_block ||
-		    f->raw_len != f->len ||
-		    f->offset > (uint64_t)INT64_MAX - f->len)
+		if (f->file_id == 0 || f->raw_len == 0 ||
+		    f->raw_len > max_block ||
+		    f->offset > (uint64_t)INT64_MAX - f->raw_len)
 			return -LC_ERR_PROTO;
-		return 0;
+		if (f->flags & LC_FRAME_F_ZLIB)
+			return f->len >= 1 && f->len < f->raw_len ? 0 :
+			    -LC_ERR_PROTO;
+		return f->len == f->raw_len ? 0 : -LC_ERR_PROTO;
 	case LC_FRAME_HOLE:
 		if (f->file_id == 0 || f->len != 0 || f->raw_len == 0 ||
 		    f->raw_len > LC_MAX_HOLE ||

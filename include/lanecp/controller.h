@@ -51,6 +51,7 @@ struct lc_copy_opts {
 	int print_sums;		/* -E: print "ALG value host:path" lines */
 	char expect[LC_CSUM_TEXT_MAX];	/* -E ALG=VALUE, "" if none */
 	uint64_t rate;		/* -x: bytes per second, 0: unlimited */
+	uint32_t zlevel;	/* -c: deflate level 1..9, 0: no compression */
 	uint32_t timeout_s;	/* --timeout: no progress this long fails */
 	uint32_t stall_s;	/* --stream-timeout: give up on one stream */
 	uint32_t retries;	/* --retries: extra attempts, resuming */
@@ -82,6 +83,9 @@ struct lc_copy_opts {
 struct lc_copy_result {
 	uint64_t bytes;		/* payload bytes written by the sink */
 	uint64_t sent;		/* payload bytes sent, all attempts */
+	uint64_t wire;		/* of those, DATA payload bytes on the wire
+				   (less than sent when -c compressed some) */
+	uint32_t zlevel;	/* -c level used, 0: none */
 	uint64_t resumed;	/* bytes kept from a partial file */
 	uint32_t files;		/* regular files written */
 	uint32_t entries;	/* files, directories and links done */

@@ -124,7 +124,14 @@ enum lc_skip_why {
 /* Listen on the loopback address only (streams carried by the controller
  * over SSH arrive from the host itself). */
 #define LC_XFER_LOOPBACK 0x4u
-#define LC_XFER_MASK 0x7u
+/*
+ * Compression (-c): in LISTEN, DATA frames may come deflated
+ * (LC_FRAME_F_ZLIB); without it the sink rejects them.  In CONNECT, set
+ * exactly when zlevel is 1..9: the source deflates at that level.
+ */
+#define LC_XFER_COMPRESS 0x8u
+#define LC_XFER_MASK 0xfu
+#define LC_ZLEVEL_MAX 9
 #define LC_CSUM_ALG_MAX 3u		/* highest enum lc_csum_alg value */
 
 /* Decoded messages.  Strings are copied into fixed arrays. */
@@ -245,6 +252,8 @@ struct lc_msg_connect {
 	uint32_t flags;
 	uint32_t csum;		/* enum lc_csum_alg, 0: none */
 	uint64_t rate;		/* bytes per second over all streams, 0: any */
+	uint32_t zlevel;	/* deflate level 1..9 with LC_XFER_COMPRESS,
+				   else 0 */
 	uint8_t key[LC_KEY_LEN];
 	uint16_t ports[LC_MAX_STREAMS];
 };
@@ -272,6 +281,9 @@ struct lc_msg_file_done {
 struct lc_msg_xfer_done {	/* SRC_DONE and SINK_DONE */
 	uint64_t bytes;
 	uint32_t files;
+	uint64_t wire;		/* SRC_DONE: DATA payload bytes on the wire
+				   (less than bytes when compressed); <= bytes;
+				   SINK_DONE: 0 */
 };
 
 /*
@@ -283,6 +295,8 @@ struct lc_msg_progress {
 	uint64_t bytes;
 	uint32_t file;
 	uint64_t written;
+	uint64_t wire;		/* source: DATA payload bytes on the wire
+				   (<= bytes); sink: 0 */
 };
 
 struct lc_msg_file_sum {
@@ -445,6 +459,12 @@ const char *lc_msg_name(uint8_t type);
  *   u32 length (payload bytes on the wire) | u32 raw length
  */
 #define LC_FRAME_HDR_LEN 24
+/*
+ * DATA flag: the payload is one complete zlib stream (RFC 1950, deflate
+ * inside, adler32 of the raw bytes at the end) that inflates to exactly
+ * raw_len bytes; 1 <= len < raw_len <= block.  Only with LC_XFER_COMPRESS.
+ */
+#define LC_FRAME_F_ZLIB 0x01u
 
 enum lc_frame_type {
 	LC_FRAME_DATA = 1,	/* payload: file bytes at offset */
@@ -467,10 +487,12 @@ struct lc_frame {
 void lc_frame_put(uint8_t out[LC_FRAME_HDR_LEN], const struct lc_frame *f);
 /*
  * Decode and validate a header against the negotiated block size: type
- * known, reserved bits zero, DATA lengths in 1..max_block with raw_len ==
- * len (no compression yet) and offset + len not overflowing; HOLE with len
- * 0 and raw_len in 1..LC_MAX_HOLE, offset + raw_len not overflowing; END
- * and IDLE all zero.  Returns 0 or -LC_ERR_PROTO.
+ * known, reserved bits zero, flags zero except LC_FRAME_F_ZLIB on DATA;
+ * DATA: raw_len in 1..max_block, offset + raw_len not overflowing, and
+ * len == raw_len, or with LC_FRAME_F_ZLIB 1 <= len < raw_len; HOLE with
+ * len 0 and raw_len in 1..LC_MAX_HOLE, offset + raw_len not overflowing;
+ * END and IDLE all zero.  Whether compressed frames were negotiated is the
+ * caller's to check.  Returns 0 or -LC_ERR_PROTO.
  */
 int lc_frame_get(const uint8_t in[LC_FRAME_HDR_LEN], uint32_t max_block,
     struct lc_frame *f);

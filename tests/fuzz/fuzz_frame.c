@@ -1,4 +1,7 @@
-/* Data frame header decoder: whatever decodes re-encodes identically. */
+/*
+ * Data frame header decoder: whatever decodes re-encodes identically and
+ * keeps the documented bounds (compressed DATA: 1 <= len < raw_len).
+ */
 #include "lanecp/wire.h"
 
 #include <stdint.h>
@@ -20,7 +23,15 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	    (uint32_t)data[2] << 8 | data[3];
 	if (lc_frame_get(data + 4, max_block, &f) == 0) {
 		if (f.type == LC_FRAME_DATA &&
-		    (f.len == 0 || f.len > max_block))
+		    (f.len == 0 || f.len > max_block || f.raw_len == 0 ||
+		    f.raw_len > max_block))
+			abort();
+		/* compressed: shorter than what it stands for, DATA only */
+		if ((f.flags & LC_FRAME_F_ZLIB) && (f.type != LC_FRAME_DATA ||
+		    f.len >= f.raw_len))
+			abort();
+		if (f.type == LC_FRAME_DATA && !(f.flags & LC_FRAME_F_ZLIB) &&
+		    f.len != f.raw_len)
 			abort();
 		if (f.type == LC_FRAME_HOLE && (f.len != 0 ||
 		    f.raw_len == 0 || f.raw_len > LC_MAX_HOLE ||

@@ -14,6 +14,7 @@
 
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <zlib.h>
 
 #define T_BLOCK 4096u
 
@@ -305,6 +306,174 @@ LC_TEST(sink_copy_plain)
 LC_TEST(sink_copy_tls)
 {
 	t_copy(LC_XFER_ENCRYPT);
+}
+
+/* ---- compressed frames (-c) ---- */
+
+/* A frame with whatever header fields and payload the test wants. */
+static void
+t_frame(struct lc_stream *st, uint8_t flags, uint32_t id, uint64_t off,
+    const uint8_t *pl, uint32_t len, uint32_t raw_len)
+{
+	static uint8_t buf[LC_FRAME_HDR_LEN + 4 * T_BLOCK];
+	struct lc_frame fr;
+	struct lc_err e;
+
+	LC_CHECK(len <= 4 * T_BLOCK);
+	memset(&fr, 0, sizeof(fr));
+	fr.type = LC_FRAME_DATA;
+	fr.flags = flags;
+	fr.file_id = id;
+	fr.offset = off;
+	fr.len = len;
+	fr.raw_len = raw_len;
+	lc_frame_put(buf, &fr);
+	memcpy(buf + LC_FRAME_HDR_LEN, pl, len);
+	lc_err_clear(&e);
+	LC_CHECK_EQ_I(lc_stream_write(st, buf, LC_FRAME_HDR_LEN + len, &e), 0);
+}
+
+/* zlib stream of file id's bytes [off, off + n) into z; its length. */
+static uint32_t
+t_deflate(uint32_t id, uint64_t off, uint32_t n, uint8_t *z, size_t zcap)
+{
+	static uint8_t raw[4 * T_BLOCK];
+	uLongf zl = (uLongf)zcap;
+
+	LC_CHECK(n <= sizeof(raw));
+	t_fill(id, off, raw, n);
+	LC_CHECK(compress2(z, &zl, raw, n, 1) == Z_OK);
+	return (uint32_t)zl;
+}
+
+/* Blocks of one file: compressed, raw, compressed, a short one compressed. */
+LC_TEST(sink_compressed_mixed)
+{
+	static const uint32_t ids[1] = { 1 };
+	static const uint64_t sizes[1] = { 3 * T_BLOCK + 1000 };
+	uint8_t z[2 * T_BLOCK];
+	struct lc_stream *st;
+	struct t_sink t;
+	uint32_t zl;
+
+	t_start(&t, 1, LC_XFER_ENCRYPT | LC_XFER_COMPRESS, 1);
+	t_file(&t, 1, "one", sizes[0]);
+	st = t_dial(&t, 0);
+	zl = t_deflate(1, 0, T_BLOCK, z, sizeof(z));
+	LC_CHECK(zl < T_BLOCK);
+	t_frame(st, LC_FRAME_F_ZLIB, 1, 0, z, zl, T_BLOCK);
+	t_data(st, 1, T_BLOCK, T_BLOCK);
+	zl = t_deflate(1, 2 * T_BLOCK, T_BLOCK, z, sizeof(z));
+	t_frame(st, LC_FRAME_F_ZLIB, 1, 2 * T_BLOCK, z, zl, T_BLOCK);
+	zl = t_deflate(1, 3 * T_BLOCK, 1000, z, sizeof(z));
+	LC_CHECK(zl < 1000);
+	t_frame(st, LC_FRAME_F_ZLIB, 1, 3 * T_BLOCK, z, zl, 1000);
+	t_end(st);
+	t_expect_done(&t, ids, sizes, 1, sizes[0]);
+	t_check_file(&t, "one", 1, sizes[0]);
+	lc_stream_free(st);
+	t_stop(&t);
+}
+
+enum t_zbad {
+	T_ZBAD_NOT_NEGOTIATED, T_ZBAD_PAST_RAW, T_ZBAD_SHORT, T_ZBAD_TRUNC,
+	T_ZBAD_GARBAGE, T_ZBAD_PAST_BLOCK, T_ZBAD_TRAILING,
+};
+
+/*
+ * One good raw block, then a hostile compressed one: the copy fails with
+ * a protocol error, and the part file holds the good block only.
+ */
+static void
+t_zbad(enum t_zbad how, const char *want)
+{
+	static uint8_t z[4 * T_BLOCK + 16];
+	struct lc_stream *st;
+	struct t_sink t;
+	struct stat sb;
+	char path[128];
+	uint32_t zl;
+
+	t_start(&t, 1, how == T_ZBAD_NOT_NEGOTIATED ? 0 : LC_XFER_COMPRESS,
+	    1);
+	t_file(&t, 1, "one", 3 * T_BLOCK);
+	st = t_dial(&t, 0);
+	t_data(st, 1, 0, T_BLOCK);
+	switch (how) {
+	case T_ZBAD_NOT_NEGOTIATED:
+		zl = t_deflate(1, T_BLOCK, T_BLOCK, z, sizeof(z));
+		t_frame(st, LC_FRAME_F_ZLIB, 1, T_BLOCK, z, zl, T_BLOCK);
+		break;
+	case T_ZBAD_PAST_RAW:	/* two blocks' worth, claimed as one */
+		zl = t_deflate(1, T_BLOCK, 2 * T_BLOCK, z, sizeof(z));
+		t_frame(st, LC_FRAME_F_ZLIB, 1, T_BLOCK, z, zl, T_BLOCK);
+		break;
+	case T_ZBAD_SHORT:	/* 1000 bytes, claimed as a block */
+		zl = t_deflate(1, T_BLOCK, 1000, z, sizeof(z));
+		t_frame(st, LC_FRAME_F_ZLIB, 1, T_BLOCK, z, zl, T_BLOCK);
+		break;
+	case T_ZBAD_TRUNC:
+		zl = t_deflate(1, T_BLOCK, T_BLOCK, z, sizeof(z));
+		t_frame(st, LC_FRAME_F_ZLIB, 1, T_BLOCK, z, zl - 5, T_BLOCK);
+		break;
+	case T_ZBAD_TRAILING:
+		zl = t_deflate(1, T_BLOCK, T_BLOCK, z, sizeof(z));
+		t_frame(st, LC_FRAME_F_ZLIB, 1, T_BLOCK, z, zl + 3, T_BLOCK);
+		break;
+	case T_ZBAD_GARBAGE:
+		for (uint32_t i = 0; i < 500; i++)
+			z[i] = (uint8_t)(i * 97 + 13);
+		t_frame(st, LC_FRAME_F_ZLIB, 1, T_BLOCK, z, 500, T_BLOCK);
+		break;
+	case T_ZBAD_PAST_BLOCK:	/* raw_len over the block: the header */
+		zl = t_deflate(1, T_BLOCK, 2 * T_BLOCK, z, sizeof(z));
+		t_frame(st, LC_FRAME_F_ZLIB, 1, T_BLOCK, z, zl, 2 * T_BLOCK);
+		break;
+	}
+	host_wait_failed(&t.h, LC_ERR_PROTO);
+	if (strstr(t.h.err.msg, want) == NULL)
+		fprintf(stderr, "want '%s'\n", want);
+	LC_CHECK(strstr(t.h.err.msg, want) != NULL);
+	snprintf(path, sizeof(path), "%s/.one.lanecp-part", t.dir);
+	if (stat(path, &sb) == 0)	/* the good block, nothing more */
+		LC_CHECK_EQ_U(sb.st_size, T_BLOCK);
+	lc_stream_free(st);
+	t_stop(&t);
+}
+
+LC_TEST(sink_compressed_not_negotiated)
+{
+	t_zbad(T_ZBAD_NOT_NEGOTIATED, "not negotiated");
+}
+
+LC_TEST(sink_compressed_past_raw_len)
+{
+	t_zbad(T_ZBAD_PAST_RAW, "past its raw length");
+}
+
+LC_TEST(sink_compressed_short)
+{
+	t_zbad(T_ZBAD_SHORT, "inflates to 1000 bytes");
+}
+
+LC_TEST(sink_compressed_truncated)
+{
+	t_zbad(T_ZBAD_TRUNC, "truncated");
+}
+
+LC_TEST(sink_compressed_trailing)
+{
+	t_zbad(T_ZBAD_TRAILING, "after the end");
+}
+
+LC_TEST(sink_compressed_garbage)
+{
+	t_zbad(T_ZBAD_GARBAGE, "corrupt");
+}
+
+LC_TEST(sink_compressed_past_block)
+{
+	t_zbad(T_ZBAD_PAST_BLOCK, "malformed frame header");
 }
 
 /* Data for a file id that no FILE announced: the copy fails (PROTO). */

@@ -187,7 +187,8 @@ t_target(struct t_agent *t, uint32_t nsources)
 }
 
 static void
-t_listen(struct t_agent *t, uint32_t streams, uint32_t block)
+t_listen_f(struct t_agent *t, uint32_t streams, uint32_t block,
+    uint32_t flags)
 {
 	struct lc_msg_listen m;
 	struct lc_buf b;
@@ -195,10 +196,17 @@ t_listen(struct t_agent *t, uint32_t streams, uint32_t block)
 	memset(&m, 0, sizeof(m));
 	m.streams = streams;
 	m.block = block;
+	m.flags = flags;
 	m.stall_s = 30;
 	lc_buf_init(&b, LC_CTL_MAX + 16);
 	LC_CHECK(lc_msg_put_listen(&b, &m) == 0);
 	t_send(t, &b);
+}
+
+static void
+t_listen(struct t_agent *t, uint32_t streams, uint32_t block)
+{
+	t_listen_f(t, streams, block, 0);
 }
 
 static void
@@ -312,12 +320,15 @@ LC_TEST(sink_target_nsources_bounded)
 	}
 }
 
-/* streams x (quota + 1 spare) x block stays within the budget. */
+/*
+ * streams x (quota + extra) x block stays within the budget: extra is the
+ * spare, and with -c the inflate input buffer too.
+ */
 static void
-t_check_bound(const struct lc_msg_listening *l, uint64_t budget,
-    uint32_t want_streams, uint32_t want_block)
+t_check_bound_x(const struct lc_msg_listening *l, uint64_t budget,
+    uint32_t want_streams, uint32_t want_block, uint32_t extra)
 {
-	uint64_t mem = (uint64_t)l->streams * (l->quota + 1) * l->block;
+	uint64_t mem = (uint64_t)l->streams * (l->quota + extra) * l->block;
 
 	fprintf(stderr, "buffers %llu, budget %llu\n",
 	    (unsigned long long)mem, (unsigned long long)budget);
@@ -326,6 +337,36 @@ t_check_bound(const struct lc_msg_listening *l, uint64_t budget,
 	LC_CHECK(l->block >= LC_MIN_BLOCK && l->block <= want_block);
 	LC_CHECK(l->block % 4096 == 0);
 	LC_CHECK(l->quota >= 2);
+}
+
+static void
+t_check_bound(const struct lc_msg_listening *l, uint64_t budget,
+    uint32_t want_streams, uint32_t want_block)
+{
+	t_check_bound_x(l, budget, want_streams, want_block, 1);
+}
+
+/* -c: one more block per stream (the inflate input) is counted too. */
+LC_TEST(sink_listen_memory_compress)
+{
+	static const uint32_t cases[][3] = {
+		{ 64, 64u << 20, 64u << 20 }, { 1, 64u << 20, 64u << 20 },
+		{ 64, 1u << 20, 64u << 20 }, { 16, 1u << 20, 32u << 20 },
+		{ 4, 1u << 20, 64u << 20 }, { 8, 32u << 20, 1024u << 20 },
+	};
+
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct lc_msg_listening l;
+		struct t_agent t;
+		t_start(&t, cases[i][2]);
+		(void)t_hello(&t);
+		t_target(&t, 1);
+		t_expect(&t, LC_MSG_TARGET_OK);
+		t_listen_f(&t, cases[i][0], cases[i][1], LC_XFER_COMPRESS);
+		t_listening(&t, &l);
+		t_check_bound_x(&l, cases[i][2], cases[i][0], cases[i][1], 2);
+		t_stop(&t);
+	}
 }
 
 LC_TEST(sink_listen_memory_default)

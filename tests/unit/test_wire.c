@@ -117,6 +117,54 @@ LC_TEST(file_and_connect_roundtrip)
 	one_frame(&b, LC_MSG_CONNECT, &p, &n);
 	LC_CHECK(lc_msg_get_connect(p, n, &d) == 0);
 	LC_CHECK(memcmp(&c, &d, sizeof(c)) == 0);
+	/* -c: the level travels with the flag, 1..9, never one alone */
+	for (uint32_t lv = 0; lv <= 11; lv++) {
+		for (int fl = 0; fl < 2; fl++) {
+			int ok = fl == (lv != 0) && lv <= LC_ZLEVEL_MAX;
+			lc_buf_reset(&b);
+			c.zlevel = lv;
+			c.flags = fl ? LC_XFER_COMPRESS : 0;
+			LC_CHECK(lc_msg_put_connect(&b, &c) == 0);
+			one_frame(&b, LC_MSG_CONNECT, &p, &n);
+			LC_CHECK_EQ_I(lc_msg_get_connect(p, n, &d),
+			    ok ? 0 : -LC_ERR_PROTO);
+			if (ok)
+				LC_CHECK(memcmp(&c, &d, sizeof(c)) == 0);
+		}
+	}
+	lc_buf_free(&b);
+}
+
+/* SRC_DONE and PROGRESS: wire bytes never more than bytes. */
+LC_TEST(wire_bytes_bounded)
+{
+	struct lc_buf b;
+	struct lc_msg_xfer_done x, y;
+	struct lc_msg_progress pr, q;
+	const uint8_t *p;
+	size_t n;
+
+	lc_buf_init(&b, LC_CTL_MAX + 8);
+	memset(&x, 0, sizeof(x));
+	x.bytes = 1000;
+	x.files = 2;
+	x.wire = 400;
+	LC_CHECK(lc_msg_put_xfer_done(&b, LC_MSG_SRC_DONE, &x) == 0);
+	one_frame(&b, LC_MSG_SRC_DONE, &p, &n);
+	LC_CHECK(lc_msg_get_xfer_done(p, n, &y) == 0);
+	LC_CHECK(memcmp(&x, &y, sizeof(x)) == 0);
+	lc_buf_reset(&b);
+	x.wire = 1001;
+	LC_CHECK(lc_msg_put_xfer_done(&b, LC_MSG_SRC_DONE, &x) == 0);
+	one_frame(&b, LC_MSG_SRC_DONE, &p, &n);
+	LC_CHECK(lc_msg_get_xfer_done(p, n, &y) == -LC_ERR_PROTO);
+	lc_buf_reset(&b);
+	memset(&pr, 0, sizeof(pr));
+	pr.bytes = 10;
+	pr.wire = 11;
+	LC_CHECK(lc_msg_put_progress(&b, &pr) == 0);
+	one_frame(&b, LC_MSG_PROGRESS, &p, &n);
+	LC_CHECK(lc_msg_get_progress(p, n, &q) == -LC_ERR_PROTO);
 	lc_buf_free(&b);
 }
 
@@ -199,6 +247,60 @@ LC_TEST(data_frames)
 	lc_frame_put(h, &f);
 	LC_CHECK(lc_frame_get(h, 1 << 20, &g) == -LC_ERR_PROTO);
 	h[0] = 77;
+	LC_CHECK(lc_frame_get(h, 1 << 20, &g) == -LC_ERR_PROTO);
+}
+
+/* Compressed DATA (LC_FRAME_F_ZLIB): 1 <= len < raw_len <= block. */
+LC_TEST(data_frames_zlib)
+{
+	uint8_t h[LC_FRAME_HDR_LEN];
+	struct lc_frame f, g;
+
+	memset(&f, 0, sizeof(f));
+	f.type = LC_FRAME_DATA;
+	f.flags = LC_FRAME_F_ZLIB;
+	f.file_id = 2;
+	f.offset = 1 << 20;
+	f.len = 100;
+	f.raw_len = 1 << 20;
+	lc_frame_put(h, &f);
+	LC_CHECK(lc_frame_get(h, 1 << 20, &g) == 0);
+	LC_CHECK(T_SAME(&f, &g));
+	/* raw_len past the block: refused, however small the payload */
+	LC_CHECK(lc_frame_get(h, (1 << 20) - 1, &g) == -LC_ERR_PROTO);
+	f.len = f.raw_len;		/* does not shrink: must go raw */
+	lc_frame_put(h, &f);
+	LC_CHECK(lc_frame_get(h, 1 << 20, &g) == -LC_ERR_PROTO);
+	f.len = f.raw_len + 1;		/* grows */
+	lc_frame_put(h, &f);
+	LC_CHECK(lc_frame_get(h, 1 << 20, &g) == -LC_ERR_PROTO);
+	f.len = 0;			/* empty */
+	lc_frame_put(h, &f);
+	LC_CHECK(lc_frame_get(h, 1 << 20, &g) == -LC_ERR_PROTO);
+	f.len = 10;
+	f.raw_len = 0;
+	lc_frame_put(h, &f);
+	LC_CHECK(lc_frame_get(h, 1 << 20, &g) == -LC_ERR_PROTO);
+	f.raw_len = 4096;
+	f.offset = (uint64_t)INT64_MAX - 100;	/* overflows with raw_len */
+	lc_frame_put(h, &f);
+	LC_CHECK(lc_frame_get(h, 1 << 20, &g) == -LC_ERR_PROTO);
+	f.offset = 0;
+	f.flags = LC_FRAME_F_ZLIB | 2;	/* unknown flag next to it */
+	lc_frame_put(h, &f);
+	LC_CHECK(lc_frame_get(h, 1 << 20, &g) == -LC_ERR_PROTO);
+	/* the flag on anything but DATA */
+	memset(&f, 0, sizeof(f));
+	f.type = LC_FRAME_HOLE;
+	f.flags = LC_FRAME_F_ZLIB;
+	f.file_id = 2;
+	f.raw_len = 4096;
+	lc_frame_put(h, &f);
+	LC_CHECK(lc_frame_get(h, 1 << 20, &g) == -LC_ERR_PROTO);
+	memset(&f, 0, sizeof(f));
+	f.type = LC_FRAME_END;
+	f.flags = LC_FRAME_F_ZLIB;
+	lc_frame_put(h, &f);
 	LC_CHECK(lc_frame_get(h, 1 << 20, &g) == -LC_ERR_PROTO);
 }
 
