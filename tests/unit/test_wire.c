@@ -1147,6 +1147,7 @@ t_connect_raw(struct lc_buf *b, const char *addr, uint32_t streams,
 	LC_CHECK(lc_buf_put_u32(b, flags) == 0);
 	LC_CHECK(lc_buf_put_u32(b, 1) == 0);		/* csum */
 	LC_CHECK(lc_buf_put_u64(b, 0) == 0);		/* rate */
+	LC_CHECK(lc_buf_put_u32(b, 0) == 0);		/* zlevel */
 	LC_CHECK(lc_buf_put(b, key, sizeof(key)) == 0);
 	for (uint32_t i = 0; i < nports; i++)
 		LC_CHECK(lc_buf_put_u16(b, (uint16_t)(41000 + i)) == 0);
@@ -1172,8 +1173,8 @@ LC_TEST(connect_reverse_and_direct)
 	memset(c.key, 0x3c, sizeof(c.key));
 	LC_CHECK(lc_msg_put_connect(&b, &c) == 0);
 	one_frame(&b, LC_MSG_CONNECT, &p, &n);
-	/* u32 length 0, 5 u32, u64, key: nothing else */
-	LC_CHECK_EQ_U(n, 4 + 5 * 4 + 8 + LC_KEY_LEN);
+	/* u32 length 0, 5 u32, u64, key, u32 zlevel: nothing else */
+	LC_CHECK_EQ_U(n, 4 + 5 * 4 + 8 + LC_KEY_LEN + 4);
 	LC_CHECK(lc_msg_get_connect(p, n, &g) == 0);
 	LC_CHECK(T_SAME(&c, &g));
 	for (size_t cut = 0; cut < n; cut++)
@@ -1185,7 +1186,7 @@ LC_TEST(connect_reverse_and_direct)
 		c.ports[i] = (uint16_t)(2000 + i);
 	LC_CHECK(lc_msg_put_connect(&b, &c) == 0);
 	one_frame(&b, LC_MSG_CONNECT, &p, &n);
-	LC_CHECK_EQ_U(n, 4 + 5 * 4 + 8 + LC_KEY_LEN);
+	LC_CHECK_EQ_U(n, 4 + 5 * 4 + 8 + LC_KEY_LEN + 4);
 	LC_CHECK(lc_msg_get_connect(p, n, &g) == 0);
 	LC_CHECK_STR(g.addr, "");
 	LC_CHECK_EQ_U(g.ports[0], 0);
@@ -1232,7 +1233,7 @@ LC_TEST(connect_reverse_and_direct)
 	LC_CHECK(lc_msg_get_connect(lc_buf_ptr(&b), lc_buf_len(&b), &g) ==
 	    -LC_ERR_PROTO);
 	/* a flag this version does not know */
-	t_connect_raw(&b, "", 3, LC_XFER_REVERSE | 0x8u, 0, 0);
+	t_connect_raw(&b, "", 3, LC_XFER_REVERSE | 0x10u, 0, 0);
 	LC_CHECK(lc_msg_get_connect(lc_buf_ptr(&b), lc_buf_len(&b), &g) ==
 	    -LC_ERR_PROTO);
 	lc_buf_free(&b);
