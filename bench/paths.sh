@@ -135,19 +135,44 @@ paths_rounds() {
 			for ((j = 0; j < nc; j++)); do
 				k=${cl[$(((j + r) % nc))]}
 				TOOL='' STREAMS='' BYTES='' TLIMIT=0 OK_ERR='' PRE='' POST='' VERIFY='' VERIFY_TARGET='' RXPID=''
-				PRE=paths_pre
+				PRE=paths_pre POST=paths_post PATHS_CUR="$case $k $((r + 1))"
 				set_paths "$k"
 				measure "$case" "$k" $((r + 1))
 			done
 		done
 	done
 }
-paths_pre() { sync; }
+# Machine-wide CPU over each run (both cores, from /proc/stat: busy =
+# total - idle - iowait) and the wanems' CPU (schedstat, not in any
+# cgroup of measure), one line per run in $PATHS_CPU:
+#   case config run busy_pct wanem_cpu_s
+paths_stat() { awk '/^cpu / { print $2 + $3 + $4 + $5 + $6 + $7 + $8 + $9, $5 + $6 }' /proc/stat; }
+paths_wanem_cpu() {
+	local f p t=0
+	for f in "$LC_NS_DIR"/wan/*.pid; do
+		read -r p <"$f" 2>/dev/null || continue
+		t=$(calc "$t + $(cat /proc/"$p"/task/*/schedstat 2>/dev/null | awk '{ n += $1 } END { print n / 1e9 + 0 }')")
+	done
+	echo "$t"
+}
+PATHS_S0='' PATHS_W0=''
+paths_pre() {
+	sync
+	PATHS_S0=$(paths_stat) PATHS_W0=$(paths_wanem_cpu)
+}
+paths_post() {
+	local s1 w1
+	s1=$(paths_stat) w1=$(paths_wanem_cpu)
+	echo "$PATHS_CUR $(awk -v a="$PATHS_S0" -v b="$s1" 'BEGIN { split(a, x, " "); split(b, y, " ");
+	    t = y[1] - x[1]; printf "%.0f", (t > 0 ? 100 * (1 - (y[2] - x[2]) / t) : 0) }') $(calc "$w1 - $PATHS_W0")" >>"$PATHS_CPU"
+}
 
 # Table row: config, runs, MB/s median (min-max), wire/steady Mbit/s,
 # client and server CPU s per GiB, client RSS, ratio to REF.
 paths_row() {	# CASE CONFIG DESC REF
-	local case=$1 k=$2 m lo hi st cc sc b ref
+	local case=$1 k=$2 m lo hi st cc sc b ref busy wc
+	busy=$(awk -v c="$case" -v k="$k" '$1 == c && $2 == k { print $4 }' "$PATHS_CPU" | median)
+	wc=$(awk -v c="$case" -v k="$k" '$1 == c && $2 == k { print $5 }' "$PATHS_CPU" | median)
 	m=$(med "$case" "$k" MBps)
 	lo=$(col "$case" "$k" MBps | minof); hi=$(col "$case" "$k" MBps | maxof)
 	st=$(med "$case" "$k" steady_Mbps)
@@ -155,7 +180,7 @@ paths_row() {	# CASE CONFIG DESC REF
 	cc=$(awk -F, -v c="$case" -v k="$k" 'NR > 1 && $6 == c && $7 == k && $22 == 0 { print $16 / ($11 / 1073741824) }' "$CSV" | median)
 	sc=$(awk -F, -v c="$case" -v k="$k" 'NR > 1 && $6 == c && $7 == k && $22 == 0 { print $17 / ($11 / 1073741824) }' "$CSV" | median)
 	ref=$(med "$case" "$4" MBps)
-	out "| $3 | $(nruns "$case" "$k") | $(fmt "$m" 1) | $(fmt "$lo" 1)-$(fmt "$hi" 1) | $(fmt "$st" 0) | $(fmt "$cc" 2) | $(fmt "$sc" 2) | $(mib "$(col "$case" "$k" cli_rss_kb | maxof)") | $(ratio "$m" "$ref") |"
+	out "| $3 | $(nruns "$case" "$k") | $(fmt "$m" 1) | $(fmt "$lo" 1)-$(fmt "$hi" 1) | $(fmt "$st" 0) | $(fmt "$cc" 2) | $(fmt "$sc" 2) | $(mib "$(col "$case" "$k" cli_rss_kb | maxof)") | $(fmt "$busy" 0) | $(fmt "$wc" 1) | $(ratio "$m" "$ref") |"
 }
 
 case_paths() {
@@ -166,13 +191,16 @@ case_paths() {
 	out "\`sync\` before each run. MB/s = file bytes / client wall time (SSH setup and slow start included;"
 	out "a whole copy, not a fixed time); \"steady\" = IP bytes on b's link from 3 s after the start to the end."
 	out "CPU s/GiB: client (lanecp or scp in a or c, with its local agent) and server (sshds, agents) per GiB"
-	out "copied. $PATHS_RUNS runs per configuration, interleaved; median and min-max."
+	out "copied. Machine busy %: both cores over the run (/proc/stat), wanem CPU s: the emulator(s) over the run"
+	out "(counted in neither end). $PATHS_RUNS runs per configuration, interleaved; median and min-max."
 	out
 	[[ -x $WANEM ]] || die "wanem not found at $WANEM (set WANEM=)"
 	export LC_SRC_DIR=$REPO LC_WANEM=$WANEM
 	# shellcheck source=../tests/integration/netns.sh
 	. "$REPO/tests/integration/netns.sh"
 	paths_save
+	PATHS_CPU=$RESULTS/$STAMP-paths-cpu.txt
+	: >"$PATHS_CPU"
 	zero_file "$PATHS_SIZE" "$src"
 	[[ $PATHS_SCP_SIZE == "$PATHS_SIZE" ]] || zero_file "$PATHS_SCP_SIZE" "$MEM/paths-$PATHS_SCP_SIZE"
 
@@ -211,8 +239,8 @@ case_paths() {
 	local hdr="| configuration | runs | MB/s | min-max | steady Mbit/s | client CPU s/GiB | server CPU s/GiB | client RSS MiB (max) |"
 	out "### Pair a -> b, lanecp in a"
 	out
-	out "$hdr ÷ direct |"
-	out "|---|---|---:|---|---:|---:|---:|---:|---:|"
+	out "$hdr machine busy % | wanem CPU s | ÷ direct |"
+	out "|---|---|---:|---|---:|---:|---:|---:|---:|---:|---:|"
 	paths_row paths-pair o-direct "lanecp -s 16 --direct (no filter)" o-direct
 	paths_row paths-pair o-reverse "lanecp -s 16 -z (no filter)" o-direct
 	paths_row paths-pair o-viassh "lanecp -s 16 --via-ssh (no filter)" o-direct
@@ -223,8 +251,8 @@ case_paths() {
 	out
 	out "### Star, lanecp in c: link ca $PATHS_CA, link cb $PATHS_PROFILE"
 	out
-	out "$hdr ÷ direct |"
-	out "|---|---|---:|---|---:|---:|---:|---:|---:|"
+	out "$hdr machine busy % | wanem CPU s | ÷ direct |"
+	out "|---|---|---:|---|---:|---:|---:|---:|---:|---:|---:|"
 	paths_row paths-star star-direct "lanecp -s 16 --direct SRC b:NULL (c -> b)" star-direct
 	paths_row paths-star star-relay "lanecp -s 16 --relay a:SRC b:NULL (a -> c -> b)" star-direct
 	out
