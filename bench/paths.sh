@@ -167,19 +167,29 @@ paths_post() {
 	    t = y[1] - x[1]; printf "%.0f", (t > 0 ? 100 * (1 - (y[2] - x[2]) / t) : 0) }') $(calc "$w1 - $PATHS_W0")" >>"$PATHS_CPU"
 }
 
+# Goodput: file bytes / client wall time, MB/s, one line per successful
+# run (measure's MBps column counts the IP bytes on b's link instead).
+paths_gp() {	# CASE CONFIG
+	local b
+	b=$(bytes_of "$PATHS_SIZE")
+	[[ $2 == f-scp ]] && b=$(bytes_of "$PATHS_SCP_SIZE")
+	awk -F, -v c="$1" -v k="$2" -v b="$b" 'NR > 1 && $6 == c && $7 == k && $22 == 0 && $12 > 0 { print b / $12 / 1e6 }' "$CSV"
+}
+
 # Table row: config, runs, MB/s median (min-max), wire/steady Mbit/s,
 # client and server CPU s per GiB, client RSS, ratio to REF.
 paths_row() {	# CASE CONFIG DESC REF
 	local case=$1 k=$2 m lo hi st cc sc b ref busy wc
 	busy=$(awk -v c="$case" -v k="$k" '$1 == c && $2 == k { print $4 }' "$PATHS_CPU" | median)
 	wc=$(awk -v c="$case" -v k="$k" '$1 == c && $2 == k { print $5 }' "$PATHS_CPU" | median)
-	m=$(med "$case" "$k" MBps)
-	lo=$(col "$case" "$k" MBps | minof); hi=$(col "$case" "$k" MBps | maxof)
+	m=$(paths_gp "$case" "$k" | median)
+	lo=$(paths_gp "$case" "$k" | minof); hi=$(paths_gp "$case" "$k" | maxof)
 	st=$(med "$case" "$k" steady_Mbps)
-	b=$(col "$case" "$k" bytes | maxof)
-	cc=$(awk -F, -v c="$case" -v k="$k" 'NR > 1 && $6 == c && $7 == k && $22 == 0 { print $16 / ($11 / 1073741824) }' "$CSV" | median)
-	sc=$(awk -F, -v c="$case" -v k="$k" 'NR > 1 && $6 == c && $7 == k && $22 == 0 { print $17 / ($11 / 1073741824) }' "$CSV" | median)
-	ref=$(med "$case" "$4" MBps)
+	b=$(bytes_of "$PATHS_SIZE")
+	[[ $k == f-scp ]] && b=$(bytes_of "$PATHS_SCP_SIZE")
+	cc=$(awk -F, -v c="$case" -v k="$k" -v b="$b" 'NR > 1 && $6 == c && $7 == k && $22 == 0 { print $16 / (b / 1073741824) }' "$CSV" | median)
+	sc=$(awk -F, -v c="$case" -v k="$k" -v b="$b" 'NR > 1 && $6 == c && $7 == k && $22 == 0 { print $17 / (b / 1073741824) }' "$CSV" | median)
+	ref=$(paths_gp "$case" "$4" | median)
 	out "| $3 | $(nruns "$case" "$k") | $(fmt "$m" 1) | $(fmt "$lo" 1)-$(fmt "$hi" 1) | $(fmt "$st" 0) | $(fmt "$cc" 2) | $(fmt "$sc" 2) | $(mib "$(col "$case" "$k" cli_rss_kb | maxof)") | $(fmt "$busy" 0) | $(fmt "$wc" 1) | $(ratio "$m" "$ref") |"
 }
 
@@ -188,7 +198,7 @@ case_paths() {
 	out "## Data paths (issue 12) on the emulated $PATHS_PROFILE link"
 	out
 	out "Memory to memory: $PATHS_SIZE zero-filled tmpfs file (scp: $PATHS_SCP_SIZE) to the private null device,"
-	out "\`sync\` before each run. MB/s = file bytes / client wall time (SSH setup and slow start included;"
+	out "\`sync\` before each run. MB/s = file bytes / client wall time, 10^6 B (SSH setup and slow start included;"
 	out "a whole copy, not a fixed time); \"steady\" = IP bytes on b's link from 3 s after the start to the end."
 	out "CPU s/GiB: client (lanecp or scp in a or c, with its local agent) and server (sshds, agents) per GiB"
 	out "copied. Machine busy %: both cores over the run (/proc/stat), wanem CPU s: the emulator(s) over the run"
@@ -260,11 +270,11 @@ case_paths() {
 	failures paths-star
 
 	local d z v fv s j jd ov r rd
-	d=$(med paths-pair o-direct MBps); z=$(med paths-pair o-reverse MBps)
-	fv=$(med paths-pair f-viassh MBps); ov=$(med paths-pair o-viassh MBps)
-	s=$(med paths-pair f-scp MBps)
-	j=$(med paths-pair o-jump MBps); jd=$(med paths-pair o-jump-direct MBps)
-	r=$(med paths-star star-relay MBps); rd=$(med paths-star star-direct MBps)
+	d=$(paths_gp paths-pair o-direct | median); z=$(paths_gp paths-pair o-reverse | median)
+	fv=$(paths_gp paths-pair f-viassh | median); ov=$(paths_gp paths-pair o-viassh | median)
+	s=$(paths_gp paths-pair f-scp | median)
+	j=$(paths_gp paths-pair o-jump | median); jd=$(paths_gp paths-pair o-jump-direct | median)
+	r=$(paths_gp paths-star star-relay | median); rd=$(paths_gp paths-star star-direct | median)
 	target "lfn1g, port 22 only: --via-ssh -s 16 ≥ 6x scp" \
 	    "$(fmt "$fv" 1) vs $(fmt "$s" 1) MB/s = $(ratio "$fv" "$s")x" "$(ge "$(ratio "$fv" "$s")" 6)"
 	target "lfn1g: --via-ssh -s 16 (port 22 only) ≥ 70% of direct -s 16 (no filter)" \
