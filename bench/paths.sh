@@ -28,7 +28,7 @@
 # The relay host's CPU and peak RSS are the client's columns (the
 # controller in c does all the relaying; the agents are server side).
 
-PATHS_PROFILE=lfn1g
+PATHS_PROFILE=${PATHS_PROFILE:-lfn1g}
 PATHS_CA=${PATHS_CA:-rate=10g,delay=0ms,queue=8m,mtu=9000}
 PATHS_RUNS=${RUNS_SET:-5}
 if ((QUICK)); then
