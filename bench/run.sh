@@ -30,6 +30,11 @@
 #            tree-one, tree-noop, tree-rss (each also alone); rsync -a, tar|ssh,
 #            scp -r vs lanecp -r; 5 runs unless -n; not part of --quick's
 #            default (ask for it: --quick --case tree)
+#   paths    data paths of issue 12 on lfn1g (bench/paths.sh): -s 16 direct,
+#            -z, --via-ssh (port 22 only, vs scp), -J bastion (with and
+#            without --direct), --relay in a star; memory to memory, 5
+#            runs unless -n (--quick: 256 MiB, 1 run); not in the default
+#            set (ask for it: --case paths)
 #
 # How things are measured (details in bench/README.md):
 #   MB/s     10^6 bytes per second of the client's wall time, SSH setup
@@ -47,7 +52,8 @@
 #   -n N          runs per configuration (default 3; --quick: 1)
 #   --quick       small sizes, fewer configurations, lfn1g only
 #   --case NAME   mem|file|streams|rss|wan|wan-lfn1g|wan-wan200m (or a..e),
-#                 tree|tree-10k|tree-1k|tree-mixed|tree-one|tree-noop|tree-rss
+#                 tree|tree-10k|tree-1k|tree-mixed|tree-one|tree-noop|tree-rss,
+#                 paths (alias wan-paths)
 #   --tree-big S  size of each of the 2 big files of tree-mixed (default 256M)
 #   --wan-time S  seconds per WAN run (default 10; --quick: 5)
 #   -o DIR        results directory (default bench/results)
@@ -107,6 +113,7 @@ for c in "${CASES[@]}"; do
 	e | rss) SEL+="rss " ;;
 	tree) SEL+="tree-10k tree-1k tree-mixed tree-one tree-noop tree-rss " ;;
 	tree-10k | tree-1k | tree-mixed | tree-one | tree-noop | tree-rss) SEL+="$c " ;;
+	paths | wan-paths) SEL+="paths " ;;
 	*) echo "run.sh: unknown case '$c'" >&2; exit 2 ;;
 	esac
 done
@@ -1143,6 +1150,8 @@ EOF
 # ---------------------------------------------------------------- trees (issue 11)
 # shellcheck source=tree.sh
 . "$HERE/tree.sh"
+# shellcheck source=paths.sh
+. "$HERE/paths.sh"
 
 # ---------------------------------------------------------------- main
 SUITE_T0=$SECONDS
@@ -1152,6 +1161,7 @@ want streams && case_streams
 want rss && case_rss
 want wan-lfn1g && case_wan lfn1g
 want wan-wan200m && case_wan wan200m
+want paths && case_paths
 want tree-10k && case_tree_10k
 want tree-1k && case_tree_1k
 want tree-mixed && case_tree_mixed
@@ -1160,7 +1170,7 @@ want tree-noop && case_tree_noop
 want tree-rss && case_tree_rss
 
 if ((${#TARGETS[@]})); then
-	out "## Targets (issue 4; trees: issue 11)"
+	out "## Targets (issue 4; trees: issue 11; data paths: issue 12)"
 	out
 	out "| target | measured (medians) | verdict |"
 	out "|---|---|---|"

@@ -38,7 +38,9 @@
 # SPEC for the pair link (a->b, b->a; see wanem --help), WAN_NS=namespace
 # prefix (default lc-wan: lc-wan-a, lc-wan-b, lc-wan-c), WAN_STATE=state
 # directory (default /run/lanecp-wan, or /run/lanecp-wan-$WAN_NS with
-# WAN_NS set: pidfiles, wanem logs, profile).  Needs root.
+# WAN_NS set: pidfiles, wanem logs, profile), WAN_PROFILE_CA = another
+# profile for the star's link ca (c <-> a; default: PROFILE, as cb).  Needs
+# root.
 set -euo pipefail
 
 PFX=${WAN_NS:-lc-wan}
@@ -258,7 +260,7 @@ addr_up() {
 
 # What the running wanems were started with; a change restarts them.
 wanted() {
-	echo "$1 $2${WANEM_ARGS:+ $WANEM_ARGS}${WAN_FILTER_AB:+ ab:$WAN_FILTER_AB}${WAN_FILTER_BA:+ ba:$WAN_FILTER_BA}"
+	echo "$1 $2${WANEM_ARGS:+ $WANEM_ARGS}${WAN_FILTER_AB:+ ab:$WAN_FILTER_AB}${WAN_FILTER_BA:+ ba:$WAN_FILTER_BA}${WAN_PROFILE_CA:+ ca:$WAN_PROFILE_CA}"
 }
 
 running_ok() {
@@ -321,11 +323,19 @@ cmd_star() {
 		stop_all >/dev/null
 		rm -f "$STATE/profile"
 		echo star >"$STATE/topology"
+		if [ -n "${WAN_PROFILE_CA:-}" ]; then
+			profile "$WAN_PROFILE_CA" || die "unknown profile '$WAN_PROFILE_CA' (WAN_PROFILE_CA)"
+		fi
 		start_wanem ca "$NS_C" lcca "$NS_A" "$DEV_A"
+		profile "$name"
 		start_wanem cb "$NS_C" lccb "$NS_B" "$DEV_B"
+	fi
+	if [ -n "${WAN_PROFILE_CA:-}" ]; then
+		profile "$WAN_PROFILE_CA" || die "unknown profile '$WAN_PROFILE_CA' (WAN_PROFILE_CA)"
 	fi
 	addr_up "$NS_C" lcca 10.77.1.1 fd77:1::1
 	addr_up "$NS_A" "$DEV_A" 10.77.1.2 fd77:1::2
+	profile "$name"
 	addr_up "$NS_C" lccb 10.77.2.1 fd77:2::1
 	addr_up "$NS_B" "$DEV_B" 10.77.2.2 fd77:2::2
 	allow_cc
