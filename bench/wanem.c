@@ -63,6 +63,10 @@
  *   nosyn          TCP SYN without ACK is filtered: no connection can be
  *                  opened in this direction ("no inbound connections" for
  *                  the receiving side); established ones go on
+ *   syn=P1/P2/...  as nosyn, except for SYNs to these destination ports
+ *                  (at most 16): "no inbound connections but SSH" is
+ *                  syn=22; replies to connections the other side opens
+ *                  pass (counted as f_syn like nosyn)
  *   all            every packet is filtered
  *   drop           filtered packets vanish (the default)
  *   reject         a filtered TCP segment (other than a RST) is answered
@@ -145,6 +149,8 @@ struct lc_wanem_filter {
 	bool other_drop;
 	unsigned nports;	/* 0: any TCP port */
 	uint16_t ports[LC_WANEM_MAX_PORTS];
+	unsigned nsynports;	/* syn=: SYNs pass only to these */
+	uint16_t synports[LC_WANEM_MAX_PORTS];
 };
 
 enum lc_wanem_verdict {
@@ -478,7 +484,7 @@ lc_wanem_opt_pidfile(struct lc_wanem_conf *c, const char *v)
 
 /* "P1/P2/..." into f->ports. */
 static int
-lc_wanem_parse_ports(struct lc_wanem_filter *f, char *list)
+lc_wanem_parse_ports(uint16_t *ports, unsigned *n, char *list)
 {
 	char *w, *save = NULL;
 	uint64_t v;
@@ -486,13 +492,13 @@ lc_wanem_parse_ports(struct lc_wanem_filter *f, char *list)
 
 	for (w = strtok_r(list, "/", &save); w != NULL;
 	    w = strtok_r(NULL, "/", &save)) {
-		if (f->nports == LC_WANEM_MAX_PORTS)
+		if (*n == LC_WANEM_MAX_PORTS)
 			return -LC_ERR_TOOBIG;
 		if ((r = lc_parse_uint(w, 1, 65535, &v)) != 0)
 			return r;
-		f->ports[f->nports++] = (uint16_t)v;
+		ports[(*n)++] = (uint16_t)v;
 	}
-	return f->nports > 0 ? 0 : -LC_ERR_USAGE;
+	return *n > 0 ? 0 : -LC_ERR_USAGE;
 }
 
 /* A filter SPEC (header comment) into f. */
@@ -521,7 +527,12 @@ lc_wanem_parse_filter(struct lc_wanem_filter *f, const char *spec)
 		else if (strcmp(w, "other=drop") == 0)
 			f->other_drop = true;
 		else if (strncmp(w, "tcp=", 4) == 0 && f->nports == 0) {
-			if ((r = lc_wanem_parse_ports(f, w + 4)) != 0)
+			if ((r = lc_wanem_parse_ports(f->ports, &f->nports,
+			    w + 4)) != 0)
+				return r;
+		} else if (strncmp(w, "syn=", 4) == 0 && f->nsynports == 0) {
+			if ((r = lc_wanem_parse_ports(f->synports,
+			    &f->nsynports, w + 4)) != 0)
 				return r;
 		} else
 			return -LC_ERR_USAGE;
@@ -589,7 +600,7 @@ static const struct lc_wanem_opt lc_wanem_opts[] = {
 	{ "--stats", lc_wanem_opt_stats, 0, 0,
 	    "print statistics every second" },
 	{ "--filter-ab", lc_wanem_opt_filter_ab, 1, 0,
-	    "filter packets a->b: comma list of tcp=P1/P2, nosyn, all, "
+	    "filter packets a->b: comma list of tcp=P1/P2, nosyn, syn=P1/P2, all, "
 	    "drop|reject, other=pass|drop" },
 	{ "--filter-ba", lc_wanem_opt_filter_ba, 1, 0,
 	    "filter packets b->a, the same SPEC" },
@@ -1006,12 +1017,20 @@ lc_wanem_verdict(const struct lc_wanem_filter *f, const uint8_t *p,
 		return LC_WANEM_F_ALL;
 	if (!tcp)
 		return f->other_drop ? LC_WANEM_F_OTHER : LC_WANEM_PASS;
-	if (f->nosyn && (t[13] & LC_WANEM_TCP_SYN) &&
-	    !(t[13] & LC_WANEM_TCP_ACK))
-		return LC_WANEM_F_SYN;
+	dport = lc_peek_u16(t + 2);
+	if ((t[13] & LC_WANEM_TCP_SYN) && !(t[13] & LC_WANEM_TCP_ACK)) {
+		if (f->nosyn)
+			return LC_WANEM_F_SYN;
+		if (f->nsynports > 0) {
+			for (i = 0; i < f->nsynports; i++)
+				if (f->synports[i] == dport)
+					break;
+			if (i == f->nsynports)
+				return LC_WANEM_F_SYN;
+		}
+	}
 	if (f->nports == 0)
 		return LC_WANEM_PASS;
-	dport = lc_peek_u16(t + 2);
 	for (i = 0; i < f->nports; i++)
 		if (f->ports[i] == dport)
 			return LC_WANEM_PASS;

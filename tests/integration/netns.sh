@@ -28,7 +28,7 @@
 #   lct<pid>x<random>-{a,b,c} (unique per test process: tests run in
 #   parallel), with link PROFILE (a bench/wan.sh profile: a name or
 #   "rate=R,delay=D[,loss=L][,queue=Q][,mtu=M]") and, for pair, wanem
-#   filter SPECs for a->b and b->a (see bench/wanem.c: tcp=22, nosyn,
+#   filter SPECs for a->b and b->a (see bench/wanem.c: tcp=22, nosyn, syn=22,
 #   all, drop|reject, other=...).  Everything is torn down on exit, also on
 #   failure.  Calling it again with another profile or filter restarts the
 #   wanem(s) (open connections break; the namespaces, their addresses and
