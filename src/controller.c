@@ -774,6 +774,9 @@ lc_ctl_moved(struct lc_ctl *c, uint64_t bytes)
 
 	if (bytes == c->bytes_done)
 		return;
+	if (c->res->t_first_ms == 0)
+		c->res->t_first_ms = now;
+	c->res->t_last_ms = now;
 	if (c->t_moved != 0 && now - c->t_moved >= LC_STALL_MS) {
 		c->res->stalled_ms += now - c->t_moved;
 		lc_log_warn("data is moving again after %.1f s without "

@@ -66,9 +66,22 @@ lc_copy_merge(struct lc_copy_result *all, const struct lc_copy_result *one)
 	uint64_t sent = all->sent + one->sent, ns = all->ns + one->ns;
 	uint64_t wire = all->wire + one->wire;
 	uint64_t stalled = all->stalled_ms + one->stalled_ms;
+	uint64_t last = one->t_last_ms != 0 ? one->t_last_ms : all->t_last_ms;
 	uint32_t attempts = all->attempts + 1;
 
+	/*
+	 * An outage that ended an attempt: from the last data of an earlier
+	 * attempt to the first of this one (the lost connection, the back-off
+	 * and the new start) is time lost too.
+	 */
+	if (all->t_last_ms != 0 && one->t_first_ms > all->t_last_ms) {
+		uint64_t gap = one->t_first_ms - all->t_last_ms;
+		stalled += gap;
+		lc_log_warn("data is moving again after %.1f s without progress "
+		    "(across attempts)", (double)gap / 1000);
+	}
 	*all = *one;
+	all->t_last_ms = last;
 	all->sent = sent;
 	all->wire = wire;
 	all->ns = ns;

@@ -93,7 +93,9 @@ struct lc_copy_result {
 	uint32_t nfailed;	/* files that could not be copied */
 	uint64_t ns;		/* wall time, all attempts */
 	uint64_t stalled_ms;	/* time data did not move (>= 3 s at a time,
-				   all attempts) */
+				   all attempts, and between attempts) */
+	uint64_t t_first_ms;	/* this attempt: when data first and last */
+	uint64_t t_last_ms;	/* moved (lc_now_ms), 0 if it never did */
 	uint32_t streams;
 	uint32_t window;	/* effective, 0 = autotuned */
 	uint32_t block;
