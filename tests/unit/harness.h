@@ -22,6 +22,7 @@
 #ifndef LC_TEST_HARNESS_H
 #define LC_TEST_HARNESS_H
 
+#include <dirent.h>
 #include <errno.h>
 #include <ftw.h>
 #include <signal.h>
@@ -203,6 +204,25 @@ lc_test_run_one(const struct lc_test_case *t)
 		}                                                            \
 		return 0;                                                    \
 	}
+
+/*
+ * Open descriptors of this process (not counting the one that reads
+ * them): compare before and after to find a leak.
+ */
+static inline int
+lc_test_nfds(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	struct dirent *de;
+	int n = 0;
+
+	LC_CHECK(d != NULL);
+	while ((de = readdir(d)) != NULL)
+		if (de->d_name[0] != '.')
+			n++;
+	closedir(d);
+	return n - 1;
+}
 
 /* Remove the tree at dir (depth first, never following symlinks). */
 static int

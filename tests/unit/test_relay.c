@@ -14,7 +14,6 @@
 #include "lanecp/stream.h"
 
 #include <arpa/inet.h>
-#include <dirent.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <pthread.h>
@@ -23,22 +22,6 @@
 #include <sys/socket.h>
 
 #define T_MAXLEG 4
-
-/* Open descriptors of this process (the harness runs each case alone). */
-static int
-t_nfds(void)
-{
-	DIR *d = opendir("/proc/self/fd");
-	struct dirent *de;
-	int n = 0;
-
-	LC_CHECK(d != NULL);
-	while ((de = readdir(d)) != NULL)
-		if (de->d_name[0] != '.')
-			n++;
-	closedir(d);
-	return n;
-}
 
 /* A polled wait for a state the relay does not announce. */
 #define T_WAIT_UNTIL(cond)                                                   \
@@ -549,7 +532,7 @@ LC_TEST(relay_free_while_blocked_mid_splice)
 	int before, all;
 
 	t_setup(&t, 2);
-	before = t_nfds();
+	before = lc_test_nfds();
 	t_start(&t, 64 << 10);
 	for (uint32_t i = 0; i < 2; i++) {
 		t_accept_leg(&t, i);
@@ -583,7 +566,7 @@ LC_TEST(relay_free_while_blocked_mid_splice)
 			close(t.a[k][i]);
 			t.a[k][i] = -1;
 		}
-	LC_CHECK_EQ_I(t_nfds(), before);
+	LC_CHECK_EQ_I(lc_test_nfds(), before);
 	t_close_all(&t);
 }
 
@@ -595,10 +578,10 @@ LC_TEST(relay_free_at_once)
 
 	lc_relay_free(NULL);
 	t_setup(&t, 3);
-	before = t_nfds();
+	before = lc_test_nfds();
 	t_start(&t, 0);
 	lc_relay_free(t.r);
-	LC_CHECK_EQ_I(t_nfds(), before);
+	LC_CHECK_EQ_I(lc_test_nfds(), before);
 	t_close_all(&t);
 }
 

@@ -13,7 +13,6 @@
 #include "lanecp/stream.h"
 #include "lanecp/tls.h"
 
-#include <dirent.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
@@ -23,21 +22,6 @@
 #define T_STREAMS 4u
 #define T_IDX 2u
 #define T_PAYLOAD "file data after the handshake"
-
-static int
-t_nfds(void)
-{
-	DIR *d = opendir("/proc/self/fd");
-	struct dirent *de;
-	int n = 0;
-
-	LC_CHECK(d != NULL);
-	while ((de = readdir(d)) != NULL)
-		if (de->d_name[0] != '.')
-			n++;
-	closedir(d);
-	return n;
-}
 
 static void
 t_key(uint8_t key[LC_KEY_LEN], uint8_t salt)
@@ -257,7 +241,7 @@ t_strangers(int encrypt)
 	int fd, before;
 
 	t_src_init(&t, encrypt, 30000);
-	before = t_nfds();
+	before = lc_test_nfds();
 	fd = t_stranger_connect(t.port);
 	for (size_t i = 0; i < sizeof(junk); i++)
 		junk[i] = (uint8_t)(i * 7 + 3);
@@ -282,7 +266,7 @@ t_strangers(int encrypt)
 	LC_CHECK_EQ_I(dl.rc, 0);
 	t_up(&t, dl.st, &s);
 	lc_stream_free(dl.st);
-	LC_CHECK_EQ_I(t_nfds(), before);
+	LC_CHECK_EQ_I(lc_test_nfds(), before);
 	t_src_free(&t);
 }
 
@@ -310,7 +294,7 @@ LC_TEST(reverse_dial_times_out)
 	int before;
 
 	t_src_init(&t, 1, 300);
-	before = t_nfds();
+	before = lc_test_nfds();
 	lc_err_clear(&e);
 	t0 = lc_now_ms();
 	LC_CHECK_EQ_I(lc_stream_dial(&t.d, &st, &e), -LC_ERR_STREAM);
@@ -318,7 +302,7 @@ LC_TEST(reverse_dial_times_out)
 	LC_CHECK_EQ_I(e.code, LC_ERR_STREAM);
 	LC_CHECK(st == NULL);
 	fprintf(stderr, "timeout: %s\n", e.msg);
-	LC_CHECK_EQ_I(t_nfds(), before);
+	LC_CHECK_EQ_I(lc_test_nfds(), before);
 	LC_CHECK(fcntl(t.lfd, F_GETFD) >= 0);
 	t_src_free(&t);
 }
@@ -359,7 +343,7 @@ LC_TEST(reverse_dial_canceled_while_waiting)
 	int before;
 
 	t_src_init(&t, 1, 600000);
-	before = t_nfds();
+	before = lc_test_nfds();
 	memset(&dl, 0, sizeof(dl));
 	dl.t = &t;
 	dl.rc = 1;
@@ -370,7 +354,7 @@ LC_TEST(reverse_dial_canceled_while_waiting)
 	LC_CHECK_EQ_I(dl.rc, -LC_ERR_CANCELED);
 	LC_CHECK_EQ_I(dl.e.code, LC_ERR_CANCELED);
 	LC_CHECK(dl.st == NULL);
-	LC_CHECK_EQ_I(t_nfds(), before);
+	LC_CHECK_EQ_I(lc_test_nfds(), before);
 	t_src_free(&t);
 }
 
@@ -412,7 +396,7 @@ LC_TEST(reverse_dial_pending_hook_cancels_handshake)
 	int fd, r, before;
 
 	t_src_init(&t, 1, 600000);
-	before = t_nfds();
+	before = lc_test_nfds();
 	memset(&pd, 0, sizeof(pd));
 	pd.t = &t;
 	pd.fd = -2;
@@ -429,7 +413,7 @@ LC_TEST(reverse_dial_pending_hook_cancels_handshake)
 	LC_CHECK_EQ_I(pd.fd, -1);
 	t_expect_gone(fd);
 	close(fd);
-	LC_CHECK_EQ_I(t_nfds(), before);
+	LC_CHECK_EQ_I(lc_test_nfds(), before);
 	t_src_free(&t);
 }
 

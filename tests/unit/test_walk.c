@@ -11,7 +11,6 @@
 #include "lanecp/walk.h"
 #include "lanecp/wire.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
@@ -78,20 +77,6 @@ t_link(const char *target, const char *path)
 	LC_CHECK(symlink(target, path) == 0);
 }
 
-/* Open descriptors of this process. */
-static int
-t_nfds(void)
-{
-	DIR *d;
-	int n = 0;
-
-	LC_CHECK((d = opendir("/proc/self/fd")) != NULL);
-	while (readdir(d) != NULL)
-		n++;
-	closedir(d);
-	return n - 3;	/* ".", "..", d's own */
-}
-
 /* Component-wise order: '/' below every byte. */
 static int
 t_cmp(const char *a, const char *b)
@@ -139,14 +124,14 @@ t_walk(const char *path, uint32_t flags)
 	int r, n = 0, base;
 
 	LC_CHECK((f = open_memstream(&out, &outlen)) != NULL);
-	base = t_nfds();
+	base = lc_test_nfds();
 	env.max_fds = 0;
 	lc_err_clear(&env.e);
 	LC_CHECK_EQ_I(lc_walk_open(&env.conf, path, flags, &w, &env.e), 0);
 	while ((r = lc_walk_next(w, &ent, &env.e)) != 0) {
 		LC_CHECK(n++ < 100000);
-		if (t_nfds() - base > env.max_fds)
-			env.max_fds = t_nfds() - base;
+		if (lc_test_nfds() - base > env.max_fds)
+			env.max_fds = lc_test_nfds() - base;
 		LC_CHECK(r > 0);
 		LC_CHECK(ent.name != NULL);
 		if (r == LC_WALK_SKIP || r == LC_WALK_FAIL) {
@@ -204,7 +189,7 @@ t_walk(const char *path, uint32_t flags)
 	/* the end stays the end */
 	LC_CHECK_EQ_I(lc_walk_next(w, &ent, &env.e), 0);
 	lc_walk_free(w);
-	LC_CHECK_EQ_I(t_nfds(), base);
+	LC_CHECK_EQ_I(lc_test_nfds(), base);
 	LC_CHECK(fclose(f) == 0);
 	return out;
 }
