@@ -44,8 +44,13 @@
 #include <time.h>
 #include <unistd.h>
 
-#define LC_CONNECT_TIMEOUT_MS 15000
-#define LC_FIRST_CONNECT_MS 7000	/* SYNs at 0, 1 and 3 s */
+/*
+ * A first connect gives up soon: another path may work (SYNs at 0, 1 and
+ * 3 s).  A reconnect too: while the path is gone each attempt's SYNs back
+ * off (1 s, 3 s, 7 s ...), so a fresh attempt every few seconds gets
+ * through soon after it is back.
+ */
+#define LC_FIRST_CONNECT_MS 7000
 #define LC_RECONNECT_DIAL_MS 4000	/* one reconnect attempt */
 #define LC_RECONNECT_FOR_MS 180000u	/* keep trying this long */
 #define LC_ACCEPT_TIMEOUT_MS 60000	/* reverse: the sink dials us */
@@ -361,11 +366,12 @@ lc_sender_pending(void *arg, int fd)
 }
 
 /*
- * Dial the stream: connect, handshake, prove the key.  On success sn->st
- * is set (the only place that sets it); on failure nothing is left open.
+ * Dial the stream (connect within timeout_ms), handshake, prove the key.
+ * On success sn->st is set (the only place that sets it); on failure
+ * nothing is left open, and sn->reached says whether TCP got through.
  */
 static int
-lc_sender_connect(struct lc_sender *sn, struct lc_err *e)
+lc_sender_connect(struct lc_sender *sn, int timeout_ms, struct lc_err *e)
 {
 	struct lc_source *s = sn->src;
 	struct lc_stream *st = NULL;
@@ -379,14 +385,8 @@ lc_sender_connect(struct lc_sender *sn, struct lc_err *e)
 	d.idx = sn->idx;
 	d.key = s->key;
 	d.tls = s->tls;
-	/*
-	 * A first connect gives up sooner: another path may work.  A
-	 * reconnect too: while the path is gone each attempt's SYNs back off
-	 * (1 s, 3 s, 7 s ...), so a fresh attempt every few seconds gets
-	 * through soon after it is back.
-	 */
-	d.connect_timeout_ms = sn->first ? LC_FIRST_CONNECT_MS : sn->again ?
-	    LC_RECONNECT_DIAL_MS : LC_CONNECT_TIMEOUT_MS;
+	d.connect_timeout_ms = timeout_ms;
+	sn->reached = 0;
 	d.cancel = s->port.cancel;
 	d.pending = lc_sender_pending;
 	d.arg = sn;
@@ -472,10 +472,7 @@ lc_sender_reconnect(struct lc_sender *sn, int *breaks, struct lc_err *e)
 		if ((r = lc_sender_backoff(sn, tries + 1)) != 0)
 			return lc_err_set(e, LC_ERR_CANCELED, "canceled");
 		lc_err_clear(&last);
-		sn->again = 1;
-		sn->reached = 0;
-		r = lc_sender_connect(sn, &last);
-		sn->again = 0;
+		r = lc_sender_connect(sn, LC_RECONNECT_DIAL_MS, &last);
 		if (r == 0)
 			return 0;
 		tries++;
@@ -541,9 +538,7 @@ lc_sender_main(void *arg)
 	 * says the data path is blocked (a firewall, NAT): LC_ERR_NOPATH,
 	 * so that the controller can try another path.
 	 */
-	sn->first = 1;
-	r = lc_sender_connect(sn, &e);
-	sn->first = 0;
+	r = lc_sender_connect(sn, LC_FIRST_CONNECT_MS, &e);
 	if (r == -LC_ERR_STREAM) {
 		e.code = LC_ERR_NOPATH;	/* the message stays */
 		r = -LC_ERR_NOPATH;

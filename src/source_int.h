@@ -45,8 +45,6 @@ struct lc_sender {
 	int hs_fd;		/* socket still in its handshake: for
 				   shutdown(2) only, or -1 */
 	uint32_t sndbuf;	/* the sender's; main reads it on STREAM_UP */
-	int first;		/* the sender's: dialling its first connection */
-	int again;		/* the sender's: dialling a reconnect */
 	int reached;		/* the sender's: that dial got a TCP connection
 				   (set under src->mu by the pending hook) */
 	int listen_fd;		/* reverse: where the sink dials in (setup;
