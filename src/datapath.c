@@ -252,19 +252,15 @@ lc__ctl_connected(struct lc_ctl *c, const struct lc_msg_connected *m,
 	memset(end, 0, sizeof(end));
 	for (int k = 0; k < 2; k++) {
 		const struct lc_endpoint *ep = k == 0 ? &c->src : &c->dst_ep;
-		if (c->path == LC_PATH_RELAY && (r = lc_ctl_host_addr(ep,
-		    end[k].addr, sizeof(end[k].addr), e)) != 0)
-			return r;
 		memcpy(end[k].ports, k == 0 ? m->ports : c->dst_ports,
 		    sizeof(end[k].ports));
 		if (c->path == LC_PATH_SSH && ep->remote) {
 			end[k].ssh = k == 0 ? &c->so_src : &c->so_dst;
 			memcpy(end[k].conn, c->pre[k], sizeof(end[k].conn));
 			memset(c->pre[k], 0, sizeof(c->pre[k]));
-		} else if (ep->remote) {
-			/* the relay dials a remote agent's port itself */
-		} else {
-			snprintf(end[k].addr, sizeof(end[k].addr), "127.0.0.1");
+		} else if ((r = lc_ctl_host_addr(ep, end[k].addr,
+		    sizeof(end[k].addr), e)) != 0) {
+			return r;	/* by TCP: the agent's host, or loopback */
 		}
 	}
 	return lc_relay_start(end, c->streams, c->window, &c->relay, e);
