@@ -25,6 +25,7 @@
 
 #include <poll.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 /*
  * A buffer for the block at off of f: from the stream's quota, or, when
@@ -106,23 +107,38 @@ lc_receiver_payload(struct lc_receiver *rv, const uint8_t *hdr,
 }
 
 /*
- * A frame refused before its tag could be checked (a header out of
- * bounds, an unknown file, compression not negotiated).  With --no-encrypt
- * that is the peer's protocol error.  On an encrypted stream the header is
- * not authenticated yet, so it may as well have been changed in transit:
- * an integrity failure (the stream is dropped and its blocks resent; a
- * peer that keeps sending such frames runs out of reconnects).  Either
- * way nothing of the frame is written.
+ * A frame the sink refuses (a header out of bounds, an unknown file,
+ * compression not negotiated).  With --no-encrypt that is the peer's
+ * protocol error.  On an encrypted stream the header is not authenticated
+ * yet, so the frame is first read and its tag checked (into memory of its
+ * own: this path ends the copy or the connection): a frame that passes is
+ * the authenticated peer's protocol error, one that fails was changed in
+ * transit (an integrity failure: the stream is dropped and its blocks
+ * resent).  A header out of bounds (fr NULL) has no length to read by, so
+ * on an encrypted stream it is an integrity failure.  Either way nothing
+ * of the frame is written.
  */
 static int
-lc_receiver_refuse(struct lc_receiver *rv, const char *why,
-    struct lc_err *e)
+lc_receiver_refuse(struct lc_receiver *rv, const uint8_t *hdr,
+    const struct lc_frame *fr, const char *why, struct lc_err *e)
 {
-	if (lc_conn_sealed(&rv->conn))
+	uint8_t *tmp;
+	int r;
+
+	if (!lc_conn_sealed(&rv->conn))
+		return lc_err_set(e, LC_ERR_PROTO, "data stream %u: %s",
+		    rv->idx, why);
+	if (fr == NULL)
 		return lc_err_set(e, LC_ERR_INTEGRITY, "data stream %u from %s "
-		    "failed its integrity check (%s, before its tag was "
-		    "checked): data was changed in transit", rv->idx,
-		    rv->conn.peer, why);
+		    "failed its integrity check (%s): data was changed in "
+		    "transit", rv->idx, rv->conn.peer, why);
+	if ((tmp = malloc(fr->len > 0 ? fr->len : 1)) == NULL)
+		return lc_err_set(e, LC_ERR_NOMEM, "out of memory");
+	r = lc_conn_read_rest(&rv->conn, hdr, LC_FRAME_HDR_LEN, tmp, fr->len,
+	    e);
+	free(tmp);
+	if (r != 0)
+		return r;
 	return lc_err_set(e, LC_ERR_PROTO, "data stream %u: %s", rv->idx, why);
 }
 
@@ -145,8 +161,8 @@ lc_receiver_loop(struct lc_receiver *rv, struct lc_err *e)
 		if (r != 0)
 			return r;
 		if (lc_frame_get(hdr, s->block, &fr) != 0)
-			return lc_receiver_refuse(rv, "malformed frame header",
-			    e);
+			return lc_receiver_refuse(rv, hdr, NULL,
+			    "malformed frame header", e);
 		/*
 		 * Frames without payload are authenticated (their tag read
 		 * and checked) before they mean anything: an END that fails
@@ -161,8 +177,8 @@ lc_receiver_loop(struct lc_receiver *rv, struct lc_err *e)
 			continue;	/* the source has nothing right now */
 		if ((fr.flags & LC_FRAME_F_ZLIB) &&
 		    !(s->flags & LC_XFER_COMPRESS))
-			return lc_receiver_refuse(rv, "compressed frame, but "
-			    "compression was not negotiated", e);
+			return lc_receiver_refuse(rv, hdr, &fr, "compressed "
+			    "frame, but compression was not negotiated", e);
 		if ((wf = lc_sink_writer(s, fr.file_id)) == NULL) {
 			char why[64];
 			snprintf(why, sizeof(why), "data for unknown file %u",
@@ -171,7 +187,7 @@ lc_receiver_loop(struct lc_receiver *rv, struct lc_err *e)
 			if (fr.type == LC_FRAME_HOLE)
 				return lc_err_set(e, LC_ERR_PROTO,
 				    "data stream %u: %s", rv->idx, why);
-			return lc_receiver_refuse(rv, why, e);
+			return lc_receiver_refuse(rv, hdr, &fr, why, e);
 		}
 		if (fr.type == LC_FRAME_HOLE) {
 			if ((r = lc_receiver_hole_room(rv, wf, fr.offset)) != 0)

@@ -9,6 +9,7 @@
 #define LC_TEST_TIMEOUT 60
 #include "role_host.h"
 
+#include "lanecp/aead.h"
 #include "lanecp/stream.h"
 #include "lanecp/tls.h"
 
@@ -164,9 +165,10 @@ static void
 t_data_cut(struct lc_stream *st, uint32_t id, uint64_t off, uint32_t len,
     size_t cut)
 {
-	static uint8_t buf[LC_FRAME_HDR_LEN + T_BLOCK];
+	static uint8_t buf[LC_FRAME_HDR_LEN + T_BLOCK + LC_AEAD_TAG_LEN];
 	struct lc_frame fr;
 	struct lc_err e;
+	size_t out;
 
 	LC_CHECK(len <= T_BLOCK);
 	memset(&fr, 0, sizeof(fr));
@@ -177,6 +179,10 @@ t_data_cut(struct lc_stream *st, uint32_t id, uint64_t off, uint32_t len,
 	lc_frame_put(buf, &fr);
 	t_fill(id, off, buf + LC_FRAME_HDR_LEN, len);
 	lc_err_clear(&e);
+	LC_CHECK_EQ_I(lc_stream_seal(st, buf, LC_FRAME_HDR_LEN,
+	    LC_FRAME_HDR_LEN + (size_t)len, &out, &e), 0);
+	if (cut == LC_FRAME_HDR_LEN + (size_t)len)
+		cut = out;	/* the whole frame, tag and all */
 	LC_CHECK_EQ_I(lc_stream_write(st, buf, cut, &e), 0);
 }
 
@@ -189,15 +195,18 @@ t_data(struct lc_stream *st, uint32_t id, uint64_t off, uint32_t len)
 static void
 t_end(struct lc_stream *st)
 {
-	uint8_t hdr[LC_FRAME_HDR_LEN];
+	uint8_t hdr[LC_FRAME_HDR_LEN + LC_AEAD_TAG_LEN];
 	struct lc_frame fr;
 	struct lc_err e;
+	size_t out;
 
 	memset(&fr, 0, sizeof(fr));
 	fr.type = LC_FRAME_END;
 	lc_frame_put(hdr, &fr);
 	lc_err_clear(&e);
-	LC_CHECK_EQ_I(lc_stream_write(st, hdr, sizeof(hdr), &e), 0);
+	LC_CHECK_EQ_I(lc_stream_seal(st, hdr, LC_FRAME_HDR_LEN,
+	    LC_FRAME_HDR_LEN, &out, &e), 0);
+	LC_CHECK_EQ_I(lc_stream_write(st, hdr, out, &e), 0);
 }
 
 static uint32_t
@@ -315,9 +324,10 @@ static void
 t_frame(struct lc_stream *st, uint8_t flags, uint32_t id, uint64_t off,
     const uint8_t *pl, uint32_t len, uint32_t raw_len)
 {
-	static uint8_t buf[LC_FRAME_HDR_LEN + 4 * T_BLOCK];
+	static uint8_t buf[LC_FRAME_HDR_LEN + 4 * T_BLOCK + LC_AEAD_TAG_LEN];
 	struct lc_frame fr;
 	struct lc_err e;
+	size_t out;
 
 	LC_CHECK(len <= 4 * T_BLOCK);
 	memset(&fr, 0, sizeof(fr));
@@ -330,7 +340,9 @@ t_frame(struct lc_stream *st, uint8_t flags, uint32_t id, uint64_t off,
 	lc_frame_put(buf, &fr);
 	memcpy(buf + LC_FRAME_HDR_LEN, pl, len);
 	lc_err_clear(&e);
-	LC_CHECK_EQ_I(lc_stream_write(st, buf, LC_FRAME_HDR_LEN + len, &e), 0);
+	LC_CHECK_EQ_I(lc_stream_seal(st, buf, LC_FRAME_HDR_LEN,
+	    LC_FRAME_HDR_LEN + len, &out, &e), 0);
+	LC_CHECK_EQ_I(lc_stream_write(st, buf, out, &e), 0);
 }
 
 /* zlib stream of file id's bytes [off, off + n) into z; its length. */
