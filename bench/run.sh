@@ -799,9 +799,14 @@ case_mem() {
 # listener on CPU 1 before the run, so the session it forks (and the sink
 # agent) inherits CPU 1: each end on its own core, as between two hosts.
 # Unpinned: both may use every CPU (the affinity is reset before the run).
+# LANECP_OLD=/path/to/an/earlier/lanecp adds it, encrypted, at both ends
+# (-T), pinned and unpinned: before and after in the same run.
 AEAD_CFGS=(lanecp-pin lanecp-noenc-pin lanecp lanecp-noenc scp-gcm)
+[[ -n ${LANECP_OLD-} ]] && AEAD_CFGS+=(old-pin old)
 DESC[lanecp-pin]="lanecp (encrypted, -s 4), pinned"
 DESC[lanecp-noenc-pin]="lanecp --no-encrypt (-s 4), pinned"
+DESC[old-pin]="LANECP_OLD (encrypted, -s 4), pinned"
+DESC[old]="LANECP_OLD (encrypted, -s 4)"
 aead_pin() { taskset -apc 1 "$LC_SSHD_PID" >/dev/null; }
 aead_unpin() { taskset -apc "0-$(($(nproc) - 1))" "$LC_SSHD_PID" >/dev/null; }
 set_aead() {
@@ -812,6 +817,9 @@ set_aead() {
 	lanecp-noenc-pin) lanecp_cmd "$src" "$NULLDEV" --no-encrypt; STREAMS=4 ;;
 	lanecp) lanecp_cmd "$src" "$NULLDEV"; STREAMS=4 ;;
 	lanecp-noenc) lanecp_cmd "$src" "$NULLDEV" --no-encrypt; STREAMS=4 ;;
+	old*)
+		CMD=("$LANECP_OLD" -F "$CFG" -q -T "$LANECP_OLD" "$src" "$H:$NULLDEV")
+		TOOL=lanecp; STREAMS=4 ;;
 	*) peer_cmd "$1" "$src" "$NULLDEV"; OK_ERR=$NULL_OK_ERR ;;
 	esac
 	if [[ $1 == *-pin ]]; then
