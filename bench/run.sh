@@ -835,6 +835,7 @@ case_aead() {
 	out
 	out "Pinned: client on CPU 0, sshd (so the sink agent) on CPU 1. Rounds interleaved."
 	out
+	DESC[lanecp]="lanecp (encrypted, -s 4)"
 	zero_file "$size" "$MEM/zero-$size"
 	cat "$MEM/zero-$size" >/dev/null
 	run_case aead set_aead "${AEAD_CFGS[@]}"
