@@ -25,6 +25,10 @@
 #   streams  (c) lanecp -s 1/4/16, autotuned vs -w 4m, TLS vs --no-encrypt,
 #                against iperf3 -P 1/4/16 (memory to memory)
 #   rss      (e) peak RSS at -s 16, 2 GiB vs 8 GiB (file and /dev/null)
+#   aead     (f) issue 13 part 1: memory to memory, lanecp encrypted vs
+#                --no-encrypt with each end pinned to its own core (client
+#                on CPU 0, sshd and so the remote agent on CPU 1) and
+#                unpinned, and scp -c aes128-gcm; CPU s per GiB for each
 #   wan      (d) both emulated WAN profiles; or wan-lfn1g, wan-wan200m
 #   tree     trees (issue 11, bench/tree.sh): tree-10k, tree-1k, tree-mixed,
 #            tree-one, tree-noop, tree-rss (each also alone); rsync -a, tar|ssh,
@@ -111,6 +115,7 @@ for c in "${CASES[@]}"; do
 	wan-lfn1g | lfn1g) SEL+="wan-lfn1g " ;;
 	wan-wan200m | wan200m) SEL+="wan-wan200m " ;;
 	e | rss) SEL+="rss " ;;
+	f | aead) SEL+="aead " ;;
 	tree) SEL+="tree-10k tree-1k tree-mixed tree-one tree-noop tree-rss " ;;
 	tree-10k | tree-1k | tree-mixed | tree-one | tree-noop | tree-rss) SEL+="$c " ;;
 	paths | wan-paths) SEL+="paths " ;;
@@ -127,10 +132,12 @@ want() { [[ $SEL == *" $1 "* ]]; }
 if ((QUICK)); then
 	RUNS=${RUNS:-1}; WAN_T=${WAN_T:-5}
 	MEM_SIZE=1G FILE_SIZE=512M STREAMS_SIZE=1G RSS_SIZES="512M 2G"
+	AEAD_SIZE=1G
 	GRID_PS="4" STREAM_NS="1 16" STREAM_WS="auto" WAN_NS="4 16"
 else
 	RUNS=${RUNS:-3}; WAN_T=${WAN_T:-10}
 	MEM_SIZE=8G FILE_SIZE=2G STREAMS_SIZE=4G RSS_SIZES="2G 8G"
+	AEAD_SIZE=4G
 	GRID_PS="1 4 8 16" STREAM_NS="1 4 16" STREAM_WS="auto 4m"
 	WAN_NS="1 2 4 8 16 32"
 fi
@@ -794,6 +801,73 @@ case_mem() {
 	rm -f "$MEM/zero-$size"
 }
 
+# ---------------------------------------------------------------- case f: encryption cost (issue 13 part 1)
+# Pinned: the client (controller and source agent) on CPU 0, the sshd
+# listener on CPU 1 before the run, so the session it forks (and the sink
+# agent) inherits CPU 1: each end on its own core, as between two hosts.
+# Unpinned: both may use every CPU (the affinity is reset before the run).
+# LANECP_OLD=/path/to/an/earlier/lanecp adds it, encrypted, at both ends
+# (-T), pinned and unpinned: before and after in the same run.
+AEAD_CFGS=(lanecp-pin lanecp-noenc-pin lanecp lanecp-noenc scp-gcm)
+[[ -n ${LANECP_OLD-} ]] && AEAD_CFGS+=(old-pin old)
+DESC[lanecp-pin]="lanecp (encrypted, -s 4), pinned"
+DESC[lanecp-noenc-pin]="lanecp --no-encrypt (-s 4), pinned"
+DESC[old-pin]="LANECP_OLD (encrypted, -s 4), pinned"
+DESC[old]="LANECP_OLD (encrypted, -s 4)"
+aead_pin() { taskset -apc 1 "$LC_SSHD_PID" >/dev/null; }
+aead_unpin() { taskset -apc "0-$(($(nproc) - 1))" "$LC_SSHD_PID" >/dev/null; }
+set_aead() {
+	local src=$MEM/zero-$AEAD_SIZE
+	BYTES=$(bytes_of "$AEAD_SIZE")
+	case $1 in
+	lanecp-pin) lanecp_cmd "$src" "$NULLDEV"; STREAMS=4 ;;
+	lanecp-noenc-pin) lanecp_cmd "$src" "$NULLDEV" --no-encrypt; STREAMS=4 ;;
+	lanecp) lanecp_cmd "$src" "$NULLDEV"; STREAMS=4 ;;
+	lanecp-noenc) lanecp_cmd "$src" "$NULLDEV" --no-encrypt; STREAMS=4 ;;
+	old*)
+		CMD=("$LANECP_OLD" -F "$CFG" -q -T "$LANECP_OLD" "$src" "$H:$NULLDEV")
+		TOOL=lanecp; STREAMS=4 ;;
+	*) peer_cmd "$1" "$src" "$NULLDEV"; OK_ERR=$NULL_OK_ERR ;;
+	esac
+	if [[ $1 == *-pin ]]; then
+		PRE=aead_pin
+		CMD=(taskset -c 0 "${CMD[@]}")
+	else
+		PRE=aead_unpin
+	fi
+}
+case_aead() {
+	local size=$AEAD_SIZE k m gib ep np e n sc
+	out "## (f) Encryption cost (issue 13 part 1): $size zero-filled tmpfs file -> host:/dev/null (loopback)"
+	out
+	out "Pinned: client on CPU 0, sshd (so the sink agent) on CPU 1. Rounds interleaved."
+	out
+	DESC[lanecp]="lanecp (encrypted, -s 4)"
+	zero_file "$size" "$MEM/zero-$size"
+	cat "$MEM/zero-$size" >/dev/null
+	run_case aead set_aead "${AEAD_CFGS[@]}"
+	aead_unpin
+	table aead lanecp lanecp-noenc "${AEAD_CFGS[@]}"
+	gib=$(calc "$(bytes_of "$size") / 1073741824")
+	out "| config | MB/s (median) | CPU s per GiB, both ends (client+server) |"
+	out "|---|---:|---:|"
+	for k in "${AEAD_CFGS[@]}"; do
+		m=$(med aead "$k" MBps)
+		out "| ${DESC[$k]:-$k} | $(fmt "$m" 0) | $(fmt "$(calc "$(med aead "$k" cpu_s) / $gib")" 2) ($(fmt "$(calc "$(med aead "$k" cli_cpu_s) / $gib")" 2)+$(fmt "$(calc "$(med aead "$k" srv_cpu_s) / $gib")" 2)) |"
+	done
+	out
+	failures aead
+	ep=$(med aead lanecp-pin MBps); np=$(med aead lanecp-noenc-pin MBps)
+	e=$(med aead lanecp MBps); n=$(med aead lanecp-noenc MBps); sc=$(med aead scp-gcm MBps)
+	target "encrypted ≥ 0.9x --no-encrypt, each end pinned to its own core ($size)" \
+	    "$(fmt "$ep" 0) vs $(fmt "$np" 0) MB/s = $(ratio "$ep" "$np")" "$(ge "$(ratio "$ep" "$np")" 0.90)"
+	target "encrypted ≥ 0.65x --no-encrypt, unpinned ($size)" \
+	    "$(fmt "$e" 0) vs $(fmt "$n" 0) MB/s = $(ratio "$e" "$n")" "$(ge "$(ratio "$e" "$n")" 0.65)"
+	target "encrypted ≥ 3x scp -c aes128-gcm to /dev/null, unpinned ($size)" \
+	    "$(fmt "$e" 0) vs $(fmt "$sc" 0) MB/s = $(ratio "$e" "$sc")" "$(ge "$(ratio "$e" "$sc")" 3)"
+	rm -f "$MEM/zero-$size"
+}
+
 # ---------------------------------------------------------------- case b: file to file
 FILE_CFGS=(lanecp lanecp-nofsync lanecp-noenc lanecp-noenc-nofsync scp-gcm scp sftp rsync)
 ((QUICK)) && FILE_CFGS=(lanecp lanecp-noenc scp-gcm sftp rsync)
@@ -1159,6 +1233,7 @@ want mem && case_mem
 want file && case_file
 want streams && case_streams
 want rss && case_rss
+want aead && case_aead
 want wan-lfn1g && case_wan lfn1g
 want wan-wan200m && case_wan wan200m
 want paths && case_paths

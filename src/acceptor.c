@@ -98,6 +98,7 @@ lc_auth_main(void *arg)
 			rv->has_conn = 1;
 			au->conn.fd = -1;	/* transferred */
 			au->conn.ssl = NULL;
+			au->conn.tx = au->conn.rx = NULL;
 			pthread_cond_broadcast(&s->cv);
 		}
 		pthread_mutex_unlock(&s->mu);

@@ -25,6 +25,7 @@
 
 #include <poll.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 /*
  * A buffer for the block at off of f: from the stream's quota, or, when
@@ -78,19 +79,21 @@ lc_receiver_hole_room(struct lc_receiver *rv, struct lc_wfile *wf,
  * into the input buffer and inflated.  0 or an error for the stream.
  */
 static int
-lc_receiver_payload(struct lc_receiver *rv, const struct lc_frame *fr,
-    struct lc_wbuf *b, struct lc_err *e)
+lc_receiver_payload(struct lc_receiver *rv, const uint8_t *hdr,
+    const struct lc_frame *fr, struct lc_wbuf *b, struct lc_err *e)
 {
 	int r;
 
 	if (!(fr->flags & LC_FRAME_F_ZLIB))
-		return lc_conn_read_full(&rv->conn, b->data, fr->len, e);
+		return lc_conn_read_rest(&rv->conn, hdr, LC_FRAME_HDR_LEN,
+		    b->data, fr->len, e);
 	if (rv->zinf == NULL &&
 	    lc_zinf_new(rv->sink->block, &rv->zinf) != 0)
 		return lc_err_set(e, LC_ERR_NOMEM, "out of memory (inflate)");
-	/* len < raw_len <= block (lc_frame_get): fits the input buffer */
-	if ((r = lc_conn_read_full(&rv->conn, lc_zinf_inbuf(rv->zinf),
-	    fr->len, e)) != 0)
+	/* len < raw_len <= block (lc_frame_get): fits the input buffer;
+	 * the tag is checked before anything is inflated */
+	if ((r = lc_conn_read_rest(&rv->conn, hdr, LC_FRAME_HDR_LEN,
+	    lc_zinf_inbuf(rv->zinf), fr->len, e)) != 0)
 		return r;
 	if ((r = lc_zinf_block(rv->zinf, lc_zinf_inbuf(rv->zinf), fr->len,
 	    b->data, fr->raw_len, e)) != 0) {
@@ -101,6 +104,42 @@ lc_receiver_payload(struct lc_receiver *rv, const struct lc_frame *fr,
 		    (unsigned long long)fr->offset, 300, why);
 	}
 	return 0;
+}
+
+/*
+ * A frame the sink refuses (a header out of bounds, an unknown file,
+ * compression not negotiated).  With --no-encrypt that is the peer's
+ * protocol error.  On an encrypted stream the header is not authenticated
+ * yet, so the frame is first read and its tag checked (into memory of its
+ * own: this path ends the copy or the connection): a frame that passes is
+ * the authenticated peer's protocol error, one that fails was changed in
+ * transit (an integrity failure: the stream is dropped and its blocks
+ * resent).  A header out of bounds (fr NULL) has no length to read by, so
+ * on an encrypted stream it is an integrity failure.  Either way nothing
+ * of the frame is written.
+ */
+static int
+lc_receiver_refuse(struct lc_receiver *rv, const uint8_t *hdr,
+    const struct lc_frame *fr, const char *why, struct lc_err *e)
+{
+	uint8_t *tmp;
+	int r;
+
+	if (!lc_conn_sealed(&rv->conn))
+		return lc_err_set(e, LC_ERR_PROTO, "data stream %u: %s",
+		    rv->idx, why);
+	if (fr == NULL)
+		return lc_err_set(e, LC_ERR_INTEGRITY, "data stream %u from %s "
+		    "failed its integrity check (%s): data was changed in "
+		    "transit", rv->idx, rv->conn.peer, why);
+	if ((tmp = malloc(fr->len > 0 ? fr->len : 1)) == NULL)
+		return lc_err_set(e, LC_ERR_NOMEM, "out of memory");
+	r = lc_conn_read_rest(&rv->conn, hdr, LC_FRAME_HDR_LEN, tmp, fr->len,
+	    e);
+	free(tmp);
+	if (r != 0)
+		return r;
+	return lc_err_set(e, LC_ERR_PROTO, "data stream %u: %s", rv->idx, why);
 }
 
 static int
@@ -122,20 +161,34 @@ lc_receiver_loop(struct lc_receiver *rv, struct lc_err *e)
 		if (r != 0)
 			return r;
 		if (lc_frame_get(hdr, s->block, &fr) != 0)
-			return lc_err_set(e, LC_ERR_PROTO,
-			    "data stream %u: malformed frame header", rv->idx);
+			return lc_receiver_refuse(rv, hdr, NULL,
+			    "malformed frame header", e);
+		/*
+		 * Frames without payload are authenticated (their tag read
+		 * and checked) before they mean anything: an END that fails
+		 * is no end, and EOF before END is an error.
+		 */
+		if (fr.type != LC_FRAME_DATA && (r = lc_conn_read_rest(
+		    &rv->conn, hdr, sizeof(hdr), NULL, 0, e)) != 0)
+			return r;
 		if (fr.type == LC_FRAME_END)
 			return 0;
 		if (fr.type == LC_FRAME_IDLE)
 			continue;	/* the source has nothing right now */
 		if ((fr.flags & LC_FRAME_F_ZLIB) &&
 		    !(s->flags & LC_XFER_COMPRESS))
-			return lc_err_set(e, LC_ERR_PROTO, "data stream %u: "
-			    "compressed frame, but compression was not "
-			    "negotiated", rv->idx);
-		if ((wf = lc_sink_writer(s, fr.file_id)) == NULL)
-			return lc_err_set(e, LC_ERR_PROTO, "data stream %u: "
-			    "data for unknown file %u", rv->idx, fr.file_id);
+			return lc_receiver_refuse(rv, hdr, &fr, "compressed "
+			    "frame, but compression was not negotiated", e);
+		if ((wf = lc_sink_writer(s, fr.file_id)) == NULL) {
+			char why[64];
+			snprintf(why, sizeof(why), "data for unknown file %u",
+			    fr.file_id);
+			/* a HOLE's header is authenticated by now */
+			if (fr.type == LC_FRAME_HOLE)
+				return lc_err_set(e, LC_ERR_PROTO,
+				    "data stream %u: %s", rv->idx, why);
+			return lc_receiver_refuse(rv, hdr, &fr, why, e);
+		}
 		if (fr.type == LC_FRAME_HOLE) {
 			if ((r = lc_receiver_hole_room(rv, wf, fr.offset)) != 0)
 				return lc_err_set(e, LC_ERR_CANCELED,
@@ -157,7 +210,8 @@ lc_receiver_loop(struct lc_receiver *rv, struct lc_err *e)
 			return lc_err_set(e, LC_ERR_CANCELED, "canceled");
 		b->off = fr.offset;
 		b->len = fr.raw_len;
-		if ((r = lc_receiver_payload(rv, &fr, b, e)) != 0) {
+		if ((r = lc_receiver_payload(rv, hdr, &fr, b, e)) != 0) {
+			/* a bad tag: the buffer goes back unwritten */
 			lc_pool_put(b);
 			if (r == -LC_ERR_EOF)
 				r = lc_err_set(e, LC_ERR_STREAM, "data stream "

@@ -31,6 +31,7 @@
  */
 #include "source_int.h"
 
+#include "lanecp/aead.h"
 #include "lanecp/checksum.h"
 #include "lanecp/log.h"
 #include "lanecp/util.h"
@@ -206,12 +207,14 @@ static int
 lc_sender_send(struct lc_sender *sn, struct lc_stream *st, uint8_t *buf,
     struct lc_block *b, struct lc_err *e)
 {
-	size_t n;
+	size_t n, out;
 	int r;
 
 	if ((r = lc_sender_frame(sn, buf, b, &n, e)) != 0)
 		return r;
-	r = lc_sender_write(sn, st, buf, n, e);
+	if ((r = lc_stream_seal(st, buf, LC_FRAME_HDR_LEN, n, &out, e)) != 0)
+		return r;
+	r = lc_sender_write(sn, st, buf, out, e);
 	if (r == 0 && !b->hole) {
 		/* bytes first: a reader that loads wire first sees wire <=
 		 * bytes */
@@ -235,23 +238,26 @@ lc_sender_batch(struct lc_sender *sn, struct lc_stream *st, uint8_t *buf,
 	struct lc_source *s = sn->src;
 	struct lc_block nb = *b;
 	uint64_t payload = 0, wire = 0;
-	size_t used = 0, n, room;
+	size_t used = 0, n, out, room;
 	uint32_t max;
 	int r;
 
 	for (;;) {
 		/* a failure here ends the transfer: the kept blocks of the
-		 * batch go with it */
-		if ((r = lc_sender_frame(sn, buf + used, &nb, &n, e)) != 0)
+		 * batch go with it.  Each frame is its own AEAD message,
+		 * sealed in the order the batch is written. */
+		if ((r = lc_sender_frame(sn, buf + used, &nb, &n, e)) != 0 ||
+		    (r = lc_stream_seal(st, buf + used, LC_FRAME_HDR_LEN, n,
+		    &out, e)) != 0)
 			return r;
-		used += n;
+		used += out;
 		if (!nb.hole) {
 			payload += nb.len;
 			wire += n - LC_FRAME_HDR_LEN;
 		}
-		if (cap - used < LC_FRAME_HDR_LEN)
+		if (cap - used < LC_FRAME_HDR_LEN + LC_AEAD_TAG_LEN)
 			break;
-		room = cap - used - LC_FRAME_HDR_LEN;
+		room = cap - used - LC_FRAME_HDR_LEN - LC_AEAD_TAG_LEN;
 		max = room < LC_SMALL_BLOCK ? (uint32_t)room :
 		    LC_SMALL_BLOCK - 1;
 		if (lc_dispenser_try_small(s->disp, &nb, &sn->stop, max) != 1)
@@ -311,11 +317,28 @@ lc_sender_resend(struct lc_sender *sn, struct lc_stream *st, uint8_t *buf,
 	return r;
 }
 
+/* An IDLE or END frame (header only, sealed when encrypted). */
+static int
+lc_sender_empty(struct lc_stream *st, uint8_t *buf, uint8_t type,
+    struct lc_err *e)
+{
+	struct lc_frame fr;
+	size_t out;
+	int r;
+
+	memset(&fr, 0, sizeof(fr));
+	fr.type = type;
+	lc_frame_put(buf, &fr);
+	if ((r = lc_stream_seal(st, buf, LC_FRAME_HDR_LEN, LC_FRAME_HDR_LEN,
+	    &out, e)) != 0)
+		return r;
+	return lc_stream_write(st, buf, out, e);
+}
+
 static int
 lc_sender_loop(struct lc_sender *sn, struct lc_stream *st, uint8_t *buf,
     size_t cap, struct lc_err *e)
 {
-	struct lc_frame fr;
 	struct lc_block b;
 	int r;
 
@@ -324,22 +347,15 @@ lc_sender_loop(struct lc_sender *sn, struct lc_stream *st, uint8_t *buf,
 		    LC_IDLE_MS);
 		if (r == -LC_ERR_TIMEOUT) {
 			/* nothing to send now: tell the sink we are alive */
-			memset(&fr, 0, sizeof(fr));
-			fr.type = LC_FRAME_IDLE;
-			lc_frame_put(buf, &fr);
-			if ((r = lc_stream_write(st, buf, LC_FRAME_HDR_LEN,
+			if ((r = lc_sender_empty(st, buf, LC_FRAME_IDLE,
 			    e)) != 0)
 				return r;
 			continue;
 		}
 		if (r < 0)
 			return lc_err_set(e, LC_ERR_CANCELED, "canceled");
-		if (r == 0) {
-			memset(&fr, 0, sizeof(fr));
-			fr.type = LC_FRAME_END;
-			lc_frame_put(buf, &fr);
-			return lc_stream_write(st, buf, LC_FRAME_HDR_LEN, e);
-		}
+		if (r == 0)
+			return lc_sender_empty(st, buf, LC_FRAME_END, e);
 		if (b.hole || b.len < LC_SMALL_BLOCK)
 			r = lc_sender_batch(sn, st, buf, cap, &b, e);
 		else
@@ -519,8 +535,9 @@ lc_sender_main(void *arg)
 	snprintf(tag, sizeof(tag), "stream %u", sn->idx);
 	lc_log_set_tag(tag);
 	lc_err_clear(&e);
-	/* one whole block, or several small ones (lc_sender_batch) */
-	cap = LC_FRAME_HDR_LEN + (size_t)s->block;
+	/* one whole block and its tag, or several small frames
+	 * (lc_sender_batch) */
+	cap = LC_FRAME_HDR_LEN + (size_t)s->block + LC_AEAD_TAG_LEN;
 	if (cap < LC_COALESCE_MAX)
 		cap = LC_COALESCE_MAX;
 	if ((buf = malloc(cap)) == NULL) {

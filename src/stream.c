@@ -1,4 +1,5 @@
 #include "lanecp/stream.h"
+#include "lanecp/aead.h"
 #include "lanecp/buf.h"
 #include "lanecp/tls.h"
 #include "lanecp/clock.h"
@@ -15,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include <limits.h>
@@ -350,29 +352,23 @@ lc_conn_write_all(struct lc_conn *c, const void *p, size_t n,
 	return 0;
 }
 
-int
-lc_conn_read_full(struct lc_conn *c, void *p, size_t n, struct lc_err *e)
+/*
+ * Plain TCP: fill iov (total bytes; got already read before it, for the
+ * EOF message) with recvmsg(2) MSG_WAITALL.  Errors as lc_conn_read_full.
+ */
+static int
+lc_conn_recv_iov(struct lc_conn *c, struct iovec *iov, int iovcnt,
+    size_t total, size_t got, struct lc_err *e)
 {
-	uint8_t *b = p;
-	size_t got = 0;
+	struct msghdr mh;
+	size_t left = total;
 
-	while (got < n) {
+	while (left > 0) {
 		ssize_t r;
-		if (c->ssl != NULL) {
-			int k = SSL_read(c->ssl, b + got, n - got > INT_MAX ?
-			    INT_MAX : (int)(n - got));
-			if (k <= 0) {
-				int er = lc_conn_ssl_error(c, k, 1, got, e);
-				if (er == 1)
-					continue;
-				return er;
-			}
-			got += (size_t)k;
-			if (c->last_rx_ms != NULL)
-				atomic_store(c->last_rx_ms, lc_now_ms());
-			continue;
-		}
-		r = recv(c->fd, b + got, n - got, MSG_WAITALL);
+		memset(&mh, 0, sizeof(mh));
+		mh.msg_iov = iov;
+		mh.msg_iovlen = (size_t)iovcnt;
+		r = recvmsg(c->fd, &mh, MSG_WAITALL);
 		if (r > 0 && c->last_rx_ms != NULL)
 			atomic_store(c->last_rx_ms, lc_now_ms());
 		if (r < 0) {
@@ -397,8 +393,93 @@ lc_conn_read_full(struct lc_conn *c, void *p, size_t n, struct lc_err *e)
 			    c->peer);
 		}
 		got += (size_t)r;
+		left -= (size_t)r;
+		/* skip what was filled */
+		for (size_t k = (size_t)r; k > 0 && iovcnt > 0;) {
+			if (k >= iov->iov_len) {
+				k -= iov->iov_len;
+				iov++;
+				iovcnt--;
+			} else {
+				iov->iov_base = (uint8_t *)iov->iov_base + k;
+				iov->iov_len -= k;
+				k = 0;
+			}
+		}
 	}
 	return 0;
+}
+
+int
+lc_conn_read_full(struct lc_conn *c, void *p, size_t n, struct lc_err *e)
+{
+	uint8_t *b = p;
+	size_t got = 0;
+
+	while (got < n) {
+		if (c->ssl != NULL) {
+			int k = SSL_read(c->ssl, b + got, n - got > INT_MAX ?
+			    INT_MAX : (int)(n - got));
+			if (k <= 0) {
+				int er = lc_conn_ssl_error(c, k, 1, got, e);
+				if (er == 1)
+					continue;
+				return er;
+			}
+			got += (size_t)k;
+			if (c->last_rx_ms != NULL)
+				atomic_store(c->last_rx_ms, lc_now_ms());
+			continue;
+		}
+		{
+			struct iovec iov = { b + got, n - got };
+			return lc_conn_recv_iov(c, &iov, 1, n - got, got, e);
+		}
+	}
+	return 0;
+}
+
+int
+lc_conn_sealed(const struct lc_conn *c)
+{
+	return c->tx != NULL || c->rx != NULL;
+}
+
+int
+lc_conn_read_rest(struct lc_conn *c, const uint8_t *hdr, size_t hdrlen,
+    void *p, size_t n, struct lc_err *e)
+{
+	uint8_t tag[LC_AEAD_TAG_LEN];
+	struct iovec iov[2];
+	int r, k = 0;
+
+	if (c->rx == NULL && n == 0)
+		return 0;
+	if (c->rx == NULL || c->ssl != NULL)	/* (TLS: handshakes only) */
+		r = lc_conn_read_full(c, p, n, e);
+	else {
+		if (n > 0) {
+			iov[k].iov_base = p;
+			iov[k++].iov_len = n;
+		}
+		iov[k].iov_base = tag;
+		iov[k++].iov_len = sizeof(tag);
+		r = lc_conn_recv_iov(c, iov, k, n + sizeof(tag), 1, e);
+	}
+	if (r == -LC_ERR_EOF)
+		r = lc_err_set(e, LC_ERR_STREAM, "data stream from %s closed "
+		    "in mid-frame", c->peer);
+	if (r != 0 || c->rx == NULL)
+		return r;
+	if ((r = lc_aead_open(c->rx, hdr, hdrlen, p, n, tag)) == 0)
+		return 0;
+	if (r == -LC_ERR_INTEGRITY)
+		return lc_err_set(e, LC_ERR_INTEGRITY, "data stream from %s "
+		    "failed its integrity check (frame %llu: bad tag): data "
+		    "was changed in transit", c->peer,
+		    (unsigned long long)lc_aead_count(c->rx));
+	return lc_err_set(e, LC_ERR_INTERNAL, "data stream from %s: AEAD "
+	    "failed", c->peer);
 }
 
 void
@@ -413,6 +494,9 @@ lc_conn_close(struct lc_conn *c)
 {
 	SSL_free(c->ssl);
 	c->ssl = NULL;
+	lc_aead_free(c->tx);	/* no key outlives its connection */
+	lc_aead_free(c->rx);
+	c->tx = c->rx = NULL;
 	if (c->fd >= 0)
 		close(c->fd);
 	c->fd = -1;
@@ -552,6 +636,40 @@ lc_stream_hs_get_ident(const uint8_t *p, size_t n, uint32_t nstreams,
 
 /* ---- handshake on a connection ---- */
 
+/*
+ * After the TLS handshake and the stream's name: leave the record layer.
+ * The source keeps a sealer, the sink an opener for frames toward the
+ * sink, keyed from this handshake's exporter for this stream; the TLS
+ * state is freed (nothing more goes through it), and every later byte on
+ * the socket is an AEAD frame.  The sink reads the name with read-ahead
+ * off, so no frame bytes can be left inside OpenSSL: checked anyway.
+ */
+static int
+lc_conn_go_bulk(struct lc_conn *c, int server, struct lc_err *e)
+{
+	uint8_t secret[LC_AEAD_SECRET_LEN];
+	struct lc_aead *a = NULL;
+	int r;
+
+	if (server && (SSL_pending(c->ssl) != 0 || SSL_has_pending(c->ssl)))
+		return lc_err_set(e, LC_ERR_STREAM, "data stream from %s: "
+		    "bytes after the stream name inside TLS", c->peer);
+	if ((r = lc_tls_export_bulk(c->ssl, c->idx, LC_AEAD_DIR_TO_SINK,
+	    secret)) == 0)
+		r = lc_aead_new(secret, !server, &a);
+	OPENSSL_cleanse(secret, sizeof(secret));
+	if (r != 0)
+		return lc_err_set(e, LC_ERR_INTERNAL, "cannot derive the bulk "
+		    "keys of data stream %u", c->idx);
+	if (server)
+		c->rx = a;
+	else
+		c->tx = a;
+	SSL_free(c->ssl);
+	c->ssl = NULL;
+	return 0;
+}
+
 /* Over TLS: the client names its stream inside the authenticated channel. */
 static int
 lc_stream_accept_tls(struct lc_conn *c, uint32_t nstreams, struct lc_err *e)
@@ -567,7 +685,7 @@ lc_stream_accept_tls(struct lc_conn *c, uint32_t nstreams, struct lc_err *e)
 	if ((r = lc_stream_hs_get_ident(m, sizeof(m), nstreams, &idx, e)) != 0)
 		return r;
 	c->idx = idx;
-	return 0;
+	return lc_conn_go_bulk(c, 1, e);
 }
 
 int
@@ -624,7 +742,7 @@ lc_stream_connect_auth(struct lc_conn *c, const uint8_t key[LC_KEY_LEN],
 			return lc_err_set(e, LC_ERR_STREAM,
 			    "data stream %u handshake: %s", idx, sub.msg);
 		c->idx = idx;
-		return 0;
+		return lc_conn_go_bulk(c, 0, e);
 	}
 	if ((r = lc_conn_read_full(c, hello, sizeof(hello), &sub)) != 0)
 		return lc_err_set(e, LC_ERR_STREAM,
@@ -720,6 +838,7 @@ lc_stream_handshake(const struct lc_dial *d, int fd, struct lc_stream **out,
 	st->sndbuf = lc_sock_sndbuf(fd);
 	c.fd = -1;	/* transferred */
 	c.ssl = NULL;
+	c.tx = c.rx = NULL;
 	*out = st;
 	r = 0;
  out:
@@ -780,6 +899,21 @@ lc_stream_write(struct lc_stream *st, const void *p, size_t n,
     struct lc_err *e)
 {
 	return lc_conn_write_all(&st->conn, p, n, e);
+}
+
+int
+lc_stream_seal(struct lc_stream *st, uint8_t *frame, size_t hdrlen,
+    size_t len, size_t *outlen, struct lc_err *e)
+{
+	*outlen = len;
+	if (st->conn.tx == NULL)
+		return 0;
+	if (lc_aead_seal(st->conn.tx, frame, hdrlen, frame + hdrlen,
+	    len - hdrlen, frame + len) != 0)
+		return lc_err_set(e, LC_ERR_INTERNAL, "data stream to %s: "
+		    "AEAD failed", st->conn.peer);
+	*outlen = len + LC_AEAD_TAG_LEN;
+	return 0;
 }
 
 void

@@ -1,4 +1,5 @@
 #include "lanecp/tls.h"
+#include "lanecp/buf.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -191,4 +192,26 @@ int
 lc_tls_connect(struct lc_tls *t, struct lc_conn *c, struct lc_err *e)
 {
 	return lc_tls_handshake(t, c, 0, e);
+}
+
+static const char lc_tls_bulk_label[] = "lanecp bulk v1";
+
+int
+lc_tls_export_bulk(struct ssl_st *ssl, uint32_t idx, unsigned dir,
+    uint8_t out[LC_AEAD_SECRET_LEN])
+{
+	uint8_t ctx[9];
+
+	memcpy(ctx, "LCBK", 4);
+	lc_poke_u32(ctx + 4, idx);
+	ctx[8] = (uint8_t)dir;
+	if (SSL_version(ssl) != TLS1_3_VERSION ||
+	    SSL_export_keying_material(ssl, out, LC_AEAD_SECRET_LEN,
+	    lc_tls_bulk_label, sizeof(lc_tls_bulk_label) - 1, ctx, sizeof(ctx),
+	    1) != 1) {
+		OPENSSL_cleanse(out, LC_AEAD_SECRET_LEN);
+		ERR_clear_error();
+		return -LC_ERR_INTERNAL;
+	}
+	return 0;
 }

@@ -38,10 +38,17 @@
 
 struct ssl_st;
 struct lc_tls;
+struct lc_aead;
 
 struct lc_conn {
 	int fd;
-	struct ssl_st *ssl;	/* NULL: plain TCP (--no-encrypt) */
+	struct ssl_st *ssl;	/* during the TLS handshake only */
+	/*
+	 * Encrypted streams after the handshake: the frames' AEAD (aead.h),
+	 * the source's sealer (tx) or the sink's opener (rx); the TLS state
+	 * is freed by then.  Both NULL: plain TCP (--no-encrypt).
+	 */
+	struct lc_aead *tx, *rx;
 	uint32_t idx;		/* stream index, set by the handshake */
 	char peer[LC_PEER_MAX];	/* "addr port" for logs */
 	/*
@@ -93,6 +100,22 @@ int lc_conn_write_all(struct lc_conn *c, const void *p, size_t n,
     struct lc_err *e);
 int lc_conn_read_full(struct lc_conn *c, void *p, size_t n,
     struct lc_err *e);
+/*
+ * Encrypted frames (aead.h).  Predicate: 1 if frames on c carry a tag
+ * (LC_AEAD_TAG_LEN bytes after the payload), 0 with --no-encrypt.
+ */
+int lc_conn_sealed(const struct lc_conn *c);
+/*
+ * The rest of the frame whose header hdr was just read: n payload bytes
+ * into p, and on an encrypted stream the tag, read with one recvmsg(2)
+ * and opened in place with hdr as associated data (n may be 0: END, IDLE
+ * and HOLE are authenticated too).  0, the errors of lc_conn_read_full
+ * (-LC_ERR_EOF becomes -LC_ERR_STREAM: a frame was begun), or
+ * -LC_ERR_INTEGRITY when the tag fails: p must then not be used, and no
+ * later frame on c is accepted.
+ */
+int lc_conn_read_rest(struct lc_conn *c, const uint8_t *hdr, size_t hdrlen,
+    void *p, size_t n, struct lc_err *e);
 /* Wake up a thread blocked on the connection (shutdown(2)). */
 void lc_conn_shutdown(struct lc_conn *c);
 void lc_conn_close(struct lc_conn *c);
@@ -201,6 +224,15 @@ int lc_stream_dial(const struct lc_dial *d, struct lc_stream **out,
 /* Send all of p (through TLS when on); errors as lc_conn_write_all. */
 int lc_stream_write(struct lc_stream *st, const void *p, size_t n,
     struct lc_err *e);
+/*
+ * Seal one frame in place before it is written: frame[0..hdrlen) is the
+ * header (associated data), the payload follows up to len; the tag goes
+ * at frame + len, where the caller leaves LC_AEAD_TAG_LEN bytes of room.
+ * *outlen is what to send (len, plus the tag when encrypted).  Frames
+ * must be written in the order they were sealed.  0 or -LC_ERR_INTERNAL.
+ */
+int lc_stream_seal(struct lc_stream *st, uint8_t *frame, size_t hdrlen,
+    size_t len, size_t *outlen, struct lc_err *e);
 /* Wake up a thread blocked on the stream (shutdown(2)); NULL is fine. */
 void lc_stream_shutdown(struct lc_stream *st);
 /* Close and free (NULL is fine). */

@@ -15,6 +15,7 @@
 
 #include <stdint.h>
 
+#include "lanecp/aead.h"
 #include "lanecp/err.h"
 #include "lanecp/stream.h"
 #include "lanecp/wire.h"
@@ -34,5 +35,16 @@ void lc_tls_free(struct lc_tls *t);
  */
 int lc_tls_accept(struct lc_tls *t, struct lc_conn *c, struct lc_err *e);
 int lc_tls_connect(struct lc_tls *t, struct lc_conn *c, struct lc_err *e);
+
+/*
+ * The bulk secret of one stream and direction from a finished handshake
+ * (RFC 8446 7.5 exporter; label "lanecp bulk v1", context "LCBK" u32 idx
+ * u8 dir; aead.h).  Both ends get the same 32 bytes; every handshake (and
+ * so every connection, first or reconnect) gives new ones, as the
+ * exporter secret comes from that handshake's fresh ephemeral DH.  The
+ * caller cleanses out.  0, or -LC_ERR_INTERNAL.
+ */
+int lc_tls_export_bulk(struct ssl_st *ssl, uint32_t idx, unsigned dir,
+    uint8_t out[LC_AEAD_SECRET_LEN]);
 
 #endif

@@ -9,6 +9,7 @@
 #define LC_TEST_TIMEOUT 60
 #include "role_host.h"
 
+#include "lanecp/aead.h"
 #include "lanecp/stream.h"
 #include "lanecp/tls.h"
 
@@ -159,14 +160,19 @@ t_dial(struct t_sink *t, uint32_t idx)
 	return st;
 }
 
-/* A DATA frame of file id at off, len bytes; cut: send only this much. */
+/*
+ * A DATA frame of file id at off, len bytes; cut: send only this much;
+ * flip > 0: flip the bits of that byte of the frame after sealing it (as
+ * an attacker on the path would).
+ */
 static void
-t_data_cut(struct lc_stream *st, uint32_t id, uint64_t off, uint32_t len,
-    size_t cut)
+t_data_flip(struct lc_stream *st, uint32_t id, uint64_t off, uint32_t len,
+    size_t cut, size_t flip)
 {
-	static uint8_t buf[LC_FRAME_HDR_LEN + T_BLOCK];
+	static uint8_t buf[LC_FRAME_HDR_LEN + T_BLOCK + LC_AEAD_TAG_LEN];
 	struct lc_frame fr;
 	struct lc_err e;
+	size_t out;
 
 	LC_CHECK(len <= T_BLOCK);
 	memset(&fr, 0, sizeof(fr));
@@ -177,7 +183,20 @@ t_data_cut(struct lc_stream *st, uint32_t id, uint64_t off, uint32_t len,
 	lc_frame_put(buf, &fr);
 	t_fill(id, off, buf + LC_FRAME_HDR_LEN, len);
 	lc_err_clear(&e);
+	LC_CHECK_EQ_I(lc_stream_seal(st, buf, LC_FRAME_HDR_LEN,
+	    LC_FRAME_HDR_LEN + (size_t)len, &out, &e), 0);
+	if (cut == LC_FRAME_HDR_LEN + (size_t)len)
+		cut = out;	/* the whole frame, tag and all */
+	if (flip > 0 && flip < out)
+		buf[flip] ^= 0xff;
 	LC_CHECK_EQ_I(lc_stream_write(st, buf, cut, &e), 0);
+}
+
+static void
+t_data_cut(struct lc_stream *st, uint32_t id, uint64_t off, uint32_t len,
+    size_t cut)
+{
+	t_data_flip(st, id, off, len, cut, 0);
 }
 
 static void
@@ -189,15 +208,18 @@ t_data(struct lc_stream *st, uint32_t id, uint64_t off, uint32_t len)
 static void
 t_end(struct lc_stream *st)
 {
-	uint8_t hdr[LC_FRAME_HDR_LEN];
+	uint8_t hdr[LC_FRAME_HDR_LEN + LC_AEAD_TAG_LEN];
 	struct lc_frame fr;
 	struct lc_err e;
+	size_t out;
 
 	memset(&fr, 0, sizeof(fr));
 	fr.type = LC_FRAME_END;
 	lc_frame_put(hdr, &fr);
 	lc_err_clear(&e);
-	LC_CHECK_EQ_I(lc_stream_write(st, hdr, sizeof(hdr), &e), 0);
+	LC_CHECK_EQ_I(lc_stream_seal(st, hdr, LC_FRAME_HDR_LEN,
+	    LC_FRAME_HDR_LEN, &out, &e), 0);
+	LC_CHECK_EQ_I(lc_stream_write(st, hdr, out, &e), 0);
 }
 
 static uint32_t
@@ -315,9 +337,10 @@ static void
 t_frame(struct lc_stream *st, uint8_t flags, uint32_t id, uint64_t off,
     const uint8_t *pl, uint32_t len, uint32_t raw_len)
 {
-	static uint8_t buf[LC_FRAME_HDR_LEN + 4 * T_BLOCK];
+	static uint8_t buf[LC_FRAME_HDR_LEN + 4 * T_BLOCK + LC_AEAD_TAG_LEN];
 	struct lc_frame fr;
 	struct lc_err e;
+	size_t out;
 
 	LC_CHECK(len <= 4 * T_BLOCK);
 	memset(&fr, 0, sizeof(fr));
@@ -330,7 +353,9 @@ t_frame(struct lc_stream *st, uint8_t flags, uint32_t id, uint64_t off,
 	lc_frame_put(buf, &fr);
 	memcpy(buf + LC_FRAME_HDR_LEN, pl, len);
 	lc_err_clear(&e);
-	LC_CHECK_EQ_I(lc_stream_write(st, buf, LC_FRAME_HDR_LEN + len, &e), 0);
+	LC_CHECK_EQ_I(lc_stream_seal(st, buf, LC_FRAME_HDR_LEN,
+	    LC_FRAME_HDR_LEN + len, &out, &e), 0);
+	LC_CHECK_EQ_I(lc_stream_write(st, buf, out, &e), 0);
 }
 
 /* zlib stream of file id's bytes [off, off + n) into z; its length. */
@@ -662,6 +687,56 @@ LC_TEST(sink_stream_lost_reconnect_tls)
 LC_TEST(sink_stream_lost_before_any_block)
 {
 	t_lost(0, 0);
+}
+
+/*
+ * A sealed frame changed in transit (block 1's ciphertext): the stream is
+ * lost with an integrity error after block 0, nothing of block 1 reaches
+ * the part file; the reconnect (new handshake, new keys) resends from
+ * block 1 and the file is whole.
+ */
+LC_TEST(sink_tampered_frame_tls)
+{
+	static const uint32_t ids[1] = { 1 };
+	static const uint64_t sizes[1] = { 4 * T_BLOCK };
+	struct lc_msg_stream_lost m;
+	struct lc_stream *st;
+	struct t_sink t;
+	uint8_t got[T_BLOCK];
+	char path[160];
+	ssize_t k;
+	size_t n;
+	int fd;
+
+	t_start(&t, 1, LC_XFER_ENCRYPT, 1);
+	t_file(&t, 1, "one", sizes[0]);
+	st = t_dial(&t, 0);
+	t_data(st, 1, 0, T_BLOCK);
+	t_data_flip(st, 1, T_BLOCK, T_BLOCK, LC_FRAME_HDR_LEN + T_BLOCK,
+	    LC_FRAME_HDR_LEN + 100);
+	host_wait_msg(&t.h, LC_MSG_STREAM_LOST, &n);
+	LC_CHECK(lc_msg_get_stream_lost(host_payload, n, &m) == 0);
+	LC_CHECK_EQ_U(m.has_last, 1);
+	LC_CHECK_EQ_U(m.last_off, 0);
+	LC_CHECK(strstr(m.reason, "integrity") != NULL);
+	LC_CHECK(!t.h.failed);
+	/* block 1 is not in the part file: short, or still zeros */
+	snprintf(path, sizeof(path), "%s/.one.lanecp-part", t.dir);
+	LC_CHECK((fd = open(path, O_RDONLY)) >= 0);
+	k = pread(fd, got, sizeof(got), (off_t)T_BLOCK);
+	LC_CHECK(k >= 0);
+	for (ssize_t i = 0; i < k; i++)
+		LC_CHECK(got[i] == 0);
+	close(fd);
+	lc_stream_free(st);
+	st = t_dial(&t, 0);
+	for (uint64_t off = T_BLOCK; off < sizes[0]; off += T_BLOCK)
+		t_data(st, 1, off, T_BLOCK);
+	t_end(st);
+	t_expect_done(&t, ids, sizes, 1, sizes[0]);
+	t_check_file(&t, "one", 1, sizes[0]);
+	lc_stream_free(st);
+	t_stop(&t);
 }
 
 LC_TEST_MAIN()

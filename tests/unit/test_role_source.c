@@ -165,6 +165,12 @@ t_receive(struct t_lis *l, struct lc_conn *c, int first)
 			t_lis_fail(l, "malformed frame");
 			return;
 		}
+		/* sealed streams: payload-less frames carry a tag too */
+		if (fr.type != LC_FRAME_DATA && (r = lc_conn_read_rest(c, hdr,
+		    sizeof(hdr), NULL, 0, &e)) != 0) {
+			fprintf(stderr, "stream %u: %s\n", l->idx, e.msg);
+			return;
+		}
 		if (fr.type == LC_FRAME_IDLE)
 			continue;
 		if (fr.type == LC_FRAME_END) {
@@ -201,8 +207,8 @@ t_receive(struct t_lis *l, struct lc_conn *c, int first)
 			l->first_after = fr.offset;
 		pthread_mutex_unlock(&t->mu);
 		lc_err_clear(&e);
-		if (lc_conn_read_full(c, t->got + fr.offset, fr.len, &e) !=
-		    0) {
+		if (lc_conn_read_rest(c, hdr, sizeof(hdr), t->got + fr.offset,
+		    fr.len, &e) != 0) {
 			fprintf(stderr, "stream %u: %s\n", l->idx, e.msg);
 			return;
 		}
