@@ -6,6 +6,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
 #include <string.h>
 #include <termios.h>
@@ -14,6 +15,8 @@
 #include <openssl/crypto.h>
 
 static volatile sig_atomic_t lc_ssh_pp_signo;
+/* one prompt at a time: both ends of a copy may connect at once */
+static pthread_mutex_t lc_ssh_pp_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static void
 lc_ssh_pp_handler(int sig)
@@ -21,9 +24,22 @@ lc_ssh_pp_handler(int sig)
 	lc_ssh_pp_signo = sig;
 }
 
+static int lc_ssh_askpass_locked(const char *, char *, size_t);
+
 /* See ssh_int.h. */
 int
 lc__ssh_askpass(const char *prompt, char *buf, size_t bufsz)
+{
+	int r;
+
+	pthread_mutex_lock(&lc_ssh_pp_lock);
+	r = lc_ssh_askpass_locked(prompt, buf, bufsz);
+	pthread_mutex_unlock(&lc_ssh_pp_lock);
+	return r;
+}
+
+static int
+lc_ssh_askpass_locked(const char *prompt, char *buf, size_t bufsz)
 {
 	static const int sigs[] = {
 		SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGTSTP, SIGTTIN, SIGTTOU,

@@ -1,7 +1,8 @@
 /*
  * Controller state machine (single thread, poll loop):
  *
- *   HELLO both -> negotiate -> sink: SINK_TARGET, LISTEN; source: SRC_ADD*
+ *   HELLO both; the source's HELLO in -> negotiate -> sink: SINK_TARGET,
+ *                       LISTEN (behind its HELLO); source: SRC_ADD*
  *   sink LISTENING   -> source CONNECT (address the controller itself used)
  *                       (those two steps: negotiate.c, dataaddr.c)
  *   source FILE      -> sink FILE
@@ -21,6 +22,7 @@
 #include "lanecp/parse.h"
 #include "lanecp/path.h"
 #include "lanecp/testhook.h"
+#include "lanecp/thread.h"
 
 #include <errno.h>
 #include <poll.h>
@@ -183,6 +185,55 @@ lc_ctl_open(struct lc_ctl *c, struct lc_endpoint *ep,
 	so->jump = c->o->jump;
 	so->batch = c->o->batch;
 	return lc_endpoint_open_remote(ep, so, lc__ctl_agent_cmd(c), e);
+}
+
+/* The source's connection, opened in a thread of its own (lc_ctl_open_both). */
+struct lc_ctl_opener {
+	struct lc_ctl *c;
+	struct lc_err e;
+	int r;
+};
+
+static void *
+lc_ctl_open_src_thread(void *arg)
+{
+	struct lc_ctl_opener *op = arg;
+
+	op->r = lc_ctl_open(op->c, &op->c->src, &op->c->srcs[0], &op->e);
+	return NULL;
+}
+
+/*
+ * Both ends.  Two remote hosts are reached in parallel: each SSH setup
+ * (TCP, key exchange, authentication, exec) is several round trips, and
+ * neither needs the other.  When both fail, the sink's error is the one
+ * reported (a bad target is usually the cheaper mistake); with one
+ * remote end there is nothing to overlap.
+ */
+static int
+lc_ctl_open_both(struct lc_ctl *c, struct lc_err *e)
+{
+	struct lc_ctl_opener op;
+	pthread_t t;
+	int r;
+
+	if (!lc_location_is_remote(&c->dst) ||
+	    !lc_location_is_remote(&c->srcs[0])) {
+		if ((r = lc_ctl_open(c, &c->dst_ep, &c->dst, e)) != 0)
+			return r;
+		return lc_ctl_open(c, &c->src, &c->srcs[0], e);
+	}
+	memset(&op, 0, sizeof(op));
+	op.c = c;
+	if (lc_thread_start(&t, "lc-open", lc_ctl_open_src_thread, &op) != 0)
+		return lc_err_set(e, LC_ERR_INTERNAL, "thread");
+	r = lc_ctl_open(c, &c->dst_ep, &c->dst, e);
+	pthread_join(t, NULL);
+	if (r != 0)
+		return r;
+	if (op.r != 0)
+		*e = op.e;
+	return op.r;
 }
 
 static int
@@ -915,7 +966,8 @@ lc_ctl_step(struct lc_ctl *c, struct lc_err *e)
 {
 	int r;
 
-	if (!c->negotiated && c->src.hello_seen && c->dst_ep.hello_seen &&
+	/* the sink's HELLO need not be in (negotiate.c) */
+	if (!c->negotiated && c->src.hello_seen &&
 	    (r = lc__ctl_negotiate(c, e)) != 0)
 		return r;
 	if (c->negotiated && !c->bye_sent && lc_now_ms() >= c->next_ping) {
@@ -1209,9 +1261,7 @@ lc_copy_run(const struct lc_copy_opts *o, int signal_fd,
 	lc_endpoint_init(&c.dst_ep);
 	if ((r = lc_ctl_parse_args(&c, e)) != 0)
 		goto out;
-	/* the sink first: a bad target is usually the cheaper mistake */
-	if ((r = lc_ctl_open(&c, &c.dst_ep, &c.dst, e)) != 0 ||
-	    (r = lc_ctl_open(&c, &c.src, &c.srcs[0], e)) != 0)
+	if ((r = lc_ctl_open_both(&c, e)) != 0)
 		goto out;
 	c.t_start = lc_now_ns();
 	if ((r = lc__ctl_send_hello(&c.src)) != 0 ||

@@ -72,21 +72,27 @@ lc__ctl_negotiate(struct lc_ctl *c, struct lc_err *e)
 	struct lc_msg_src_credit cr;
 	int r;
 
+	/*
+	 * Called as soon as the source's HELLO is in, without waiting for
+	 * the sink's: SINK_TARGET and LISTEN then travel right behind our
+	 * HELLO, one round trip sooner.  What the sink's HELLO would have
+	 * told (its descriptor limit, net.core.rmem_max) it applies itself:
+	 * LISTENING grants no more streams than it can take and reports the
+	 * window it really got.
+	 */
 	c->negotiated = 1;
 	c->streams = lc_min_u32(o->streams, c->src.hello.max_streams);
-	c->streams = lc_min_u32(c->streams, c->dst_ep.hello.max_streams);
 	if (c->streams == 0)
 		c->streams = 1;
 	if (c->streams < o->streams)
 		lc_log_verbose("streams: %u requested, %u allowed by the "
-		    "agents' descriptor limits", o->streams, c->streams);
+		    "source's descriptor limit", o->streams, c->streams);
 	c->window = o->window;
 	if (c->window != 0) {
-		c->window = lc_min_u32(c->window, c->dst_ep.hello.rmem_max);
 		c->window = lc_min_u32(c->window, c->src.hello.wmem_max);
 		if (c->window < o->window)
 			lc_log_verbose("window: %u requested, clamped to %u "
-			    "by net.core.rmem_max/wmem_max", o->window,
+			    "by the source's net.core.wmem_max", o->window,
 			    c->window);
 	}
 	c->block = o->block;

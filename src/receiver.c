@@ -41,12 +41,14 @@ lc_receiver_buffer(struct lc_receiver *rv, struct lc_wfile *wf, uint64_t off)
 	if ((b = lc_pool_get_timed(rv->pool, 0)) != NULL)
 		return b;
 	atomic_store(&rv->state, LC_RV_QUOTA);
+	lc__sink_quota_wait(rv->sink, 1);
 	while (b == NULL && !lc_pool_aborted(rv->pool)) {
 		if (lc_wfile_written(wf) == off)
 			b = lc_pool_spare(rv->pool);
 		if (b == NULL)
 			b = lc_pool_get_timed(rv->pool, 50);
 	}
+	lc__sink_quota_wait(rv->sink, 0);
 	atomic_store(&rv->state, LC_RV_RECV);
 	return b;
 }

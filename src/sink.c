@@ -28,6 +28,7 @@
  */
 #include "sink_int.h"
 
+#include "lanecp/clock.h"
 #include "lanecp/log.h"
 #include "lanecp/parse.h"
 
@@ -78,6 +79,7 @@ lc_sink_new(const struct lc_role_port *port, void **out)
 		return -LC_ERR_NOMEM;
 	s->port = *port;
 	pthread_mutex_init(&s->mu, NULL);
+	pthread_mutex_init(&s->hol_mu, NULL);
 	pthread_cond_init(&s->cv, NULL);
 	atomic_init(&s->bytes, 0);
 	s->accept_wake.rfd = s->accept_wake.wfd = -1;
@@ -848,6 +850,53 @@ lc_sink_prefix_match(struct lc_sink *s, const struct lc_msg_prefix_match *m,
 	return lc_jobq_push(s->jobs, lc_sink_seed_job, f);
 }
 
+/* See sink_int.h. */
+void
+lc__sink_quota_wait(struct lc_sink *s, int waiting)
+{
+	uint64_t now = lc_now_ns();
+	/* with one stream a full quota is a slow writer, not a slow stream */
+	uint32_t most = s->nstreams - 1;
+
+	pthread_mutex_lock(&s->hol_mu);
+	if (waiting) {
+		s->hol_waiting++;
+		s->quota_wait_ns -= now;
+		if (most > 0 && s->hol_waiting >= most && s->hol_since_ns == 0)
+			s->hol_since_ns = now;
+	} else {
+		s->hol_waiting--;
+		s->quota_wait_ns += now;
+		if (s->hol_since_ns != 0 && s->hol_waiting < most) {
+			s->hol_ns += now - s->hol_since_ns;
+			s->hol_since_ns = 0;
+		}
+	}
+	pthread_mutex_unlock(&s->hol_mu);
+}
+
+/*
+ * -v: how long the link waited on head-of-line blocking: every stream but
+ * one had its quota full of blocks the writer could not take yet, so only
+ * the stream carrying the block the writer waits for was moving.
+ */
+static void
+lc_sink_hol_report(struct lc_sink *s)
+{
+	uint64_t hol, wait;
+
+	pthread_mutex_lock(&s->hol_mu);
+	hol = s->hol_ns;
+	wait = s->hol_waiting == 0 ? s->quota_wait_ns : 0;
+	pthread_mutex_unlock(&s->hol_mu);
+	if (s->nstreams < 2)
+		return;
+	lc_log_verbose("head-of-line: all streams but one waited on the "
+	    "ordered writer for %.2f s (quotas of %u x %u KiB per stream); "
+	    "%.2f s of waiting summed over the %u streams", (double)hol / 1e9,
+	    s->quota, s->block >> 10, (double)wait / 1e9, s->nstreams);
+}
+
 /*
  * Streams, block size and quota within the memory budget, whatever the
  * controller asked: buffers = streams x (quota + extra) x block must fit
@@ -1123,6 +1172,7 @@ lc_sink_maybe_done(struct lc_sink *s)
 	if ((s->tgt.flags & LC_TGT_TREE) && s->dirs_state != 2)
 		return 0;
 	s->done_sent = 1;
+	lc_sink_hol_report(s);
 	memset(&d, 0, sizeof(d));
 	d.bytes = atomic_load(&s->bytes);
 	d.files = s->files_done;
@@ -1374,6 +1424,7 @@ lc_sink_free(void *role)
 	OPENSSL_cleanse(s->key, sizeof(s->key));
 	pthread_cond_destroy(&s->cv);
 	pthread_mutex_destroy(&s->mu);
+	pthread_mutex_destroy(&s->hol_mu);
 	free(s);
 }
 

@@ -208,7 +208,21 @@ struct lc_sink {
 	int space_known;
 	int done_sent;		/* main */
 	atomic_uint_fast64_t bytes;	/* receivers add */
+	/*
+	 * Head-of-line blocking, measured (receiver.c): receivers waiting
+	 * for a buffer of their quota, and the time during which all streams
+	 * but one were waiting so (the link then carries only the one the
+	 * writer waits for).  Under hol_mu; reported with -v at the end.
+	 */
+	pthread_mutex_t hol_mu;
+	uint32_t hol_waiting;
+	uint64_t hol_since_ns;	/* all but one waiting since (0: not) */
+	uint64_t hol_ns;
+	uint64_t quota_wait_ns;	/* summed over the receivers */
 };
+
+/* A receiver starts (1) or stops (0) waiting for a quota buffer. */
+void lc__sink_quota_wait(struct lc_sink *s, int waiting);
 
 /*
  * The acceptor thread (arg: struct lc_sink *): polls the listening sockets
