@@ -424,7 +424,7 @@ static const struct lc_opt lc_opts[] = {
 	{ "restrict", 0, "DIR", "(with --agent) serve only paths inside DIR, "
 	    "e.g. as a forced command", lc_opt_restrict, 0, 0 },
 	{ "max-memory", 0, "SIZE", "(with --agent) keep a receiving agent's "
-	    "memory under SIZE (default 64m)", lc_opt_max_memory, 0, 0 },
+	    "memory under SIZE (default 128m)", lc_opt_max_memory, 0, 0 },
 	{ "transfer", 0, "ID", "(internal, with --agent) the controller's "
 	    "transfer id", lc_opt_transfer, 0, 0 },
 };

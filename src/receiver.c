@@ -42,11 +42,21 @@ lc_receiver_buffer(struct lc_receiver *rv, struct lc_wfile *wf, uint64_t off)
 		return b;
 	atomic_store(&rv->state, LC_RV_QUOTA);
 	lc__sink_quota_wait(rv->sink, 1);
-	while (b == NULL && !lc_pool_aborted(rv->pool)) {
+	for (int ms = 10; b == NULL && !lc_pool_aborted(rv->pool); ms = 50) {
 		if (lc_wfile_written(wf) == off)
 			b = lc_pool_spare(rv->pool);
 		if (b == NULL)
-			b = lc_pool_get_timed(rv->pool, 50);
+			b = lc_pool_get_timed(rv->pool, ms);
+		/*
+		 * Still none after 10 ms, and the writer idle for want of a
+		 * block a slower stream carries: this stream would stop
+		 * while the link has room.  Grow its quota, within the
+		 * memory bound (a slow disk keeps the writer busy, and grows
+		 * nothing).
+		 */
+		if (b == NULL && lc_wfile_starved(wf) &&
+		    lc__sink_quota_grow(rv->sink, rv))
+			b = lc_pool_get_timed(rv->pool, 0);
 	}
 	lc__sink_quota_wait(rv->sink, 0);
 	atomic_store(&rv->state, LC_RV_RECV);

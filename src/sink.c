@@ -50,7 +50,7 @@
  * more block per stream, each receiver's input buffer for compressed
  * payloads (the inflate state itself, about 44 KiB a stream, fits in the
  * allowance below).  They get what --max-memory
- * (default 64 MiB) leaves after a fixed allowance for the process itself
+ * (default 128 MiB) leaves after a fixed allowance for the process itself
  * (code and libraries, control buffers, TLS state, threads, hashing), and
  * the quota aims at LC_SINK_QUOTA_TARGET as it always has, so the default
  * copy uses what it did before.
@@ -855,46 +855,63 @@ void
 lc__sink_quota_wait(struct lc_sink *s, int waiting)
 {
 	uint64_t now = lc_now_ns();
-	/* with one stream a full quota is a slow writer, not a slow stream */
-	uint32_t most = s->nstreams - 1;
 
 	pthread_mutex_lock(&s->hol_mu);
 	if (waiting) {
 		s->hol_waiting++;
 		s->quota_wait_ns -= now;
-		if (most > 0 && s->hol_waiting >= most && s->hol_since_ns == 0)
-			s->hol_since_ns = now;
 	} else {
 		s->hol_waiting--;
 		s->quota_wait_ns += now;
-		if (s->hol_since_ns != 0 && s->hol_waiting < most) {
-			s->hol_ns += now - s->hol_since_ns;
-			s->hol_since_ns = 0;
-		}
 	}
 	pthread_mutex_unlock(&s->hol_mu);
 }
 
+/* See sink_int.h. */
+int
+lc__sink_quota_grow(struct lc_sink *s, struct lc_receiver *rv)
+{
+	int_fast64_t left = atomic_load(&s->grow_left);
+
+	do {
+		if (left <= 0)
+			return 0;
+	} while (!atomic_compare_exchange_weak(&s->grow_left, &left,
+	    left - 1));
+	if (lc_pool_grow(rv->pool, s->quota_max))
+		return 1;
+	atomic_fetch_add(&s->grow_left, 1);
+	return 0;
+}
+
 /*
- * -v: how long the link waited on head-of-line blocking: every stream but
- * one had its quota full of blocks the writer could not take yet, so only
- * the stream carrying the block the writer waits for was moving.
+ * -v: head-of-line blocking, measured: how long the receivers waited for
+ * a buffer of their quota (summed over the streams: time in which a
+ * stream could not take more from its connection because the ordered
+ * writer was waiting for a block on another one, or for the disk), and
+ * the quotas they ended with.
  */
 static void
 lc_sink_hol_report(struct lc_sink *s)
 {
-	uint64_t hol, wait;
+	uint64_t wait;
+	uint32_t qmax = 0, qsum = 0;
 
 	pthread_mutex_lock(&s->hol_mu);
-	hol = s->hol_ns;
 	wait = s->hol_waiting == 0 ? s->quota_wait_ns : 0;
 	pthread_mutex_unlock(&s->hol_mu);
 	if (s->nstreams < 2)
 		return;
-	lc_log_verbose("head-of-line: all streams but one waited on the "
-	    "ordered writer for %.2f s (quotas of %u x %u KiB per stream); "
-	    "%.2f s of waiting summed over the %u streams", (double)hol / 1e9,
-	    s->quota, s->block >> 10, (double)wait / 1e9, s->nstreams);
+	for (uint32_t i = 0; i < s->nstreams; i++) {
+		uint32_t q = lc_pool_quota(s->recv[i].pool);
+		qsum += q;
+		if (q > qmax)
+			qmax = q;
+	}
+	lc_log_verbose("head-of-line: streams waited %.2f s in all for a "
+	    "buffer (%u streams); quotas grew from %u to %u blocks of %u KiB "
+	    "in all (at most %u on one stream)", (double)wait / 1e9,
+	    s->nstreams, s->quota * s->nstreams, qsum, s->block >> 10, qmax);
 }
 
 /*
@@ -909,7 +926,7 @@ lc_sink_hol_report(struct lc_sink *s)
  */
 static void
 lc_sink_limits(uint64_t budget, uint32_t max_streams, uint32_t extra,
-    uint32_t *streams, uint32_t *block, uint32_t *quota)
+    uint32_t *streams, uint32_t *block, uint32_t *quota, uint64_t *grow)
 {
 	uint64_t bufs, st, b = *block, q;
 
@@ -944,6 +961,8 @@ lc_sink_limits(uint64_t budget, uint32_t max_streams, uint32_t extra,
 	*streams = (uint32_t)st;
 	*block = (uint32_t)b;
 	*quota = (uint32_t)q;
+	/* what the bound leaves, for quotas to grow into (receiver.c) */
+	*grow = bufs / b > st * (q + extra) ? bufs / b - st * (q + extra) : 0;
 }
 
 static int
@@ -977,6 +996,7 @@ lc_sink_listen(struct lc_sink *s, const struct lc_msg_listen *m,
 {
 	struct lc_msg_listening l;
 	char name[32];
+	uint64_t grow;
 	int r;
 
 	if (s->listening)
@@ -986,7 +1006,9 @@ lc_sink_listen(struct lc_sink *s, const struct lc_msg_listen *m,
 	s->block = m->block;
 	lc_sink_limits(s->port.set.max_memory, s->port.set.max_streams,
 	    (m->flags & LC_XFER_COMPRESS) ? 2 : 1, &s->nstreams, &s->block,
-	    &s->quota);
+	    &s->quota, &grow);
+	atomic_store(&s->grow_left, (int_fast64_t)grow);
+	s->quota_max = s->quota > LC_MAX_QUOTA ? s->quota : LC_MAX_QUOTA;
 	if (s->nstreams != m->streams || s->block != m->block)
 		lc_log_verbose("sink: %u streams of %u KiB blocks asked for, "
 		    "%u of %u KiB granted (memory bound %llu MiB)", m->streams,

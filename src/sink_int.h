@@ -210,19 +210,27 @@ struct lc_sink {
 	atomic_uint_fast64_t bytes;	/* receivers add */
 	/*
 	 * Head-of-line blocking, measured (receiver.c): receivers waiting
-	 * for a buffer of their quota, and the time during which all streams
-	 * but one were waiting so (the link then carries only the one the
-	 * writer waits for).  Under hol_mu; reported with -v at the end.
+	 * for a buffer of their quota.  Under hol_mu; reported with -v at
+	 * the end.
 	 */
+	/*
+	 * Quota growth: blocks the memory bound has left beyond every
+	 * stream's starting quota (lc_sink_limits).  A receiver that waits
+	 * for a buffer while its file's writer is starved (the next block is
+	 * on a slower stream, not a slow disk) takes one and grows its quota
+	 * by a block, up to quota_max.  Taken with atomic decrements.
+	 */
+	atomic_int_fast64_t grow_left;
+	uint32_t quota_max;	/* setup */
 	pthread_mutex_t hol_mu;
 	uint32_t hol_waiting;
-	uint64_t hol_since_ns;	/* all but one waiting since (0: not) */
-	uint64_t hol_ns;
 	uint64_t quota_wait_ns;	/* summed over the receivers */
 };
 
 /* A receiver starts (1) or stops (0) waiting for a quota buffer. */
 void lc__sink_quota_wait(struct lc_sink *s, int waiting);
+/* One more block for rv's quota, from grow_left: 1, or 0 if none left. */
+int lc__sink_quota_grow(struct lc_sink *s, struct lc_receiver *rv);
 
 /*
  * The acceptor thread (arg: struct lc_sink *): polls the listening sockets

@@ -186,6 +186,32 @@ lc_pool_allocated(struct lc_pool *p)
 	return n;
 }
 
+int
+lc_pool_grow(struct lc_pool *p, uint32_t max)
+{
+	int grown = 0;
+
+	pthread_mutex_lock(&p->mu);
+	if (p->count < max) {
+		p->count++;
+		grown = 1;
+		pthread_cond_broadcast(&p->cv);
+	}
+	pthread_mutex_unlock(&p->mu);
+	return grown;
+}
+
+uint32_t
+lc_pool_quota(struct lc_pool *p)
+{
+	uint32_t n;
+
+	pthread_mutex_lock(&p->mu);
+	n = p->count;
+	pthread_mutex_unlock(&p->mu);
+	return n;
+}
+
 void
 lc_pool_free(struct lc_pool *p)
 {
@@ -430,6 +456,20 @@ lc_wfile_written(struct lc_wfile *f)
 	v = f->next;
 	pthread_mutex_unlock(&f->mu);
 	return v;
+}
+
+int
+lc_wfile_starved(struct lc_wfile *f)
+{
+	struct lc_wbuf *w;
+	int starved;
+
+	pthread_mutex_lock(&f->mu);
+	w = TAILQ_FIRST(&f->pending);
+	starved = !f->draining && f->err == 0 && f->next < f->end &&
+	    (w == NULL || w->off != f->next);
+	pthread_mutex_unlock(&f->mu);
+	return starved;
 }
 
 void

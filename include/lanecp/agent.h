@@ -12,7 +12,7 @@
 
 #include <stdint.h>
 
-#define LC_AGENT_DEFAULT_MEMORY (64ull << 20)
+#define LC_AGENT_DEFAULT_MEMORY (128ull << 20)
 #define LC_AGENT_MIN_MEMORY (32ull << 20)
 #define LC_AGENT_MAX_MEMORY (64ull << 30)
 

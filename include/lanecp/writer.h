@@ -80,6 +80,14 @@ void lc_pool_put(struct lc_wbuf *b);
 void lc_pool_abort(struct lc_pool *p);
 /* Buffers currently allocated (for memory accounting in tests). */
 uint32_t lc_pool_allocated(struct lc_pool *p);
+/*
+ * One more buffer in the quota (taken lazily, as the others), and wake a
+ * waiter.  1 if grown; 0 when the quota is already `max` (the caller
+ * holds the sink-wide allowance, see sink.c).
+ */
+int lc_pool_grow(struct lc_pool *p, uint32_t max);
+/* The quota now. */
+uint32_t lc_pool_quota(struct lc_pool *p);
 /* Free the pool; every buffer must have been put back. */
 void lc_pool_free(struct lc_pool *p);
 
@@ -121,6 +129,13 @@ int lc_wfile_hole_room(struct lc_wfile *f, uint64_t off);
 
 /* Offset up to which the file has been written (holes included). */
 uint64_t lc_wfile_written(struct lc_wfile *f);
+/*
+ * 1 when the file's writer is starved: nobody is writing it and the block
+ * at the written offset has not come in (a slower stream still carries
+ * it), so a stream waiting for a buffer is held up by another stream, not
+ * by the disk.
+ */
+int lc_wfile_starved(struct lc_wfile *f);
 
 /*
  * Feed everything written from now on, in order, to csum (owned by the

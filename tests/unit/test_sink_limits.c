@@ -21,7 +21,7 @@
 #include <sys/stat.h>
 
 #define T_SINK_RESERVE (16u << 20)	/* the sink's fixed allowance */
-#define T_SINK_DEFAULT (64u << 20)	/* LC_AGENT_DEFAULT_MEMORY */
+#define T_SINK_DEFAULT (128u << 20)	/* LC_AGENT_DEFAULT_MEMORY */
 
 struct t_agent {
 	int fd;			/* our end */

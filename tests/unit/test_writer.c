@@ -493,4 +493,45 @@ LC_TEST(waiting_holes_are_bounded)
 	close(fd);
 }
 
+/*
+ * A quota grows by a block at a time up to its max, lazily (nothing is
+ * allocated until taken), and a waiter gets the new buffer; the writer is
+ * "starved" exactly while the block at the written offset is missing.
+ */
+LC_TEST(quota_grows_and_the_writer_reports_starvation)
+{
+	struct lc_pool *pool;
+	struct lc_wfile *w;
+	struct lc_wbuf *a, *b;
+	int fd = tmpfile_fd(), complete;
+
+	LC_CHECK(lc_pool_new(1, 100, &pool) == 0);
+	LC_CHECK(lc_wfile_new(fd, 1, 0, 300, "t", &w) == 0);
+	LC_CHECK_EQ_I(lc_wfile_starved(w), 1);	/* nothing came yet */
+	a = fill(pool, 100, 100);
+	LC_CHECK(lc_pool_get_timed(pool, 0) == NULL);	/* quota of 1 used */
+	LC_CHECK_EQ_U(lc_pool_allocated(pool), 1);
+	LC_CHECK(lc_wfile_submit(w, a, &complete, NULL) == 0);
+	LC_CHECK_EQ_I(lc_wfile_starved(w), 1);	/* 100 waits for 0 */
+	LC_CHECK_EQ_I(lc_pool_grow(pool, 2), 1);
+	LC_CHECK_EQ_U(lc_pool_quota(pool), 2);
+	LC_CHECK_EQ_U(lc_pool_allocated(pool), 1);	/* lazily */
+	LC_CHECK_EQ_I(lc_pool_grow(pool, 2), 0);	/* at its max */
+	LC_CHECK((b = lc_pool_get_timed(pool, 0)) != NULL);
+	LC_CHECK_EQ_U(lc_pool_allocated(pool), 2);
+	b->off = 0;
+	b->len = 100;
+	memset(b->data, 0, 100);
+	LC_CHECK(lc_wfile_submit(w, b, &complete, NULL) == 0);
+	LC_CHECK_EQ_U(lc_wfile_written(w), 200);
+	LC_CHECK_EQ_I(lc_wfile_starved(w), 1);	/* 200 not here */
+	b = fill(pool, 200, 100);
+	LC_CHECK(lc_wfile_submit(w, b, &complete, NULL) == 0);
+	LC_CHECK_EQ_I(complete, 1);
+	LC_CHECK_EQ_I(lc_wfile_starved(w), 0);	/* complete: nothing owed */
+	lc_wfile_free(w);
+	lc_pool_free(pool);
+	close(fd);
+}
+
 LC_TEST_MAIN()
