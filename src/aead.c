@@ -5,6 +5,7 @@
  */
 #include "lanecp/aead.h"
 #include "lanecp/buf.h"
+#include "lanecp/testhook.h"
 
 #include <limits.h>
 #include <stdlib.h>
@@ -24,6 +25,8 @@ struct lc_aead {
 	uint64_t seq;		/* next frame counter */
 	uint32_t epoch;
 	uint64_t epoch_bytes;	/* plaintext under this epoch's key */
+	uint64_t epoch_max;	/* LC_AEAD_EPOCH_BYTES (a test hook may
+				   lower it) */
 };
 
 /*
@@ -61,6 +64,7 @@ lc_aead_new(const uint8_t secret[LC_AEAD_SECRET_LEN], int seal,
 	if ((a = calloc(1, sizeof(*a))) == NULL)
 		return -LC_ERR_NOMEM;
 	a->seal = seal ? 1 : 0;
+	a->epoch_max = lc_testhook_aead_epoch(LC_AEAD_EPOCH_BYTES);
 	memcpy(a->secret, secret, LC_AEAD_SECRET_LEN);
 	if ((a->ctx = EVP_CIPHER_CTX_new()) == NULL ||
 	    lc_aead_rekey(a) != 0) {
@@ -92,7 +96,7 @@ lc_aead_begin(struct lc_aead *a, const uint8_t *aad, size_t aadlen,
 	if (a->dead || a->seq == UINT64_MAX || n > INT_MAX ||
 	    aadlen > INT_MAX)
 		return -LC_ERR_INTERNAL;
-	if (a->epoch_bytes >= LC_AEAD_EPOCH_BYTES) {
+	if (a->epoch_bytes >= a->epoch_max) {
 		if (a->epoch == UINT32_MAX)
 			return -LC_ERR_INTERNAL;
 		a->epoch++;

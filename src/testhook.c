@@ -105,3 +105,14 @@ lc_testhook_grace_s(uint32_t dflt)
 		return dflt;
 	return (uint32_t)v;
 }
+
+uint64_t
+lc_testhook_aead_epoch(uint64_t dflt)
+{
+	const char *s = getenv("LANECP_TEST_AEAD_EPOCH");
+	uint64_t v;
+
+	if (s == NULL || lc_parse_uint(s, 4096, 1ull << 36, &v) != 0)
+		return dflt;
+	return v;
+}

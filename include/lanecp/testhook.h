@@ -18,6 +18,11 @@
  * grace (1..LC_PING_GRACE_MAX) instead of LC_AGENT_GRACE_S, so a test's
  * stale agent cannot stop by itself before the test is done with it.
  *
+ * LANECP_TEST_AEAD_EPOCH=BYTES: sealed data frames change key after BYTES
+ * (4096 .. 2^36) of payload instead of every 64 GiB (aead.c), so a test
+ * can cross several rekeys in a small copy.  Both ends must agree, as the
+ * real bound is the same on both: a mismatch is an integrity failure.
+ *
  * lc_copy_opts.allow_local: both ends on this host, data over loopback
  * (tests/unit/test_copy.c).
  *
@@ -53,6 +58,9 @@ void lc_testhook_transfer(char *out, size_t outsz);
 /* LANECP_TEST_GRACE_S if set and valid, else dflt. */
 uint32_t lc_testhook_grace_s(uint32_t dflt);
 
+/* LANECP_TEST_AEAD_EPOCH if set and valid, else dflt. */
+uint64_t lc_testhook_aead_epoch(uint64_t dflt);
+
 /* 1 when the options allow a copy with both ends local. */
 static inline int
 lc_testhook_allow_local(const struct lc_copy_opts *o)
@@ -83,6 +91,12 @@ lc_testhook_transfer(char *out, size_t outsz)
 
 static inline uint32_t
 lc_testhook_grace_s(uint32_t dflt)
+{
+	return dflt;
+}
+
+static inline uint64_t
+lc_testhook_aead_epoch(uint64_t dflt)
 {
 	return dflt;
 }

@@ -437,4 +437,59 @@ LC_TEST(aead_plain_stream_has_no_tag)
 	lc_conn_close(&b);
 }
 
+#ifdef LC_TEST_HOOKS
+/*
+ * The key changes every epoch (64 GiB; the hook lowers it to 4 KiB here):
+ * an opener that rekeys at the same points opens every frame; one that
+ * does not fails exactly at the first frame of the second epoch, and the
+ * frames before it open.  So a rekey happens, and both ends must do it.
+ */
+LC_TEST(aead_rekey_each_epoch)
+{
+	enum { N = 20, LEN = 1000 };
+	static uint8_t ct[N][LEN], tags[N][LC_AEAD_TAG_LEN], same[N][LEN];
+	uint8_t secret[LC_AEAD_SECRET_LEN], hdr[8] = "hdr-aad", buf[LEN];
+	struct lc_aead *tx, *rx, *norekey, *tx0;
+	int first_bad = -1;
+
+	for (size_t i = 0; i < sizeof(secret); i++)
+		secret[i] = (uint8_t)(i * 13 + 1);
+	LC_CHECK(setenv("LANECP_TEST_AEAD_EPOCH", "4096", 1) == 0);
+	LC_CHECK_EQ_I(lc_aead_new(secret, 1, &tx), 0);
+	LC_CHECK_EQ_I(lc_aead_new(secret, 0, &rx), 0);
+	LC_CHECK(unsetenv("LANECP_TEST_AEAD_EPOCH") == 0);
+	LC_CHECK_EQ_I(lc_aead_new(secret, 0, &norekey), 0);
+	LC_CHECK_EQ_I(lc_aead_new(secret, 1, &tx0), 0);
+	for (int i = 0; i < N; i++) {
+		uint8_t t0[LC_AEAD_TAG_LEN];
+		for (int k = 0; k < LEN; k++)
+			ct[i][k] = same[i][k] = (uint8_t)(i + k);
+		LC_CHECK_EQ_I(lc_aead_seal(tx, hdr, sizeof(hdr), ct[i], LEN,
+		    tags[i]), 0);
+		LC_CHECK_EQ_I(lc_aead_seal(tx0, hdr, sizeof(hdr), same[i],
+		    LEN, t0), 0);
+		/* 4096 bytes of payload per epoch: frames 0-4 in epoch 0 */
+		LC_CHECK_EQ_I(memcmp(ct[i], same[i], LEN) == 0, i < 5);
+	}
+	for (int i = 0; i < N; i++) {
+		memcpy(buf, ct[i], LEN);
+		LC_CHECK_EQ_I(lc_aead_open(rx, hdr, sizeof(hdr), buf, LEN,
+		    tags[i]), 0);
+		for (int k = 0; k < LEN; k++)
+			LC_CHECK(buf[k] == (uint8_t)(i + k));
+	}
+	for (int i = 0; i < N && first_bad < 0; i++) {
+		memcpy(buf, ct[i], LEN);
+		if (lc_aead_open(norekey, hdr, sizeof(hdr), buf, LEN,
+		    tags[i]) != 0)
+			first_bad = i;
+	}
+	LC_CHECK_EQ_I(first_bad, 5);
+	lc_aead_free(tx);
+	lc_aead_free(rx);
+	lc_aead_free(norekey);
+	lc_aead_free(tx0);
+}
+#endif
+
 LC_TEST_MAIN()
