@@ -1103,8 +1103,15 @@ lc_ctl_parse_args(struct lc_ctl *c, struct lc_err *e)
 		rq->flags = (o->recursive ? LC_ADD_RECURSIVE : 0) |
 		    (o->follow ? LC_ADD_FOLLOW : 0) |
 		    (o->owner && !o->numeric_ids ? LC_ADD_NAMES : 0);
-		/* rsync's "dir/": the contents of dir, not dir itself */
-		if (o->recursive && sp[0] != '\0' && sp[strlen(sp) - 1] == '/') {
+		/*
+		 * rsync's "dir/": the contents of dir, not dir itself; so are
+		 * "." and a remote "~" or "~user" (host: and host:~), which
+		 * have no name of their own to copy to
+		 */
+		if (o->recursive && ((sp[0] != '\0' &&
+		    sp[strlen(sp) - 1] == '/') || strcmp(sp, ".") == 0 ||
+		    (lc_location_is_remote(&c->srcs[i]) && sp[0] == '~' &&
+		    strchr(sp, '/') == NULL))) {
 			rq->flags |= LC_ADD_CONTENTS;
 			continue;
 		}
