@@ -37,6 +37,7 @@ enum lc_exit {
 	LC_EXIT_NOSPACE = 10,
 	LC_EXIT_TIMEOUT = 11,
 	LC_EXIT_CHECKSUM = 12,
+	LC_EXIT_NOAGENT = 13,	/* the remote lanecp cannot be run */
 	LC_EXIT_PARTIAL = 23,	/* rsync's: some files failed */
 };
 
@@ -468,7 +469,8 @@ lc_usage(FILE *f)
 	    "  6 remote file/agent  7 protocol error      8 data stream failed\n"
 	    "  9 data integrity check failed (data changed in transit)\n"
 	    " 10 no space left at the target  11 timed out (no progress)\n"
-	    " 12 end-to-end checksum mismatch\n"
+	    " 12 end-to-end checksum mismatch  13 remote lanecp cannot be run "
+	    "(-T)\n"
 	    " 23 partial transfer: some files could not be copied (each is "
 	    "named on stderr)\n"
 	    "  130/143 interrupted (SIGINT/SIGTERM)\n"
@@ -575,6 +577,8 @@ lc_exit_code(const struct lc_err *e)
 		return LC_EXIT_CHECKSUM;
 	case LC_ERR_PARTIAL:
 		return LC_EXIT_PARTIAL;
+	case LC_ERR_NOAGENT:
+		return LC_EXIT_NOAGENT;
 	case LC_ERR_CANCELED:
 		return 128 + (e->signo > 0 ? e->signo : SIGINT);
 	default:

@@ -24,6 +24,7 @@
 
 #include <errno.h>
 #include <poll.h>
+#include <sys/stat.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1069,6 +1070,33 @@ lc_ctl_loop(struct lc_ctl *c, int signal_fd, struct lc_err *e)
 	return 0;
 }
 
+/*
+ * Several sources: the target must be a directory (as cp and scp say;
+ * a local one is checked here, a remote one by its sink), and the
+ * sources must be on one host.  A stray last argument usually shows as
+ * one of the two.
+ */
+static int
+lc_ctl_check_several(struct lc_ctl *c, struct lc_err *e)
+{
+	const struct lc_copy_opts *o = c->o;
+	struct stat st;
+
+	if (o->nsources < 2)
+		return 0;
+	if (!lc_location_is_remote(&c->dst) && stat(c->dst.path, &st) == 0 &&
+	    !S_ISDIR(st.st_mode))
+		return lc_err_set(e, LC_ERR_USAGE, "with several sources the "
+		    "target must be a directory: %s", o->dest);
+	for (size_t i = 1; i < o->nsources; i++)
+		if (!lc_location_same_host(&c->srcs[0], &c->srcs[i]))
+			return lc_err_set(e, LC_ERR_USAGE, "%s and %s are on "
+			    "different hosts: several sources must be on one "
+			    "host (the last argument, %s, is the target)",
+			    o->sources[0], o->sources[i], o->dest);
+	return 0;
+}
+
 static int
 lc_ctl_parse_args(struct lc_ctl *c, struct lc_err *e)
 {
@@ -1080,14 +1108,12 @@ lc_ctl_parse_args(struct lc_ctl *c, struct lc_err *e)
 		    "destination");
 	if ((c->srcs = calloc(o->nsources, sizeof(*c->srcs))) == NULL)
 		return lc_err_set(e, LC_ERR_NOMEM, "out of memory");
-	for (size_t i = 0; i < o->nsources; i++) {
+	for (size_t i = 0; i < o->nsources; i++)
 		if ((r = lc_location_parse(o->sources[i], &c->srcs[i], e)) != 0)
 			return r;
-		if (i > 0 && !lc_location_same_host(&c->srcs[0], &c->srcs[i]))
-			return lc_err_set(e, LC_ERR_USAGE, "all sources must "
-			    "be on the same host (%s)", o->sources[i]);
-	}
 	if ((r = lc_location_parse(o->dest, &c->dst, e)) != 0)
+		return r;
+	if ((r = lc_ctl_check_several(c, e)) != 0)
 		return r;
 	if (!lc_location_is_remote(&c->srcs[0]) &&
 	    !lc_location_is_remote(&c->dst) && !lc_testhook_allow_local(o))

@@ -100,6 +100,9 @@ lc_target_resolve(struct lc_target *t, const struct lc_confine *conf,
 		t->is_dir = 1;
 		if ((r = lc_target_open_dir(t, t->path, &t->dir_fd, e)) != 0)
 			return r;
+	} else if (r == 0 && (flags & LC_TGT_WANT_DIR)) {
+		return lc_err_set(e, LC_ERR_USAGE, "with several sources or "
+		    "-r the target must be a directory: %s", t->path);
 	} else if (r == 0 && want_dir) {
 		return lc_err_set(e, LC_ERR_IO, "%s: not a directory",
 		    t->path);

@@ -1226,6 +1226,32 @@ lc_ssh_wait(struct lc_ssh *s, int timeout_ms, int *status, char *signame,
 	return r;
 }
 
+void
+lc_ssh_early_stderr(struct lc_ssh *s, char *out, size_t outsz)
+{
+	size_t o = 0, n;
+
+	if (outsz == 0)
+		return;
+	out[0] = '\0';
+	if (s == NULL || !s->sync_ready)
+		return;
+	pthread_mutex_lock(&s->mu);
+	n = strlen(s->early);
+	while (n > 0 && s->early[n - 1] == '\n')
+		n--;
+	for (size_t i = 0; i < n && o + 3 < outsz; i++) {
+		if (s->early[i] == '\n') {
+			out[o++] = ';';
+			out[o++] = ' ';
+		} else
+			out[o++] = s->early[i];
+	}
+	out[o] = '\0';
+	s->early[0] = '\0';
+	pthread_mutex_unlock(&s->mu);
+}
+
 const char *
 lc_ssh_peer_addr(const struct lc_ssh *s)
 {
@@ -1268,6 +1294,8 @@ lc_ssh_free(struct lc_ssh *s)
 		lc_wake_signal(&s->wake);
 		pthread_join(s->pump, NULL);
 	}
+	if (s->sync_ready)
+		lc__ssh_log_early(s);
 	if (s->sess != NULL) {
 		/*
 		 * One non-blocking attempt to say goodbye; then the socket is

@@ -133,6 +133,15 @@ int lc_ssh_wait(struct lc_ssh *s, int timeout_ms, int *status,
     char *signame, size_t signamesz);
 
 /*
+ * What the remote command wrote on stderr before its first stdout byte,
+ * the lines joined by "; " (cut to outsz), or "" -- and it is then not
+ * logged: for one-line messages about a command that ended without
+ * answering (after lc_ssh_wait).  Lines held so far and not taken are
+ * logged when stdout starts or by lc_ssh_free().
+ */
+void lc_ssh_early_stderr(struct lc_ssh *s, char *out, size_t outsz);
+
+/*
  * Open a direct-tcpip channel from the server to host:port (the server
  * resolves and connects) on an authenticated connection that has no exec
  * and no forward yet (one channel per connection), and start its pump

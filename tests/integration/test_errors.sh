@@ -87,9 +87,17 @@ rc=0; "$LANECP" -F "$d/auth_config" "$d/local/f" "$H:$d/remote/k" 2>"$d/err" || 
 [[ $rc == 3 ]] || { lc__show "$d/err"; lc_fail "bad key: exit $rc"; }
 lc_log_has "authentication failed" "$d/err"
 
-lc_note "remote agent missing: exit 6 saying how to fix it"
-lc_lanecp_expect 6 "cannot run the remote agent '/nonexistent/lanecp'.*-T" \
+lc_note "remote agent missing: exit 13, one line naming host and program"
+lc_lanecp_expect 13 "^lanecp: $LC_USER@$H: cannot run the remote agent '/nonexistent/lanecp' \\(exit 127: .*No such file or directory\\); .*-T PATH$" \
 	-T /nonexistent/lanecp "$d/local/f" "$H:$d/remote/k"
+[[ $(grep -c . "$LC_ERR") == 1 ]] || { lc__show "$LC_ERR"; lc_fail \
+    "-T /nonexistent/lanecp: not one line"; }
+[[ ! -e $d/remote/k ]] || lc_fail "copied without an agent"
+# what a command says before it fails goes into that line, once
+lc_lanecp_expect 6 "^lanecp: $LC_USER@$H: remote agent exited with status 3 before answering: early words$" \
+	-T 'echo early words >&2; exit 3; :' "$d/local/f" "$H:$d/remote/k"
+[[ $(grep -c . "$LC_ERR") == 1 ]] || { lc__show "$LC_ERR"; lc_fail \
+    "exit 3 before answering: not one line"; }
 
 lc_note "a peer that is not lanecp, or another protocol version: exit 7"
 lc_lanecp_expect 7 "bad control frame.*/bin/echo" -T /bin/echo "$d/local/f" "$H:$d/remote/k"
