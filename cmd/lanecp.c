@@ -16,11 +16,13 @@
 #include <getopt.h>
 #include <stddef.h>
 #include <libssh2.h>
+#include <openssl/crypto.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <zlib.h>
 
 /* Exit status: documented in --help, man/lanecp.1 and README.md. */
 enum lc_exit {
@@ -397,8 +399,9 @@ static const struct lc_opt lc_opts[] = {
 	    LC_FLAG(json), 0 },
 	{ "log", 'l', "FILE", "append a timestamped record of the run to "
 	    "FILE", lc_opt_log, 0, 0 },
-	{ "ssh-config", 'F', "FILE", "ssh_config file (default "
-	    "~/.ssh/config)", lc_opt_config, 0, 0 },
+	{ "ssh-config", 'F', "FILE", "read this ssh_config instead of "
+	    "~/.ssh/config then /etc/ssh/ssh_config (none: no file)",
+	    lc_opt_config, 0, 0 },
 	{ "identity", 'i', "FILE", "private key file for SSH",
 	    lc_opt_identity, 0, 0 },
 	{ "jump", 'J', "LIST", "reach the remote host through these SSH jump "
@@ -685,8 +688,9 @@ main(int argc, char **argv)
 		return LC_EXIT_OK;
 	}
 	if (c.version) {
-		printf("lanecp %s (protocol %u, %s)\n", LC_VERSION_STRING,
-		    LC_PROTO_VERSION, libssh2_version(0));
+		printf("lanecp %s (protocol %u)\nlibssh2 %s\n%s\nzlib %s\n",
+		    LC_VERSION_STRING, LC_PROTO_VERSION, libssh2_version(0),
+		    OpenSSL_version(OPENSSL_VERSION), zlibVersion());
 		return LC_EXIT_OK;
 	}
 	if (c.agent) {

@@ -353,6 +353,15 @@ lc_part_open_part(const struct lc_target *t, struct lc_part *f,
 		lc_log_warn("%s: partial file is longer than the source; "
 		    "starting over", f->final);
 	}
+	if (f->fd >= 0 && !(t->flags & LC_TGT_RESUME)) {
+		char dir[LC_PATH_MAX];
+
+		lc_path_dirname(f->final, dir, sizeof(dir));
+		lc_log_verbose("%s: discarding the partial file of an earlier "
+		    "copy, %s%s%s (%llu bytes; -a would resume from it)",
+		    f->final, dir, dir[strlen(dir) - 1] != '/' ? "/" : "",
+		    f->tmp, (unsigned long long)st.st_size);
+	}
 	if (f->fd >= 0) {
 		/*
 		 * Ours and locked by us: replace it rather than truncate it,

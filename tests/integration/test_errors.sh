@@ -23,6 +23,17 @@ lc_lanecp_expect 2 'need a source and a destination' "$d/local/f"
 lc_lanecp_expect 2 'neither source nor destination is remote' "$d/local/f" "$d/local/g"
 [[ -z $(ls "$d/remote") ]] || lc_fail "usage error wrote something"
 
+lc_note "--version names each part; --help says which ssh_config files"
+"$LANECP" --version >"$d/version"
+lc_log_has '^lanecp [0-9]+\.[0-9]+\.[0-9]+ \(protocol [0-9]+\)$' "$d/version"
+lc_log_has '^libssh2 [0-9]+\.[0-9]+' "$d/version"
+lc_log_has '^OpenSSL [0-9]+\.[0-9]+' "$d/version"
+lc_log_has '^zlib [0-9]+\.[0-9]+' "$d/version"
+[[ $(wc -l <"$d/version") == 4 ]] || { lc__show "$d/version"; lc_fail \
+    "--version: not four lines"; }
+"$LANECP" --help >"$d/help"
+lc_log_has '-F, --ssh-config FILE .*~/\.ssh/config then /etc/ssh/ssh_config' "$d/help"
+
 lc_note "a bad ssh_config is a usage error naming file and line (exit 2)"
 printf 'Host lctest\n  Port notaport\n' >"$d/bad_config"
 lc__lanecp_run_cfg() { "$LANECP" -F "$d/bad_config" "$@" 2>"$d/err" || return $?; }
@@ -113,3 +124,14 @@ lc_lanecp_expect 7 "protocol version mismatch.*protocol 3.*lanecp 9\\.9\\.9 with
 [[ ! -e $d/remote/k ]] || lc_fail "wrote despite errors"
 
 echo PASS
+
+lc_note "an old part file replaced without -a is said with -v (name, size)"
+head -c 1234 /dev/urandom >"$d/remote/.pf.lanecp-part"
+chmod 600 "$d/remote/.pf.lanecp-part"
+lc_lanecp -v "$d/local/f" "$H:$d/remote/pf"
+cmp "$d/local/f" "$d/remote/pf" || lc_fail "copy over an old part file differs"
+lc_log_has "$(lc_re "$d/remote/pf"): discarding the partial file of an earlier copy, $(lc_re "$d/remote/.pf.lanecp-part") \(1234 bytes; -a would resume from it\)" "$LC_ERR"
+[[ ! -e $d/remote/.pf.lanecp-part ]] || lc_fail "part file left behind"
+# without an old part file, nothing is said
+lc_lanecp -v -f "$d/local/f" "$H:$d/remote/pf"
+lc_log_lacks "discarding" "$LC_ERR"
