@@ -135,3 +135,30 @@ lc_log_has "$(lc_re "$d/remote/pf"): discarding the partial file of an earlier c
 # without an old part file, nothing is said
 lc_lanecp -v -f "$d/local/f" "$H:$d/remote/pf"
 lc_log_lacks "discarding" "$LC_ERR"
+
+lc_note "cron: -l records usage errors, wherever -l stands, and exit statuses"
+log=$d/cron.log
+lc_lanecp_expect 2 '^lanecp: -s 0: streams' -l "$log" -s 0 "$d/local/f" "$H:$d/remote/"
+lc_lanecp_expect 2 'unknown option or missing value: --bogus' --bogus -l "$log" "$d/local/f" "$H:$d/remote/"
+lc_lanecp_expect 2 'need a source and a destination' -l"$log" "$d/local/f"
+lc_lanecp_expect 6 'No such file' -l "$log" "$H:$d/remote/nope" "$d/local/"
+lc_log_has 'lanecp: start: .* -l .*-s 0 ' "$log"
+lc_log_has 'lanecp: result: failed, exit 2: -s 0: streams must be' "$log"
+lc_log_has 'lanecp: start: .* --bogus -l ' "$log"
+lc_log_has 'lanecp: result: failed, exit 2: unknown option or missing value: --bogus$' "$log"
+lc_log_has 'lanecp: result: failed, exit 2: need a source and a destination$' "$log"
+lc_log_has "lanecp: result: failed after 1 attempt, exit 6: $LC_USER@$H: $(lc_re "$d/remote/nope"): No such file" "$log"
+[[ $(grep -c 'result: ' "$log") == 4 ]] || { lc__show "$log"; lc_fail \
+    "-l: expected four result lines"; }
+
+lc_note "--json: -E's checksum is in the object, window 0 when autotuned"
+"$LANECP" -F "$LC_SSH_CONFIG" --json -E sha256 "$d/local/f" "$H:$d/remote/js" \
+    >"$d/js.out" 2>"$d/js.err" || { lc__show "$d/js.err"; lc_fail "--json -E"; }
+sum=$(sha256sum "$d/local/f" | cut -c1-64)
+lc_log_has "\"checksums\":\\[\\{\"path\":\"$(lc_re "$H:$d/remote/js")\",\"checksum\":\"sha256:$sum\"\\}\\]" "$d/js.out"
+lc_log_has '"window":0,' "$d/js.out"
+[[ $(wc -l <"$d/js.out") == 1 ]] || { lc__show "$d/js.out"; lc_fail \
+    "--json -E: stdout is not the object alone"; }
+"$LANECP" -F "$LC_SSH_CONFIG" --json -w 256k -f "$d/local/f" "$H:$d/remote/js" \
+    >"$d/js.out" 2>"$d/js.err" || { lc__show "$d/js.err"; lc_fail "--json -w"; }
+lc_log_lacks '"window":0,' "$d/js.out"
