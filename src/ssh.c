@@ -1126,9 +1126,19 @@ lc_ssh_forward(struct lc_ssh *s, const char *host, uint16_t port, int *fd,
 	    "127.0.0.1", 0)) == NULL) {
 		if (libssh2_session_last_errno(s->sess) !=
 		    LIBSSH2_ERROR_EAGAIN || lc__ssh_waitsock(s, deadline) != 0) {
-			rc = lc_err_set(e, LC_ERR_CONNECT,
-			    "%s: cannot forward to %s port %u: %s", s->name,
-			    host, (unsigned)port, lc__ssh_liberr(s));
+			const char *why = lc__ssh_liberr(s);
+			int banned = strstr(why, "administratively "
+			    "prohibited") != NULL;
+
+			rc = lc_err_set(e, LC_ERR_CONNECT, "%s: cannot "
+			    "forward to %s port %u: %s%s", s->name, host,
+			    (unsigned)port, why, banned ? " (port forwarding "
+			    "is off: AllowTcpForwarding no, or restrict or "
+			    "no-port-forwarding on the key)" : "");
+			/* asking again will not help (libssh2 gives only
+			   the text of SSH_OPEN_ADMINISTRATIVELY_PROHIBITED) */
+			if (banned)
+				e->sys_errno = EACCES;
 			goto fail;
 		}
 	}

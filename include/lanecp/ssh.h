@@ -171,7 +171,9 @@ void lc_ssh_early_stderr(struct lc_ssh *s, char *out, size_t outsz);
  * ("user@bastion: cannot forward to db port 5432: Channel open failure
  * (administratively prohibited)" with AllowTcpForwarding no; "connect
  * failed" when the server could not connect), -LC_ERR_INTERNAL (misuse,
- * no socketpair or thread).
+ * no socketpair or thread).  When the server refused the forward as
+ * administratively prohibited (forwarding off for the server or the key;
+ * asking again will not help), e->sys_errno is EACCES.
  */
 int lc_ssh_forward(struct lc_ssh *s, const char *host, uint16_t port,
     int *fd, struct lc_err *e);
