@@ -217,7 +217,9 @@ lc__descendants() {
 	local p line rest ppid kids=()
 	local -a f
 	for p in /proc/[0-9]*; do
-		read -r line <"$p/stat" 2>/dev/null || continue
+		# a process gone meanwhile: the shell's own redirection error
+		# is quiet only around the whole command
+		{ read -r line <"$p/stat"; } 2>/dev/null || continue
 		rest=${line##*) }
 		read -r -a f <<<"$rest"
 		ppid=${f[1]}
