@@ -6,13 +6,16 @@
 #     touched by these), host:~user/x to user's home from the password
 #     file (the real one: written under a unique temp directory there);
 #   * host: (the login directory) and relative remote paths are relative
-#     to the login directory, as scp;
+#     to the login directory, as scp; host:~ with -r copies the home
+#     directory's contents (it has no name of its own to copy to);
 #   * host:~nosuchuser/x fails with one line naming it and the remote
 #     status (6), and no file is made;
 #   * names with spaces and shell characters ($, `, ;, ', ", *, &, |, <,
 #     newline-free) travel in the protocol, not through a shell: copied
 #     as they are, and nothing they would run if a shell saw them runs;
 #   * a local "~" is not expanded (the local shell does that, as with scp).
+# a literal ~ in quotes is what these tests send (the remote expands it)
+# shellcheck disable=SC2088
 set -euo pipefail
 . "$LC_SRC_DIR/tests/integration/lib.sh"
 
@@ -20,6 +23,7 @@ set -euo pipefail
 # applied after it sets HOME from the password file)
 rhome=$(mktemp -d)
 lc_on_exit rm -rf "$rhome"
+# shellcheck disable=SC2034  # read by lc_sshd_start
 LC_SSHD_SETENV="\"HOME=$rhome\""
 lc_sshd_start
 d=$LC_SSHD_DIR
