@@ -489,14 +489,17 @@ lc_usage(FILE *f)
 	    "(resume a killed run)\n");
 }
 
-/* getopt's tables from lc_opts: lopts has LC_NOPTS + 1 entries. */
+/*
+ * getopt's tables from lc_opts: lopts has LC_NOPTS + 1 entries, sopts
+ * LC_NOPTS * 3 + 2 bytes (':' first, at most "x::" per option, NUL).
+ */
 static void
-lc_opt_tables(struct option *lopts, char *sopts, size_t sopts_sz)
+lc_opt_tables(struct option *lopts, char *sopts)
 {
 	size_t sl = 0;
 
 	sopts[sl++] = ':';	/* report a missing value as ':' */
-	for (size_t i = 0; i < LC_NOPTS && sl + 4 < sopts_sz; i++) {
+	for (size_t i = 0; i < LC_NOPTS; i++) {
 		lopts[i].name = lc_opts[i].lname;
 		lopts[i].has_arg = lc_opts[i].optional ? optional_argument :
 		    lc_opts[i].arg ? required_argument : no_argument;
@@ -527,7 +530,7 @@ lc_find_log(int argc, char **argv)
 	const char *log = NULL;
 	int ch, idx;
 
-	lc_opt_tables(lopts, sopts, sizeof(sopts));
+	lc_opt_tables(lopts, sopts);
 	opterr = 0;
 	optind = 0;	/* GNU getopt: start over */
 	while ((ch = getopt_long(argc, argv, sopts, lopts, &idx)) != -1)
@@ -544,7 +547,7 @@ lc_parse_cli(int argc, char **argv, struct lc_cli *c, int *first_arg,
 	char sopts[LC_NOPTS * 3 + 2];
 	int ch, idx;
 
-	lc_opt_tables(lopts, sopts, sizeof(sopts));
+	lc_opt_tables(lopts, sopts);
 	opterr = 0;
 	while ((ch = getopt_long(argc, argv, sopts, lopts, &idx)) != -1) {
 		const struct lc_opt *o = NULL;

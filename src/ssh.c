@@ -1137,7 +1137,7 @@ lc_ssh_forward(struct lc_ssh *s, const char *host, uint16_t port, int *fd,
 			    "no-port-forwarding on the key)" : "");
 			/* asking again will not help (libssh2 gives only
 			   the text of SSH_OPEN_ADMINISTRATIVELY_PROHIBITED) */
-			if (banned)
+			if (banned && e != NULL)
 				e->sys_errno = EACCES;
 			goto fail;
 		}
