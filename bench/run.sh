@@ -201,13 +201,21 @@ RUN_PID="" SAMPLER_PID="" RXSAMPLER_PID="" RXPID=""
 # Kill a process tree of ours without the wait builtin (lib.sh's
 # lc__kill_tree waits; a wait inside the exit trap, after a trapped ^C had
 # interrupted another wait, once hung here), then poll until it is gone.
+# The descendants get SIGKILL; our own child (a job of this shell) gets
+# SIGTERM, and SIGKILL only if it is still there after 5 s: bash reports
+# a background job that a signal ended ("line N: PID Killed ( cg_join
+# server; exec ... )") unless this shell traps that signal, and lib.sh
+# traps TERM (wait or disown do not keep it quiet: the job may be reaped
+# and reported before either runs).
 kill_tree() {	# PID
 	local p i st
 	[[ -n $1 ]] || return 0
-	for p in $(lc__descendants "$1") "$1"; do kill -KILL "$p" 2>/dev/null; done
-	for ((i = 0; i < 50; i++)); do
+	for p in $(lc__descendants "$1"); do kill -KILL "$p" 2>/dev/null; done
+	kill -TERM "$1" 2>/dev/null
+	for ((i = 0; i < 100; i++)); do
 		st=$(sed 's/.*) //' "/proc/$1/stat" 2>/dev/null | cut -c1)
 		[[ -z $st || $st == Z ]] && return 0
+		((i == 50)) && kill -KILL "$1" 2>/dev/null
 		sleep 0.1
 	done
 }

@@ -9,6 +9,7 @@
 #include "lanecp/err.h"
 #include "lanecp/log.h"
 #include "lanecp/parse.h"
+#include "lanecp/runlog.h"
 #include "lanecp/util.h"
 #include "lanecp/version.h"
 #include "lanecp/wire.h"
@@ -16,11 +17,13 @@
 #include <getopt.h>
 #include <stddef.h>
 #include <libssh2.h>
+#include <openssl/crypto.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <zlib.h>
 
 /* Exit status: documented in --help, man/lanecp.1 and README.md. */
 enum lc_exit {
@@ -37,6 +40,7 @@ enum lc_exit {
 	LC_EXIT_NOSPACE = 10,
 	LC_EXIT_TIMEOUT = 11,
 	LC_EXIT_CHECKSUM = 12,
+	LC_EXIT_NOAGENT = 13,	/* the remote lanecp cannot be run */
 	LC_EXIT_PARTIAL = 23,	/* rsync's: some files failed */
 };
 
@@ -396,8 +400,9 @@ static const struct lc_opt lc_opts[] = {
 	    LC_FLAG(json), 0 },
 	{ "log", 'l', "FILE", "append a timestamped record of the run to "
 	    "FILE", lc_opt_log, 0, 0 },
-	{ "ssh-config", 'F', "FILE", "ssh_config file (default "
-	    "~/.ssh/config)", lc_opt_config, 0, 0 },
+	{ "ssh-config", 'F', "FILE", "read this ssh_config instead of "
+	    "~/.ssh/config then /etc/ssh/ssh_config (none: no file)",
+	    lc_opt_config, 0, 0 },
 	{ "identity", 'i', "FILE", "private key file for SSH",
 	    lc_opt_identity, 0, 0 },
 	{ "jump", 'J', "LIST", "reach the remote host through these SSH jump "
@@ -468,7 +473,8 @@ lc_usage(FILE *f)
 	    "  6 remote file/agent  7 protocol error      8 data stream failed\n"
 	    "  9 data integrity check failed (data changed in transit)\n"
 	    " 10 no space left at the target  11 timed out (no progress)\n"
-	    " 12 end-to-end checksum mismatch\n"
+	    " 12 end-to-end checksum mismatch  13 remote lanecp cannot be run "
+	    "(-T)\n"
 	    " 23 partial transfer: some files could not be copied (each is "
 	    "named on stderr)\n"
 	    "  130/143 interrupted (SIGINT/SIGTERM)\n"
@@ -483,14 +489,14 @@ lc_usage(FILE *f)
 	    "(resume a killed run)\n");
 }
 
-static int
-lc_parse_cli(int argc, char **argv, struct lc_cli *c, int *first_arg,
-    struct lc_err *e)
+/*
+ * getopt's tables from lc_opts: lopts has LC_NOPTS + 1 entries, sopts
+ * LC_NOPTS * 3 + 2 bytes (':' first, at most "x::" per option, NUL).
+ */
+static void
+lc_opt_tables(struct option *lopts, char *sopts)
 {
-	struct option lopts[LC_NOPTS + 1];
-	char sopts[LC_NOPTS * 3 + 2];
 	size_t sl = 0;
-	int ch, idx;
 
 	sopts[sl++] = ':';	/* report a missing value as ':' */
 	for (size_t i = 0; i < LC_NOPTS; i++) {
@@ -510,6 +516,38 @@ lc_parse_cli(int argc, char **argv, struct lc_cli *c, int *first_arg,
 	}
 	memset(&lopts[LC_NOPTS], 0, sizeof(lopts[0]));
 	sopts[sl] = '\0';
+}
+
+/*
+ * The -l FILE of a command line that failed to parse (it may come after
+ * the bad option): the last one that getopt finds, errors skipped.
+ */
+static const char *
+lc_find_log(int argc, char **argv)
+{
+	struct option lopts[LC_NOPTS + 1];
+	char sopts[LC_NOPTS * 3 + 2];
+	const char *log = NULL;
+	int ch, idx;
+
+	lc_opt_tables(lopts, sopts);
+	opterr = 0;
+	optind = 0;	/* GNU getopt: start over */
+	while ((ch = getopt_long(argc, argv, sopts, lopts, &idx)) != -1)
+		if (ch == 'l' && optarg != NULL && optarg[0] != '\0')
+			log = optarg;
+	return log;
+}
+
+static int
+lc_parse_cli(int argc, char **argv, struct lc_cli *c, int *first_arg,
+    struct lc_err *e)
+{
+	struct option lopts[LC_NOPTS + 1];
+	char sopts[LC_NOPTS * 3 + 2];
+	int ch, idx;
+
+	lc_opt_tables(lopts, sopts);
 	opterr = 0;
 	while ((ch = getopt_long(argc, argv, sopts, lopts, &idx)) != -1) {
 		const struct lc_opt *o = NULL;
@@ -575,6 +613,8 @@ lc_exit_code(const struct lc_err *e)
 		return LC_EXIT_CHECKSUM;
 	case LC_ERR_PARTIAL:
 		return LC_EXIT_PARTIAL;
+	case LC_ERR_NOAGENT:
+		return LC_EXIT_NOAGENT;
 	case LC_ERR_CANCELED:
 		return 128 + (e->signo > 0 ? e->signo : SIGINT);
 	default:
@@ -583,6 +623,29 @@ lc_exit_code(const struct lc_err *e)
 }
 
 static struct lc_wake lc_sigwake = { -1, -1 };
+
+/*
+ * A usage error: one line on stderr, the --json object, and with -l the
+ * run log's start, error and result lines (cron sees why nothing ran).
+ */
+static int
+lc_usage_fail(const struct lc_cli *c, struct lc_err *e)
+{
+	struct lc_copy_result res;
+	struct lc_err le;
+	int logfd = -1;
+
+	memset(&res, 0, sizeof(res));
+	lc_err_clear(&le);
+	if (c->copy.log_path != NULL &&
+	    lc_runlog_open(&c->copy, &logfd, &le) != 0)
+		lc_log_error("%s", le.msg);
+	lc_log_error("%s (see lanecp --help)", e->msg);
+	if (c->json)
+		lc_copy_json(1, &c->copy, &res, e, LC_EXIT_USAGE);
+	lc_runlog_close(logfd, -LC_ERR_USAGE, &res, e, LC_EXIT_USAGE);
+	return LC_EXIT_USAGE;
+}
 
 /* The command line, for the -l log. */
 static void
@@ -651,7 +714,7 @@ main(int argc, char **argv)
 	struct lc_err e;
 	char cmdline[2048];
 	struct sigaction sa;
-	int first = 0, r, level;
+	int first = 0, logfd = -1, r, level;
 
 	memset(&c, 0, sizeof(c));
 	memset(&res, 0, sizeof(res));
@@ -670,43 +733,37 @@ main(int argc, char **argv)
 		return LC_EXIT_OK;
 	}
 #endif
+	/* before getopt permutes argv */
+	lc_cmdline(argc, argv, cmdline, sizeof(cmdline));
+	c.copy.cmdline = cmdline;
 	if (lc_parse_cli(argc, argv, &c, &first, &e) != 0) {
-		lc_log_error("%s (see lanecp --help)", e.msg);
-		if (c.json)
-			lc_copy_json(1, &c.copy, &res, &e, LC_EXIT_USAGE);
-		return LC_EXIT_USAGE;
+		if (c.copy.log_path == NULL)
+			c.copy.log_path = lc_find_log(argc, argv);
+		return lc_usage_fail(&c, &e);
 	}
 	if (c.help) {
 		lc_usage(stdout);
 		return LC_EXIT_OK;
 	}
 	if (c.version) {
-		printf("lanecp %s (protocol %u, %s)\n", LC_VERSION_STRING,
-		    LC_PROTO_VERSION, libssh2_version(0));
+		printf("lanecp %s (protocol %u)\nlibssh2 %s\n%s\nzlib %s\n",
+		    LC_VERSION_STRING, LC_PROTO_VERSION, libssh2_version(0),
+		    OpenSSL_version(OPENSSL_VERSION), zlibVersion());
 		return LC_EXIT_OK;
 	}
 	if (c.agent) {
 		lc_agent_adopt_transfer(&c, argc, argv);
 		return lc_run_agent(&c);
 	}
-	if (c.restrict_dir != NULL) {
-		lc_log_error("--restrict only applies to --agent");
-		return LC_EXIT_USAGE;
-	}
-	if (c.max_memory != 0) {
-		lc_log_error("--max-memory only applies to --agent");
-		return LC_EXIT_USAGE;
-	}
-	if (c.transfer != NULL) {
-		lc_log_error("--transfer only applies to --agent");
-		return LC_EXIT_USAGE;
+	if (c.restrict_dir != NULL || c.max_memory != 0 || c.transfer != NULL) {
+		lc_err_set(&e, LC_ERR_USAGE, "%s only applies to --agent",
+		    c.restrict_dir != NULL ? "--restrict" : c.max_memory != 0 ?
+		    "--max-memory" : "--transfer");
+		return lc_usage_fail(&c, &e);
 	}
 	if (argc - first < 2) {
 		lc_err_set(&e, LC_ERR_USAGE, "need a source and a destination");
-		lc_log_error("%s (see lanecp --help)", e.msg);
-		if (c.json)
-			lc_copy_json(1, &c.copy, &res, &e, LC_EXIT_USAGE);
-		return LC_EXIT_USAGE;
+		return lc_usage_fail(&c, &e);
 	}
 	level = c.quiet ? LC_LOG_ERROR : LC_LOG_INFO + c.verbose;
 	lc_log_set_level(level > LC_LOG_DEBUG ? LC_LOG_DEBUG : level);
@@ -724,10 +781,9 @@ main(int argc, char **argv)
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGHUP, &sa, NULL);
-	lc_cmdline(argc, argv, cmdline, sizeof(cmdline));
-	c.copy.cmdline = cmdline;
 	c.copy.print_sums = c.copy.print_sums && !c.json;
-	r = lc_copy(&c.copy, lc_sigwake.rfd, &res, &e);
+	if ((r = lc_runlog_open(&c.copy, &logfd, &e)) == 0)
+		r = lc_copy(&c.copy, lc_sigwake.rfd, &res, &e);
 	if (r != 0) {
 		if (e.code == 0)
 			lc_err_set(&e, -r, "%s", lc_strerror(r));
@@ -735,6 +791,7 @@ main(int argc, char **argv)
 	}
 	if (c.json)
 		lc_copy_json(1, &c.copy, &res, &e, lc_exit_code(&e));
+	lc_runlog_close(logfd, r, &res, &e, lc_exit_code(&e));
 	libssh2_exit();
 	return lc_exit_code(&e);
 }

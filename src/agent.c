@@ -173,6 +173,7 @@ lc_agent_become(struct lc_agent *a, const struct lc_role_ops *ops)
 	port.cancel = &a->cancel;
 	port.conf = &a->conf;
 	port.set.umask = a->umask;
+	port.set.tilde = !a->opts->local;
 	port.set.max_memory = a->opts->max_memory == 0 ?
 	    LC_AGENT_DEFAULT_MEMORY : a->opts->max_memory;
 	if (port.set.max_memory < LC_AGENT_MIN_MEMORY)

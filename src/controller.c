@@ -26,6 +26,7 @@
 
 #include <errno.h>
 #include <poll.h>
+#include <sys/stat.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1121,6 +1122,33 @@ lc_ctl_loop(struct lc_ctl *c, int signal_fd, struct lc_err *e)
 	return 0;
 }
 
+/*
+ * Several sources: the target must be a directory (as cp and scp say;
+ * a local one is checked here, a remote one by its sink), and the
+ * sources must be on one host.  A stray last argument usually shows as
+ * one of the two.
+ */
+static int
+lc_ctl_check_several(struct lc_ctl *c, struct lc_err *e)
+{
+	const struct lc_copy_opts *o = c->o;
+	struct stat st;
+
+	if (o->nsources < 2)
+		return 0;
+	if (!lc_location_is_remote(&c->dst) && stat(c->dst.path, &st) == 0 &&
+	    !S_ISDIR(st.st_mode))
+		return lc_err_set(e, LC_ERR_USAGE, "with several sources the "
+		    "target must be a directory: %s", o->dest);
+	for (size_t i = 1; i < o->nsources; i++)
+		if (!lc_location_same_host(&c->srcs[0], &c->srcs[i]))
+			return lc_err_set(e, LC_ERR_USAGE, "%s and %s are on "
+			    "different hosts: several sources must be on one "
+			    "host (the last argument, %s, is the target)",
+			    o->sources[0], o->sources[i], o->dest);
+	return 0;
+}
+
 static int
 lc_ctl_parse_args(struct lc_ctl *c, struct lc_err *e)
 {
@@ -1132,14 +1160,12 @@ lc_ctl_parse_args(struct lc_ctl *c, struct lc_err *e)
 		    "destination");
 	if ((c->srcs = calloc(o->nsources, sizeof(*c->srcs))) == NULL)
 		return lc_err_set(e, LC_ERR_NOMEM, "out of memory");
-	for (size_t i = 0; i < o->nsources; i++) {
+	for (size_t i = 0; i < o->nsources; i++)
 		if ((r = lc_location_parse(o->sources[i], &c->srcs[i], e)) != 0)
 			return r;
-		if (i > 0 && !lc_location_same_host(&c->srcs[0], &c->srcs[i]))
-			return lc_err_set(e, LC_ERR_USAGE, "all sources must "
-			    "be on the same host (%s)", o->sources[i]);
-	}
 	if ((r = lc_location_parse(o->dest, &c->dst, e)) != 0)
+		return r;
+	if ((r = lc_ctl_check_several(c, e)) != 0)
 		return r;
 	if (!lc_location_is_remote(&c->srcs[0]) &&
 	    !lc_location_is_remote(&c->dst) && !lc_testhook_allow_local(o))
@@ -1155,8 +1181,15 @@ lc_ctl_parse_args(struct lc_ctl *c, struct lc_err *e)
 		rq->flags = (o->recursive ? LC_ADD_RECURSIVE : 0) |
 		    (o->follow ? LC_ADD_FOLLOW : 0) |
 		    (o->owner && !o->numeric_ids ? LC_ADD_NAMES : 0);
-		/* rsync's "dir/": the contents of dir, not dir itself */
-		if (o->recursive && sp[0] != '\0' && sp[strlen(sp) - 1] == '/') {
+		/*
+		 * rsync's "dir/": the contents of dir, not dir itself; so are
+		 * "." and a remote "~" or "~user" (host: and host:~), which
+		 * have no name of their own to copy to
+		 */
+		if (o->recursive && ((sp[0] != '\0' &&
+		    sp[strlen(sp) - 1] == '/') || strcmp(sp, ".") == 0 ||
+		    (lc_location_is_remote(&c->srcs[i]) && sp[0] == '~' &&
+		    strchr(sp, '/') == NULL))) {
 			rq->flags |= LC_ADD_CONTENTS;
 			continue;
 		}

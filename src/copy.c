@@ -5,7 +5,6 @@
  */
 #include "lanecp/controller.h"
 #include "lanecp/log.h"
-#include "lanecp/runlog.h"
 #include "lanecp/testhook.h"
 
 #include <errno.h>
@@ -97,7 +96,7 @@ lc_copy(const struct lc_copy_opts *o, int signal_fd,
 	struct lc_copy_result one;
 	unsigned backoff = 1;
 	char why[LC_ERR_MSG_MAX];
-	int logfd = -1, r;
+	int r;
 
 	memset(res, 0, sizeof(*res));
 	/* one id for all attempts: a retry's sink knows the agents of the
@@ -107,8 +106,6 @@ lc_copy(const struct lc_copy_opts *o, int signal_fd,
 		return lc_err_set(e, LC_ERR_INTERNAL, "cannot make a transfer "
 		    "id (RAND_bytes)");
 	lc_log_debug("transfer id %s", oo.transfer);
-	if ((r = lc_runlog_open(o, &logfd, e)) != 0)
-		return r;
 	for (;;) {
 		lc_err_clear(e);
 		r = lc_copy_run(&oo, signal_fd, &one, e);
@@ -140,6 +137,5 @@ lc_copy(const struct lc_copy_opts *o, int signal_fd,
 		    backoff * 2;
 		oo.resume = 1;
 	}
-	lc_runlog_close(logfd, r, res, e);
 	return r;
 }

@@ -149,7 +149,7 @@ int
 lc_endpoint_lost(struct lc_endpoint *ep, const char *agent_cmd,
     struct lc_err *e)
 {
-	char sig[32] = "";
+	char sig[32] = "", said[300];
 	int st = -1;
 
 	if (ep->ssh == NULL)
@@ -160,25 +160,33 @@ lc_endpoint_lost(struct lc_endpoint *ep, const char *agent_cmd,
 		ep->fd = -1;
 	}
 	(void)lc_ssh_wait(ep->ssh, 2000, &st, sig, sizeof(sig));
+	/* what it said before answering (the shell's "not found"), folded
+	   into the one line below */
+	lc_ssh_early_stderr(ep->ssh, said + 2, sizeof(said) - 2);
+	if (said[2] != '\0')
+		memcpy(said, ": ", 2);
+	else
+		said[0] = '\0';
 	if (!ep->hello_seen && (st == 127 || st == 126))
-		return lc_err_set(e, LC_ERR_AGENT, "%s: cannot run the remote "
-		    "agent '%s' (exit %d): install lanecp there or name it "
-		    "with -T PATH", ep->name, agent_cmd, st);
+		return lc_err_set(e, LC_ERR_NOAGENT, "%s: cannot run the remote "
+		    "agent '%s' (exit %d%s); install lanecp there or name it "
+		    "with -T PATH", ep->name, agent_cmd, st, said);
 	if (sig[0] != '\0')
 		return lc_err_set(e, LC_ERR_AGENT,
-		    "%s: remote agent killed by signal %s", ep->name, sig);
+		    "%s: remote agent killed by signal %s%s", ep->name, sig,
+		    said);
 	/* a lanecp from before transfer ids rejects --transfer (usage) */
 	if (!ep->hello_seen && st == 2 && lc_transfer_valid(ep->transfer))
 		return lc_err_set(e, LC_ERR_AGENT, "%s: remote agent exited "
 		    "with status 2 before answering (a lanecp there older "
-		    "than this one does not know --transfer: upgrade it)",
-		    ep->name);
+		    "than this one does not know --transfer: upgrade it)%s",
+		    ep->name, said);
 	if (st >= 0)
 		return lc_err_set(e, LC_ERR_AGENT,
-		    "%s: remote agent exited with status %d%s", ep->name, st,
-		    ep->hello_seen ? "" : " before answering");
+		    "%s: remote agent exited with status %d%s%s", ep->name, st,
+		    ep->hello_seen ? "" : " before answering", said);
 	return lc_err_set(e, LC_ERR_AGENT, "%s: connection to the remote "
-	    "agent lost", ep->name);
+	    "agent lost%s", ep->name, said);
 }
 
 void

@@ -100,6 +100,9 @@ lc_target_resolve(struct lc_target *t, const struct lc_confine *conf,
 		t->is_dir = 1;
 		if ((r = lc_target_open_dir(t, t->path, &t->dir_fd, e)) != 0)
 			return r;
+	} else if (r == 0 && (flags & LC_TGT_WANT_DIR)) {
+		return lc_err_set(e, LC_ERR_USAGE, "with several sources or "
+		    "-r the target must be a directory: %s", t->path);
 	} else if (r == 0 && want_dir) {
 		return lc_err_set(e, LC_ERR_IO, "%s: not a directory",
 		    t->path);
@@ -349,6 +352,15 @@ lc_part_open_part(const struct lc_target *t, struct lc_part *f,
 		}
 		lc_log_warn("%s: partial file is longer than the source; "
 		    "starting over", f->final);
+	}
+	if (f->fd >= 0 && !(t->flags & LC_TGT_RESUME)) {
+		char dir[LC_PATH_MAX];
+
+		lc_path_dirname(f->final, dir, sizeof(dir));
+		lc_log_verbose("%s: discarding the partial file of an earlier "
+		    "copy, %s%s%s (%llu bytes; -a would resume from it)",
+		    f->final, dir, dir[strlen(dir) - 1] != '/' ? "/" : "",
+		    f->tmp, (unsigned long long)st.st_size);
 	}
 	if (f->fd >= 0) {
 		/*

@@ -106,6 +106,7 @@ struct lc_pump {
 	int status;
 	char signame[32];
 	int published;		/* status handed to lc_ssh_wait() */
+	int out_seen;		/* the command's stdout has started */
 	uint64_t ka_due;
 };
 
@@ -187,8 +188,35 @@ lc_pump_errline(struct lc_pump *p)
 		if (p->line[i] == '\0')
 			p->line[i] = '?';
 	p->line[p->linelen] = '\0';
-	lc_log_warn("[%s] %s", p->s->host, p->line);
 	p->linelen = 0;
+	if (!p->out_seen && !p->s->fwd) {
+		struct lc_ssh *s = p->s;
+		size_t n;
+
+		pthread_mutex_lock(&s->mu);
+		n = strlen(s->early);
+		if (n + 2 < sizeof(s->early))
+			snprintf(s->early + n, sizeof(s->early) - n, "%.*s\n",
+			    (int)(sizeof(s->early) - n - 2), p->line);
+		pthread_mutex_unlock(&s->mu);
+		return;
+	}
+	lc_log_warn("[%s] %s", p->s->host, p->line);
+}
+
+/* Log the held stderr lines, "[host] line" each. */
+void
+lc__ssh_log_early(struct lc_ssh *s)
+{
+	char held[sizeof(s->early)], *line, *save = NULL;
+
+	pthread_mutex_lock(&s->mu);
+	memcpy(held, s->early, sizeof(held));
+	s->early[0] = '\0';
+	pthread_mutex_unlock(&s->mu);
+	for (line = strtok_r(held, "\n", &save); line != NULL;
+	    line = strtok_r(NULL, "\n", &save))
+		lc_log_warn("[%s] %s", s->host, line);
 }
 
 static void
@@ -287,6 +315,10 @@ lc_pump_read_stdout(struct lc_pump *p)
 		lc_pump_note(p, LC_OP_READ);
 		if (rc > 0) {
 			p->progress = 1;
+			if (!p->out_seen) {
+				p->out_seen = 1;
+				lc__ssh_log_early(p->s);
+			}
 			continue;
 		}
 		if (rc < 0 && rc != LIBSSH2_ERROR_EAGAIN &&

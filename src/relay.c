@@ -360,7 +360,9 @@ lc_relay_failed(struct lc_relay *r, struct lc_err *e)
 	failed = r->worst >= LC_RELAY_GIVE_UP;
 	if (failed)
 		lc_err_set(e, LC_ERR_NOPATH, "the relay cannot connect the "
-		    "data streams: %s", r->why.msg);
+		    "data streams: %s%s", r->why.msg, r->why.sys_errno ==
+		    EACCES ? "; the data path over SSH needs it: use the "
+		    "direct path or -z, or allow port forwarding" : "");
 	pthread_mutex_unlock(&r->mu);
 	return failed;
 }
@@ -384,7 +386,14 @@ lc_leg_main(void *arg)
 			lc_leg_drop(l);
 			if (atomic_load(&l->r->stop))
 				break;
-			lc_relay_note(l->r, (uint32_t)warned + 1, &e);
+			/* forwarding refused by the server: give up now */
+			lc_relay_note(l->r, e.sys_errno == EACCES ?
+			    LC_RELAY_GIVE_UP : (uint32_t)warned + 1, &e);
+			if (e.sys_errno == EACCES) {
+				lc_log_debug("data stream %u: %s", l->idx,
+				    e.msg);
+				break;
+			}
 			/* the agents wait for us; keep trying, quietly */
 			if (!warned++)
 				lc_log_warn("data stream %u: %s; retrying",

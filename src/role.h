@@ -62,6 +62,8 @@ struct lc_role_settings {
 	uint64_t max_memory;	/* the sink's peak memory bound, bytes */
 	uint32_t max_streams;	/* what the host advertised in its HELLO */
 	char transfer[LC_TRANSFER_HEX + 1];	/* the agent's id, or "" */
+	int tilde;		/* expand "~" and "~user" in user paths
+				   (a remote agent, as scp) */
 };
 
 struct lc_role_port {

@@ -25,7 +25,7 @@ lc_runlog_open(const struct lc_copy_opts *o, int *logfd, struct lc_err *e)
 
 void
 lc_runlog_close(int logfd, int r, const struct lc_copy_result *res,
-    const struct lc_err *e)
+    const struct lc_err *e, int status)
 {
 	if (logfd < 0)
 		return;
@@ -37,9 +37,11 @@ lc_runlog_close(int logfd, int r, const struct lc_copy_result *res,
 		    (unsigned long long)res->sent,
 		    (unsigned long long)res->resumed,
 		    (double)res->ns / 1e9);
+	else if (res->attempts == 0)
+		lc_log_verbose("result: failed, exit %d: %s", status, e->msg);
 	else
-		lc_log_verbose("result: failed after %u attempt%s: %s",
-		    res->attempts, res->attempts == 1 ? "" : "s",
+		lc_log_verbose("result: failed after %u attempt%s, exit %d: %s",
+		    res->attempts, res->attempts == 1 ? "" : "s", status,
 		    e->msg);
 	lc_log_set_file(-1);
 	close(logfd);

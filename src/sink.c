@@ -30,6 +30,7 @@
 
 #include "lanecp/clock.h"
 #include "lanecp/log.h"
+#include "lanecp/path.h"
 #include "lanecp/parse.h"
 
 #include <errno.h>
@@ -111,6 +112,7 @@ lc_sink_target(struct lc_sink *s, const struct lc_msg_sink_target *m,
     struct lc_err *e)
 {
 	struct lc_msg_target_ok ok;
+	char target[LC_PATH_MAX];
 	int r;
 
 	if (s->target_set)
@@ -122,7 +124,13 @@ lc_sink_target(struct lc_sink *s, const struct lc_msg_sink_target *m,
 	s->files_max = m->inflight;
 	if ((s->files = calloc(s->files_max, sizeof(*s->files))) == NULL)
 		return -LC_ERR_NOMEM;
-	if ((r = lc_target_resolve(&s->tgt, s->port.conf, m->target, m->flags,
+	if (s->port.set.tilde) {
+		if ((r = lc_path_expand_tilde(m->target, target,
+		    sizeof(target), e)) != 0)
+			return r;
+	} else
+		snprintf(target, sizeof(target), "%s", m->target);
+	if ((r = lc_target_resolve(&s->tgt, s->port.conf, target, m->flags,
 	    s->port.set.umask, e)) != 0)
 		return r;
 	memcpy(s->tgt.transfer, s->port.set.transfer, sizeof(s->tgt.transfer));

@@ -19,6 +19,7 @@
 
 #include "lanecp/checksum.h"
 #include "lanecp/log.h"
+#include "lanecp/path.h"
 #include "lanecp/util.h"
 #include "lanecp/walk.h"
 
@@ -286,7 +287,10 @@ static int
 lc_source_add(struct lc_source *s, const struct lc_msg_src_add *m,
     struct lc_err *e)
 {
+	char path[LC_PATH_MAX];
 	struct lc_add *a;
+	size_t n;
+	int r;
 
 	if (s->nadds == s->adds_cap) {
 		size_t ncap = s->adds_cap ? 2 * s->adds_cap : 8;
@@ -298,7 +302,23 @@ lc_source_add(struct lc_source *s, const struct lc_msg_src_add *m,
 	}
 	a = &s->adds[s->nadds];
 	a->flags = m->flags;
-	if ((a->path = strdup(m->path)) == NULL)
+	if (s->port.set.tilde) {
+		if ((r = lc_path_expand_tilde(m->path, path, sizeof(path),
+		    e)) != 0)
+			return r;
+	} else
+		snprintf(path, sizeof(path), "%s", m->path);
+	/* a directory's contents ("." or "~" as well as "dir/"): the names
+	   below it are appended to "path/" */
+	n = strlen(path);
+	if ((m->flags & LC_ADD_CONTENTS) && n > 0 && path[n - 1] != '/') {
+		if (n + 1 >= sizeof(path))
+			return lc_err_set(e, LC_ERR_IO, "%.64s...: name too "
+			    "long", path);
+		path[n] = '/';
+		path[n + 1] = '\0';
+	}
+	if ((a->path = strdup(path)) == NULL)
 		return -LC_ERR_NOMEM;
 	s->nadds++;
 	return lc_source_list(s, e);

@@ -1126,9 +1126,19 @@ lc_ssh_forward(struct lc_ssh *s, const char *host, uint16_t port, int *fd,
 	    "127.0.0.1", 0)) == NULL) {
 		if (libssh2_session_last_errno(s->sess) !=
 		    LIBSSH2_ERROR_EAGAIN || lc__ssh_waitsock(s, deadline) != 0) {
-			rc = lc_err_set(e, LC_ERR_CONNECT,
-			    "%s: cannot forward to %s port %u: %s", s->name,
-			    host, (unsigned)port, lc__ssh_liberr(s));
+			const char *why = lc__ssh_liberr(s);
+			int banned = strstr(why, "administratively "
+			    "prohibited") != NULL;
+
+			rc = lc_err_set(e, LC_ERR_CONNECT, "%s: cannot "
+			    "forward to %s port %u: %s%s", s->name, host,
+			    (unsigned)port, why, banned ? " (port forwarding "
+			    "is off: AllowTcpForwarding no, or restrict or "
+			    "no-port-forwarding on the key)" : "");
+			/* asking again will not help (libssh2 gives only
+			   the text of SSH_OPEN_ADMINISTRATIVELY_PROHIBITED) */
+			if (banned && e != NULL)
+				e->sys_errno = EACCES;
 			goto fail;
 		}
 	}
@@ -1226,6 +1236,32 @@ lc_ssh_wait(struct lc_ssh *s, int timeout_ms, int *status, char *signame,
 	return r;
 }
 
+void
+lc_ssh_early_stderr(struct lc_ssh *s, char *out, size_t outsz)
+{
+	size_t o = 0, n;
+
+	if (outsz == 0)
+		return;
+	out[0] = '\0';
+	if (s == NULL || !s->sync_ready)
+		return;
+	pthread_mutex_lock(&s->mu);
+	n = strlen(s->early);
+	while (n > 0 && s->early[n - 1] == '\n')
+		n--;
+	for (size_t i = 0; i < n && o + 3 < outsz; i++) {
+		if (s->early[i] == '\n') {
+			out[o++] = ';';
+			out[o++] = ' ';
+		} else
+			out[o++] = s->early[i];
+	}
+	out[o] = '\0';
+	s->early[0] = '\0';
+	pthread_mutex_unlock(&s->mu);
+}
+
 const char *
 lc_ssh_peer_addr(const struct lc_ssh *s)
 {
@@ -1268,6 +1304,8 @@ lc_ssh_free(struct lc_ssh *s)
 		lc_wake_signal(&s->wake);
 		pthread_join(s->pump, NULL);
 	}
+	if (s->sync_ready)
+		lc__ssh_log_early(s);
 	if (s->sess != NULL) {
 		/*
 		 * One non-blocking attempt to say goodbye; then the socket is

@@ -60,6 +60,14 @@ struct lc_ssh {
 	int done;
 	int status;
 	char signame[32];
+	/*
+	 * Remote stderr lines of an exec channel from before its first
+	 * stdout byte, '\n'-terminated (cut at the end): a command that ends
+	 * without answering ("bash: lanecp: command not found") is reported
+	 * in one line by lc_ssh_early_stderr(); otherwise they are logged
+	 * when its first stdout arrives, or at lc_ssh_free().
+	 */
+	char early[600];
 };
 
 /* One identity file and what we know about it before trying it. */
@@ -81,6 +89,8 @@ const char *lc__ssh_liberr(struct lc_ssh *s);
 
 /* Is rc a session-level libssh2 error (connection unusable)?  1/0. */
 int lc__ssh_fatal(int rc);
+/* Log and forget the held early stderr lines (pump.c). */
+void lc__ssh_log_early(struct lc_ssh *s);
 
 /* Deadline for one waiting step from now, in lc_now_ms() time; 0: none. */
 uint64_t lc__ssh_deadline(const struct lc_ssh *s);

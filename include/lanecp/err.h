@@ -49,6 +49,7 @@ enum lc_err_code {
 	LC_ERR_PARTIAL,		/* some files failed, the rest was copied */
 	LC_ERR_LOCKED,		/* a part file is locked by another lanecp */
 	LC_ERR_NOPATH,		/* the data streams could not connect */
+	LC_ERR_NOAGENT,		/* the remote lanecp program cannot be run */
 	LC_ERR_MAX
 };
 

@@ -133,6 +133,15 @@ int lc_ssh_wait(struct lc_ssh *s, int timeout_ms, int *status,
     char *signame, size_t signamesz);
 
 /*
+ * What the remote command wrote on stderr before its first stdout byte,
+ * the lines joined by "; " (cut to outsz), or "" -- and it is then not
+ * logged: for one-line messages about a command that ended without
+ * answering (after lc_ssh_wait).  Lines held so far and not taken are
+ * logged when stdout starts or by lc_ssh_free().
+ */
+void lc_ssh_early_stderr(struct lc_ssh *s, char *out, size_t outsz);
+
+/*
  * Open a direct-tcpip channel from the server to host:port (the server
  * resolves and connects) on an authenticated connection that has no exec
  * and no forward yet (one channel per connection), and start its pump
@@ -162,7 +171,9 @@ int lc_ssh_wait(struct lc_ssh *s, int timeout_ms, int *status,
  * ("user@bastion: cannot forward to db port 5432: Channel open failure
  * (administratively prohibited)" with AllowTcpForwarding no; "connect
  * failed" when the server could not connect), -LC_ERR_INTERNAL (misuse,
- * no socketpair or thread).
+ * no socketpair or thread).  When the server refused the forward as
+ * administratively prohibited (forwarding off for the server or the key;
+ * asking again will not help), e->sys_errno is EACCES.
  */
 int lc_ssh_forward(struct lc_ssh *s, const char *host, uint16_t port,
     int *fd, struct lc_err *e);

@@ -36,7 +36,9 @@
 #     LC_HOST_KEY_ECDSA  the ecdsa host public key file
 #   and sets SSH_AUTH_SOCK to empty so that a developer's agent stays out.
 #   LC_SSHD_OPTIONS, if set, is appended to the sshd_config (lines such as
-#   "ClientAliveInterval 1").
+#   "ClientAliveInterval 1").  LC_SSHD_SETENV, if set, is added to that
+#   SetEnv line (sshd takes only its first SetEnv line), e.g.
+#   '"HOME=/some/dir"' for the remote sessions' HOME.
 #   Where it listens: LC_SSHD_ADDR (default 127.0.0.1; ::1, or any address
 #   of the namespace) is the HostName of the client config; LC_SSHD_ALSO
 #   (space-separated) adds more ListenAddress lines, each with its
@@ -215,7 +217,9 @@ lc__descendants() {
 	local p line rest ppid kids=()
 	local -a f
 	for p in /proc/[0-9]*; do
-		read -r line <"$p/stat" 2>/dev/null || continue
+		# a process gone meanwhile: the shell's own redirection error
+		# is quiet only around the whole command
+		{ read -r line <"$p/stat"; } 2>/dev/null || continue
 		rest=${line##*) }
 		read -r -a f <<<"$rest"
 		ppid=${f[1]}
@@ -316,7 +320,7 @@ PrintMotd no
 LogLevel VERBOSE
 MaxStartups 100
 MaxSessions 100
-SetEnv SHLVL=1 "PATH=$path"
+SetEnv SHLVL=1 "PATH=$path"${LC_SSHD_SETENV:+ $LC_SSHD_SETENV}
 EOF
 	if [[ -n ${LC_SSHD_OPTIONS-} ]]; then
 		printf '%s\n' "$LC_SSHD_OPTIONS" >>"$cfg"

@@ -23,6 +23,17 @@ lc_lanecp_expect 2 'need a source and a destination' "$d/local/f"
 lc_lanecp_expect 2 'neither source nor destination is remote' "$d/local/f" "$d/local/g"
 [[ -z $(ls "$d/remote") ]] || lc_fail "usage error wrote something"
 
+lc_note "--version names each part; --help says which ssh_config files"
+"$LANECP" --version >"$d/version"
+lc_log_has '^lanecp [0-9]+\.[0-9]+\.[0-9]+ \(protocol [0-9]+\)$' "$d/version"
+lc_log_has '^libssh2 [0-9]+\.[0-9]+' "$d/version"
+lc_log_has '^OpenSSL [0-9]+\.[0-9]+' "$d/version"
+lc_log_has '^zlib [0-9]+\.[0-9]+' "$d/version"
+[[ $(wc -l <"$d/version") == 4 ]] || { lc__show "$d/version"; lc_fail \
+    "--version: not four lines"; }
+"$LANECP" --help >"$d/help"
+lc_log_has '-F, --ssh-config FILE .*~/\.ssh/config then /etc/ssh/ssh_config' "$d/help"
+
 lc_note "a bad ssh_config is a usage error naming file and line (exit 2)"
 printf 'Host lctest\n  Port notaport\n' >"$d/bad_config"
 lc__lanecp_run_cfg() { "$LANECP" -F "$d/bad_config" "$@" 2>"$d/err" || return $?; }
@@ -87,9 +98,17 @@ rc=0; "$LANECP" -F "$d/auth_config" "$d/local/f" "$H:$d/remote/k" 2>"$d/err" || 
 [[ $rc == 3 ]] || { lc__show "$d/err"; lc_fail "bad key: exit $rc"; }
 lc_log_has "authentication failed" "$d/err"
 
-lc_note "remote agent missing: exit 6 saying how to fix it"
-lc_lanecp_expect 6 "cannot run the remote agent '/nonexistent/lanecp'.*-T" \
+lc_note "remote agent missing: exit 13, one line naming host and program"
+lc_lanecp_expect 13 "^lanecp: $LC_USER@$H: cannot run the remote agent '/nonexistent/lanecp' \\(exit 127: .*No such file or directory\\); .*-T PATH$" \
 	-T /nonexistent/lanecp "$d/local/f" "$H:$d/remote/k"
+[[ $(grep -c . "$LC_ERR") == 1 ]] || { lc__show "$LC_ERR"; lc_fail \
+    "-T /nonexistent/lanecp: not one line"; }
+[[ ! -e $d/remote/k ]] || lc_fail "copied without an agent"
+# what a command says before it fails goes into that line, once
+lc_lanecp_expect 6 "^lanecp: $LC_USER@$H: remote agent exited with status 3 before answering: early words$" \
+	-T 'echo early words >&2; exit 3; :' "$d/local/f" "$H:$d/remote/k"
+[[ $(grep -c . "$LC_ERR") == 1 ]] || { lc__show "$LC_ERR"; lc_fail \
+    "exit 3 before answering: not one line"; }
 
 lc_note "a peer that is not lanecp, or another protocol version: exit 7"
 lc_lanecp_expect 7 "bad control frame.*/bin/echo" -T /bin/echo "$d/local/f" "$H:$d/remote/k"
@@ -105,3 +124,41 @@ lc_lanecp_expect 7 "protocol version mismatch.*protocol 3.*lanecp 9\\.9\\.9 with
 [[ ! -e $d/remote/k ]] || lc_fail "wrote despite errors"
 
 echo PASS
+
+lc_note "an old part file replaced without -a is said with -v (name, size)"
+head -c 1234 /dev/urandom >"$d/remote/.pf.lanecp-part"
+chmod 600 "$d/remote/.pf.lanecp-part"
+lc_lanecp -v "$d/local/f" "$H:$d/remote/pf"
+cmp "$d/local/f" "$d/remote/pf" || lc_fail "copy over an old part file differs"
+lc_log_has "$(lc_re "$d/remote/pf"): discarding the partial file of an earlier copy, $(lc_re "$d/remote/.pf.lanecp-part") \(1234 bytes; -a would resume from it\)" "$LC_ERR"
+[[ ! -e $d/remote/.pf.lanecp-part ]] || lc_fail "part file left behind"
+# without an old part file, nothing is said
+lc_lanecp -v -f "$d/local/f" "$H:$d/remote/pf"
+lc_log_lacks "discarding" "$LC_ERR"
+
+lc_note "cron: -l records usage errors, wherever -l stands, and exit statuses"
+log=$d/cron.log
+lc_lanecp_expect 2 '^lanecp: -s 0: streams' -l "$log" -s 0 "$d/local/f" "$H:$d/remote/"
+lc_lanecp_expect 2 'unknown option or missing value: --bogus' --bogus -l "$log" "$d/local/f" "$H:$d/remote/"
+lc_lanecp_expect 2 'need a source and a destination' -l"$log" "$d/local/f"
+lc_lanecp_expect 6 'No such file' -l "$log" "$H:$d/remote/nope" "$d/local/"
+lc_log_has 'lanecp: start: .* -l .*-s 0 ' "$log"
+lc_log_has 'lanecp: result: failed, exit 2: -s 0: streams must be' "$log"
+lc_log_has 'lanecp: start: .* --bogus -l ' "$log"
+lc_log_has 'lanecp: result: failed, exit 2: unknown option or missing value: --bogus$' "$log"
+lc_log_has 'lanecp: result: failed, exit 2: need a source and a destination$' "$log"
+lc_log_has "lanecp: result: failed after 1 attempt, exit 6: $LC_USER@$H: $(lc_re "$d/remote/nope"): No such file" "$log"
+[[ $(grep -c 'result: ' "$log") == 4 ]] || { lc__show "$log"; lc_fail \
+    "-l: expected four result lines"; }
+
+lc_note "--json: -E's checksum is in the object, window 0 when autotuned"
+"$LANECP" -F "$LC_SSH_CONFIG" --json -E sha256 "$d/local/f" "$H:$d/remote/js" \
+    >"$d/js.out" 2>"$d/js.err" || { lc__show "$d/js.err"; lc_fail "--json -E"; }
+sum=$(sha256sum "$d/local/f" | cut -c1-64)
+lc_log_has "\"checksums\":\\[\\{\"path\":\"$(lc_re "$H:$d/remote/js")\",\"checksum\":\"sha256:$sum\"\\}\\]" "$d/js.out"
+lc_log_has '"window":0,' "$d/js.out"
+[[ $(wc -l <"$d/js.out") == 1 ]] || { lc__show "$d/js.out"; lc_fail \
+    "--json -E: stdout is not the object alone"; }
+"$LANECP" -F "$LC_SSH_CONFIG" --json -w 256k -f "$d/local/f" "$H:$d/remote/js" \
+    >"$d/js.out" 2>"$d/js.err" || { lc__show "$d/js.err"; lc_fail "--json -w"; }
+lc_log_lacks '"window":0,' "$d/js.out"

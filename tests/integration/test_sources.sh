@@ -63,7 +63,7 @@ same "$d/remote/in" a b
 
 lc_note "refusals: nothing is written"
 echo old >"$d/remote/file"
-lc_lanecp_expect 6 "$(lc_re "$d/remote/file"): not a directory" \
+lc_lanecp_expect 2 "with several sources or -r the target must be a directory: $(lc_re "$d/remote/file")" \
 	-f "$d/local/a" "$d/local/b" "$H:$d/remote/file"
 [[ $(cat "$d/remote/file") == old ]] || lc_fail "file target changed"
 lc_lanecp_expect 6 "$(lc_re "$d/remote/no/deeper"): no such directory" \
@@ -76,8 +76,25 @@ only "$d/remote/dup"
 sum=$(sha256sum "$d/local/a" | cut -c1-64)
 lc_lanecp_expect 2 "-E ALG=HEX checks one file; 2 sources were given" \
 	-E "sha256=$sum" "$d/local/a" "$d/local/b" "$H:$d/remote/dup/"
-lc_lanecp_expect 2 "all sources must be on the same host" \
+lc_note "several arguments: the message says what is wrong"
+# a stray last argument naming a local file (pull, and mixed hosts)
+lc_lanecp_expect 2 "with several sources the target must be a directory: $(lc_re "$d/local/b")\$" \
+	"$H:$d/local/a" "$H:$d/local/c" "$d/local/b"
+lc_lanecp_expect 2 "with several sources the target must be a directory: $(lc_re "$d/local/b")\$" \
+	"$d/local/a" "$H:$d/local/c" "$d/local/b"
+# a remote file as the target of several sources (push): its sink says so
+lc_lanecp_expect 2 "with several sources or -r the target must be a directory: $(lc_re "$d/remote/file")\$" \
+	"$d/local/a" "$d/local/b" "$H:$d/remote/file"
+[[ $(cat "$d/remote/file") == old ]] || lc_fail "file target changed"
+# sources on two hosts, the target a directory (or remote)
+lc_lanecp_expect 2 "$(lc_re "$H:$d/local/a") and $(lc_re "$d/local/b") are on different hosts: several sources must be on one host \(the last argument, $(lc_re "$d/back/"), is the target\)" \
 	"$H:$d/local/a" "$d/local/b" "$d/back/"
+lc_lanecp_expect 2 "$(lc_re "$d/local/a") and $(lc_re "$H:$d/local/b") are on different hosts" \
+	"$d/local/a" "$H:$d/local/b" "$H:$d/remote/"
+for f in "$LC_ERR"; do
+	[[ $(grep -c . "$f") == 1 ]] || { lc__show "$f"; lc_fail "not one line"; }
+done
+lc_log_lacks "same host" "$LC_ERR"
 lc_lanecp_expect 5 "$(lc_re "$d/local/nope"): No such file or directory" \
 	"$d/local/a" "$d/local/nope" "$d/local/b" "$H:$d/remote/dup/"
 only "$d/remote/dup"
