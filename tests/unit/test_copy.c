@@ -21,16 +21,33 @@ main(void)
 #include "lanecp/log.h"
 
 #include <fcntl.h>
+#include <ftw.h>
 #include <stdint.h>
 #include <sys/stat.h>
 
 static char dir[64];
+
+static int
+rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)st, (void)flag, (void)ftw;
+	return remove(path);
+}
+
+/* Each test runs in a child of its own: the directory goes as it exits. */
+static void
+rm_tmp(void)
+{
+	if (dir[0] != '\0')
+		(void)nftw(dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+}
 
 static void
 mkdir_tmp(void)
 {
 	snprintf(dir, sizeof(dir), "/tmp/lc-copy-XXXXXX");
 	LC_CHECK(mkdtemp(dir) != NULL);
+	atexit(rm_tmp);
 }
 
 static void
