@@ -19,6 +19,10 @@ set -euo pipefail
 lc_need_test_hooks	# LANECP_TEST_PROXY
 trap '' PIPE
 command -v tcpdump >/dev/null || { lc_skip "tcpdump not installed"; exit 0; }
+# an address of our own on loopback, so that the capture holds this test's
+# packets only, not those of tests running beside it (which made captures
+# of many GB that drop packets)
+export LC_SSHD_ADDR=127.0.0.62
 lc_sshd_start
 
 d=$LC_SSHD_DIR
@@ -35,7 +39,7 @@ start_capture() {
 	local name=$1
 	rm -f "$d/$name.pcap" "$d/$name.tcpdump"
 	tcpdump -i lo -U -s 0 -B 131072 -w "$d/$name.pcap" \
-		"(tcp and not port $LC_SSHD_PORT) or (udp and port 9)" \
+		"host $LC_SSHD_ADDR and ((tcp and not port $LC_SSHD_PORT) or (udp and port 9))" \
 		2>"$d/$name.tcpdump" &
 	TP=$!
 	lc_on_exit "kill $TP"
@@ -48,7 +52,7 @@ start_capture() {
 stop_capture() {
 	local name=$1 sentinel
 	sentinel=LCEND-$(od -An -N8 -tx1 /dev/urandom | tr -d ' \n')
-	printf '%s' "$sentinel" >/dev/udp/127.0.0.1/9 || true
+	printf '%s' "$sentinel" >"/dev/udp/$LC_SSHD_ADDR/9" || true
 	lc_wait_for "$sentinel" "$d/$name.pcap" 10
 	kill "$TP"
 	wait "$TP" 2>/dev/null || true

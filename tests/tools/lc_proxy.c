@@ -4,7 +4,8 @@
  *
  *     lc_proxy ADDR PORT...
  *
- * listens on one ephemeral 127.0.0.1 port per PORT, prints them on one line
+ * listens on one ephemeral port per PORT (on ADDR if it is a 127/8
+ * address, else on 127.0.0.1), prints them on one line
  * and relays connection i to ADDR:PORT[i].  What it does to the streams is
  * set by the environment (STREAM is a stream index, OFFSET a byte count in
  * the source-to-sink direction of that stream's first connection):
@@ -359,7 +360,11 @@ main(int argc, char **argv)
 		listen_fd[i] = socket(AF_INET, SOCK_STREAM, 0);
 		memset(&sin, 0, sizeof(sin));
 		sin.sin_family = AF_INET;
-		sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+		/* on the sink's own loopback address when it has one (the
+		   source dials that address with the proxy's ports) */
+		if (inet_pton(AF_INET, dst_addr, &sin.sin_addr) != 1 ||
+		    (ntohl(sin.sin_addr.s_addr) >> 24) != 127)
+			sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
 		len = sizeof(sin);
 		if (listen_fd[i] < 0 ||
 		    bind(listen_fd[i], (struct sockaddr *)&sin, sizeof(sin)) ||
