@@ -319,7 +319,7 @@ _lanecp_value() {
 }
 
 _lanecp() {
-	local cur prev words cword i meta bashcur trim r user='' h
+	local cur prev words cword i meta trim r user='' h
 	COMPREPLY=()
 	_lanecp_words
 	_lanecp_parse_help "$(_lanecp_dequote "${words[0]/#\~/$HOME}")"
@@ -353,10 +353,18 @@ _lanecp() {
 			fi
 		fi
 	fi
-	# bash replaces only its own last word (after the last ':' or '=' of
-	# COMP_WORDBREAKS): drop what comes before it from every reply
-	bashcur=${COMP_WORDS[COMP_CWORD]-}
-	trim=${cur%"$bashcur"}
+	# readline replaces only the text after the last word break character
+	# (COMP_WORDBREAKS; of those, only ':' and '=' are joined into cur):
+	# drop what comes before it from every reply
+	local brk=${COMP_WORDBREAKS-:=} c
+	trim=''
+	for ((i = ${#cur} - 1; i >= 0; i--)); do
+		c=${cur:i:1}
+		if [[ ($c == : || $c == =) && $brk == *"$c"* ]]; then
+			trim=${cur:0:i+1}
+			break
+		fi
+	done
 	if [[ -n $trim ]]; then
 		for i in "${!COMPREPLY[@]}"; do
 			COMPREPLY[i]=${COMPREPLY[i]#"$trim"}
