@@ -40,7 +40,8 @@ while IFS= read -r line; do
 done <"$T/help"
 [[ ${#longs[@]} -gt 20 ]] || { lc__show "$T/help"; lc_fail "found only ${#longs[@]} long options in --help"; }
 # the table in cmd/lanecp.c has one row per option: as many as --help shows
-rows=$(grep -cE '^[[:space:]]*\{ "[a-z0-9-]+", ' "$CLI" || true)
+rows=$(sed -n '/^static const struct lc_opt lc_opts\[\] = {/,/^};/p' "$CLI" |
+	grep -cE '^[[:space:]]*\{ "[a-z0-9-]+", ' || true)
 [[ $rows == "${#longs[@]}" ]] ||
 	lc_fail "cmd/lanecp.c's option table has $rows rows, --help shows ${#longs[@]} long options"
 
