@@ -29,6 +29,7 @@ lc_runlog_close(int logfd, int r, const struct lc_copy_result *res,
 {
 	if (logfd < 0)
 		return;
+	/* the figures are --json's (lanecp(1), JSON OUTPUT) */
 	if (r == 0)
 		lc_log_verbose("result: ok, %u file%s, %llu bytes "
 		    "written, %llu sent, %llu resumed, %.3f s",
@@ -38,9 +39,14 @@ lc_runlog_close(int logfd, int r, const struct lc_copy_result *res,
 		    (unsigned long long)res->resumed,
 		    (double)res->ns / 1e9);
 	else
-		lc_log_verbose("result: failed after %u attempt%s: %s",
+		lc_log_verbose("result: failed after %u attempt%s, %u file%s, "
+		    "%llu bytes written, %llu sent, %llu resumed, %.3f s: %s",
 		    res->attempts, res->attempts == 1 ? "" : "s",
-		    e->msg);
+		    res->files, res->files == 1 ? "" : "s",
+		    (unsigned long long)res->bytes,
+		    (unsigned long long)res->sent,
+		    (unsigned long long)res->resumed,
+		    (double)res->ns / 1e9, e->msg);
 	lc_log_set_file(-1);
 	close(logfd);
 }

@@ -207,8 +207,19 @@ struct lc_sink {
 	uint64_t space_need;	/* main: what the files announced need */
 	int space_known;
 	int done_sent;		/* main */
-	atomic_uint_fast64_t bytes;	/* receivers add */
+	atomic_uint_fast64_t bytes;	/* receivers add: received */
+	atomic_uint_fast64_t written;	/* writers add: on disk (holes
+					   whole), what PROGRESS reports */
+	atomic_bool stopping;	/* STOP: receivers end */
+	int stopped;		/* main: STOPPED sent, events ignored */
 };
+
+/* 1 once receivers should end (the agent stops, or the controller's STOP). */
+static inline int
+lc_sink_halted(struct lc_sink *s)
+{
+	return lc_role_canceled(&s->port) || atomic_load(&s->stopping);
+}
 
 /*
  * The acceptor thread (arg: struct lc_sink *): polls the listening sockets

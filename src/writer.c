@@ -218,6 +218,7 @@ struct lc_wfile {
 	uint32_t holes;		/* holes in pending */
 	int err;		/* first error, negative */
 	struct lc_csum *csum;	/* fed in order, NULL: none */
+	atomic_uint_fast64_t *count;	/* bytes written, NULL: none */
 	struct lc_err errinfo;
 	char name[512];
 };
@@ -402,6 +403,8 @@ lc_wfile_submit(struct lc_wfile *f, struct lc_wbuf *b, int *complete,
 			break;
 		}
 		f->next += len;
+		if (f->count != NULL)
+			atomic_fetch_add(f->count, len);
 		if (f->next == f->end)
 			*complete = 1;
 	}
@@ -430,6 +433,14 @@ lc_wfile_written(struct lc_wfile *f)
 	v = f->next;
 	pthread_mutex_unlock(&f->mu);
 	return v;
+}
+
+void
+lc_wfile_set_counter(struct lc_wfile *f, atomic_uint_fast64_t *count)
+{
+	pthread_mutex_lock(&f->mu);
+	f->count = count;
+	pthread_mutex_unlock(&f->mu);
 }
 
 void
