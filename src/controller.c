@@ -1248,8 +1248,10 @@ lc_ctl_stop_sink(struct lc_ctl *c)
 	uint8_t type;
 	uint64_t end;
 
+	/* a sink that failed, or has been silent (stuck), will not answer */
 	if (!c->negotiated || c->sink_done || c->err_ep == ep ||
 	    ep->fd < 0 || ep->eof ||
+	    lc_now_ms() - c->t_dst_msg > LC_STOP_WAIT_MS ||
 	    lc_msg_put_empty(&ep->out, LC_MSG_STOP) != 0)
 		return;
 	end = lc_now_ms() + LC_STOP_WAIT_MS;

@@ -42,6 +42,13 @@ sys.exit(os.waitstatus_to_exitcode(st))
 PY
 }
 L=("$LANECP" -F "$LC_SSH_CONFIG")
+# no_sanitizer FILE: the output of a run not made by lc_lanecp
+no_sanitizer() {
+	if grep -Eq 'Sanitizer|runtime error:' "$1"; then
+		cat -v "$1" >&2
+		lc_fail "sanitizer report in $1"
+	fi
+}
 # jfield FILE KEY: a field of the last JSON line of FILE
 jfield() {
 	python3 -c 'import json, sys
@@ -70,6 +77,7 @@ lc_note "a terminal: the live line, rewritten in place, as wide as the terminal"
 rc=0
 on_pty "$d/live.out" "$d/live.pid" 60 "${L[@]}" -x 2m -f "$d/local/eight" \
     "$H:$d/remote/live" || rc=$?
+no_sanitizer "$d/live.out"
 [[ $rc == 0 ]] || { cat -v "$d/live.out" >&2; lc_fail "on a pty: exit $rc"; }
 cmp "$d/local/eight" "$d/remote/live" || lc_fail "on a pty: copy differs"
 python3 - "$d/live.out" 60 <<'PY' || { cat -v "$d/live.out" >&2; lc_fail "the live line"; }
@@ -94,6 +102,7 @@ lc_note "a terminal, -q: nothing at all on success"
 rc=0
 on_pty "$d/q.out" "$d/q.pid" 80 "${L[@]}" -q -x 4m -f "$d/local/eight" \
     "$H:$d/remote/q" || rc=$?
+no_sanitizer "$d/q.out"
 [[ $rc == 0 ]] || { cat -v "$d/q.out" >&2; lc_fail "-q on a pty: exit $rc"; }
 [[ ! -s $d/q.out ]] || { cat -v "$d/q.out" >&2; lc_fail "-q on a pty printed"; }
 
@@ -107,6 +116,7 @@ lc_wait_size "$d/int.pid" 1 10
 kill -TERM "$(cat "$d/int.pid")"
 rc=0
 wait "$pty" || rc=$?
+no_sanitizer "$d/int.out"
 [[ $rc == 143 ]] || { cat -v "$d/int.out" >&2; lc_fail "SIGTERM on a pty: exit $rc"; }
 python3 - "$d/int.out" <<'PY' || { cat -v "$d/int.out" >&2; lc_fail "error line after the live line"; }
 import sys
@@ -153,8 +163,10 @@ kill -TERM "$pid"
 rc=0
 wait "$pid" || rc=$?
 t1=$(date +%s%N)
+no_sanitizer "$d/term.err"
 [[ $rc == 143 ]] || { lc__show "$d/term.err"; lc_fail "SIGTERM: exit $rc"; }
 have=$(stat -c %s "$part")
+lc_note "  part file: $have bytes; --json: bytes_written $(jfield "$d/term.json" bytes_written), bytes $(jfield "$d/term.json" bytes), seconds $(jfield "$d/term.json" seconds)"
 python3 - "$d/term.json" "$have" $(((t1 - t0) / 1000000)) <<'PY' || { cat "$d/term.json" >&2; lc_fail "--json after SIGTERM"; }
 import json, sys
 j = json.load(open(sys.argv[1]))
