@@ -38,6 +38,7 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <pwd.h>
+#include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
 
@@ -1018,6 +1019,19 @@ lc_sink_stop(struct lc_sink *s)
 		s->recv[i].started = 0;
 	}
 	s->stopped = 1;
+	/* as after FILE_ABORT: an empty new part file is not worth keeping */
+	for (uint32_t i = 0; s->files != NULL && i < s->files_max; i++) {
+		struct lc_sfile *f = s->files[i];
+		struct stat st;
+
+		if (f == NULL || f->state != LC_SF_RECV || f->start != 0 ||
+		    f->p.tmp[0] == '\0' || f->p.direct || f->p.fd < 0 ||
+		    (f->wf != NULL && lc_wfile_written(f->wf) != 0) ||
+		    fstat(f->p.fd, &st) != 0 || st.st_size != 0)
+			continue;
+		(void)unlinkat(f->p.dfd, f->p.tmp, 0);
+		lc_part_close(&f->p);
+	}
 	memset(&d, 0, sizeof(d));
 	d.bytes = atomic_load(&s->written);
 	d.files = s->files_done;

@@ -387,6 +387,27 @@ LC_TEST(sink_stop_reports_what_is_on_disk)
 	t_stop(&t);
 }
 
+/* STOP before any data: the new, empty part file is not left behind. */
+LC_TEST(sink_stop_drops_an_empty_part_file)
+{
+	struct lc_msg_xfer_done d;
+	struct t_sink t;
+	struct stat sb;
+	char path[128];
+	size_t n;
+
+	t_start(&t, 1, 0, 1);
+	t_file(&t, 1, "one", 6 * T_BLOCK);
+	snprintf(path, sizeof(path), "%s/.one.lanecp-part", t.dir);
+	LC_CHECK(stat(path, &sb) == 0);
+	host_send(&t.h, t_put_stop, NULL);
+	host_wait_msg(&t.h, LC_MSG_SINK_STOPPED, &n);
+	LC_CHECK(lc_msg_get_xfer_done(host_payload, n, &d) == 0);
+	LC_CHECK_EQ_U(d.bytes, 0);
+	LC_CHECK(stat(path, &sb) != 0 && errno == ENOENT);
+	t_stop(&t);
+}
+
 /* ---- compressed frames (-c) ---- */
 
 /* A frame with whatever header fields and payload the test wants. */
