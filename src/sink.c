@@ -1001,7 +1001,7 @@ static void lc_sink_abort(void *role);
  * STOP: the copy has failed or was interrupted at the controller.  End
  * the data streams and wait for their threads, so that nothing more is
  * written, then say exactly how many bytes reached the files (STOPPED).
- * Part files stay as they are, for -a.
+ * Part files with data stay as they are, for -a.
  */
 static int
 lc_sink_stop(struct lc_sink *s)
