@@ -611,6 +611,7 @@ lc_ctl_record_sum(struct lc_ctl *c, const struct lc_ctl_file *f,
 
 	lc_ctl_file_where(c, f, where, sizeof(where));
 	if (c->o->print_sums && colon != NULL) {
+		lc_log_status_clear();	/* stdout may be that terminal too */
 		printf("%.*s %s %s\n", (int)(colon - sum), sum, colon + 1,
 		    where);
 		fflush(stdout);
@@ -994,6 +995,7 @@ lc_ctl_json_tick(struct lc_ctl *c, uint64_t now_ms)
 	jp.streams = c->listening ? c->streams : 0;
 	c->json_ns = ns;
 	c->json_bytes = done;
+	lc_log_status_clear();	/* stdout may be that terminal too */
 	lc_json_progress(1, &jp);
 }
 
