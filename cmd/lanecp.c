@@ -342,7 +342,8 @@ static const struct lc_opt lc_opts[] = {
 	    "kernel autotuning)", lc_opt_window, 0, 0 },
 	{ "block", 'B', "SIZE", "block size, 4k-64m (default 1m)",
 	    lc_opt_block, 0, 0 },
-	{ "progress", 'P', "SEC", "report progress every SEC seconds",
+	{ "progress", 'P', "SEC", "plain progress lines every SEC seconds "
+	    "(for logs), instead of the live line on a terminal",
 	    lc_opt_progress, 0, 0 },
 	{ "recursive", 'r', NULL, "copy directories: files, directories and "
 	    "symlinks (as links)", NULL,
@@ -398,6 +399,9 @@ static const struct lc_opt lc_opts[] = {
 	    LC_FLAG(copy.no_space_check), 0 },
 	{ "json", 0, NULL, "print a JSON summary on stdout at the end", NULL,
 	    LC_FLAG(json), 0 },
+	{ "json-progress", 0, NULL, "a JSON progress line on stdout every "
+	    "second, then the --json summary", NULL,
+	    LC_FLAG(copy.json_progress), 0 },
 	{ "log", 'l', "FILE", "append a timestamped record of the run to "
 	    "FILE", lc_opt_log, 0, 0 },
 	{ "ssh-config", 'F', "FILE", "read this ssh_config instead of "
@@ -417,7 +421,8 @@ static const struct lc_opt lc_opts[] = {
 	    LC_FLAG(copy.no_fsync), 0 },
 	{ "verbose", 'v', NULL, "say more (negotiated settings, per-file "
 	    "results); twice for debug", lc_opt_verbose, 0, 0 },
-	{ "quiet", 'q', NULL, "print errors only", NULL,
+	{ "quiet", 'q', NULL, "print errors only (no progress, no summary)",
+	    NULL,
 	    LC_FLAG(quiet), 0 },
 	{ "help", 'h', NULL, "show this help", NULL,
 	    LC_FLAG(help), 0 },
@@ -737,10 +742,13 @@ main(int argc, char **argv)
 	lc_cmdline(argc, argv, cmdline, sizeof(cmdline));
 	c.copy.cmdline = cmdline;
 	if (lc_parse_cli(argc, argv, &c, &first, &e) != 0) {
+		c.json = c.json || c.copy.json_progress;
 		if (c.copy.log_path == NULL)
 			c.copy.log_path = lc_find_log(argc, argv);
 		return lc_usage_fail(&c, &e);
 	}
+	/* the progress lines end with the summary */
+	c.json = c.json || c.copy.json_progress;
 	if (c.help) {
 		lc_usage(stdout);
 		return LC_EXIT_OK;
@@ -771,6 +779,11 @@ main(int argc, char **argv)
 	c.copy.nsources = (size_t)(argc - first - 1);
 	c.copy.dest = argv[argc - 1];
 	c.copy.batch = !isatty(0);
+	/* -q: errors only; -P: plain lines; else the live line on a tty */
+	if (c.quiet)
+		c.copy.progress_ms = 0;
+	c.copy.live_progress = !c.quiet && c.copy.progress_ms == 0 &&
+	    isatty(2);
 	if (libssh2_init(0) != 0 || lc_wake_open(&lc_sigwake) != 0) {
 		lc_log_error("initialization failed");
 		return LC_EXIT_INTERNAL;

@@ -40,6 +40,8 @@
 				   stops (PING) */
 #define LC_CAUSE_WAIT_MS 2000
 #define LC_STALL_MS 3000	/* data still this long: report the gap */
+#define LC_LIVE_MS 250		/* the live progress line: redraws */
+#define LC_STOP_WAIT_MS 2000	/* STOP: how long the sink may take */
 
 /* ---- helpers ---- */
 
@@ -661,6 +663,7 @@ lc_ctl_record_sum(struct lc_ctl *c, const struct lc_ctl_file *f,
 
 	lc_ctl_file_where(c, f, where, sizeof(where));
 	if (c->o->print_sums && colon != NULL) {
+		lc_log_status_clear();	/* stdout may be that terminal too */
 		printf("%.*s %s %s\n", (int)(colon - sum), sum, colon + 1,
 		    where);
 		fflush(stdout);
@@ -692,7 +695,7 @@ lc_ctl_file_done(struct lc_ctl *c, const struct lc_msg_file_done *m,
 	c->t_progress = lc_now_ms();
 	if (reg) {
 		c->files_written++;
-		lc_log_verbose("%s: %llu bytes written%s%s", f->name,
+		lc_log_verbose("%s: done, %llu bytes%s%s", f->name,
 		    (unsigned long long)m->bytes, m->checksum[0] ? ", " : "",
 		    m->checksum);
 	} else {
@@ -1002,11 +1005,19 @@ lc_ctl_signal(int fd, struct lc_err *e)
 	return -LC_ERR_CANCELED;
 }
 
+/* Bytes of the files in place: kept by resume, and written since. */
+static uint64_t
+lc_ctl_done(const struct lc_ctl *c)
+{
+	return c->res->resumed + c->bytes_done;
+}
+
 static void
 lc_ctl_progress_set(struct lc_ctl *c)
 {
 	if (c->progress.start_ns == 0)
-		lc_progress_init(&c->progress, 2, c->bytes_total);
+		lc_progress_init(&c->progress, 2, c->o->live_progress,
+		    c->bytes_total);
 	c->progress.total = c->bytes_total;
 	c->progress.files = c->files_done;
 	c->progress.files_total = c->files_total;
@@ -1014,20 +1025,50 @@ lc_ctl_progress_set(struct lc_ctl *c)
 	c->progress.total_final = c->listed >= c->adds_sent;
 }
 
+/* --json-progress: one line a second on stdout (report.c). */
+static void
+lc_ctl_json_tick(struct lc_ctl *c, uint64_t now_ms)
+{
+	uint64_t ns = lc_now_ns(), done = lc_ctl_done(c);
+	uint64_t dt = c->json_ns != 0 ? ns - c->json_ns : 0;
+	uint64_t db = done > c->json_bytes ? done - c->json_bytes : 0;
+	struct lc_json_progress jp;
+
+	if (now_ms < c->next_json)
+		return;
+	c->next_json = now_ms + 1000;
+	memset(&jp, 0, sizeof(jp));
+	jp.elapsed_ns = ns - (c->o->t_run != 0 ? c->o->t_run : c->t_start);
+	jp.bytes = done;
+	jp.total = c->bytes_total;
+	jp.total_final = c->listed >= c->adds_sent;
+	jp.rate = dt > 0 ? (uint64_t)((double)db * 1e9 / (double)dt) : 0;
+	jp.files = c->files_done;
+	jp.files_total = c->files_total;
+	jp.streams = c->listening ? c->streams : 0;
+	c->json_ns = ns;
+	c->json_bytes = done;
+	lc_log_status_clear();	/* stdout may be that terminal too */
+	lc_json_progress(1, &jp);
+}
+
 static void
 lc_ctl_tick(struct lc_ctl *c)
 {
-	uint64_t now;
+	uint64_t now = lc_now_ms();
 
-	if (c->o->progress_ms == 0 || !c->negotiated ||
+	if (c->o->json_progress && c->negotiated)
+		lc_ctl_json_tick(c, now);
+	if ((c->o->progress_ms == 0 && !c->o->live_progress) ||
+	    !c->negotiated ||
 	    (c->listed < c->adds_sent && c->files_total == 0))
 		return;
-	now = lc_now_ms();
 	if (now < c->next_progress)
 		return;
-	c->next_progress = now + c->o->progress_ms;
+	c->next_progress = now + (c->o->progress_ms != 0 ?
+	    c->o->progress_ms : LC_LIVE_MS);
 	lc_ctl_progress_set(c);
-	lc_progress_update(&c->progress, c->bytes_done);
+	lc_progress_update(&c->progress, lc_ctl_done(c));
 }
 
 /*
@@ -1080,8 +1121,9 @@ lc_ctl_loop(struct lc_ctl *c, int signal_fd, struct lc_err *e)
 
 	c->t_src_msg = c->t_dst_msg = c->t_progress = lc_now_ms();
 	while (!(c->src_bye && c->dst_bye)) {
-		int timeout = c->o->progress_ms != 0 || c->o->timeout_s != 0 ?
-		    200 : c->negotiated ? LC_PING_MS : -1;
+		int timeout = c->o->progress_ms != 0 || c->o->timeout_s != 0 ||
+		    c->o->live_progress || c->o->json_progress ? 200 :
+		    c->negotiated ? LC_PING_MS : -1;
 
 		for (int i = 0; i < 2; i++) {
 			pfd[i].fd = eps[i]->eof ? -1 : eps[i]->fd;
@@ -1276,12 +1318,68 @@ lc_ctl_root_cause(struct lc_ctl *c, int r, struct lc_err *e)
 	}
 }
 
+/*
+ * The copy failed or was interrupted: unless the sink itself failed, ask
+ * it to stop (STOP) and wait a little for its final count of the bytes
+ * that reached the files (SINK_STOPPED), so that --json and -l report
+ * what is on disk, not its last heartbeat.
+ */
+static void
+lc_ctl_stop_sink(struct lc_ctl *c)
+{
+	struct lc_endpoint *ep = &c->dst_ep;
+	struct lc_msg_xfer_done d;
+	struct lc_msg_progress pr;
+	const uint8_t *payload;
+	size_t plen, flen;
+	uint8_t type;
+	uint64_t end;
+
+	/* a sink that failed, or has been silent (stuck), will not answer */
+	if (!c->negotiated || c->sink_done || c->err_ep == ep ||
+	    ep->fd < 0 || ep->eof ||
+	    lc_now_ms() - c->t_dst_msg > LC_STOP_WAIT_MS ||
+	    lc_msg_put_empty(&ep->out, LC_MSG_STOP) != 0)
+		return;
+	end = lc_now_ms() + LC_STOP_WAIT_MS;
+	for (;;) {
+		struct pollfd pfd;
+		uint64_t now;
+
+		if (lc_endpoint_flush(ep) != 0)
+			return;
+		while (lc_msg_peek(lc_buf_ptr(&ep->in), lc_buf_len(&ep->in),
+		    &type, &payload, &plen, &flen) == 1) {
+			int got = 0;
+
+			if (type == LC_MSG_SINK_STOPPED &&
+			    lc_msg_get_xfer_done(payload, plen, &d) == 0) {
+				c->bytes_done = d.bytes;
+				got = 1;
+			} else if (type == LC_MSG_PROGRESS &&
+			    lc_msg_get_progress(payload, plen, &pr) == 0 &&
+			    pr.bytes > c->bytes_done)
+				c->bytes_done = pr.bytes;
+			lc_buf_consume(&ep->in, flen);
+			if (got || type == LC_MSG_ERROR)
+				return;
+		}
+		if (ep->eof || (now = lc_now_ms()) >= end)
+			return;
+		pfd.fd = ep->fd;
+		pfd.events = POLLIN | (lc_buf_len(&ep->out) > 0 ? POLLOUT : 0);
+		if (poll(&pfd, 1, (int)(end - now)) < 0 && errno != EINTR)
+			return;
+		if ((pfd.revents & ~POLLOUT) != 0 && lc_endpoint_read(ep) < 0)
+			return;
+	}
+}
+
 int
 lc_copy_run(const struct lc_copy_opts *o, int signal_fd,
     struct lc_copy_result *res, struct lc_err *e)
 {
 	struct lc_ctl c;
-	char rate[32];
 	int r;
 
 	memset(&c, 0, sizeof(c));
@@ -1306,29 +1404,27 @@ lc_copy_run(const struct lc_copy_opts *o, int signal_fd,
 		r = lc_ctl_root_cause(&c, r, e);
 		goto out;
 	}
-	res->bytes = c.bytes_done;
 	res->files = c.files_written;
 	res->entries = c.files_done;
 	if (res->nfailed > 0)
 		r = lc_err_set(e, LC_ERR_PARTIAL, "%u file%s could not be "
 		    "copied (partial transfer); the rest was", res->nfailed,
 		    res->nfailed == 1 ? "" : "s");
-	if (o->progress_ms != 0) {
-		lc_ctl_progress_set(&c);
-		lc_progress_finish(&c.progress, c.bytes_done);
-	}
-	lc_fmt_rate(rate, sizeof(rate), res->bytes, res->ns);
-	lc_log_verbose("copied %u file%s, %llu bytes in %.3f s (%s) to %s",
-	    res->files, res->files == 1 ? "" : "s",
-	    (unsigned long long)res->bytes, (double)res->ns / 1e9, rate,
-	    c.target_shown);
  out:
-	res->sent = c.src_sent;
+	if (r != 0)
+		lc_ctl_stop_sink(&c);
+	if (o->progress_ms != 0 || o->live_progress) {
+		lc_ctl_progress_set(&c);
+		lc_progress_finish(&c.progress, lc_ctl_done(&c));
+	}
+	res->bytes = c.bytes_done;
+	/* the source's count is a second old after a failure: what reached
+	   the files was sent (holes aside, which are not) */
+	res->sent = c.src_sent > c.bytes_done || r == 0 ? c.src_sent :
+	    c.bytes_done;
 	res->wire = c.src_wire;
 	if (res->ns == 0 && c.t_start != 0)
 		res->ns = lc_now_ns() - c.t_start;
-	if (r != 0 && c.progress.drawn)
-		(void)lc_write_all(2, "\n", 1);
 	lc__ctl_path_free(&c);
 	/* close both channels first so that both agents stop at once */
 	if (c.src.fd >= 0) {

@@ -85,6 +85,9 @@ struct lc_ctl {
 	uint64_t t_start;
 	struct lc_progress progress;
 	uint64_t next_progress;
+	uint64_t next_json;	/* --json-progress: the next line (ms) */
+	uint64_t json_bytes;	/* and the bytes at the last one */
+	uint64_t json_ns;
 	uint64_t next_ping;	/* the agents' heartbeat (ms) */
 	struct lc_ctl_file ring[LC_FILES_INFLIGHT];
 	char target_shown[LC_PATH_MAX + 300];

@@ -4,7 +4,9 @@
  * --json summary report.c.
  */
 #include "lanecp/controller.h"
+#include "lanecp/clock.h"
 #include "lanecp/log.h"
+#include "lanecp/progress.h"
 #include "lanecp/testhook.h"
 
 #include <errno.h>
@@ -62,8 +64,14 @@ lc_copy_backoff(unsigned s, int signal_fd, struct lc_err *e)
 static void
 lc_copy_merge(struct lc_copy_result *all, const struct lc_copy_result *one)
 {
-	uint64_t sent = all->sent + one->sent, ns = all->ns + one->ns;
+	uint64_t sent = all->sent + one->sent, bytes = all->bytes + one->bytes;
 	uint64_t wire = all->wire + one->wire;
+	/*
+	 * Bytes kept from partial files are those earlier runs left: a
+	 * retry resumes what the attempts before it wrote (counted there).
+	 */
+	uint64_t resumed = all->bytes != 0 || all->resumed != 0 ?
+	    all->resumed : one->resumed;
 	uint64_t stalled = all->stalled_ms + one->stalled_ms;
 	uint64_t last = one->t_last_ms != 0 ? one->t_last_ms : all->t_last_ms;
 	uint32_t attempts = all->attempts + 1;
@@ -83,7 +91,8 @@ lc_copy_merge(struct lc_copy_result *all, const struct lc_copy_result *one)
 	all->t_last_ms = last;
 	all->sent = sent;
 	all->wire = wire;
-	all->ns = ns;
+	all->bytes = bytes;
+	all->resumed = resumed;
 	all->stalled_ms = stalled;
 	all->attempts = attempts;
 }
@@ -99,6 +108,9 @@ lc_copy(const struct lc_copy_opts *o, int signal_fd,
 	int r;
 
 	memset(res, 0, sizeof(*res));
+	/* "seconds" is the wall time of it all: connecting, every attempt,
+	   the back-offs between them and stopping */
+	oo.t_run = lc_now_ns();
 	/* one id for all attempts: a retry's sink knows the agents of the
 	   attempts before it */
 	lc_testhook_transfer(oo.transfer, sizeof(oo.transfer));
@@ -136,6 +148,16 @@ lc_copy(const struct lc_copy_opts *o, int signal_fd,
 		backoff = backoff * 2 > LC_BACKOFF_MAX_S ? LC_BACKOFF_MAX_S :
 		    backoff * 2;
 		oo.resume = 1;
+	}
+	res->ns = lc_now_ns() - oo.t_run;
+	if (r == 0) {
+		char rate[32];
+
+		lc_fmt_rate(rate, sizeof(rate), res->bytes, res->ns);
+		lc_log_info("copied %u file%s, %llu bytes in %.3f s (%s) to %s",
+		    res->files, res->files == 1 ? "" : "s",
+		    (unsigned long long)res->bytes, (double)res->ns / 1e9,
+		    rate, o->dest);
 	}
 	return r;
 }

@@ -1,6 +1,7 @@
 #include "lanecp/log.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -13,6 +14,9 @@ static atomic_int lc_log_threshold = LC_LOG_INFO;
 static atomic_int lc_log_fd = 2;
 static atomic_int lc_log_file_fd = -1;
 static _Thread_local char lc_log_tag[48];
+/* the live status line (lc_log_status): on the terminal, under the mutex */
+static pthread_mutex_t lc_log_mu = PTHREAD_MUTEX_INITIALIZER;
+static int lc_log_live;
 
 void
 lc_log_init(const char *prog, int level, int fd)
@@ -91,6 +95,37 @@ lc_log_write_all(int fd, const char *p, size_t n)
 	}
 }
 
+/* With lc_log_mu held: take a live status line off the terminal. */
+static void
+lc_log_unstatus(int fd)
+{
+	static const char erase[] = "\r\033[K";
+
+	if (lc_log_live)
+		lc_log_write_all(fd, erase, sizeof(erase) - 1);
+	lc_log_live = 0;
+}
+
+void
+lc_log_status(const char *line, size_t n)
+{
+	int fd = atomic_load(&lc_log_fd);
+
+	pthread_mutex_lock(&lc_log_mu);
+	lc_log_unstatus(fd);
+	lc_log_write_all(fd, line, n);
+	lc_log_live = n > 0;
+	pthread_mutex_unlock(&lc_log_mu);
+}
+
+void
+lc_log_status_clear(void)
+{
+	pthread_mutex_lock(&lc_log_mu);
+	lc_log_unstatus(atomic_load(&lc_log_fd));
+	pthread_mutex_unlock(&lc_log_mu);
+}
+
 void
 lc__log(int level, const char *file, int line, const char *fmt, ...)
 {
@@ -119,8 +154,14 @@ lc__log(int level, const char *file, int line, const char *fmt, ...)
 		n = (int)sizeof(out) - 1;
 		out[n - 1] = '\n';
 	}
-	if (level <= atomic_load(&lc_log_threshold))
-		lc_log_write_all(atomic_load(&lc_log_fd), out, (size_t)n);
+	if (level <= atomic_load(&lc_log_threshold)) {
+		int fd = atomic_load(&lc_log_fd);
+
+		pthread_mutex_lock(&lc_log_mu);
+		lc_log_unstatus(fd);
+		lc_log_write_all(fd, out, (size_t)n);
+		pthread_mutex_unlock(&lc_log_mu);
+	}
 	if (ffd >= 0) {
 		char stamped[2400];
 		char ts[32];

@@ -2,9 +2,11 @@
 #include "lanecp/parse.h"
 #include "lanecp/clock.h"
 #include "lanecp/fdio.h"
+#include "lanecp/log.h"
 
 #include <stdio.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <unistd.h>
 
 void
@@ -22,24 +24,38 @@ lc_fmt_rate(char *buf, unsigned long sz, uint64_t bytes, uint64_t ns)
 }
 
 void
-lc_progress_init(struct lc_progress *p, int fd, uint64_t total)
+lc_progress_init(struct lc_progress *p, int fd, int live, uint64_t total)
 {
 	memset(p, 0, sizeof(*p));
 	p->fd = fd;
-	p->tty = isatty(fd);
+	p->live = live;
 	p->total = total;
 	p->start_ns = p->last_ns = lc_now_ns();
 	p->total_final = 1;
+}
+
+/* The terminal's width, or 80 when it will not say. */
+static size_t
+lc_progress_cols(int fd)
+{
+	struct winsize ws;
+
+	if (ioctl(fd, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 0)
+		return ws.ws_col;
+	return 80;
 }
 
 static void
 lc_progress_line(struct lc_progress *p, uint64_t bytes, int final)
 {
 	char done[32], tot[32], rate[32], eta[32] = "", files[48] = "";
-	char line[200];
+	char text[200], line[240];
 	uint64_t now = lc_now_ns(), el = now - p->start_ns;
+	size_t len, cols;
 	int n;
 
+	if (p->total_final && bytes > p->total)
+		bytes = p->total;	/* blocks written twice (a lost stream) */
 	lc_fmt_bytes(done, sizeof(done), bytes);
 	lc_fmt_bytes(tot, sizeof(tot), p->total);
 	lc_fmt_rate(rate, sizeof(rate), bytes, el);
@@ -54,19 +70,31 @@ lc_progress_line(struct lc_progress *p, uint64_t bytes, int final)
 		    s / 60 % 60, s % 60);
 	}
 	if (p->total_final)
-		n = snprintf(line, sizeof(line), "%s%s of %s (%.0f%%), %s%s%s"
-		    "%s%s", p->tty ? "\r" : "", done, tot, p->total > 0 ?
-		    100.0 * (double)bytes / (double)p->total : 100.0, rate,
-		    files, eta, final ? ", done" : "", p->tty ? "\033[K" :
-		    "\n");
+		n = snprintf(text, sizeof(text), "%s of %s (%.0f%%), %s%s%s%s",
+		    done, tot, p->total > 0 ? 100.0 * (double)bytes /
+		    (double)p->total : 100.0, rate, files, eta,
+		    final ? ", done" : "");
 	else
-		n = snprintf(line, sizeof(line), "%s%s of %s so far, %s%s%s",
-		    p->tty ? "\r" : "", done, tot, rate, files,
-		    p->tty ? "\033[K" : "\n");
-	if (n > 0)
-		(void)lc_write_all(p->fd, line, (size_t)n < sizeof(line) ?
-		    (size_t)n : sizeof(line) - 1);
-	p->drawn = p->tty;
+		n = snprintf(text, sizeof(text), "%s of %s so far, %s%s", done,
+		    tot, rate, files);
+	if (n < 0)
+		return;
+	len = (size_t)n < sizeof(text) ? (size_t)n : sizeof(text) - 1;
+	if (p->live) {
+		/* never wrap: one column short of the width (the cursor) */
+		cols = lc_progress_cols(p->fd);
+		if (len > cols - 1)
+			len = cols - 1;
+		n = snprintf(line, sizeof(line), "\r%.*s\033[K", (int)len,
+		    text);
+		if (n > 0 && (size_t)n < sizeof(line))
+			lc_log_status(line, (size_t)n);
+		p->drawn = 1;
+	} else {
+		n = snprintf(line, sizeof(line), "%.*s\n", (int)len, text);
+		if (n > 0 && (size_t)n < sizeof(line))
+			(void)lc_write_all(p->fd, line, (size_t)n);
+	}
 	p->last_ns = now;
 	p->last_bytes = bytes;
 }
@@ -80,8 +108,10 @@ lc_progress_update(struct lc_progress *p, uint64_t bytes)
 void
 lc_progress_finish(struct lc_progress *p, uint64_t bytes)
 {
+	if (p->live) {
+		lc_log_status_clear();
+		p->drawn = 0;
+		return;
+	}
 	lc_progress_line(p, bytes, 1);
-	if (p->tty)
-		(void)lc_write_all(p->fd, "\n", 1);
-	p->drawn = 0;
 }

@@ -255,10 +255,10 @@ lc_receiver_main(void *arg)
 	lc_log_set_tag(tag);
 	lc_err_clear(&e);
 	pthread_mutex_lock(&s->mu);
-	while (!rv->has_conn && !lc_role_canceled(&s->port))
+	while (!rv->has_conn && !lc_sink_halted(s))
 		pthread_cond_wait(&s->cv, &s->mu);
 	pthread_mutex_unlock(&s->mu);
-	if (lc_role_canceled(&s->port))
+	if (lc_sink_halted(s))
 		return NULL;
 	lc_log_debug("connected from %s", rv->conn.peer);
 	atomic_store(&rv->state, LC_RV_RECV);
@@ -271,7 +271,7 @@ lc_receiver_main(void *arg)
 		return NULL;
 	}
 	atomic_store(&rv->state, LC_RV_DEAD);
-	if (lc_role_canceled(&s->port))
+	if (lc_sink_halted(s))
 		return NULL;
 	/* a broken stream is not the end: the source reconnects it and
 	 * resends its blocks on the new connection */

@@ -46,7 +46,7 @@ lc_copy_json(int fd, const struct lc_copy_opts *o,
 
 	(void)o;
 	lc_buf_init(&b, LC_JSON_MAX);
-	r = lc_json_raw(&b, "{\"ok\":%s,\"files\":%u,"
+	r = lc_json_raw(&b, "{\"type\":\"result\",\"ok\":%s,\"files\":%u,"
 	    "\"bytes\":%llu,\"compressed_bytes\":%llu,\"compression\":%u,"
 	    "\"bytes_written\":%llu,\"resumed_bytes\":%llu,"
 	    "\"seconds\":%.3f,\"streams\":%u,\"window\":%u,\"block\":%u,"
@@ -96,4 +96,22 @@ lc_copy_json(int fd, const struct lc_copy_opts *o,
 		lc_log_error("--json: cannot format the summary: %s",
 		    lc_strerror(r));
 	lc_buf_free(&b);
+}
+
+void
+lc_json_progress(int fd, const struct lc_json_progress *p)
+{
+	char line[512];
+	int n;
+
+	n = snprintf(line, sizeof(line), "{\"type\":\"progress\","
+	    "\"elapsed\":%.3f,\"bytes\":%llu,\"total\":%llu,"
+	    "\"total_final\":%s,\"rate\":%llu,\"files\":%u,"
+	    "\"files_total\":%u,\"streams\":%u}\n",
+	    (double)p->elapsed_ns / 1e9, (unsigned long long)p->bytes,
+	    (unsigned long long)p->total, p->total_final ? "true" : "false",
+	    (unsigned long long)p->rate, p->files, p->files_total,
+	    p->streams);
+	if (n > 0 && (size_t)n < sizeof(line))
+		(void)lc_write_all(fd, line, (size_t)n);
 }

@@ -29,6 +29,7 @@ lc_runlog_close(int logfd, int r, const struct lc_copy_result *res,
 {
 	if (logfd < 0)
 		return;
+	/* the figures are --json's (lanecp(1), JSON OUTPUT) */
 	if (r == 0)
 		lc_log_verbose("result: ok, %u file%s, %llu bytes "
 		    "written, %llu sent, %llu resumed, %.3f s",
@@ -40,9 +41,14 @@ lc_runlog_close(int logfd, int r, const struct lc_copy_result *res,
 	else if (res->attempts == 0)
 		lc_log_verbose("result: failed, exit %d: %s", status, e->msg);
 	else
-		lc_log_verbose("result: failed after %u attempt%s, exit %d: %s",
-		    res->attempts, res->attempts == 1 ? "" : "s", status,
-		    e->msg);
+		lc_log_verbose("result: failed after %u attempt%s, exit %d, "
+		    "%u file%s, %llu bytes written, %llu sent, %llu resumed, "
+		    "%.3f s: %s", res->attempts, res->attempts == 1 ? "" : "s",
+		    status, res->files, res->files == 1 ? "" : "s",
+		    (unsigned long long)res->bytes,
+		    (unsigned long long)res->sent,
+		    (unsigned long long)res->resumed,
+		    (double)res->ns / 1e9, e->msg);
 	lc_log_set_file(-1);
 	close(logfd);
 }

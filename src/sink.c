@@ -40,6 +40,7 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <pwd.h>
+#include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
 
@@ -83,6 +84,8 @@ lc_sink_new(const struct lc_role_port *port, void **out)
 	pthread_mutex_init(&s->hol_mu, NULL);
 	pthread_cond_init(&s->cv, NULL);
 	atomic_init(&s->bytes, 0);
+	atomic_init(&s->written, 0);
+	atomic_init(&s->stopping, false);
 	s->accept_wake.rfd = s->accept_wake.wfd = -1;
 	s->tgt.dir_fd = -1;
 	s->lw_file = 1;
@@ -483,6 +486,7 @@ lc_sink_start_file(struct lc_sink *s, struct lc_sfile *f, struct lc_err *e)
 		return lc_err_set(e, -r, "out of memory");
 	if (f->csum != NULL)
 		lc_wfile_set_csum(wf, f->csum);
+	lc_wfile_set_counter(wf, &s->written);
 	/* receivers look the writer up under the mutex */
 	pthread_mutex_lock(&s->mu);
 	f->wf = wf;
@@ -1070,6 +1074,49 @@ lc_sink_listen(struct lc_sink *s, const struct lc_msg_listen *m,
 	return lc_msg_put_listening(s->port.out, &l);
 }
 
+static void lc_sink_abort(void *role);
+
+/*
+ * STOP: the copy has failed or was interrupted at the controller.  End
+ * the data streams and wait for their threads, so that nothing more is
+ * written, then say exactly how many bytes reached the files (STOPPED).
+ * Part files with data stay as they are, for -a.
+ */
+static int
+lc_sink_stop(struct lc_sink *s)
+{
+	struct lc_msg_xfer_done d;
+
+	if (s->stopped)
+		return 0;
+	atomic_store(&s->stopping, true);
+	lc_sink_abort(s);
+	for (uint32_t i = 0; i < s->nstreams; i++) {
+		if (!s->recv[i].started)
+			continue;
+		pthread_join(s->recv[i].thread, NULL);
+		s->recv[i].started = 0;
+	}
+	s->stopped = 1;
+	/* as after FILE_ABORT: an empty new part file is not worth keeping */
+	for (uint32_t i = 0; s->files != NULL && i < s->files_max; i++) {
+		struct lc_sfile *f = s->files[i];
+		struct stat st;
+
+		if (f == NULL || f->state != LC_SF_RECV || f->start != 0 ||
+		    f->p.tmp[0] == '\0' || f->p.direct || f->p.fd < 0 ||
+		    (f->wf != NULL && lc_wfile_written(f->wf) != 0) ||
+		    fstat(f->p.fd, &st) != 0 || st.st_size != 0)
+			continue;
+		(void)unlinkat(f->p.dfd, f->p.tmp, 0);
+		lc_part_close(&f->p);
+	}
+	memset(&d, 0, sizeof(d));
+	d.bytes = atomic_load(&s->written);
+	d.files = s->files_done;
+	return lc_msg_put_xfer_done(s->port.out, LC_MSG_SINK_STOPPED, &d);
+}
+
 static int
 lc_sink_handle(void *role, uint8_t type, const uint8_t *p, size_t n,
     struct lc_err *e)
@@ -1117,6 +1164,10 @@ lc_sink_handle(void *role, uint8_t type, const uint8_t *p, size_t n,
 		if (lc_msg_get_prefix_match(p, n, &m.match) != 0)
 			break;
 		return lc_sink_prefix_match(s, &m.match, e);
+	case LC_MSG_STOP:
+		if (lc_msg_get_empty(p, n) != 0)
+			break;
+		return lc_sink_stop(s);
 	default:
 		break;
 	}
@@ -1135,7 +1186,7 @@ lc_sink_progress(struct lc_sink *s)
 	struct lc_sfile *f;
 
 	memset(&p, 0, sizeof(p));
-	p.bytes = atomic_load(&s->bytes);
+	p.bytes = atomic_load(&s->written);
 	for (;;) {
 		if (s->lw_file < s->lo) {	/* done and freed */
 			s->lw_file++;
@@ -1204,7 +1255,7 @@ lc_sink_maybe_done(struct lc_sink *s)
 	s->done_sent = 1;
 	lc_sink_hol_report(s);
 	memset(&d, 0, sizeof(d));
-	d.bytes = atomic_load(&s->bytes);
+	d.bytes = atomic_load(&s->written);
 	d.files = s->files_done;
 	(void)lc_sink_progress(s);
 	return lc_msg_put_xfer_done(s->port.out, LC_MSG_SINK_DONE, &d);
@@ -1256,6 +1307,8 @@ lc_sink_event(void *role, const struct lc_event *ev, struct lc_err *e)
 	struct lc_msg_file_prefix fp;
 	int r;
 
+	if (s->stopped)		/* STOPPED said it all */
+		return 0;
 	switch (ev->type) {
 	case LC_EV_FILE_WRITTEN:
 		if ((f = lc_sink_table_get(s, ev->a)) == NULL)
@@ -1376,7 +1429,7 @@ lc_sink_tick(void *role, uint64_t now_ms)
 	uint64_t stall_ms = (uint64_t)s->stall_s * 1000;
 	int busy = 0;
 
-	if (!s->listening || s->done_sent)
+	if (!s->listening || s->done_sent || s->stopped)
 		return 0;
 	for (uint32_t i = 0; stall_ms > 0 && i < s->nstreams; i++) {
 		struct lc_receiver *rv = &s->recv[i];
@@ -1469,6 +1522,7 @@ lc_sink_owns(uint8_t type)
 	case LC_MSG_FILE_SUM:
 	case LC_MSG_PREFIX_MATCH:
 	case LC_MSG_FILE_ABORT:
+	case LC_MSG_STOP:
 		return 1;
 	default:
 		return 0;

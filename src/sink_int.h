@@ -207,12 +207,11 @@ struct lc_sink {
 	uint64_t space_need;	/* main: what the files announced need */
 	int space_known;
 	int done_sent;		/* main */
-	atomic_uint_fast64_t bytes;	/* receivers add */
-	/*
-	 * Head-of-line blocking, measured (receiver.c): receivers waiting
-	 * for a buffer of their quota.  Under hol_mu; reported with -v at
-	 * the end.
-	 */
+	atomic_uint_fast64_t bytes;	/* receivers add: received */
+	atomic_uint_fast64_t written;	/* writers add: on disk (holes
+					   whole), what PROGRESS reports */
+	atomic_bool stopping;	/* STOP: receivers end */
+	int stopped;		/* main: STOPPED sent, events ignored */
 	/*
 	 * Quota growth: blocks the memory bound has left beyond every
 	 * stream's starting quota (lc_sink_limits).  A receiver that waits
@@ -222,6 +221,11 @@ struct lc_sink {
 	 */
 	atomic_int_fast64_t grow_left;
 	uint32_t quota_max;	/* setup */
+	/*
+	 * Head-of-line blocking, measured (receiver.c): receivers waiting
+	 * for a buffer of their quota.  Under hol_mu; reported with -v at
+	 * the end.
+	 */
 	pthread_mutex_t hol_mu;
 	uint32_t hol_waiting;
 	uint64_t quota_wait_ns;	/* summed over the receivers */
@@ -231,6 +235,13 @@ struct lc_sink {
 void lc__sink_quota_wait(struct lc_sink *s, int waiting);
 /* One more block for rv's quota, from grow_left: 1, or 0 if none left. */
 int lc__sink_quota_grow(struct lc_sink *s, struct lc_receiver *rv);
+
+/* 1 once receivers should end (the agent stops, or the controller's STOP). */
+static inline int
+lc_sink_halted(struct lc_sink *s)
+{
+	return lc_role_canceled(&s->port) || atomic_load(&s->stopping);
+}
 
 /*
  * The acceptor thread (arg: struct lc_sink *): polls the listening sockets

@@ -88,6 +88,8 @@ lc_msg_name(uint8_t type)
 	case LC_MSG_FILE_SKIP: return "FILE_SKIP";
 	case LC_MSG_FILE_FAIL: return "FILE_FAIL";
 	case LC_MSG_FILE_ABORT: return "FILE_ABORT";
+	case LC_MSG_STOP: return "STOP";
+	case LC_MSG_SINK_STOPPED: return "SINK_STOPPED";
 	default: return "?";
 	}
 }

@@ -244,6 +244,7 @@ struct lc_wfile {
 	uint32_t holes;		/* holes in pending */
 	int err;		/* first error, negative */
 	struct lc_csum *csum;	/* fed in order, NULL: none */
+	atomic_uint_fast64_t *count;	/* bytes written, NULL: none */
 	struct lc_err errinfo;
 	char name[512];
 };
@@ -428,6 +429,8 @@ lc_wfile_submit(struct lc_wfile *f, struct lc_wbuf *b, int *complete,
 			break;
 		}
 		f->next += len;
+		if (f->count != NULL)
+			atomic_fetch_add(f->count, len);
 		if (f->next == f->end)
 			*complete = 1;
 	}
@@ -470,6 +473,14 @@ lc_wfile_starved(struct lc_wfile *f)
 	    (w == NULL || w->off != f->next);
 	pthread_mutex_unlock(&f->mu);
 	return starved;
+}
+
+void
+lc_wfile_set_counter(struct lc_wfile *f, atomic_uint_fast64_t *count)
+{
+	pthread_mutex_lock(&f->mu);
+	f->count = count;
+	pthread_mutex_unlock(&f->mu);
 }
 
 void

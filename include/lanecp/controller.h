@@ -34,7 +34,10 @@ struct lc_copy_opts {
 	uint32_t streams;	/* requested (-s) */
 	uint32_t window;	/* -w, 0 = leave autotuning on */
 	uint32_t block;		/* -B */
-	uint32_t progress_ms;	/* -P, 0 = off */
+	uint32_t progress_ms;	/* -P: plain lines, 0 = off */
+	int live_progress;	/* the live line on stderr (a terminal) */
+	int json_progress;	/* --json-progress: a line on stdout a second */
+	uint64_t t_run;		/* internal (copy.c): when the run began, ns */
 	int force;		/* -f */
 	int encrypt;		/* data stream encryption */
 	int no_fsync;
@@ -81,17 +84,20 @@ struct lc_copy_opts {
 #define LC_RESULT_FAILED 64	/* failed files kept for --json */
 
 struct lc_copy_result {
-	uint64_t bytes;		/* payload bytes written by the sink */
+	uint64_t bytes;		/* bytes the sink wrote to the files, all
+				   attempts (holes whole; see lanecp(1)) */
 	uint64_t sent;		/* payload bytes sent, all attempts */
 	uint64_t wire;		/* of those, DATA payload bytes on the wire
 				   (less than sent when -c compressed some) */
 	uint32_t zlevel;	/* -c level used, 0: none */
-	uint64_t resumed;	/* bytes kept from a partial file */
+	uint64_t resumed;	/* bytes kept from partial files (the first
+				   attempt's: what earlier runs left) */
 	uint32_t files;		/* regular files written */
 	uint32_t entries;	/* files, directories and links done */
 	uint32_t skipped;	/* -u / -O: left as they were */
 	uint32_t nfailed;	/* files that could not be copied */
-	uint64_t ns;		/* wall time, all attempts */
+	uint64_t ns;		/* wall time of the run (lc_copy: from its
+				   start to its end, all attempts) */
 	uint64_t stalled_ms;	/* time data did not move (>= 3 s at a time,
 				   all attempts, and between attempts) */
 	uint64_t t_first_ms;	/* this attempt: when data first and last */
@@ -139,5 +145,18 @@ int lc_copy(const struct lc_copy_opts *o, int signal_fd,
 void lc_copy_json(int fd, const struct lc_copy_opts *o,
     const struct lc_copy_result *res, const struct lc_err *e,
     int exit_status);
+
+/* One --json-progress line (report.c). */
+struct lc_json_progress {
+	uint64_t elapsed_ns;	/* since the run began */
+	uint64_t bytes;		/* of the files, in place (resumed too) */
+	uint64_t total;		/* of the files listed so far */
+	int total_final;	/* every source listed */
+	uint64_t rate;		/* bytes/s since the line before */
+	uint32_t files;		/* entries done, of files_total listed */
+	uint32_t files_total;
+	uint32_t streams;	/* data streams (0 until they connect) */
+};
+void lc_json_progress(int fd, const struct lc_json_progress *p);
 
 #endif

@@ -32,6 +32,15 @@ void lc_log_set_file(int fd);
  * string must outlive its use (copied into thread-local storage). */
 void lc_log_set_tag(const char *tag);
 
+/*
+ * The live progress line on a terminal: lc_log_status writes line (which
+ * starts with \r and ends with ESC [K, no newline) to the log fd and
+ * remembers that it is there; every log line printed later first erases
+ * it, so that messages never mix into it.  lc_log_status_clear erases it.
+ */
+void lc_log_status(const char *line, size_t n);
+void lc_log_status_clear(void);
+
 void lc__log(int level, const char *file, int line, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 

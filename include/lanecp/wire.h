@@ -64,6 +64,9 @@ enum lc_msg_type {
 	LC_MSG_FILE_FAIL = 40,		/* source -> ctl: could not read one */
 	LC_MSG_FILE_ABORT = 41,		/* source -> ctl -> sink: after
 					   FILE_READY, it cannot be sent */
+	LC_MSG_STOP = 42,		/* ctl -> sink: the copy failed; end
+					   the streams and answer STOPPED */
+	LC_MSG_SINK_STOPPED = 43,	/* sink -> ctl: bytes on disk, final */
 };
 
 /* HELLO flags */

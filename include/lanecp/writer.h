@@ -33,6 +33,7 @@
 #ifndef LANECP_WRITER_H
 #define LANECP_WRITER_H
 
+#include <stdatomic.h>
 #include <stdint.h>
 #include <sys/queue.h>
 
@@ -142,6 +143,12 @@ int lc_wfile_starved(struct lc_wfile *f);
  * caller, which reads it once the file is complete).
  */
 void lc_wfile_set_csum(struct lc_wfile *f, struct lc_csum *csum);
+
+/*
+ * Add every byte that reaches the file (in order: data, and holes, which
+ * count whole) to *count, once it is written (the sink's bytes written).
+ */
+void lc_wfile_set_counter(struct lc_wfile *f, atomic_uint_fast64_t *count);
 
 /* Free; blocks still waiting go back to their pools.  Does not close fd. */
 void lc_wfile_free(struct lc_wfile *f);

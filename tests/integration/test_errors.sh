@@ -147,7 +147,7 @@ lc_log_has 'lanecp: result: failed, exit 2: -s 0: streams must be' "$log"
 lc_log_has 'lanecp: start: .* --bogus -l ' "$log"
 lc_log_has 'lanecp: result: failed, exit 2: unknown option or missing value: --bogus$' "$log"
 lc_log_has 'lanecp: result: failed, exit 2: need a source and a destination$' "$log"
-lc_log_has "lanecp: result: failed after 1 attempt, exit 6: $LC_USER@$H: $(lc_re "$d/remote/nope"): No such file" "$log"
+lc_log_has "lanecp: result: failed after 1 attempt, exit 6, .*: $LC_USER@$H: $(lc_re "$d/remote/nope"): No such file" "$log"
 [[ $(grep -c 'result: ' "$log") == 4 ]] || { lc__show "$log"; lc_fail \
     "-l: expected four result lines"; }
 

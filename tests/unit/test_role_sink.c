@@ -330,6 +330,84 @@ LC_TEST(sink_copy_tls)
 	t_copy(LC_XFER_ENCRYPT);
 }
 
+static int
+t_put_stop(struct lc_buf *b, const void *unused)
+{
+	(void)unused;
+	return lc_msg_put_empty(b, LC_MSG_STOP);
+}
+
+/* Wait until t's file name is size bytes long. */
+static void
+t_wait_size(struct t_sink *t, const char *name, uint64_t size)
+{
+	uint64_t end = lc_now_ms() + HOST_WAIT_MS;
+	char path[128];
+	struct stat sb;
+
+	snprintf(path, sizeof(path), "%s/%s", t->dir, name);
+	while (stat(path, &sb) != 0 || (uint64_t)sb.st_size != size) {
+		LC_CHECK(lc_now_ms() < end);
+		(void)host_pump_events(&t->h, 10);
+	}
+}
+
+/*
+ * STOP (the copy failed at the controller): the sink ends its streams and
+ * answers SINK_STOPPED with exactly the bytes in the part file, which it
+ * keeps; a block waiting for the one before it was not written and does
+ * not count.
+ */
+LC_TEST(sink_stop_reports_what_is_on_disk)
+{
+	struct lc_msg_xfer_done d;
+	struct lc_stream *st;
+	struct t_sink t;
+	struct stat sb;
+	char path[128];
+	size_t n;
+
+	t_start(&t, 1, 0, 1);
+	t_file(&t, 1, "one", 6 * T_BLOCK);
+	st = t_dial(&t, 0);
+	t_data(st, 1, 0, T_BLOCK);
+	t_data(st, 1, T_BLOCK, T_BLOCK);
+	t_data(st, 1, 3 * T_BLOCK, T_BLOCK);	/* waits for block 2 */
+	t_wait_size(&t, ".one.lanecp-part", 2 * T_BLOCK);
+	host_send(&t.h, t_put_stop, NULL);
+	host_wait_msg(&t.h, LC_MSG_SINK_STOPPED, &n);
+	LC_CHECK(lc_msg_get_xfer_done(host_payload, n, &d) == 0);
+	LC_CHECK_EQ_U(d.bytes, 2 * T_BLOCK);
+	LC_CHECK_EQ_U(d.files, 0);
+	snprintf(path, sizeof(path), "%s/.one.lanecp-part", t.dir);
+	LC_CHECK(stat(path, &sb) == 0);
+	LC_CHECK_EQ_U(sb.st_size, 2 * T_BLOCK);
+	LC_CHECK(!t.h.failed);
+	lc_stream_free(st);
+	t_stop(&t);
+}
+
+/* STOP before any data: the new, empty part file is not left behind. */
+LC_TEST(sink_stop_drops_an_empty_part_file)
+{
+	struct lc_msg_xfer_done d;
+	struct t_sink t;
+	struct stat sb;
+	char path[128];
+	size_t n;
+
+	t_start(&t, 1, 0, 1);
+	t_file(&t, 1, "one", 6 * T_BLOCK);
+	snprintf(path, sizeof(path), "%s/.one.lanecp-part", t.dir);
+	LC_CHECK(stat(path, &sb) == 0);
+	host_send(&t.h, t_put_stop, NULL);
+	host_wait_msg(&t.h, LC_MSG_SINK_STOPPED, &n);
+	LC_CHECK(lc_msg_get_xfer_done(host_payload, n, &d) == 0);
+	LC_CHECK_EQ_U(d.bytes, 0);
+	LC_CHECK(stat(path, &sb) != 0 && errno == ENOENT);
+	t_stop(&t);
+}
+
 /* ---- compressed frames (-c) ---- */
 
 /* A frame with whatever header fields and payload the test wants. */

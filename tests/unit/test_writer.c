@@ -6,6 +6,7 @@
 
 #include <fcntl.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <sys/stat.h>
 
@@ -161,6 +162,33 @@ LC_TEST(shuffled_blocks_are_written_in_order_as_a_prefix)
 	check_file(fd, NB * BS - 500);
 	lc_wfile_free(w);
 	LC_CHECK(lc_pool_allocated(pool) <= NB);	/* reused as written */
+	lc_pool_free(pool);
+	close(fd);
+}
+
+/* The sink's bytes written: counted once on disk, never before. */
+LC_TEST(the_counter_has_what_reached_the_file)
+{
+	enum { BS = 1000 };
+	struct lc_pool *pool;
+	struct lc_wfile *w;
+	atomic_uint_fast64_t count;
+	int fd = tmpfile_fd(), complete;
+	struct stat st;
+	static const int order[] = { 2, 0, 3, 1, 4 };
+
+	atomic_init(&count, 0);
+	LC_CHECK(lc_pool_new(8, BS, &pool) == 0);
+	LC_CHECK(lc_wfile_new(fd, 1, 0, 5 * BS, "t", &w) == 0);
+	lc_wfile_set_counter(w, &count);
+	for (size_t i = 0; i < sizeof(order) / sizeof(order[0]); i++) {
+		LC_CHECK(lc_wfile_submit(w, fill(pool, (uint64_t)order[i] * BS,
+		    BS), &complete, NULL) == 0);
+		LC_CHECK(fstat(fd, &st) == 0);
+		LC_CHECK_EQ_U((uint64_t)st.st_size, atomic_load(&count));
+	}
+	LC_CHECK_EQ_U(atomic_load(&count), 5 * BS);
+	lc_wfile_free(w);
 	lc_pool_free(pool);
 	close(fd);
 }
