@@ -716,15 +716,20 @@ lc_source_stream_ready(struct lc_source *s, struct lc_listed *l,
     struct lc_err *e)
 {
 	struct lc_reader *rd = &s->rd;
-	/* memory: at least two blocks a stream in flight, 64 MiB or so */
+	/*
+	 * Memory: 64 MiB of blocks (at least 4, for -B 64m), freed as the
+	 * sink's low-water mark passes them (every LC_STREAM_ACK_STEP, 8 MiB,
+	 * of a stream it writes).  Any count >= 1 is deadlock free: the
+	 * blocks out are sent, and the sink always takes the lowest one.
+	 */
 	uint32_t count = (uint32_t)((64u << 20) / s->block);
 	int r;
 
 	if (rd->ready)
 		return lc_err_set(e, LC_ERR_PROTO, "FILE_READY: a second "
 		    "stream");
-	if (count < 2 * s->nstreams + 2)
-		count = 2 * s->nstreams + 2;
+	if (count < 4)
+		count = 4;
 	if (s->csum != LC_CSUM_NONE &&
 	    (rd->csum = lc_csum_new((int)s->csum)) == NULL)
 		return -LC_ERR_NOMEM;
