@@ -809,8 +809,8 @@ case_mem() {
 
 # ---------------------------------------------------------------- case pipe: stdin as the source (issue 14)
 PIPE_CFGS=(lanecp-pipe ssh-cat lanecp-file)
-DESC[lanecp-pipe]="dd | lanecp - host:/dev/null (TLS, -s 4)"
-DESC[ssh-cat]="dd | ssh host 'cat > /dev/null'"
+DESC[lanecp-pipe]="dd \\| lanecp - host:/dev/null (TLS, -s 4)"
+DESC[ssh-cat]="dd \\| ssh host 'cat > /dev/null'"
 DESC[lanecp-file]="lanecp tmpfs file -> host:/dev/null (TLS, -s 4)"
 set_pipe() {
 	local mib=$(($(bytes_of "$PIPE_SIZE") >> 20))
@@ -838,6 +838,7 @@ case_pipe() {
 	out "lanecp reads stdin with one reader into its stream buffers and stripes it over 4 TLS streams;"
 	out "ssh copies the same pipe over one SSH channel (default cipher); the file row is the same bytes"
 	out "from a zero-filled tmpfs file.  Target: a private character device (/dev/null) for all."
+	out "The two ratio columns are to the pipe row (\"÷ lanecp\") and to the file row (the second)."
 	out
 	zero_file "$size" "$MEM/zero-$size"
 	cat "$MEM/zero-$size" >/dev/null

@@ -1495,6 +1495,12 @@ lc_sink_free(void *role)
 	if (s == NULL)
 		return;
 	lc_sink_abort(s);
+	/* a target program that outlives SIGTERM must not hold up the
+	   finish job, which may be waiting for it */
+	pthread_mutex_lock(&s->mu);
+	if (s->prog_pid > 0)
+		(void)kill(s->prog_pid, SIGKILL);
+	pthread_mutex_unlock(&s->mu);
 	lc_jobq_free(s->jobs, NULL);
 	free(s->fin_batch);
 	if (s->acceptor_started)
@@ -1524,8 +1530,7 @@ lc_sink_free(void *role)
 	lc_target_close(&s->tgt);
 	if (s->pipe_fd >= 0)
 		close(s->pipe_fd);
-	if (s->prog_pid > 0) {	/* did not finish: stopped (abort) */
-		(void)kill(s->prog_pid, SIGKILL);
+	if (s->prog_pid > 0) {	/* did not finish: killed above */
 		while (waitpid(s->prog_pid, NULL, 0) < 0 && errno == EINTR)
 			;
 	}

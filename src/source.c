@@ -1152,6 +1152,11 @@ lc_source_free(void *role)
 			lc_dispenser_release(s->disp, &kept->v[j]);
 		free(kept->v);	/* the dispenser closes files */
 	}
+	/* a program that outlives SIGTERM must not hold up the join */
+	pthread_mutex_lock(&s->mu);
+	if (s->rd.pid > 0)
+		(void)kill(s->rd.pid, SIGKILL);
+	pthread_mutex_unlock(&s->mu);
 	if (s->rd.started)
 		pthread_join(s->rd.thread, NULL);
 	if (s->rd.fd >= 0)

@@ -33,6 +33,10 @@ cat "$d/local/src" | lcp -s 4 -B 64k - "$H:$d/remote/p1"
 cmp "$d/local/src" "$d/remote/p1" || lc_fail "push from stdin differs"
 [[ ! -e "$d/remote/.p1.lanecp-part" ]] || lc_fail "part file left behind"
 
+lc_note "stdin on the reverse path (-z): reading starts once the streams are up"
+cat "$d/local/src" | lcp -z -s 2 -B 64k - "$H:$d/remote/pz"
+cmp "$d/local/src" "$d/remote/pz" || lc_fail "push from stdin with -z differs"
+
 lc_note "empty stdin gives an empty file"
 lcp - "$H:$d/remote/empty" </dev/null
 [[ -f "$d/remote/empty" && ! -s "$d/remote/empty" ]] || lc_fail "empty push"
