@@ -376,6 +376,8 @@ lc_ctl_src_file(struct lc_ctl *c, struct lc_msg_file *m, struct lc_err *e)
 		rq->root_dir = 1;
 	rq->files++;
 	rq->bytes += m->size;
+	if (m->kind == LC_KIND_STREAM)
+		c->streams_open++;	/* until its FILE_LEN */
 	c->files_total++;
 	c->bytes_total += m->size;
 	return lc_msg_put_file(&c->dst_ep.out, m);
@@ -485,6 +487,7 @@ lc_ctl_src_len(struct lc_ctl *c, const struct lc_msg_file_len *m,
 		    m->id, (unsigned long long)m->length);
 	f->len_known = 1;
 	f->size = m->length;
+	c->streams_open--;
 	c->bytes_total += m->length;
 	c->t_progress = lc_now_ms();
 	return lc_msg_put_file_len(&c->dst_ep.out, m);
@@ -1000,8 +1003,12 @@ lc_ctl_progress_set(struct lc_ctl *c)
 	c->progress.total = c->bytes_total;
 	c->progress.files = c->files_done;
 	c->progress.files_total = c->files_total;
-	/* a tree's total is known once every source has been listed */
-	c->progress.total_final = c->listed >= c->adds_sent;
+	/* a tree's total is known once every source has been listed, a
+	   stream's at its FILE_LEN: until then it is what came so far */
+	c->progress.total_final = c->listed >= c->adds_sent &&
+	    c->streams_open == 0;
+	if (c->streams_open != 0 && c->bytes_done > c->progress.total)
+		c->progress.total = c->bytes_done;
 }
 
 static void

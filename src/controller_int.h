@@ -59,6 +59,7 @@ struct lc_ctl {
 	const struct lc_copy_opts *o;
 	int stdout_target;	/* the target is "-": stdout is the data's */
 	int pipes;		/* "-" or -N on either side (HELLO check) */
+	uint32_t streams_open;	/* streams announced, no FILE_LEN yet */
 	struct lc_location *srcs;
 	struct lc_ctl_req *reqs;	/* one per source, what was asked */
 	struct lc_location dst;
