@@ -37,6 +37,12 @@ lc_note "stdin on the reverse path (-z): reading starts once the streams are up"
 cat "$d/local/src" | lcp -z -s 2 -B 64k - "$H:$d/remote/pz"
 cmp "$d/local/src" "$d/remote/pz" || lc_fail "push from stdin with -z differs"
 
+lc_note "stdin and stdout over SSH (--via-ssh)"
+cat "$d/local/src" | lcp --via-ssh -s 2 -B 64k - "$H:$d/remote/pv"
+cmp "$d/local/src" "$d/remote/pv" || lc_fail "push from stdin --via-ssh differs"
+got=$(lcp --via-ssh -s 2 "$H:$d/remote/pv" - | sha256sum | cut -d' ' -f1)
+[[ $got == "$want" ]] || lc_fail "pull to stdout --via-ssh: $got, want $want"
+
 lc_note "empty stdin gives an empty file"
 lcp - "$H:$d/remote/empty" </dev/null
 [[ -f "$d/remote/empty" && ! -s "$d/remote/empty" ]] || lc_fail "empty push"
