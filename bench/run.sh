@@ -34,6 +34,11 @@
 #            tree-one, tree-noop, tree-rss (each also alone); rsync -a, tar|ssh,
 #            scp -r vs lanecp -r; 5 runs unless -n; not part of --quick's
 #            default (ask for it: --quick --case tree)
+#   pipe     issue 14: a pipe as the source, memory to memory:
+#            dd if=/dev/zero bs=1M | lanecp - host:/dev/null, against
+#            dd | ssh host 'cat > /dev/null' and lanecp from a tmpfs file
+#            of the same size (8 GiB; --quick: 1 GiB); not in the default
+#            set (ask for it: --case pipe)
 #   paths    data paths of issue 12 on lfn1g (bench/paths.sh): -s 16 direct,
 #            -z, --via-ssh (port 22 only, vs scp), -J bastion (with and
 #            without --direct), --relay in a star; memory to memory, 5
@@ -57,7 +62,7 @@
 #   --quick       small sizes, fewer configurations, lfn1g only
 #   --case NAME   mem|file|streams|rss|wan|wan-lfn1g|wan-wan200m (or a..e),
 #                 tree|tree-10k|tree-1k|tree-mixed|tree-one|tree-noop|tree-rss,
-#                 paths (alias wan-paths)
+#                 paths (alias wan-paths), pipe
 #   --tree-big S  size of each of the 2 big files of tree-mixed (default 256M)
 #   --wan-time S  seconds per WAN run (default 10; --quick: 5)
 #   -o DIR        results directory (default bench/results)
@@ -119,6 +124,7 @@ for c in "${CASES[@]}"; do
 	tree) SEL+="tree-10k tree-1k tree-mixed tree-one tree-noop tree-rss " ;;
 	tree-10k | tree-1k | tree-mixed | tree-one | tree-noop | tree-rss) SEL+="$c " ;;
 	paths | wan-paths) SEL+="paths " ;;
+	pipe) SEL+="pipe " ;;
 	*) echo "run.sh: unknown case '$c'" >&2; exit 2 ;;
 	esac
 done
@@ -132,12 +138,12 @@ want() { [[ $SEL == *" $1 "* ]]; }
 if ((QUICK)); then
 	RUNS=${RUNS:-1}; WAN_T=${WAN_T:-5}
 	MEM_SIZE=1G FILE_SIZE=512M STREAMS_SIZE=1G RSS_SIZES="512M 2G"
-	AEAD_SIZE=1G
+	AEAD_SIZE=1G PIPE_SIZE=1G
 	GRID_PS="4" STREAM_NS="1 16" STREAM_WS="auto" WAN_NS="4 16"
 else
 	RUNS=${RUNS:-3}; WAN_T=${WAN_T:-10}
 	MEM_SIZE=8G FILE_SIZE=2G STREAMS_SIZE=4G RSS_SIZES="2G 8G"
-	AEAD_SIZE=4G
+	AEAD_SIZE=4G PIPE_SIZE=8G
 	GRID_PS="1 4 8 16" STREAM_NS="1 4 16" STREAM_WS="auto 4m"
 	WAN_NS="1 2 4 8 16 32"
 fi
@@ -809,6 +815,47 @@ case_mem() {
 	rm -f "$MEM/zero-$size"
 }
 
+# ---------------------------------------------------------------- case pipe: stdin as the source (issue 14)
+PIPE_CFGS=(lanecp-pipe ssh-cat lanecp-file)
+DESC[lanecp-pipe]="dd \\| lanecp - host:/dev/null (TLS, -s 4)"
+DESC[ssh-cat]="dd \\| ssh host 'cat > /dev/null'"
+DESC[lanecp-file]="lanecp tmpfs file -> host:/dev/null (TLS, -s 4)"
+set_pipe() {
+	local mib=$(($(bytes_of "$PIPE_SIZE") >> 20))
+	BYTES=$(bytes_of "$PIPE_SIZE")
+	STREAMS=4
+	case $1 in
+	lanecp-pipe)
+		TOOL=lanecp
+		CMD=(bash -c "dd if=/dev/zero bs=1M count=$mib status=none | \"\$0\" -F \"\$1\" -q - \"\$2\"" \
+		    "$LANECP" "$CFG" "$H:$NULLDEV")
+		;;
+	ssh-cat)
+		TOOL=ssh
+		STREAMS=1
+		CMD=(bash -c "dd if=/dev/zero bs=1M count=$mib status=none | ssh -F \"\$0\" \"\$1\" \"cat > \$2\"" \
+		    "$CFG" "$H" "$NULLDEV")
+		;;
+	lanecp-file) lanecp_cmd "$MEM/zero-$PIPE_SIZE" "$NULLDEV" ;;
+	esac
+}
+case_pipe() {
+	local size=$PIPE_SIZE
+	out "## Pipes (issue 14): $size from dd through a pipe -> host:/dev/null (loopback)"
+	out
+	out "lanecp reads stdin with one reader into its stream buffers and stripes it over 4 TLS streams;"
+	out "ssh copies the same pipe over one SSH channel (default cipher); the file row is the same bytes"
+	out "from a zero-filled tmpfs file.  Target: a private character device (/dev/null) for all."
+	out "The two ratio columns are to the pipe row (\"÷ lanecp\") and to the file row (the second)."
+	out
+	zero_file "$size" "$MEM/zero-$size"
+	cat "$MEM/zero-$size" >/dev/null
+	run_case pipe set_pipe "${PIPE_CFGS[@]}"
+	table pipe lanecp-pipe lanecp-file "${PIPE_CFGS[@]}"
+	failures pipe
+	rm -f "$MEM/zero-$size"
+}
+
 # ---------------------------------------------------------------- case f: encryption cost (issue 13 part 1)
 # Pinned: the client (controller and source agent) on CPU 0, the sshd
 # listener on CPU 1 before the run, so the session it forks (and the sink
@@ -1242,6 +1289,7 @@ want file && case_file
 want streams && case_streams
 want rss && case_rss
 want aead && case_aead
+want pipe && case_pipe
 want wan-lfn1g && case_wan lfn1g
 want wan-wan200m && case_wan wan200m
 want paths && case_paths

@@ -41,6 +41,8 @@ enum lc_exit {
 	LC_EXIT_TIMEOUT = 11,
 	LC_EXIT_CHECKSUM = 12,
 	LC_EXIT_NOAGENT = 13,	/* the remote lanecp cannot be run */
+	LC_EXIT_PROGRAM = 14,	/* a -N program failed */
+	LC_EXIT_PIPE = 15,	/* the reader of the output went away */
 	LC_EXIT_PARTIAL = 23,	/* rsync's: some files failed */
 };
 
@@ -303,6 +305,19 @@ lc_opt_log(struct lc_cli *c, const char *a, struct lc_err *e)
 	return 0;
 }
 
+/* -N i, o or io: which side names a program (bbcp's -N). */
+static int
+lc_opt_programs(struct lc_cli *c, const char *a, struct lc_err *e)
+{
+	if (strcmp(a, "i") != 0 && strcmp(a, "o") != 0 &&
+	    strcmp(a, "io") != 0 && strcmp(a, "oi") != 0)
+		return lc_err_set(e, LC_ERR_USAGE, "-N %.16s: want i (the "
+		    "source is a program), o (the target is) or io", a);
+	c->copy.prog_src = strchr(a, 'i') != NULL;
+	c->copy.prog_dst = strchr(a, 'o') != NULL;
+	return 0;
+}
+
 static int
 lc_opt_restrict(struct lc_cli *c, const char *a, struct lc_err *e)
 {
@@ -377,6 +392,9 @@ static const struct lc_opt lc_opts[] = {
 	{ "compress", 'c', "N", "compress blocks with zlib at level N, 1-9 "
 	    "(-c alone: 1); for compressible data on slow links",
 	    lc_opt_compress, 0, 1 },
+	{ "programs", 'N', "i|o|io", "the source (i) and/or target (o) is a "
+	    "command run with /bin/sh -c on its host, read from its stdout "
+	    "or written to its stdin", lc_opt_programs, 0, 0 },
 	{ "retries", 0, "N", "retry transient failures N times, resuming "
 	    "(backoff 1 s to 60 s)", lc_opt_retries, 0, 0 },
 	{ "timeout", 0, "SEC", "fail when nothing moves for SEC seconds "
@@ -455,7 +473,11 @@ lc_usage(FILE *f)
 	    "  is missing).  With -r, SRC copies the directory itself "
 	    "(DST/SRC/...) and\n"
 	    "  SRC/ (trailing slash) copies its contents into DST, as rsync "
-	    "does.\n\n"
+	    "does.\n"
+	    "  SRC - reads stdin and DST - writes stdout (one side local); "
+	    "with -N, SRC\n"
+	    "  and/or DST are [host:]commands whose stdout or stdin carries "
+	    "the data.\n\n"
 	    "options:\n");
 	for (size_t i = 0; i < LC_NOPTS; i++) {
 		const struct lc_opt *o = &lc_opts[i];
@@ -480,6 +502,8 @@ lc_usage(FILE *f)
 	    " 10 no space left at the target  11 timed out (no progress)\n"
 	    " 12 end-to-end checksum mismatch  13 remote lanecp cannot be run "
 	    "(-T)\n"
+	    " 14 a -N program failed (named on stderr with its exit status)\n"
+	    " 15 the reader of the output went away (broken pipe)\n"
 	    " 23 partial transfer: some files could not be copied (each is "
 	    "named on stderr)\n"
 	    "  130/143 interrupted (SIGINT/SIGTERM)\n"
@@ -491,7 +515,10 @@ lc_usage(FILE *f)
 	    "  lanecp -r -u /var/backup replica:/srv/seed/   "
 	    "(next night: only what changed)\n"
 	    "  lanecp -r -a -u --retries 5 /var/backup replica:/srv/seed/   "
-	    "(resume a killed run)\n");
+	    "(resume a killed run)\n"
+	    "  zfs send pool@snap | lanecp - host:/backup/snap.zfs\n"
+	    "  lanecp host:/backup/db.xb - | xbstream -x\n"
+	    "  lanecp -N io 'pg_basebackup -D - -Ft' 'host:tar -x -C /srv/pg'\n");
 }
 
 /*
@@ -620,6 +647,10 @@ lc_exit_code(const struct lc_err *e)
 		return LC_EXIT_PARTIAL;
 	case LC_ERR_NOAGENT:
 		return LC_EXIT_NOAGENT;
+	case LC_ERR_PROGRAM:
+		return LC_EXIT_PROGRAM;
+	case LC_ERR_PIPE:
+		return LC_EXIT_PIPE;
 	case LC_ERR_CANCELED:
 		return 128 + (e->signo > 0 ? e->signo : SIGINT);
 	default:
@@ -775,6 +806,11 @@ main(int argc, char **argv)
 	}
 	level = c.quiet ? LC_LOG_ERROR : LC_LOG_INFO + c.verbose;
 	lc_log_set_level(level > LC_LOG_DEBUG ? LC_LOG_DEBUG : level);
+	if (c.json && !c.copy.prog_dst && strcmp(argv[argc - 1], "-") == 0) {
+		lc_log_error("--json: stdout is the target '-' (see lanecp "
+		    "--help)");
+		return LC_EXIT_USAGE;
+	}
 	c.copy.sources = (const char *const *)&argv[first];
 	c.copy.nsources = (size_t)(argc - first - 1);
 	c.copy.dest = argv[argc - 1];

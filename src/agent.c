@@ -136,7 +136,8 @@ lc_agent_hello(struct lc_agent *a, const uint8_t *p, size_t n,
 	me.magic = LC_PROTO_MAGIC;
 	me.proto = LC_PROTO_VERSION;
 	snprintf(me.software, sizeof(me.software), "%s", LC_VERSION_STRING);
-	me.flags = a->conf.root_fd >= 0 ? LC_HELLO_RESTRICTED : 0;
+	me.flags = (a->conf.root_fd >= 0 ? LC_HELLO_RESTRICTED : 0) |
+	    LC_HELLO_PIPES;
 	me.max_streams = lc_agent_max_streams();
 	a->max_streams = me.max_streams;	/* the sink holds us to it */
 	me.rmem_max = lc_proc_u64("/proc/sys/net/core/rmem_max");
@@ -179,6 +180,7 @@ lc_agent_become(struct lc_agent *a, const struct lc_role_ops *ops)
 	if (port.set.max_memory < LC_AGENT_MIN_MEMORY)
 		port.set.max_memory = LC_AGENT_MIN_MEMORY;
 	port.set.max_streams = a->max_streams;
+	port.set.local = a->opts->local;
 	if (a->opts->transfer != NULL)
 		snprintf(port.set.transfer, sizeof(port.set.transfer), "%s",
 		    a->opts->transfer);

@@ -98,6 +98,11 @@ lc_ctl_file_add(struct lc_ctl *c, const struct lc_msg_file *m)
 	f->kind = m->kind;
 	f->req = c->listed;
 	f->size = m->size;
+	if (m->kind == LC_KIND_STREAM) {	/* FILE_LEN says how long */
+		f->kind = LC_KIND_REG;
+		f->stream = 1;
+		f->size = LC_STREAM_MAX;
+	}
 	f->name = name;
 	return 0;
 }
@@ -346,7 +351,13 @@ lc_ctl_check_file(struct lc_ctl *c, struct lc_msg_file *m, struct lc_err *e)
 	if (contents && rq->files == 0 && !c->o->recursive)
 		return lc_err_set(e, LC_ERR_PROTO, "%s: source announced "
 		    "\"%.200s\" which was not asked for", h, m->name);
-	if (is_root && m->kind != LC_KIND_REG &&
+	if ((m->kind == LC_KIND_STREAM) !=
+	    !!(rq->flags & (LC_ADD_STDIN | LC_ADD_PROGRAM)))
+		return lc_err_set(e, LC_ERR_PROTO, "%s: source announced "
+		    "\"%.200s\" as a %s; a %s was asked for", h, m->name,
+		    m->kind == LC_KIND_STREAM ? "stream" : "file",
+		    m->kind == LC_KIND_STREAM ? "file" : "stream");
+	if (is_root && m->kind != LC_KIND_REG && m->kind != LC_KIND_STREAM &&
 	    !(m->kind == LC_KIND_DIR && c->o->recursive))
 		return lc_err_set(e, LC_ERR_PROTO, "%s: source announced "
 		    "\"%.200s\" as a %s; a file was asked for", h, m->name,
@@ -419,6 +430,8 @@ lc_ctl_src_file(struct lc_ctl *c, struct lc_msg_file *m, struct lc_err *e)
 		rq->root_dir = 1;
 	rq->files++;
 	rq->bytes += m->size;
+	if (m->kind == LC_KIND_STREAM)
+		c->streams_open++;	/* until its FILE_LEN */
 	c->files_total++;
 	c->bytes_total += m->size;
 	return lc_msg_put_file(&c->dst_ep.out, m);
@@ -510,6 +523,30 @@ lc_ctl_src_sum(struct lc_ctl *c, const struct lc_msg_file_sum *m,
 	return lc_msg_put_file_sum(&c->dst_ep.out, m);
 }
 
+/*
+ * FILE_LEN: a stream (stdin, -N i) ended.  Once, for a stream the sink is
+ * ready for; its size becomes the length (the sink checks it against
+ * what it received), within the copy's 2^63 - 1.
+ */
+static int
+lc_ctl_src_len(struct lc_ctl *c, const struct lc_msg_file_len *m,
+    struct lc_err *e)
+{
+	struct lc_ctl_file *f = lc_ctl_file_find(c, m->id);
+
+	if (f == NULL || !f->stream || !f->ready || f->len_known || f->done ||
+	    m->length > (uint64_t)INT64_MAX - c->bytes_total)
+		return lc_err_set(e, LC_ERR_PROTO, "%s: source sent an "
+		    "unexpected FILE_LEN for file %u (%llu bytes)", c->src.name,
+		    m->id, (unsigned long long)m->length);
+	f->len_known = 1;
+	f->size = m->length;
+	c->streams_open--;
+	c->bytes_total += m->length;
+	c->t_progress = lc_now_ms();
+	return lc_msg_put_file_len(&c->dst_ep.out, m);
+}
+
 static int
 lc_ctl_src_match(struct lc_ctl *c, const struct lc_msg_prefix_match *m,
     struct lc_err *e)
@@ -566,11 +603,16 @@ lc_ctl_from_src(struct lc_ctl *c, uint8_t type, const uint8_t *p, size_t n,
 		struct lc_msg_connected conn;
 		struct lc_msg_xfer_done done;
 		struct lc_msg_file_sum sum;
+		struct lc_msg_file_len len;
 		struct lc_msg_prefix_match match;
 		struct lc_msg_progress prog;
 	} m;
 
 	switch (type) {
+	case LC_MSG_FILE_LEN:
+		if (lc_msg_get_file_len(p, n, &m.len) != 0)
+			break;
+		return lc_ctl_src_len(c, &m.len, e);
 	case LC_MSG_FILE_SUM:
 		if (lc_msg_get_file_sum(p, n, &m.sum) != 0)
 			break;
@@ -663,10 +705,12 @@ lc_ctl_record_sum(struct lc_ctl *c, const struct lc_ctl_file *f,
 
 	lc_ctl_file_where(c, f, where, sizeof(where));
 	if (c->o->print_sums && colon != NULL) {
+		/* with "-" as the target, stdout carries the data */
+		FILE *out = c->stdout_target ? stderr : stdout;
 		lc_log_status_clear();	/* stdout may be that terminal too */
-		printf("%.*s %s %s\n", (int)(colon - sum), sum, colon + 1,
-		    where);
-		fflush(stdout);
+		fprintf(out, "%.*s %s %s\n", (int)(colon - sum), sum,
+		    colon + 1, where);
+		fflush(out);
 	}
 	if (res->nsums < LC_RESULT_SUMS) {
 		snprintf(res->sums[res->nsums].path,
@@ -687,6 +731,7 @@ lc_ctl_file_done(struct lc_ctl *c, const struct lc_msg_file_done *m,
 
 	/* a directory or link is made at once: no FILE_READY, no bytes */
 	if (f == NULL || f->done || (reg && !f->ready) ||
+	    (f->stream && !f->len_known) ||
 	    (!reg && (f->ready || m->bytes != 0 || m->checksum[0] != '\0')) ||
 	    m->bytes != f->size ||
 	    (m->checksum[0] != '\0' && !lc_ctl_csum_ok(c, m->checksum)))
@@ -761,7 +806,7 @@ lc_ctl_dst_ready(struct lc_ctl *c, const struct lc_msg_file_ready *m,
 	int r;
 
 	if (f == NULL || f->ready || f->done || f->kind != LC_KIND_REG ||
-	    m->start > f->size ||
+	    m->start > f->size || (f->stream && m->start != 0) ||
 	    (f->prefixed && (!f->matched || m->start > f->match)))
 		return lc_err_set(e, LC_ERR_PROTO, "%s: sink sent an "
 		    "unexpected FILE_READY for file %u (from byte %llu)",
@@ -781,7 +826,8 @@ lc_ctl_dst_prefix(struct lc_ctl *c, const struct lc_msg_file_prefix *m,
 	struct lc_ctl_file *f = lc_ctl_file_find(c, m->id);
 
 	if (f == NULL || !c->o->resume || f->prefixed || f->ready ||
-	    f->done || f->kind != LC_KIND_REG || m->length > f->size)
+	    f->done || f->kind != LC_KIND_REG || f->stream ||
+	    m->length > f->size)
 		return lc_err_set(e, LC_ERR_PROTO, "%s: sink sent an "
 		    "unexpected FILE_PREFIX for file %u (%llu bytes)",
 		    c->dst_ep.name, m->id, (unsigned long long)m->length);
@@ -1021,8 +1067,12 @@ lc_ctl_progress_set(struct lc_ctl *c)
 	c->progress.total = c->bytes_total;
 	c->progress.files = c->files_done;
 	c->progress.files_total = c->files_total;
-	/* a tree's total is known once every source has been listed */
-	c->progress.total_final = c->listed >= c->adds_sent;
+	/* a tree's total is known once every source has been listed, a
+	   stream's at its FILE_LEN: until then it is what came so far */
+	c->progress.total_final = c->listed >= c->adds_sent &&
+	    c->streams_open == 0;
+	if (c->streams_open != 0 && c->bytes_done > c->progress.total)
+		c->progress.total = c->bytes_done;
 }
 
 /* --json-progress: one line a second on stdout (report.c). */
@@ -1209,6 +1259,9 @@ lc_ctl_parse_args(struct lc_ctl *c, struct lc_err *e)
 		return r;
 	if ((r = lc_ctl_check_several(c, e)) != 0)
 		return r;
+	c->stdout_target = !o->prog_dst && strcmp(o->dest, "-") == 0;
+	if (c->stdout_target || o->prog_dst)
+		c->pipes = 1;
 	if (!lc_location_is_remote(&c->srcs[0]) &&
 	    !lc_location_is_remote(&c->dst) && !lc_testhook_allow_local(o))
 		return lc_err_set(e, LC_ERR_USAGE, "neither source nor "
@@ -1223,6 +1276,16 @@ lc_ctl_parse_args(struct lc_ctl *c, struct lc_err *e)
 		rq->flags = (o->recursive ? LC_ADD_RECURSIVE : 0) |
 		    (o->follow ? LC_ADD_FOLLOW : 0) |
 		    (o->owner && !o->numeric_ids ? LC_ADD_NAMES : 0);
+		/* a stream: one FILE named "-" (lc_copy_check_pipes said
+		 * this is the only source, without -r) */
+		if (o->prog_src || (strcmp(o->sources[i], "-") == 0 &&
+		    !lc_location_is_remote(&c->srcs[i]))) {
+			rq->flags = o->prog_src ? LC_ADD_PROGRAM :
+			    LC_ADD_STDIN;
+			snprintf(rq->name, sizeof(rq->name), "-");
+			c->pipes = 1;
+			continue;
+		}
 		/*
 		 * rsync's "dir/": the contents of dir, not dir itself; so are
 		 * "." and a remote "~" or "~user" (host: and host:~), which

@@ -49,11 +49,17 @@ struct lc_ctl_file {
 	uint8_t summed;		/* FILE_SUM relayed */
 	uint8_t done;		/* FILE_DONE or FILE_SKIP seen */
 	uint8_t aborted;	/* FILE_ABORT relayed: the sink skips it */
+	uint8_t stream;		/* LC_KIND_STREAM: size is LC_STREAM_MAX (a
+				   bound) until FILE_LEN */
+	uint8_t len_known;	/* FILE_LEN relayed: size is the length */
 	char *name;		/* as announced (owned) */
 };
 
 struct lc_ctl {
 	const struct lc_copy_opts *o;
+	int stdout_target;	/* the target is "-": stdout is the data's */
+	int pipes;		/* "-" or -N on either side (HELLO check) */
+	uint32_t streams_open;	/* streams announced, no FILE_LEN yet */
 	struct lc_location *srcs;
 	struct lc_ctl_req *reqs;	/* one per source, what was asked */
 	struct lc_location dst;

@@ -27,6 +27,12 @@ struct lc_dfile {
 	int queued;		/* still in the queue (more to hand out) */
 	struct lc_csum *csum;	/* NULL: no checksum */
 	uint64_t hashed;	/* checksum covers [0, hashed) */
+	int stream;		/* no fd: blocks come from ready; end is
+				   LC_STREAM_MAX until eof */
+	int eof;		/* stream: end is its length */
+	uint64_t filled;	/* stream: bytes pushed */
+	struct lc_pbuf *ready;	/* stream: pushed, not handed out, in order */
+	struct lc_pbuf *ready_tail;
 };
 
 /* Zeros to hash for holes. */
@@ -43,6 +49,9 @@ struct lc_dispenser {
 	uint64_t outstanding;	/* all files */
 	int finished;
 	int aborted;
+	struct lc_pbuf *pfree;	/* stream buffers not in use */
+	uint32_t pcount;	/* stream buffers allocated */
+	uint32_t pmax;
 };
 
 struct lc_dispenser *
@@ -69,9 +78,25 @@ lc_dispenser_new(uint32_t block)
 }
 
 static void
+lc_pbuf_free(struct lc_pbuf *b)
+{
+	if (b != NULL) {
+		free(b->data);
+		free(b);
+	}
+}
+
+static void
 lc_dfile_free(struct lc_dfile *f)
 {
-	close(f->fd);
+	struct lc_pbuf *b;
+
+	if (f->fd >= 0)
+		close(f->fd);
+	while ((b = f->ready) != NULL) {
+		f->ready = b->next;
+		lc_pbuf_free(b);
+	}
 	lc_csum_free(f->csum);
 	free(f);
 }
@@ -227,6 +252,31 @@ lc_dispenser_cut(struct lc_dispenser *d, struct lc_dfile *f,
 {
 	uint64_t left;
 
+	b->data = NULL;
+	b->pbuf = NULL;
+	if (f->stream) {	/* the caller saw f->ready non-empty */
+		struct lc_pbuf *pb = f->ready;
+		if ((f->ready = pb->next) == NULL)
+			f->ready_tail = NULL;
+		pb->next = NULL;
+		b->file = f;
+		b->file_id = f->id;
+		b->fd = -1;
+		b->offset = pb->off;
+		b->len = pb->len;
+		b->hole = 0;
+		b->data = pb->data;
+		b->pbuf = pb;
+		f->pos += pb->len;
+		f->outstanding++;
+		d->outstanding++;
+		d->dispensed += pb->len;
+		if (f->eof && f->pos == f->end) {
+			STAILQ_REMOVE_HEAD(&d->queue, link);
+			f->queued = 0;
+		}
+		return;
+	}
 	if (f->pos >= f->seg_end)
 		lc_dfile_probe(f, d->block);
 	left = f->seg_end - f->pos;
@@ -249,6 +299,18 @@ lc_dispenser_cut(struct lc_dispenser *d, struct lc_dfile *f,
 	}
 }
 
+/*
+ * The file a block can be cut from now (under d->mu): the head of the
+ * queue, unless it is a stream with nothing read yet.
+ */
+static struct lc_dfile *
+lc_dispenser_head(struct lc_dispenser *d)
+{
+	struct lc_dfile *f = STAILQ_FIRST(&d->queue);
+
+	return f != NULL && f->stream && f->ready == NULL ? NULL : f;
+}
+
 int
 lc_dispenser_next(struct lc_dispenser *d, struct lc_block *b,
     const atomic_bool *stop, int timeout_ms)
@@ -261,8 +323,9 @@ lc_dispenser_next(struct lc_dispenser *d, struct lc_block *b,
 		lc_deadline(CLOCK_MONOTONIC, timeout_ms, &until);
 	pthread_mutex_lock(&d->mu);
 	while (!d->aborted && !(stop != NULL && atomic_load(stop)) &&
-	    STAILQ_EMPTY(&d->queue) &&
-	    !(d->finished && d->outstanding == 0)) {
+	    lc_dispenser_head(d) == NULL &&
+	    !(d->finished && d->outstanding == 0 &&
+	    STAILQ_EMPTY(&d->queue))) {
 		if (timeout_ms < 0) {
 			pthread_cond_wait(&d->cv, &d->mu);
 		} else if (pthread_cond_timedwait(&d->cv, &d->mu,
@@ -275,7 +338,7 @@ lc_dispenser_next(struct lc_dispenser *d, struct lc_block *b,
 		r = -LC_ERR_CANCELED;
 		goto out;
 	}
-	if ((f = STAILQ_FIRST(&d->queue)) == NULL) {
+	if ((f = lc_dispenser_head(d)) == NULL) {
 		r = 0;	/* finished, drained and all released */
 		goto out;
 	}
@@ -299,8 +362,15 @@ lc_dispenser_try_small(struct lc_dispenser *d, struct lc_block *b,
 		r = -LC_ERR_CANCELED;
 		goto out;
 	}
-	if ((f = STAILQ_FIRST(&d->queue)) == NULL)
+	if ((f = lc_dispenser_head(d)) == NULL)
 		goto out;
+	if (f->stream) {
+		if (f->ready->len > max_len)
+			goto out;
+		lc_dispenser_cut(d, f, b);
+		r = 1;
+		goto out;
+	}
 	if (f->pos >= f->seg_end)
 		lc_dfile_probe(f, d->block);
 	left = f->seg_end - f->pos;
@@ -364,6 +434,13 @@ lc_dispenser_release(struct lc_dispenser *d, struct lc_block *b)
 	if (f == NULL)
 		return;
 	pthread_mutex_lock(&d->mu);
+	if (b->pbuf != NULL) {	/* a stream's buffer: free for the reader */
+		b->pbuf->next = d->pfree;
+		d->pfree = b->pbuf;
+		b->pbuf = NULL;
+		b->data = NULL;
+		pthread_cond_broadcast(&d->cv);
+	}
 	f->outstanding--;
 	d->outstanding--;
 	done = !f->queued && f->outstanding == 0;
@@ -373,6 +450,122 @@ lc_dispenser_release(struct lc_dispenser *d, struct lc_block *b)
 		pthread_cond_broadcast(&d->cv);
 	pthread_mutex_unlock(&d->mu);
 	b->file = NULL;
+	if (done)
+		lc_dfile_free(f);
+}
+
+int
+lc_dispenser_add_stream(struct lc_dispenser *d, uint32_t id, uint32_t count,
+    struct lc_dfile **out)
+{
+	struct lc_dfile *f;
+
+	*out = NULL;
+	if (count == 0 || (f = calloc(1, sizeof(*f))) == NULL)
+		return -LC_ERR_NOMEM;
+	f->id = id;
+	f->fd = -1;
+	f->end = LC_STREAM_MAX;
+	f->stream = 1;
+	f->queued = 1;
+	pthread_mutex_lock(&d->mu);
+	if (d->finished) {
+		pthread_mutex_unlock(&d->mu);
+		free(f);
+		return -LC_ERR_INTERNAL;
+	}
+	d->pmax = count;
+	STAILQ_INSERT_TAIL(&d->queue, f, link);
+	LIST_INSERT_HEAD(&d->all, f, all_link);
+	pthread_mutex_unlock(&d->mu);
+	*out = f;
+	return 0;
+}
+
+struct lc_pbuf *
+lc_dispenser_stream_buf(struct lc_dispenser *d, const atomic_bool *stop,
+    int *nomem)
+{
+	struct lc_pbuf *b = NULL;
+	struct timespec until;
+
+	*nomem = 0;
+	pthread_mutex_lock(&d->mu);
+	for (;;) {
+		if (d->aborted || (stop != NULL && atomic_load(stop)))
+			break;
+		if ((b = d->pfree) != NULL) {
+			d->pfree = b->next;
+			break;
+		}
+		if (d->pcount < d->pmax) {
+			if ((b = calloc(1, sizeof(*b))) == NULL ||
+			    (b->data = malloc(d->block)) == NULL) {
+				free(b);
+				b = NULL;
+				*nomem = 1;
+				break;
+			}
+			d->pcount++;
+			break;
+		}
+		/* the stop flag has no condvar of its own: look again soon */
+		lc_deadline(CLOCK_MONOTONIC, 250, &until);
+		(void)pthread_cond_timedwait(&d->cv, &d->mu, &until);
+	}
+	pthread_mutex_unlock(&d->mu);
+	if (b != NULL) {
+		b->next = NULL;
+		b->len = 0;
+	}
+	return b;
+}
+
+void
+lc_dispenser_stream_push(struct lc_dispenser *d, struct lc_dfile *f,
+    struct lc_pbuf *b)
+{
+	pthread_mutex_lock(&d->mu);
+	b->off = f->filled;
+	b->next = NULL;
+	f->filled += b->len;
+	if (f->ready_tail != NULL)
+		f->ready_tail->next = b;
+	else
+		f->ready = b;
+	f->ready_tail = b;
+	pthread_cond_broadcast(&d->cv);
+	pthread_mutex_unlock(&d->mu);
+}
+
+void
+lc_dispenser_stream_unused(struct lc_dispenser *d, struct lc_pbuf *b)
+{
+	pthread_mutex_lock(&d->mu);
+	b->next = d->pfree;
+	d->pfree = b;
+	pthread_cond_broadcast(&d->cv);
+	pthread_mutex_unlock(&d->mu);
+}
+
+void
+lc_dispenser_stream_end(struct lc_dispenser *d, struct lc_dfile *f)
+{
+	int done = 0;
+
+	pthread_mutex_lock(&d->mu);
+	f->end = f->filled;
+	f->eof = 1;
+	if (f->queued && f->pos == f->end) {	/* everything handed out */
+		STAILQ_REMOVE(&d->queue, f, lc_dfile, link);
+		f->queued = 0;
+		if (f->outstanding == 0) {
+			LIST_REMOVE(f, all_link);
+			done = 1;
+		}
+	}
+	pthread_cond_broadcast(&d->cv);
+	pthread_mutex_unlock(&d->mu);
 	if (done)
 		lc_dfile_free(f);
 }
@@ -402,6 +595,11 @@ lc_dispenser_free(struct lc_dispenser *d)
 	while ((f = LIST_FIRST(&d->all)) != NULL) {
 		LIST_REMOVE(f, all_link);
 		lc_dfile_free(f);
+	}
+	while (d->pfree != NULL) {
+		struct lc_pbuf *b = d->pfree;
+		d->pfree = b->next;
+		lc_pbuf_free(b);
 	}
 	pthread_cond_destroy(&d->hash_cv);
 	pthread_cond_destroy(&d->cv);

@@ -32,6 +32,8 @@ static const char *const lc_err_text[LC_ERR_MAX] = {
 	[LC_ERR_LOCKED] = "file locked by another lanecp",
 	[LC_ERR_NOPATH] = "data streams cannot connect",
 	[LC_ERR_NOAGENT] = "remote lanecp cannot be run",
+	[LC_ERR_PROGRAM] = "a -N program failed",
+	[LC_ERR_PIPE] = "the reader of the output went away",
 };
 
 const char *

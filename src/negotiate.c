@@ -81,6 +81,14 @@ lc__ctl_negotiate(struct lc_ctl *c, struct lc_err *e)
 	 * window it really got.
 	 */
 	c->negotiated = 1;
+	if (c->pipes && (!(c->src.hello.flags & LC_HELLO_PIPES) ||
+	    !(c->dst_ep.hello.flags & LC_HELLO_PIPES)))
+		return lc_err_set(e, LC_ERR_VERSION, "%s: the agent (lanecp "
+		    "%s) cannot copy from or to a pipe ('-' or -N); install "
+		    "this version there", !(c->src.hello.flags &
+		    LC_HELLO_PIPES) ? c->src.name : c->dst_ep.name,
+		    !(c->src.hello.flags & LC_HELLO_PIPES) ?
+		    c->src.hello.software : c->dst_ep.hello.software);
 	c->streams = lc_min_u32(o->streams, c->src.hello.max_streams);
 	if (c->streams == 0)
 		c->streams = 1;
@@ -114,7 +122,9 @@ lc__ctl_negotiate(struct lc_ctl *c, struct lc_err *e)
 	    (o->recursive ? LC_TGT_TREE : 0) |
 	    (o->owner ? LC_TGT_OWNER : 0) |
 	    (o->owner && o->numeric_ids ? LC_TGT_NUMERIC_IDS : 0) |
-	    (c->keep_setid ? LC_TGT_SETID : 0);
+	    (c->keep_setid ? LC_TGT_SETID : 0) |
+	    (c->stdout_target ? LC_TGT_STDOUT : 0) |
+	    (o->prog_dst ? LC_TGT_PROGRAM : 0);
 	t.inflight = LC_FILES_INFLIGHT;
 	snprintf(t.target, sizeof(t.target), "%s", c->dst.path);
 	memset(&l, 0, sizeof(l));

@@ -239,6 +239,11 @@ lc_receiver_loop(struct lc_receiver *rv, struct lc_err *e)
 		if (complete)
 			lc_role_post(&s->port, LC_EV_FILE_WRITTEN, fr.file_id, 0,
 			    NULL);
+		else if (fr.offset / LC_STREAM_ACK_STEP != (fr.offset +
+		    fr.raw_len) / LC_STREAM_ACK_STEP && lc_wfile_is_open(wf))
+			/* a stream's source holds its bytes until acked */
+			lc_role_post(&s->port, LC_EV_STREAM_ACK, fr.file_id, 0,
+			    NULL);
 	}
 }
 

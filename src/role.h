@@ -45,6 +45,10 @@ enum lc_event_type {
 	LC_EV_FILE_DONE,	/* a = file id, b = bytes, text = checksum */
 	LC_EV_BATCH_DONE,	/* the sink's finish job is free again */
 	LC_EV_DIRS_DONE,	/* the sink's directory modes are set */
+	LC_EV_STREAM_EOF,	/* a = file id, b = a stream's length, text =
+				   its checksum or "" (source) */
+	LC_EV_STREAM_ACK,	/* the sink wrote more of a stream: send the
+				   low-water mark now (sink) */
 };
 
 /* One event from a worker thread to the role, by value. */
@@ -61,6 +65,8 @@ struct lc_role_settings {
 	mode_t umask;		/* applied to modes the peer sends */
 	uint64_t max_memory;	/* the sink's peak memory bound, bytes */
 	uint32_t max_streams;	/* what the host advertised in its HELLO */
+	int local;		/* in the controller's process: its stdin and
+				   stdout are the user's (pipes, "-") */
 	char transfer[LC_TRANSFER_HEX + 1];	/* the agent's id, or "" */
 	int tilde;		/* expand "~" and "~user" in user paths
 				   (a remote agent, as scp) */

@@ -26,7 +26,9 @@
  *
  * Descriptors: the sender owns its connection (sn->st, or hs_fd during a
  * handshake); main only shuts it down, under the source's mutex.  The
- * source files are the dispenser's; senders pread(2) them.  Senders report
+ * source files are the dispenser's; senders pread(2) them.  A stream (a
+ * pipe) is read by the source's reader thread into the dispenser's
+ * buffers; its blocks come with their bytes, kept until released.  Senders report
  * to the main thread through lc_role_post() only.
  */
 #include "source_int.h"
@@ -71,6 +73,10 @@ lc_sender_pread(const struct lc_block *b, uint8_t *p, struct lc_err *e)
 {
 	size_t got = 0;
 
+	if (b->data != NULL) {	/* a stream's block, read already */
+		memcpy(p, b->data, b->len);
+		return 0;
+	}
 	while (got < b->len) {
 		ssize_t n = pread(b->fd, p + got, b->len - got,
 		    (off_t)(b->offset + got));

@@ -32,6 +32,7 @@
 #include "lanecp/log.h"
 #include "lanecp/path.h"
 #include "lanecp/parse.h"
+#include "lanecp/program.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -41,7 +42,9 @@
 #include <grp.h>
 #include <pwd.h>
 #include <sys/stat.h>
+#include <signal.h>
 #include <sys/statvfs.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <openssl/crypto.h>
@@ -88,6 +91,8 @@ lc_sink_new(const struct lc_role_port *port, void **out)
 	atomic_init(&s->stopping, false);
 	s->accept_wake.rfd = s->accept_wake.wfd = -1;
 	s->tgt.dir_fd = -1;
+	s->pipe_fd = -1;
+	s->prog_pid = -1;
 	s->lw_file = 1;
 	s->lo = 1;
 	for (uint32_t i = 0; i < LC_MAX_STREAMS; i++) {
@@ -110,6 +115,53 @@ lc_sink_new(const struct lc_role_port *port, void **out)
 
 /* ---- target and files (the file system side is in partfile.c) ---- */
 
+/*
+ * A pipe target: our stdout (a local agent only: a remote agent's stdout
+ * is its control channel) or a -N o program's stdin (never for a
+ * restricted agent: --restrict confines paths, and a program can do
+ * anything).  No file system, no part file: one file, written in order.
+ */
+static int
+lc_sink_pipe_target(struct lc_sink *s, const struct lc_msg_sink_target *m,
+    struct lc_err *e)
+{
+	int prog = (m->flags & LC_TGT_PROGRAM) != 0;
+	int r;
+
+	if ((m->flags & (LC_TGT_STDOUT | LC_TGT_PROGRAM)) ==
+	    (LC_TGT_STDOUT | LC_TGT_PROGRAM) || (m->flags & (LC_TGT_RESUME |
+	    LC_TGT_TREE | LC_TGT_WANT_DIR)) != 0)
+		return lc_err_set(e, LC_ERR_PROTO, "SINK_TARGET: a pipe target "
+		    "takes one file, no resume");
+	s->tgt.conf = s->port.conf;
+	s->tgt.flags = m->flags;
+	s->tgt.umask = s->port.set.umask;
+	if (!prog) {
+		if (!s->port.set.local || strcmp(m->target, "-") != 0)
+			return lc_err_set(e, LC_ERR_DENIED, "'-' (stdout) is a "
+			    "local target only: a remote agent's stdout is its "
+			    "control channel");
+		if ((s->pipe_fd = fcntl(1, F_DUPFD_CLOEXEC, 3)) < 0)
+			return lc_err_sys(e, LC_ERR_IO, errno, "stdout");
+		snprintf(s->tgt.path, sizeof(s->tgt.path), "stdout");
+		return 0;
+	}
+	if (s->port.conf->root_fd >= 0)
+		return lc_err_set(e, LC_ERR_DENIED, "this agent is restricted "
+		    "(--restrict %s): it runs no -N programs",
+		    s->port.conf->root);
+	snprintf(s->prog_cmd, sizeof(s->prog_cmd), "%s", m->target);
+	/* a remote agent's stdout is the control channel: stderr instead */
+	if ((r = lc_prog_start(s->prog_cmd, 0, s->port.set.local ? 1 : 2,
+	    &s->prog_pid, &s->pipe_fd, e)) != 0)
+		return r;
+	lc_log_verbose("target program '%s' started (pid %ld)", s->prog_cmd,
+	    (long)s->prog_pid);
+	snprintf(s->tgt.path, sizeof(s->tgt.path), "target program '%.200s'",
+	    s->prog_cmd);
+	return 0;
+}
+
 static int
 lc_sink_target(struct lc_sink *s, const struct lc_msg_sink_target *m,
     struct lc_err *e)
@@ -127,14 +179,21 @@ lc_sink_target(struct lc_sink *s, const struct lc_msg_sink_target *m,
 	s->files_max = m->inflight;
 	if ((s->files = calloc(s->files_max, sizeof(*s->files))) == NULL)
 		return -LC_ERR_NOMEM;
-	if (s->port.set.tilde) {
-		if ((r = lc_path_expand_tilde(m->target, target,
-		    sizeof(target), e)) != 0)
-			return r;
-	} else
-		snprintf(target, sizeof(target), "%s", m->target);
-	if ((r = lc_target_resolve(&s->tgt, s->port.conf, target, m->flags,
-	    s->port.set.umask, e)) != 0)
+	if (m->flags & (LC_TGT_STDOUT | LC_TGT_PROGRAM)) {
+		/* a command line or "-", not a path: no ~ to expand */
+		r = lc_sink_pipe_target(s, m, e);
+	} else {
+		r = 0;
+		if (s->port.set.tilde)
+			r = lc_path_expand_tilde(m->target, target,
+			    sizeof(target), e);
+		else
+			snprintf(target, sizeof(target), "%s", m->target);
+		if (r == 0)
+			r = lc_target_resolve(&s->tgt, s->port.conf, target,
+			    m->flags, s->port.set.umask, e);
+	}
+	if (r != 0)
 		return r;
 	memcpy(s->tgt.transfer, s->port.set.transfer, sizeof(s->tgt.transfer));
 	s->target_set = 1;
@@ -401,6 +460,21 @@ lc_sink_finish_job(void *arg)
 	for (i = 0; i < b->n; i++)
 		if (lc_part_commit(&s->tgt, &b->v[i]->p, &e) != 0)
 			goto fail;
+	if (s->tgt.flags & LC_TGT_PROGRAM) {	/* its stdin is closed now */
+		pid_t pid;
+		siginfo_t si;
+		/* exited, not reaped: abort must not signal a reused pid */
+		while (waitid(P_PID, (id_t)s->prog_pid, &si, WEXITED |
+		    WNOWAIT) != 0 && errno == EINTR)
+			;
+		pthread_mutex_lock(&s->mu);
+		pid = s->prog_pid;
+		s->prog_pid = -1;
+		pthread_mutex_unlock(&s->mu);
+		if (pid > 0 && lc_prog_wait(pid, "target program",
+		    s->prog_cmd, &e) != 0)
+			goto fail;
+	}
 	if (syncfs_fd >= 0) {	/* the renames: one more */
 		if (syncfs(b->v[0]->p.dfd) != 0) {
 			lc_err_sys(&e, LC_ERR_IO, errno, "sync the file system "
@@ -481,9 +555,12 @@ lc_sink_start_file(struct lc_sink *s, struct lc_sfile *f, struct lc_err *e)
 
 	struct lc_wfile *wf;
 
-	if ((r = lc_wfile_new(f->p.fd, !f->p.direct, f->start, f->p.size,
-	    f->p.final, &wf)) != 0)
+	if ((r = lc_wfile_new(f->p.fd, !f->p.direct, f->start,
+	    f->kind == LC_KIND_STREAM ? LC_STREAM_MAX : f->p.size, f->p.final,
+	    &wf)) != 0)
 		return lc_err_set(e, -r, "out of memory");
+	if (f->kind == LC_KIND_STREAM)
+		lc_wfile_open_end(wf);	/* FILE_LEN gives the end */
 	if (f->csum != NULL)
 		lc_wfile_set_csum(wf, f->csum);
 	lc_wfile_set_counter(wf, &s->written);
@@ -497,7 +574,8 @@ lc_sink_start_file(struct lc_sink *s, struct lc_sfile *f, struct lc_err *e)
 	ready.start = f->start;
 	if ((r = lc_msg_put_file_ready(s->port.out, &ready)) != 0)
 		return r;
-	if (f->start == f->p.size) {	/* nothing will arrive for it */
+	if (f->kind != LC_KIND_STREAM && f->start == f->p.size) {
+		/* nothing will arrive for it */
 		f->written = 1;
 		return lc_sink_maybe_finish(s, f);
 	}
@@ -663,6 +741,65 @@ lc_sink_space(struct lc_sink *s, struct lc_sfile *f, uint64_t need,
 	    lc_fmt_bytes(b, sizeof(b), s->space_avail));
 }
 
+/* The one file of a pipe target: straight into the pipe, in order. */
+static int
+lc_sink_pipe_file(struct lc_sink *s, const struct lc_msg_file *m,
+    struct lc_err *e)
+{
+	struct lc_sfile *f;
+	int r;
+
+	if (m->id != 1 || s->pipe_fd < 0)
+		return lc_err_set(e, LC_ERR_PROTO, "FILE: a pipe target takes "
+		    "one file");
+	if ((f = calloc(1, sizeof(*f))) == NULL)
+		return -LC_ERR_NOMEM;
+	f->id = m->id;
+	f->kind = m->kind;
+	f->sink = s;
+	f->p.fd = s->pipe_fd;
+	s->pipe_fd = -1;	/* the part's now */
+	f->p.dfd = -1;
+	f->p.direct = 1;
+	f->p.size = m->size;
+	snprintf(f->p.final, sizeof(f->p.final), "%s", s->tgt.path);
+	if (s->csum != LC_CSUM_NONE &&
+	    (f->csum = lc_csum_new((int)s->csum)) == NULL) {
+		lc_sfile_free(f);
+		return -LC_ERR_NOMEM;
+	}
+	if ((r = lc_sink_table_put(s, f)) != 0) {
+		lc_sfile_free(f);
+		return lc_err_set(e, -r, "FILE: id %u is a duplicate or out of "
+		    "order", m->id);
+	}
+	return lc_sink_start_file(s, f, e);
+}
+
+/*
+ * FILE_LEN: the stream ended.  Bounded by LC_STREAM_MAX (the decoder)
+ * and by what was received: nothing written or waiting beyond it.
+ */
+static int
+lc_sink_file_len(struct lc_sink *s, const struct lc_msg_file_len *m,
+    struct lc_err *e)
+{
+	struct lc_sfile *f = lc_sink_table_get(s, m->id);
+	int complete;
+
+	if (f == NULL || f->kind != LC_KIND_STREAM || f->state != LC_SF_RECV ||
+	    f->wf == NULL || lc_wfile_set_end(f->wf, m->length,
+	    &complete) != 0)
+		return lc_err_set(e, LC_ERR_PROTO, "unexpected FILE_LEN for "
+		    "file %u (%llu bytes)", m->id,
+		    (unsigned long long)m->length);
+	f->p.size = m->length;
+	if (!complete)
+		return 0;
+	f->written = 1;
+	return lc_sink_maybe_finish(s, f);
+}
+
 static int
 lc_sink_file(struct lc_sink *s, const struct lc_msg_file *m, struct lc_err *e)
 {
@@ -684,10 +821,18 @@ lc_sink_file(struct lc_sink *s, const struct lc_msg_file *m, struct lc_err *e)
 	if (!lc_relname_ok(m->name))
 		return lc_err_set(e, LC_ERR_DENIED, "refusing unsafe file "
 		    "name from peer: %s", m->name);
-	if (!tree && (m->kind != LC_KIND_REG || strchr(m->name, '/') != NULL))
+	if (!tree && ((m->kind != LC_KIND_REG && m->kind != LC_KIND_STREAM) ||
+	    strchr(m->name, '/') != NULL))
 		return lc_err_set(e, LC_ERR_PROTO, "FILE: a %s was not asked "
 		    "for", m->kind != LC_KIND_REG ? "directory or link" :
 		    "path");
+	if (m->kind == LC_KIND_STREAM && (tree || s->tgt.is_dir ||
+	    (s->tgt.flags & LC_TGT_RESUME)))
+		return lc_err_set(e, LC_ERR_USAGE, "a pipe (- or -N i) is "
+		    "copied to a file, not into the directory %s (name the "
+		    "file)", s->tgt.path);
+	if (s->tgt.flags & (LC_TGT_STDOUT | LC_TGT_PROGRAM))
+		return lc_sink_pipe_file(s, m, e);
 	if (tree && !s->tgt.is_dir)
 		return lc_err_set(e, LC_ERR_PROTO, "FILE: a tree needs a "
 		    "target directory");
@@ -1129,6 +1274,7 @@ lc_sink_handle(void *role, uint8_t type, const uint8_t *p, size_t n,
 		struct lc_msg_file_sum sum;
 		struct lc_msg_prefix_match match;
 		struct lc_msg_file_abort abort;
+		struct lc_msg_file_len len;
 		struct lc_msg_dial dial;
 	} m;
 	int r;
@@ -1160,6 +1306,10 @@ lc_sink_handle(void *role, uint8_t type, const uint8_t *p, size_t n,
 		if (lc_msg_get_file_abort(p, n, &m.abort) != 0)
 			break;
 		return lc_sink_file_abort(s, &m.abort, e);
+	case LC_MSG_FILE_LEN:
+		if (lc_msg_get_file_len(p, n, &m.len) != 0)
+			break;
+		return lc_sink_file_len(s, &m.len, e);
 	case LC_MSG_PREFIX_MATCH:
 		if (lc_msg_get_prefix_match(p, n, &m.match) != 0)
 			break;
@@ -1360,6 +1510,8 @@ lc_sink_event(void *role, const struct lc_event *ev, struct lc_err *e)
 	case LC_EV_RECEIVER_DONE:
 		s->ended++;
 		return lc_sink_maybe_done(s);
+	case LC_EV_STREAM_ACK:
+		return lc_sink_progress(s);
 	case LC_EV_STREAM_LOST:
 		if (ev->a >= s->nstreams)
 			break;
@@ -1465,6 +1617,8 @@ lc_sink_abort(void *role)
 			lc_pool_abort(s->recv[i].pool);
 	}
 	pthread_cond_broadcast(&s->cv);
+	if (s->prog_pid > 0)	/* a target program: the copy is over */
+		(void)kill(s->prog_pid, SIGTERM);
 	pthread_mutex_unlock(&s->mu);
 	lc_wake_signal(&s->accept_wake);
 }
@@ -1477,6 +1631,12 @@ lc_sink_free(void *role)
 	if (s == NULL)
 		return;
 	lc_sink_abort(s);
+	/* a target program that outlives SIGTERM must not hold up the
+	   finish job, which may be waiting for it */
+	pthread_mutex_lock(&s->mu);
+	if (s->prog_pid > 0)
+		(void)kill(s->prog_pid, SIGKILL);
+	pthread_mutex_unlock(&s->mu);
 	lc_jobq_free(s->jobs, NULL);
 	free(s->fin_batch);
 	if (s->acceptor_started)
@@ -1504,6 +1664,12 @@ lc_sink_free(void *role)
 	lc_wake_close(&s->accept_wake);
 	lc_tls_free(s->tls);
 	lc_target_close(&s->tgt);
+	if (s->pipe_fd >= 0)
+		close(s->pipe_fd);
+	if (s->prog_pid > 0) {	/* did not finish: killed above */
+		while (waitpid(s->prog_pid, NULL, 0) < 0 && errno == EINTR)
+			;
+	}
 	OPENSSL_cleanse(s->key, sizeof(s->key));
 	pthread_cond_destroy(&s->cv);
 	pthread_mutex_destroy(&s->mu);
@@ -1523,6 +1689,7 @@ lc_sink_owns(uint8_t type)
 	case LC_MSG_PREFIX_MATCH:
 	case LC_MSG_FILE_ABORT:
 	case LC_MSG_STOP:
+	case LC_MSG_FILE_LEN:
 		return 1;
 	default:
 		return 0;

@@ -34,6 +34,13 @@
  */
 #define LC_MAX_PENDING_AUTH (LC_MAX_STREAMS + 16)
 
+/*
+ * A stream's source keeps its bytes in memory until they are acked (it
+ * cannot read them again): the sink sends its low-water mark whenever a
+ * stream's writing crosses a multiple of this, not only once a second.
+ */
+#define LC_STREAM_ACK_STEP (8u << 20)
+
 enum lc_sfile_state {
 	LC_SF_PREFIX,		/* hashing the partial file (resume) */
 	LC_SF_MATCH,		/* waiting for the source's verdict */
@@ -207,6 +214,15 @@ struct lc_sink {
 	uint64_t space_need;	/* main: what the files announced need */
 	int space_known;
 	int done_sent;		/* main */
+	/*
+	 * A pipe target (SINK_TARGET LC_TGT_STDOUT or LC_TGT_PROGRAM): one
+	 * file, written in order to pipe_fd (main; the file's part owns it
+	 * once it is announced).  prog_pid is the -N o program (under mu:
+	 * abort kills it; the finish job waits for it), or -1.
+	 */
+	int pipe_fd;
+	pid_t prog_pid;
+	char prog_cmd[LC_PATH_MAX];
 	atomic_uint_fast64_t bytes;	/* receivers add: received */
 	atomic_uint_fast64_t written;	/* writers add: on disk (holes
 					   whole), what PROGRESS reports */

@@ -20,11 +20,15 @@
 #include "lanecp/checksum.h"
 #include "lanecp/log.h"
 #include "lanecp/path.h"
+#include "lanecp/program.h"
 #include "lanecp/util.h"
 #include "lanecp/walk.h"
 
 #include <errno.h>
 #include <grp.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
 #include <pwd.h>
 #include <fcntl.h>
 #include <stddef.h>
@@ -54,6 +58,8 @@ struct lc_listed {
 	uint32_t chunk;
 	uint32_t nchunks;
 	int checking;		/* a resume check job has it (main thread) */
+	int stream;		/* stdin or a program: path is the command
+				   ("-" for stdin) */
 	struct lc_source *src;
 	char path[];
 };
@@ -77,6 +83,8 @@ lc_source_new(const struct lc_role_port *port, void **out)
 	atomic_init(&s->bytes_sent, 0);
 	atomic_init(&s->wire_sent, 0);
 	s->next_id = 1;
+	s->rd.fd = -1;
+	s->rd.pid = -1;
 	for (uint32_t i = 0; i < LC_MAX_STREAMS; i++) {
 		s->senders[i].hs_fd = -1;
 		atomic_init(&s->senders[i].stop, false);
@@ -202,6 +210,58 @@ lc_source_announce(struct lc_source *s, const struct lc_walk_entry *ent,
 }
 
 /*
+ * A stream request: one FILE of kind LC_KIND_STREAM named "-" (no size:
+ * FILE_LEN gives it at the end), then SRC_LISTED.  Nothing is read or
+ * started before FILE_READY.
+ */
+static int
+lc_source_announce_stream(struct lc_source *s, const struct lc_add *a,
+    struct lc_err *e)
+{
+	struct lc_msg_src_listed done;
+	struct lc_msg_file f;
+	struct lc_listed *l;
+	struct timespec now;
+	size_t plen = strlen(a->path);
+	int r;
+
+	memset(&f, 0, offsetof(struct lc_msg_file, name));
+	f.link[0] = f.user[0] = f.group[0] = '\0';
+	f.id = s->next_id;
+	f.kind = LC_KIND_STREAM;
+	f.mode = 0666u & ~(uint32_t)s->port.set.umask;
+	clock_gettime(CLOCK_REALTIME, &now);
+	f.mtime_sec = (int64_t)now.tv_sec;
+	f.mtime_nsec = (uint32_t)now.tv_nsec;
+	f.uid = (uint32_t)getuid();
+	f.gid = (uint32_t)getgid();
+	snprintf(f.name, sizeof(f.name), "-");
+	if ((l = calloc(1, sizeof(*l) + plen + 1)) == NULL)
+		return -LC_ERR_NOMEM;
+	l->id = f.id;
+	l->fd = -1;
+	l->stream = 1;
+	l->src = s;
+	memcpy(l->path, a->path, plen + 1);
+	if ((r = lc_msg_put_file(s->port.out, &f)) != 0) {
+		lc_listed_free(l);
+		return lc_err_set(e, -r, "control output");
+	}
+	if (s->listed_tail != NULL)
+		s->listed_tail->next = l;
+	else
+		s->listed = l;
+	s->listed_tail = l;
+	s->next_id++;
+	s->add_next++;
+	memset(&done, 0, sizeof(done));
+	done.files = 1;
+	if ((r = lc_msg_put_src_listed(s->port.out, &done)) != 0)
+		return lc_err_set(e, -r, "control output");
+	return 0;
+}
+
+/*
  * List as far as the credit reaches.  The walk runs one entry ahead of
  * the credit, so that the end of a request is seen (and SRC_LISTED sent)
  * as soon as its last entry is announced.
@@ -233,6 +293,14 @@ lc_source_list(struct lc_source *s, struct lc_err *e)
 			if (s->add_next >= s->nadds)
 				return 0;
 			a = &s->adds[s->add_next];
+			if (a->flags & (LC_ADD_STDIN | LC_ADD_PROGRAM)) {
+				if (s->next_id >= s->credit)
+					return 0;
+				if ((r = lc_source_announce_stream(s, a,
+				    e)) != 0)
+					return r;
+				continue;
+			}
 			if ((r = lc_walk_open(s->port.conf, a->path,
 			    LC_WALK_NOOPEN |
 			    ((a->flags & LC_ADD_RECURSIVE) ? LC_WALK_RECURSIVE :
@@ -292,6 +360,26 @@ lc_source_add(struct lc_source *s, const struct lc_msg_src_add *m,
 	size_t n;
 	int r;
 
+	if (m->flags & (LC_ADD_STDIN | LC_ADD_PROGRAM)) {
+		if ((m->flags & ~(LC_ADD_STDIN | LC_ADD_PROGRAM)) != 0 ||
+		    (m->flags & LC_ADD_STDIN && m->flags & LC_ADD_PROGRAM) ||
+		    s->nadds != 0 || (m->flags & LC_ADD_STDIN &&
+		    strcmp(m->path, "-") != 0))
+			return lc_err_set(e, LC_ERR_PROTO, "SRC_ADD: a stream "
+			    "must be the only request, without other flags");
+		if ((m->flags & LC_ADD_STDIN) && !s->port.set.local)
+			return lc_err_set(e, LC_ERR_DENIED, "'-' (stdin) is a "
+			    "local source only: a remote agent's stdin is its "
+			    "control channel");
+		if ((m->flags & LC_ADD_PROGRAM) && s->port.conf->root_fd >= 0)
+			return lc_err_set(e, LC_ERR_DENIED, "this agent is "
+			    "restricted (--restrict %s): it runs no -N "
+			    "programs", s->port.conf->root);
+	} else if (s->nadds != 0 && (s->adds[0].flags &
+	    (LC_ADD_STDIN | LC_ADD_PROGRAM))) {
+		return lc_err_set(e, LC_ERR_PROTO, "SRC_ADD: a stream must be "
+		    "the only request");
+	}
 	if (s->nadds == s->adds_cap) {
 		size_t ncap = s->adds_cap ? 2 * s->adds_cap : 8;
 		if (ncap > 65536 || (a = realloc(s->adds,
@@ -480,7 +568,7 @@ lc_source_prefix(struct lc_source *s, const struct lc_msg_file_prefix *m,
 	size_t n = (size_t)m->n * LC_PREFIX_HASH_LEN;
 	int r;
 
-	if (l == NULL || l->prefix != NULL)
+	if (l == NULL || l->prefix != NULL || l->stream)
 		return lc_err_set(e, LC_ERR_PROTO, "FILE_PREFIX for unknown "
 		    "file %u", m->id);
 	if (lc_source_open(s, l, e) != 0) {
@@ -501,6 +589,192 @@ lc_source_prefix(struct lc_source *s, const struct lc_msg_file_prefix *m,
 		return r;
 	l->checking = 1;	/* until LC_EV_PREFIX_DONE: l is the job's */
 	return 0;
+}
+
+/* ---- streams: stdin and -N i programs ---- */
+
+/*
+ * Fill b from the stream, up to a block; a slow producer's bytes go out
+ * after LC_READER_FLUSH_MS rather than wait for a whole block.  1 at the
+ * end of the stream, 0 when b is worth sending (or the transfer is being
+ * torn down), or -LC_ERR_IO with e filled.
+ */
+#define LC_READER_FLUSH_MS 250
+static int
+lc_reader_fill(struct lc_source *s, struct lc_pbuf *b, struct lc_err *e)
+{
+	struct lc_reader *rd = &s->rd;
+	struct pollfd pfd;
+	ssize_t n;
+	int pr;
+
+	while (b->len < s->block && !lc_role_canceled(&s->port)) {
+		pfd.fd = rd->fd;
+		pfd.events = POLLIN;
+		pfd.revents = 0;
+		pr = poll(&pfd, 1, LC_READER_FLUSH_MS);
+		if (pr < 0 && errno != EINTR)
+			return lc_err_sys(e, LC_ERR_IO, errno, "poll %s",
+			    rd->cmd != NULL ? rd->cmd : "stdin");
+		if (pr == 0 && b->len > 0)
+			return 0;
+		if (pr <= 0)
+			continue;
+		n = read(rd->fd, b->data + b->len, s->block - b->len);
+		if (n < 0) {
+			if (errno == EINTR || errno == EAGAIN)
+				continue;
+			return rd->cmd != NULL ? lc_err_sys(e, LC_ERR_IO,
+			    errno, "read the output of source program "
+			    "'%.200s'", rd->cmd) : lc_err_sys(e, LC_ERR_IO,
+			    errno, "read stdin");
+		}
+		if (n == 0)
+			return 1;
+		b->len += (uint32_t)n;
+	}
+	return 0;
+}
+
+/*
+ * The reader thread: the stream into the dispenser's buffers, in order,
+ * hashed on the way (-e); at the end the program's exit status, then the
+ * length (LC_EV_STREAM_EOF; FILE_LEN) and the end of the stream in the
+ * dispenser.  A failure ends the transfer (LC_EV_ERROR): FILE_LEN never
+ * goes out, so the sink never completes the file.
+ */
+static void *
+lc_source_reader(void *arg)
+{
+	struct lc_source *s = arg;
+	struct lc_reader *rd = &s->rd;
+	char sum[LC_CSUM_TEXT_MAX];
+	struct lc_pbuf *b;
+	struct lc_err e;
+	uint64_t total = 0;
+	siginfo_t si;
+	pid_t pid;
+	int r = 0, nomem;
+
+	lc_log_set_tag("reader");
+	lc_err_clear(&e);
+	while (r == 0) {
+		if ((b = lc_dispenser_stream_buf(s->disp, s->port.cancel,
+		    &nomem)) == NULL) {
+			if (nomem) {
+				lc_err_set(&e, LC_ERR_NOMEM, "out of memory "
+				    "(stream buffers)");
+				lc_role_post(&s->port, LC_EV_ERROR, 0, 0, &e);
+			}
+			return NULL;
+		}
+		r = lc_reader_fill(s, b, &e);
+		if (r < 0 || lc_role_canceled(&s->port)) {
+			lc_dispenser_stream_unused(s->disp, b);
+			if (r < 0)
+				lc_role_post(&s->port, LC_EV_ERROR, 0, 0, &e);
+			return NULL;
+		}
+		if (b->len == 0) {
+			lc_dispenser_stream_unused(s->disp, b);
+			continue;
+		}
+		if (rd->csum != NULL)
+			lc_csum_update(rd->csum, b->data, b->len);
+		total += b->len;
+		lc_dispenser_stream_push(s->disp, rd->f, b);
+	}
+	close(rd->fd);
+	rd->fd = -1;
+	if (rd->pid > 0) {
+		/* exited (not reaped yet: abort must not signal a pid that
+		 * could be someone else's by then) */
+		while (waitid(P_PID, (id_t)rd->pid, &si, WEXITED |
+		    WNOWAIT) != 0 && errno == EINTR)
+			;
+		pthread_mutex_lock(&s->mu);
+		pid = rd->pid;
+		rd->pid = -1;
+		pthread_mutex_unlock(&s->mu);
+		if (lc_prog_wait(pid, "source program", rd->cmd, &e) != 0) {
+			lc_role_post(&s->port, LC_EV_ERROR, 0, 0, &e);
+			return NULL;
+		}
+	}
+	sum[0] = '\0';
+	if (rd->csum != NULL)
+		lc_csum_text(rd->csum, sum);
+	lc_log_verbose("%s: %llu bytes", rd->cmd != NULL ? rd->cmd : "stdin",
+	    (unsigned long long)total);
+	lc_role_post_text(&s->port, LC_EV_STREAM_EOF, rd->id, total, sum);
+	lc_dispenser_stream_end(s->disp, rd->f);
+	return NULL;
+}
+
+/* Start the reader once FILE_READY came and every stream is up. */
+static int
+lc_source_stream_start(struct lc_source *s, struct lc_err *e)
+{
+	struct lc_reader *rd = &s->rd;
+
+	if (!rd->ready || rd->started || s->up < s->nstreams)
+		return 0;
+	if (lc_thread_start(&rd->thread, "lc-reader", lc_source_reader,
+	    s) != 0)
+		return lc_err_set(e, LC_ERR_INTERNAL, "cannot start the "
+		    "stream reader thread");
+	rd->started = 1;
+	return 0;
+}
+
+/*
+ * FILE_READY for the stream: open it (stdin, or start the program), give
+ * it to the dispenser, and start reading when the streams are up.
+ */
+static int
+lc_source_stream_ready(struct lc_source *s, struct lc_listed *l,
+    struct lc_err *e)
+{
+	struct lc_reader *rd = &s->rd;
+	/*
+	 * Memory: 64 MiB of blocks (at least 4, for -B 64m), freed as the
+	 * sink's low-water mark passes them (every LC_STREAM_ACK_STEP, 8 MiB,
+	 * of a stream it writes).  Any count >= 1 is deadlock free: the
+	 * blocks out are sent, and the sink always takes the lowest one.
+	 */
+	uint32_t count = (uint32_t)((64u << 20) / s->block);
+	int r;
+
+	if (rd->ready)
+		return lc_err_set(e, LC_ERR_PROTO, "FILE_READY: a second "
+		    "stream");
+	if (count < 4)
+		count = 4;
+	if (s->csum != LC_CSUM_NONE &&
+	    (rd->csum = lc_csum_new((int)s->csum)) == NULL)
+		return -LC_ERR_NOMEM;
+	if (strcmp(l->path, "-") == 0 && !(s->adds[0].flags &
+	    LC_ADD_PROGRAM)) {
+		if ((rd->fd = fcntl(0, F_DUPFD_CLOEXEC, 3)) < 0)
+			return lc_err_sys(e, LC_ERR_IO, errno, "stdin");
+	} else {
+		if ((rd->cmd = strdup(l->path)) == NULL)
+			return -LC_ERR_NOMEM;
+		/* a remote agent's stdin and stdout are its control
+		 * channel: the program gets /dev/null */
+		if ((r = lc_prog_start(rd->cmd, 1, s->port.set.local ? 0 : -1,
+		    &rd->pid, &rd->fd, e)) != 0)
+			return r;
+		lc_log_verbose("source program '%s' started (pid %ld)",
+		    rd->cmd, (long)rd->pid);
+	}
+	rd->id = l->id;
+	if ((r = lc_dispenser_add_stream(s->disp, l->id, count,
+	    &rd->f)) != 0)
+		return lc_err_set(e, -r, "dispenser");
+	rd->ready = 1;
+	s->files++;
+	return lc_source_stream_start(s, e);
 }
 
 static int
@@ -526,6 +800,12 @@ lc_source_ready(struct lc_source *s, const struct lc_msg_file_ready *m,
 		    (unsigned long long)m->start, l->path);
 	if (s->disp == NULL)
 		return lc_err_set(e, LC_ERR_PROTO, "FILE_READY before CONNECT");
+	if (l->stream) {
+		lc_source_unlink(s, pp, l);
+		r = lc_source_stream_ready(s, l, e);
+		lc_listed_free(l);
+		return r;
+	}
 	if (lc_source_open(s, l, e) != 0) {
 		/* this one is reported and left out; the rest goes on */
 		struct lc_msg_file_abort ab;
@@ -783,7 +1063,9 @@ lc_source_event(void *role, const struct lc_event *ev,
 	struct lc_msg_connected c;
 	struct lc_msg_file_sum fs;
 	struct lc_msg_prefix_match pm;
+	struct lc_msg_file_len fl;
 	struct lc_listed *l;
+	int r;
 
 	switch (ev->type) {
 	case LC_EV_STREAM_UP:
@@ -792,9 +1074,21 @@ lc_source_event(void *role, const struct lc_event *ev,
 			memset(&c, 0, sizeof(c));
 			c.streams = s->nstreams;
 			c.window = s->window != 0 ? s->senders[0].sndbuf : 0;
-			return lc_msg_put_connected(s->port.out, &c);
+			if ((r = lc_msg_put_connected(s->port.out, &c)) != 0)
+				return r;
 		}
-		return 0;
+		return lc_source_stream_start(s, e);
+	case LC_EV_STREAM_EOF:
+		memset(&fl, 0, sizeof(fl));
+		fl.id = ev->a;
+		fl.length = ev->b;
+		if ((r = lc_msg_put_file_len(s->port.out, &fl)) != 0 ||
+		    ev->text[0] == '\0')
+			return r;
+		memset(&fs, 0, sizeof(fs));
+		fs.id = ev->a;
+		snprintf(fs.checksum, sizeof(fs.checksum), "%s", ev->text);
+		return lc_msg_put_file_sum(s->port.out, &fs);
 	case LC_EV_SENDER_DONE:
 		if (ev->b == 0)
 			return 0;	/* lost or failed: reported otherwise */
@@ -852,6 +1146,8 @@ lc_source_abort(void *role)
 			(void)shutdown(s->senders[i].hs_fd, SHUT_RDWR);
 	}
 	pthread_cond_broadcast(&s->cv);	/* senders waiting to reconnect */
+	if (s->rd.pid > 0)	/* a source program: the copy is over */
+		(void)kill(s->rd.pid, SIGTERM);
 	pthread_mutex_unlock(&s->mu);
 }
 
@@ -866,12 +1162,32 @@ lc_source_free(void *role)
 	lc_source_abort(s);
 	lc_jobq_free(s->jobs, NULL);
 	for (uint32_t i = 0; i < s->nstreams; i++) {
+		struct lc_sent *kept = &s->senders[i].sent;
 		if (s->senders[i].started)
 			pthread_join(s->senders[i].thread, NULL);
 		lc_stream_free(s->senders[i].st);
 		s->senders[i].st = NULL;
-		free(s->senders[i].sent.v);	/* the dispenser closes files */
+		/* a stream's blocks hold the dispenser's buffers */
+		for (size_t j = 0; j < kept->n; j++)
+			lc_dispenser_release(s->disp, &kept->v[j]);
+		free(kept->v);	/* the dispenser closes files */
 	}
+	/* a program that outlives SIGTERM must not hold up the join */
+	pthread_mutex_lock(&s->mu);
+	if (s->rd.pid > 0)
+		(void)kill(s->rd.pid, SIGKILL);
+	pthread_mutex_unlock(&s->mu);
+	if (s->rd.started)
+		pthread_join(s->rd.thread, NULL);
+	if (s->rd.fd >= 0)
+		close(s->rd.fd);
+	if (s->rd.pid > 0) {	/* never read to its end: stopped */
+		(void)kill(s->rd.pid, SIGKILL);
+		while (waitpid(s->rd.pid, NULL, 0) < 0 && errno == EINTR)
+			;
+	}
+	free(s->rd.cmd);
+	lc_csum_free(s->rd.csum);
 	for (uint32_t i = 0; i < s->nlisten; i++)
 		close(s->senders[i].listen_fd);
 	lc_dispenser_free(s->disp);

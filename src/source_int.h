@@ -62,6 +62,26 @@ struct lc_sender {
 };
 
 struct lc_listed;	/* source.c */
+struct lc_dfile;	/* dispenser.h */
+
+/*
+ * A stream request (stdin, or a -N i program's stdout): read in order by
+ * one reader thread into the dispenser's stream buffers.  main sets it up
+ * and starts the thread once FILE_READY has come and every stream is up
+ * (so a data path that cannot connect fails before anything is read);
+ * pid is under src->mu (abort kills the program), the rest the reader's.
+ */
+struct lc_reader {
+	pthread_t thread;	/* main */
+	int started;		/* main */
+	int ready;		/* main: FILE_READY came */
+	uint32_t id;		/* main */
+	int fd;			/* stdin's duplicate, or the program's stdout */
+	pid_t pid;		/* the program, or -1 (mu) */
+	char *cmd;		/* the program, or NULL: stdin */
+	struct lc_dfile *f;	/* the dispenser's handle */
+	struct lc_csum *csum;	/* -e: over the bytes in order, or NULL */
+};
 struct lc_zdef;		/* zframe.h */
 struct lc_walk;		/* walk.h */
 
@@ -124,6 +144,7 @@ struct lc_source {
 	uint32_t up;		/* main: senders connected */
 	uint32_t finished;	/* main: senders that sent END */
 	struct lc_sender senders[LC_MAX_STREAMS];
+	struct lc_reader rd;	/* a stream request, at most one */
 	atomic_uint_fast64_t bytes_sent;	/* senders add */
 	atomic_uint_fast64_t wire_sent;	/* DATA payload bytes on the wire
 					   (compressed or not); senders add,

@@ -90,6 +90,7 @@ lc_msg_name(uint8_t type)
 	case LC_MSG_FILE_ABORT: return "FILE_ABORT";
 	case LC_MSG_STOP: return "STOP";
 	case LC_MSG_SINK_STOPPED: return "SINK_STOPPED";
+	case LC_MSG_FILE_LEN: return "FILE_LEN";
 	default: return "?";
 	}
 }
@@ -307,7 +308,7 @@ lc_msg_get_file(const uint8_t *p, size_t n, struct lc_msg_file *m)
 	    lc_rd_end(&rd) != 0)
 		return -LC_ERR_PROTO;
 	m->mtime_sec = (int64_t)mt;
-	if (m->id == 0 || m->kind < LC_KIND_REG || m->kind > LC_KIND_SYMLINK ||
+	if (m->id == 0 || m->kind < LC_KIND_REG || m->kind > LC_KIND_STREAM ||
 	    m->mtime_nsec >= 1000000000u || m->size > (uint64_t)INT64_MAX ||
 	    m->name[0] == '\0' || (m->mode & ~07777u) != 0 ||
 	    (m->kind == LC_KIND_SYMLINK) != (m->link[0] != '\0') ||
@@ -759,7 +760,33 @@ lc_msg_get_progress(const uint8_t *p, size_t n, struct lc_msg_progress *m)
 	return 0;
 }
 
-/* ---- FILE_SUM, FILE_PREFIX, PREFIX_MATCH, STREAM_LOST, ACK ---- */
+/* ---- FILE_LEN, FILE_SUM, FILE_PREFIX, PREFIX_MATCH, STREAM_LOST, ACK ---- */
+
+int
+lc_msg_put_file_len(struct lc_buf *out, const struct lc_msg_file_len *m)
+{
+	int r;
+	size_t s = lc_msg_begin(out, LC_MSG_FILE_LEN, &r);
+
+	(void)(r != 0 ||
+	    (r = lc_buf_put_u32(out, m->id)) != 0 ||
+	    (r = lc_buf_put_u64(out, m->length)) != 0);
+	return lc_msg_finish(out, s, r);
+}
+
+int
+lc_msg_get_file_len(const uint8_t *p, size_t n, struct lc_msg_file_len *m)
+{
+	struct lc_rd rd;
+
+	memset(m, 0, sizeof(*m));
+	lc_rd_init(&rd, p, n);
+	if (lc_rd_get_u32(&rd, &m->id) != 0 || m->id == 0 ||
+	    lc_rd_get_u64(&rd, &m->length) != 0 ||
+	    m->length > LC_STREAM_MAX || lc_rd_end(&rd) != 0)
+		return -LC_ERR_PROTO;
+	return 0;
+}
 
 int
 lc_msg_put_file_sum(struct lc_buf *out, const struct lc_msg_file_sum *m)

@@ -239,6 +239,8 @@ struct lc_wfile {
 	int seekable;
 	uint64_t next;		/* written up to here */
 	uint64_t end;
+	int open_end;		/* a stream: end is a bound, not the length,
+				   until lc_wfile_set_end */
 	struct lc_wbuf_q pending;	/* sorted by offset */
 	int draining;
 	uint32_t holes;		/* holes in pending */
@@ -280,6 +282,10 @@ lc_wfile_put(struct lc_wfile *f, const uint8_t *p, size_t len, uint64_t off,
 		if (w < 0) {
 			if (errno == EINTR)
 				continue;
+			if (errno == EPIPE)	/* nobody reads a pipe target */
+				return lc_err_set(e, LC_ERR_PIPE, "write %s: "
+				    "the reading end was closed (broken pipe)",
+				    f->name);
 			return lc_err_sys(e, LC_ERR_IO, errno, "write %s",
 			    f->name);
 		}
@@ -431,7 +437,7 @@ lc_wfile_submit(struct lc_wfile *f, struct lc_wbuf *b, int *complete,
 		f->next += len;
 		if (f->count != NULL)
 			atomic_fetch_add(f->count, len);
-		if (f->next == f->end)
+		if (f->next == f->end && !f->open_end)
 			*complete = 1;
 	}
 	f->draining = 0;
@@ -448,6 +454,47 @@ lc_wfile_hole_room(struct lc_wfile *f, uint64_t off)
 	ok = f->holes < LC_WFILE_MAX_HOLES || off == f->next;
 	pthread_mutex_unlock(&f->mu);
 	return ok;
+}
+
+void
+lc_wfile_open_end(struct lc_wfile *f)
+{
+	pthread_mutex_lock(&f->mu);
+	f->open_end = 1;
+	pthread_mutex_unlock(&f->mu);
+}
+
+int
+lc_wfile_set_end(struct lc_wfile *f, uint64_t end, int *complete)
+{
+	struct lc_wbuf *last;
+	int r = 0;
+
+	*complete = 0;
+	pthread_mutex_lock(&f->mu);
+	last = TAILQ_LAST(&f->pending, lc_wbuf_q);
+	if (!f->open_end || end > f->end || end < f->next ||
+	    (last != NULL && last->off + last->len > end)) {
+		r = -LC_ERR_PROTO;
+	} else {
+		f->end = end;
+		f->open_end = 0;
+		/* a drainer that wrote up to end saw the bound, not end */
+		*complete = f->next == end && f->err == 0;
+	}
+	pthread_mutex_unlock(&f->mu);
+	return r;
+}
+
+int
+lc_wfile_is_open(struct lc_wfile *f)
+{
+	int v;
+
+	pthread_mutex_lock(&f->mu);
+	v = f->open_end;
+	pthread_mutex_unlock(&f->mu);
+	return v;
 }
 
 uint64_t

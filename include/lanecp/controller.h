@@ -67,6 +67,10 @@ struct lc_copy_opts {
 	int owner;		/* --owner: owner and group, if root there */
 	int numeric_ids;	/* --numeric-ids: by number, not by name */
 	int path;		/* enum lc_path: -z, --relay, --via-ssh, --direct */
+	int prog_src;		/* -N i: the source names a program (its
+				   stdout is the data) */
+	int prog_dst;		/* -N o: the target names a program (its
+				   stdin gets the data) */
 	int path_stage;		/* internal (copy.c): LC_PATH_AUTO's fallbacks
 				   tried so far */
 	const char *path_why;	/* internal: why the last one failed */
@@ -79,6 +83,12 @@ struct lc_copy_opts {
 	 */
 	char transfer[LC_TRANSFER_HEX + 1];
 };
+
+/*
+ * 1 if the copy reads or writes a pipe ("-" on either side, or -N): no
+ * resume, one source, no retries (what was read cannot be read again).
+ */
+int lc_copy_opts_pipes(const struct lc_copy_opts *o);
 
 #define LC_RESULT_SUMS 16
 #define LC_RESULT_FAILED 64	/* failed files kept for --json */

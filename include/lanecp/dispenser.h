@@ -41,15 +41,61 @@
 
 struct lc_dispenser;
 struct lc_dfile;
+struct lc_pbuf;
 
 struct lc_block {
 	struct lc_dfile *file;	/* opaque, for release/hash */
 	uint32_t file_id;
-	int fd;
+	int fd;			/* -1 for a stream's block: see data */
 	uint64_t offset;
 	uint32_t len;		/* bytes of the file the block covers */
 	uint8_t hole;		/* 1: all zero, no data to read or send */
+	const uint8_t *data;	/* a stream's block: its bytes, valid until
+				   the block is released; else NULL */
+	struct lc_pbuf *pbuf;	/* opaque: the buffer data is in */
 };
+
+/*
+ * Streams (a pipe, a program's output): data of unknown length, read once
+ * and in order by one reader thread (the caller's) into the dispenser's
+ * stream buffers, at most `count` of one block each, and handed out as
+ * blocks like a file's.  A buffer comes back when its block is released
+ * (confirmed written), so a slow sink holds the reader back and memory
+ * stays at count x block.  No checksum through lc_dispenser_hash: the
+ * reader sees the bytes in order and hashes them itself.
+ */
+struct lc_pbuf {
+	struct lc_pbuf *next;	/* free list or a stream's ready queue */
+	uint64_t off;
+	uint32_t len;
+	uint8_t *data;		/* one block */
+};
+
+/*
+ * Queue stream id (no descriptor: the caller reads).  Buffers of block
+ * bytes, at most count of them at a time (count >= 1).  *out: the handle
+ * for the calls below, until lc_dispenser_stream_end.  0 or -LC_ERR_*.
+ */
+int lc_dispenser_add_stream(struct lc_dispenser *d, uint32_t id,
+    uint32_t count, struct lc_dfile **out);
+
+/*
+ * A free buffer to read into (len 0, capacity one block): waits until one
+ * is free.  NULL after lc_dispenser_abort, when *stop is set, or when
+ * memory runs out (*nomem set).
+ */
+struct lc_pbuf *lc_dispenser_stream_buf(struct lc_dispenser *d,
+    const atomic_bool *stop, int *nomem);
+
+/* Append the filled buffer (b->len bytes, 1 .. block) to stream f. */
+void lc_dispenser_stream_push(struct lc_dispenser *d, struct lc_dfile *f,
+    struct lc_pbuf *b);
+
+/* An unused buffer back to the free list. */
+void lc_dispenser_stream_unused(struct lc_dispenser *d, struct lc_pbuf *b);
+
+/* Stream f ended: its length is what was pushed.  f is not ours after. */
+void lc_dispenser_stream_end(struct lc_dispenser *d, struct lc_dfile *f);
 
 /* Holes shorter than this between data are sent as data. */
 #define LC_HOLE_MIN (64u << 10)

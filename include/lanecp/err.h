@@ -50,6 +50,8 @@ enum lc_err_code {
 	LC_ERR_LOCKED,		/* a part file is locked by another lanecp */
 	LC_ERR_NOPATH,		/* the data streams could not connect */
 	LC_ERR_NOAGENT,		/* the remote lanecp program cannot be run */
+	LC_ERR_PROGRAM,		/* a -N program failed (its exit status) */
+	LC_ERR_PIPE,		/* the reader of a pipe target went away */
 	LC_ERR_MAX
 };
 

@@ -67,24 +67,40 @@ enum lc_msg_type {
 	LC_MSG_STOP = 42,		/* ctl -> sink: the copy failed; end
 					   the streams and answer STOPPED */
 	LC_MSG_SINK_STOPPED = 43,	/* sink -> ctl: bytes on disk, final */
+	LC_MSG_FILE_LEN = 44,		/* source -> ctl -> sink: a stream's
+					   final length */
 };
 
 /* HELLO flags */
 #define LC_HELLO_RESTRICTED 0x1u	/* agent serves one directory only */
+#define LC_HELLO_PIPES 0x2u	/* agent knows LC_KIND_STREAM, FILE_LEN, the
+				   stdin/program SRC_ADD and SINK_TARGET
+				   flags (issue 14) */
 
 /* File kinds in LC_MSG_FILE */
 enum lc_file_kind {
 	LC_KIND_REG = 1,
 	LC_KIND_DIR = 2,
 	LC_KIND_SYMLINK = 3,
+	LC_KIND_STREAM = 4,	/* data of unknown length (a pipe): size 0 in
+				   FILE, the length comes in FILE_LEN */
 };
+
+/*
+ * The longest stream (LC_KIND_STREAM) a sink takes: offsets and FILE_LEN
+ * are bounded by it before the length is known.
+ */
+#define LC_STREAM_MAX (1ull << 62)
 
 /* SRC_ADD flags */
 #define LC_ADD_RECURSIVE 0x1u	/* -r */
 #define LC_ADD_FOLLOW 0x2u	/* -L */
 #define LC_ADD_CONTENTS 0x4u	/* "dir/": the contents, not dir itself */
 #define LC_ADD_NAMES 0x8u	/* --owner: send user and group names */
-#define LC_ADD_MASK 0xfu
+#define LC_ADD_STDIN 0x10u	/* path "-": the local agent's stdin */
+#define LC_ADD_PROGRAM 0x20u	/* -N i: path is a command for /bin/sh -c,
+				   its stdout is the data */
+#define LC_ADD_MASK 0x3fu
 
 /* FILE_SKIP reasons */
 enum lc_skip_why {
@@ -113,7 +129,10 @@ enum lc_skip_why {
 #define LC_TGT_OWNER 0x200u	/* --owner: owner and group (as root) */
 #define LC_TGT_NUMERIC_IDS 0x400u	/* --numeric-ids: no name mapping */
 #define LC_TGT_SETID 0x800u	/* -p, root, local source: set-id bits too */
-#define LC_TGT_MASK 0xfffu
+#define LC_TGT_STDOUT 0x1000u	/* target "-": the local agent's stdout */
+#define LC_TGT_PROGRAM 0x2000u	/* -N o: target is a command for /bin/sh -c,
+				   its stdin gets the data */
+#define LC_TGT_MASK 0x3fffu
 
 /* LISTEN / CONNECT flags */
 #define LC_XFER_ENCRYPT 0x1u
@@ -289,6 +308,12 @@ struct lc_msg_xfer_done {	/* SRC_DONE and SINK_DONE */
 				   SINK_DONE: 0 */
 };
 
+/* FILE_LEN: a stream (LC_KIND_STREAM) ended after length bytes. */
+struct lc_msg_file_len {
+	uint32_t id;
+	uint64_t length;	/* <= LC_STREAM_MAX */
+};
+
 /*
  * Heartbeat, about once a second from both agents.  bytes: received and
  * written (sink) or sent (source).  The sink adds its low-water mark:
@@ -365,6 +390,7 @@ int lc_msg_put_xfer_done(struct lc_buf *out, uint8_t type,
     const struct lc_msg_xfer_done *m);
 int lc_msg_put_progress(struct lc_buf *out, const struct lc_msg_progress *m);
 int lc_msg_put_file_sum(struct lc_buf *out, const struct lc_msg_file_sum *m);
+int lc_msg_put_file_len(struct lc_buf *out, const struct lc_msg_file_len *m);
 int lc_msg_put_file_prefix(struct lc_buf *out,
     const struct lc_msg_file_prefix *m);
 int lc_msg_put_prefix_match(struct lc_buf *out,
@@ -419,6 +445,8 @@ int lc_msg_get_xfer_done(const uint8_t *p, size_t n,
     struct lc_msg_xfer_done *m);
 int lc_msg_get_progress(const uint8_t *p, size_t n,
     struct lc_msg_progress *m);
+int lc_msg_get_file_len(const uint8_t *p, size_t n,
+    struct lc_msg_file_len *m);
 int lc_msg_get_file_sum(const uint8_t *p, size_t n,
     struct lc_msg_file_sum *m);
 /* m->hashes points into p: valid while the frame is. */

@@ -128,6 +128,22 @@ int lc_wfile_submit_hole(struct lc_wfile *f, uint64_t off, uint32_t len,
 #define LC_WFILE_MAX_HOLES 4096
 int lc_wfile_hole_room(struct lc_wfile *f, uint64_t off);
 
+/*
+ * Streams (data of unknown length): end given to lc_wfile_new is only a
+ * bound until lc_wfile_set_end says where the stream ended; no submit
+ * completes the file before.
+ */
+void lc_wfile_open_end(struct lc_wfile *f);
+/*
+ * The stream ended at end.  0 with *complete = 1 if every byte is written
+ * already (else the submit that writes the last byte completes it), or
+ * -LC_ERR_PROTO: not an open stream, end beyond the bound, or blocks
+ * written or waiting beyond end.
+ */
+int lc_wfile_set_end(struct lc_wfile *f, uint64_t end, int *complete);
+/* 1 while f is a stream whose end is not known yet. */
+int lc_wfile_is_open(struct lc_wfile *f);
+
 /* Offset up to which the file has been written (holes included). */
 uint64_t lc_wfile_written(struct lc_wfile *f);
 /*

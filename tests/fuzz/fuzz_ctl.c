@@ -5,7 +5,8 @@
  * Selectors 0..20 are the protocol 1 messages (unchanged, so the corpus
  * keeps its meaning), 21..23 SRC_CREDIT, FILE_SKIP and FILE_FAIL, 24 the
  * relative-name helpers against a reference (two names split at the first
- * NUL), 25 FILE_ABORT, 26 PING, the rest the frame splitter.
+ * NUL), 25 FILE_ABORT, 26 PING, 27 DIAL, 28 the reverse port lists,
+ * 29 FILE_LEN, the rest the frame splitter.
  */
 #include "lanecp/buf.h"
 #include "lanecp/wire.h"
@@ -111,6 +112,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		struct lc_msg_file_abort abort_;
 		struct lc_msg_ping ping;
 		struct lc_msg_dial dial;
+		struct lc_msg_file_len len;
 	} m;
 	struct lc_buf b;
 	const uint8_t *p;
@@ -142,7 +144,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		/* kinds: a link target exactly for symlinks, no size but files */
 		if (lc_msg_get_file(p, n, &m.file) == 0 &&
 		    (m.file.id == 0 || m.file.kind < LC_KIND_REG ||
-		    m.file.kind > LC_KIND_SYMLINK ||
+		    m.file.kind > LC_KIND_STREAM ||
 		    (m.file.kind == LC_KIND_SYMLINK) !=
 		    (m.file.link[0] != '\0') ||
 		    (m.file.kind != LC_KIND_REG && m.file.size != 0)))
@@ -302,6 +304,14 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		    m.listening.nports != 0 &&
 		    m.listening.nports != m.listening.streams)
 			abort();
+		break;
+	case 29:
+		if (lc_msg_get_file_len(p, n, &m.len) == 0 &&
+		    (m.len.id == 0 || m.len.length > LC_STREAM_MAX))
+			abort();
+		if (lc_msg_get_file_len(p, n, &m.len) == 0 &&
+		    lc_msg_put_file_len(&b, &m.len) == 0)
+			lc_check_same(&b, p, n);
 		break;
 	default:
 		/* the frame splitter on raw bytes */

@@ -580,8 +580,15 @@ LC_TEST(file_kinds_and_links)
 	/* unknown kinds */
 	f.kind = 0;
 	LC_CHECK(file_rt(&f, &g) == -LC_ERR_PROTO);
-	f.kind = 4;
+	f.kind = 5;
 	LC_CHECK(file_rt(&f, &g) == -LC_ERR_PROTO);
+	/* a stream (issue 14): no size, no link; FILE_LEN says how long */
+	f.kind = LC_KIND_STREAM;
+	LC_CHECK(file_rt(&f, &g) == 0);
+	LC_CHECK(T_SAME(&f, &g));
+	f.size = 1;
+	LC_CHECK(file_rt(&f, &g) == -LC_ERR_PROTO);
+	f.size = 0;
 	f.kind = 255;
 	LC_CHECK(file_rt(&f, &g) == -LC_ERR_PROTO);
 	f.kind = LC_KIND_REG;
@@ -835,8 +842,8 @@ LC_TEST(src_add_and_sink_target_flags)
 		LC_CHECK(memcmp(&a, &a2, sizeof(a)) == 0);
 	}
 	LC_CHECK_EQ_U(LC_ADD_RECURSIVE | LC_ADD_FOLLOW | LC_ADD_CONTENTS |
-	    LC_ADD_NAMES, LC_ADD_MASK);
-	for (int bit = 4; bit < 32; bit++) {
+	    LC_ADD_NAMES | LC_ADD_STDIN | LC_ADD_PROGRAM, LC_ADD_MASK);
+	for (int bit = 6; bit < 32; bit++) {
 		a.flags = LC_ADD_RECURSIVE | (1u << bit);
 		lc_buf_reset(&b);
 		LC_CHECK(lc_msg_put_src_add(&b, &a) == 0);
@@ -857,7 +864,8 @@ LC_TEST(src_add_and_sink_target_flags)
 	LC_CHECK_EQ_U(LC_TGT_FORCE | LC_TGT_WANT_DIR | LC_TGT_RESUME |
 	    LC_TGT_NO_FSYNC | LC_TGT_NO_SPACE_CHECK | LC_TGT_PRESERVE |
 	    LC_TGT_UPDATE | LC_TGT_SKIP_EXISTING | LC_TGT_TREE | LC_TGT_OWNER |
-	    LC_TGT_NUMERIC_IDS | LC_TGT_SETID, LC_TGT_MASK);
+	    LC_TGT_NUMERIC_IDS | LC_TGT_SETID | LC_TGT_STDOUT | LC_TGT_PROGRAM,
+	    LC_TGT_MASK);
 	LC_CHECK(lc_msg_put_sink_target(&b, &t) == 0);
 	lc_buf_reset(&b);
 	LC_CHECK(lc_msg_put_sink_target(&b, &t) == 0);
@@ -868,13 +876,47 @@ LC_TEST(src_add_and_sink_target_flags)
 		LC_CHECK(lc_msg_get_sink_target(p, cut, &t2) == -LC_ERR_PROTO);
 	LC_CHECK(lc_buf_put_u8(&b, 0) == 0);
 	LC_CHECK(lc_msg_get_sink_target(p, n + 1, &t2) == -LC_ERR_PROTO);
-	for (int bit = 12; bit < 32; bit++) {
+	for (int bit = 14; bit < 32; bit++) {
 		t.flags = LC_TGT_TREE | (1u << bit);
 		lc_buf_reset(&b);
 		LC_CHECK(lc_msg_put_sink_target(&b, &t) == 0);
 		one_frame(&b, LC_MSG_SINK_TARGET, &p, &n);
 		LC_CHECK(lc_msg_get_sink_target(p, n, &t2) == -LC_ERR_PROTO);
 	}
+	lc_buf_free(&b);
+}
+
+/* FILE_LEN (issue 14): round trip, bounds, truncation, trailing bytes. */
+LC_TEST(file_len)
+{
+	struct lc_buf b;
+	struct lc_msg_file_len m, m2;
+	const uint8_t *p;
+	size_t n;
+
+	lc_buf_init(&b, LC_CTL_MAX + 8);
+	m.id = 7;
+	m.length = LC_STREAM_MAX;
+	LC_CHECK(lc_msg_put_file_len(&b, &m) == 0);
+	one_frame(&b, LC_MSG_FILE_LEN, &p, &n);
+	LC_CHECK(lc_msg_get_file_len(p, n, &m2) == 0);
+	LC_CHECK(m2.id == 7 && m2.length == LC_STREAM_MAX);
+	for (size_t cut = 0; cut < n; cut++)
+		LC_CHECK(lc_msg_get_file_len(p, cut, &m2) == -LC_ERR_PROTO);
+	LC_CHECK(lc_buf_put_u8(&b, 0) == 0);
+	LC_CHECK(lc_msg_get_file_len(p, n + 1, &m2) == -LC_ERR_PROTO);
+	m.length = LC_STREAM_MAX + 1;	/* beyond what a sink takes */
+	lc_buf_reset(&b);
+	LC_CHECK(lc_msg_put_file_len(&b, &m) == 0);
+	one_frame(&b, LC_MSG_FILE_LEN, &p, &n);
+	LC_CHECK(lc_msg_get_file_len(p, n, &m2) == -LC_ERR_PROTO);
+	m.length = 0;
+	m.id = 0;
+	lc_buf_reset(&b);
+	LC_CHECK(lc_msg_put_file_len(&b, &m) == 0);
+	one_frame(&b, LC_MSG_FILE_LEN, &p, &n);
+	LC_CHECK(lc_msg_get_file_len(p, n, &m2) == -LC_ERR_PROTO);
+	LC_CHECK(strcmp(lc_msg_name(LC_MSG_FILE_LEN), "FILE_LEN") == 0);
 	lc_buf_free(&b);
 }
 

@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <signal.h>
 #include <stdint.h>
 #include <sys/stat.h>
 
@@ -563,3 +564,86 @@ LC_TEST(quota_grows_and_the_writer_reports_starvation)
 }
 
 LC_TEST_MAIN()
+
+/*
+ * Streams (issue 14): with an open end no submit completes the file;
+ * the end is refused below what was written or is waiting, and accepted
+ * once; the file completes either at lc_wfile_set_end (everything was
+ * written) or at the submit that writes the last byte.
+ */
+LC_TEST(stream_end_comes_last)
+{
+	struct lc_pool *pool;
+	struct lc_wfile *w;
+	int fd = tmpfile_fd(), complete;
+
+	LC_CHECK(lc_pool_new(8, 100, &pool) == 0);
+	LC_CHECK(lc_wfile_new(fd, 1, 0, 1000, "t", &w) == 0);
+	lc_wfile_open_end(w);
+	LC_CHECK(lc_wfile_is_open(w) == 1);
+	LC_CHECK(lc_wfile_submit(w, fill(pool, 0, 100), &complete,
+	    NULL) == 0);
+	LC_CHECK_EQ_I(complete, 0);
+	/* one waiting at 200..300: no end before 300 */
+	LC_CHECK(lc_wfile_submit(w, fill(pool, 200, 100), &complete,
+	    NULL) == 0);
+	LC_CHECK(lc_wfile_set_end(w, 99, &complete) == -LC_ERR_PROTO);
+	LC_CHECK(lc_wfile_set_end(w, 250, &complete) == -LC_ERR_PROTO);
+	LC_CHECK(lc_wfile_set_end(w, 1001, &complete) == -LC_ERR_PROTO);
+	LC_CHECK(lc_wfile_set_end(w, 300, &complete) == 0);
+	LC_CHECK_EQ_I(complete, 0);
+	LC_CHECK(lc_wfile_is_open(w) == 0);
+	LC_CHECK(lc_wfile_set_end(w, 300, &complete) == -LC_ERR_PROTO);
+	/* the gap filled: this submit completes it */
+	LC_CHECK(lc_wfile_submit(w, fill(pool, 100, 100), &complete,
+	    NULL) == 0);
+	LC_CHECK_EQ_I(complete, 1);
+	check_file(fd, 300);
+	lc_wfile_free(w);
+	close(fd);
+
+	/* everything written first: the end completes it */
+	fd = tmpfile_fd();
+	LC_CHECK(lc_wfile_new(fd, 1, 0, 1000, "t", &w) == 0);
+	lc_wfile_open_end(w);
+	LC_CHECK(lc_wfile_submit(w, fill(pool, 0, 100), &complete,
+	    NULL) == 0);
+	LC_CHECK_EQ_I(complete, 0);
+	LC_CHECK(lc_wfile_set_end(w, 100, &complete) == 0);
+	LC_CHECK_EQ_I(complete, 1);
+	check_file(fd, 100);
+	lc_wfile_free(w);
+	close(fd);
+
+	/* an empty stream */
+	fd = tmpfile_fd();
+	LC_CHECK(lc_wfile_new(fd, 1, 0, 1000, "t", &w) == 0);
+	lc_wfile_open_end(w);
+	LC_CHECK(lc_wfile_set_end(w, 0, &complete) == 0);
+	LC_CHECK_EQ_I(complete, 1);
+	lc_wfile_free(w);
+	lc_pool_free(pool);
+	close(fd);
+}
+
+/* A pipe whose reader went away: LC_ERR_PIPE, not a plain I/O error. */
+LC_TEST(broken_pipe_is_its_own_error)
+{
+	struct lc_pool *pool;
+	struct lc_wfile *w;
+	struct lc_err e;
+	int p[2], complete;
+
+	signal(SIGPIPE, SIG_IGN);
+	LC_CHECK(pipe(p) == 0);
+	close(p[0]);
+	LC_CHECK(lc_pool_new(2, 100, &pool) == 0);
+	LC_CHECK(lc_wfile_new(p[1], 0, 0, 100, "stdout", &w) == 0);
+	lc_err_clear(&e);
+	LC_CHECK(lc_wfile_submit(w, fill(pool, 0, 100), &complete,
+	    &e) == -LC_ERR_PIPE);
+	LC_CHECK(strstr(e.msg, "stdout") != NULL);
+	lc_wfile_free(w);
+	lc_pool_free(pool);
+	close(p[1]);
+}
