@@ -37,7 +37,6 @@ lc__ctl_got_hello(struct lc_ctl *c, struct lc_endpoint *ep, const uint8_t *p,
 {
 	int r = lc_msg_get_hello(p, n, &ep->hello);
 
-	(void)c;
 	if (r == -LC_ERR_VERSION)
 		return lc_err_set(e, LC_ERR_VERSION,
 		    "protocol version mismatch: this lanecp %s speaks "
@@ -49,6 +48,11 @@ lc__ctl_got_hello(struct lc_ctl *c, struct lc_endpoint *ep, const uint8_t *p,
 		return lc_err_set(e, LC_ERR_PROTO, "%s: malformed HELLO "
 		    "(is '%s' really lanecp?)", ep->name, lc__ctl_agent_cmd(c));
 	ep->hello_seen = 1;
+	/* each agent's, as it comes: the sink's may come after LISTEN */
+	if (c->pipes && !(ep->hello.flags & LC_HELLO_PIPES))
+		return lc_err_set(e, LC_ERR_VERSION, "%s: the agent (lanecp "
+		    "%s) cannot copy from or to a pipe ('-' or -N); install "
+		    "this version there", ep->name, ep->hello.software);
 	if (ep->remote)
 		lc_log_verbose("%s: agent lanecp %s on %s", ep->name,
 		    ep->hello.software, ep->hello.hostname);
@@ -61,7 +65,7 @@ lc_min_u32(uint32_t a, uint64_t b)
 	return b != 0 && b < a ? (uint32_t)b : a;
 }
 
-/* Both endpoints answered HELLO: settle parameters and start the work. */
+/* The source has answered HELLO: settle parameters and start the work. */
 int
 lc__ctl_negotiate(struct lc_ctl *c, struct lc_err *e)
 {
@@ -81,14 +85,6 @@ lc__ctl_negotiate(struct lc_ctl *c, struct lc_err *e)
 	 * window it really got.
 	 */
 	c->negotiated = 1;
-	if (c->pipes && (!(c->src.hello.flags & LC_HELLO_PIPES) ||
-	    !(c->dst_ep.hello.flags & LC_HELLO_PIPES)))
-		return lc_err_set(e, LC_ERR_VERSION, "%s: the agent (lanecp "
-		    "%s) cannot copy from or to a pipe ('-' or -N); install "
-		    "this version there", !(c->src.hello.flags &
-		    LC_HELLO_PIPES) ? c->src.name : c->dst_ep.name,
-		    !(c->src.hello.flags & LC_HELLO_PIPES) ?
-		    c->src.hello.software : c->dst_ep.hello.software);
 	c->streams = lc_min_u32(o->streams, c->src.hello.max_streams);
 	if (c->streams == 0)
 		c->streams = 1;

@@ -119,11 +119,13 @@ for want in '^\.Dl \$ lanecp -s 16 -w 256k [^ ]+ host:/' \
 	grep -Eq -- "$want" "$T/examples" || lc_fail "EXAMPLES lacks /$want/"
 done
 # every option on an example's lanecp command line is one of --help's:
-# on a .Dl line what follows "lanecp" up to a pipe or redirection, in a
-# literal display (the crontab and authorized_keys lines) every word
+# on a .Dl line what follows "lanecp" up to a pipe or redirection (less
+# single-quoted words: the commands of -N have options of their own), in
+# a literal display (the crontab and authorized_keys lines) every word
 # that starts with a dash
 {
-	grep -E '^\.Dl ' "$T/examples" | grep -oE 'lanecp( [^|>]*)?' || true
+	grep -E '^\.Dl ' "$T/examples" | sed "s/'[^']*'//g" |
+		grep -oE 'lanecp( [^|>]*)?' || true
 	awk '/^\.Bd -literal/ { on = 1; next } /^\.Ed/ { on = 0 } on' \
 		"$T/examples"
 } | tr ' ' '\n' | sed 's/"$//' | grep -E '^-' | sort -u >"$T/used" || true
