@@ -39,6 +39,16 @@
 #            without --direct), --relay in a star; memory to memory, 5
 #            runs unless -n (--quick: 256 MiB, 1 run); not in the default
 #            set (ask for it: --case paths)
+#   ramp     issue 13 part 2, "the long fat pipe is not full" (bench/ramp.sh):
+#            whole copies end to end, memory to memory, on lfn1g (512 MiB and
+#            2 GiB) and wan200m (512 MiB): lanecp -s 16 and -s 32 (-v) vs
+#            iperf3 -P 16 counted over the same duration; link bytes sampled
+#            every 50 ms in lc-wan-b for the time to the first data byte and
+#            a plot of the ramp (results/ramp-PROFILE-STAMP.png, copied to
+#            bench/ramp-PROFILE.png); the sink's head-of-line figure as
+#            "streams waiting on the writer %"; or ramp-lfn1g, ramp-wan200m;
+#            5 runs unless -n (--quick: 256 MiB, 1 run, lfn1g only); not in
+#            the default set (ask for it: --case ramp)
 #
 # How things are measured (details in bench/README.md):
 #   MB/s     10^6 bytes per second of the client's wall time, SSH setup
@@ -57,7 +67,7 @@
 #   --quick       small sizes, fewer configurations, lfn1g only
 #   --case NAME   mem|file|streams|rss|wan|wan-lfn1g|wan-wan200m (or a..e),
 #                 tree|tree-10k|tree-1k|tree-mixed|tree-one|tree-noop|tree-rss,
-#                 paths (alias wan-paths)
+#                 paths (alias wan-paths), ramp|ramp-lfn1g|ramp-wan200m
 #   --tree-big S  size of each of the 2 big files of tree-mixed (default 256M)
 #   --wan-time S  seconds per WAN run (default 10; --quick: 5)
 #   -o DIR        results directory (default bench/results)
@@ -119,11 +129,17 @@ for c in "${CASES[@]}"; do
 	tree) SEL+="tree-10k tree-1k tree-mixed tree-one tree-noop tree-rss " ;;
 	tree-10k | tree-1k | tree-mixed | tree-one | tree-noop | tree-rss) SEL+="$c " ;;
 	paths | wan-paths) SEL+="paths " ;;
+	ramp) SEL+="ramp-lfn1g ramp-wan200m " ;;
+	ramp-lfn1g | ramp-wan200m) SEL+="$c " ;;
 	*) echo "run.sh: unknown case '$c'" >&2; exit 2 ;;
 	esac
 done
 if ((QUICK)); then
 	SEL=${SEL//wan-wan200m /}
+	quick_ramp=0
+	[[ $SEL == *" ramp-lfn1g "* || $SEL == *" ramp-wan200m "* ]] && quick_ramp=1
+	SEL=${SEL//ramp-wan200m /}
+	((quick_ramp)) && [[ $SEL != *" ramp-lfn1g "* ]] && SEL+="ramp-lfn1g "
 	[[ $SEL == " " ]] && SEL=" wan-lfn1g "
 fi
 want() { [[ $SEL == *" $1 "* ]]; }
@@ -1234,6 +1250,8 @@ EOF
 . "$HERE/tree.sh"
 # shellcheck source=paths.sh
 . "$HERE/paths.sh"
+# shellcheck source=ramp.sh
+. "$HERE/ramp.sh"
 
 # ---------------------------------------------------------------- main
 SUITE_T0=$SECONDS
@@ -1245,6 +1263,8 @@ want aead && case_aead
 want wan-lfn1g && case_wan lfn1g
 want wan-wan200m && case_wan wan200m
 want paths && case_paths
+want ramp-lfn1g && case_ramp lfn1g
+want ramp-wan200m && case_ramp wan200m
 want tree-10k && case_tree_10k
 want tree-1k && case_tree_1k
 want tree-mixed && case_tree_mixed
@@ -1253,7 +1273,7 @@ want tree-noop && case_tree_noop
 want tree-rss && case_tree_rss
 
 if ((${#TARGETS[@]})); then
-	out "## Targets (issue 4; trees: issue 11; data paths: issue 12)"
+	out "## Targets (issue 4; trees: issue 11; data paths: issue 12; ramp: issue 13 part 2)"
 	out
 	out "| target | measured (medians) | verdict |"
 	out "|---|---|---|"
