@@ -22,9 +22,9 @@
 #                  is over 1 MB/s above the idle background (the rate over
 #                  the 1 s before the run), from the process's start
 #   iperf3, same duration
-#                  iperf3 runs -t T, T = the size at 80 % of the link rate,
-#                  rounded up, + 1 s (always longer than the copy it is
-#                  compared with, unless that missed 80 % by far); its link
+#                  iperf3 runs -t T, T = the size at 75 % of the link rate,
+#                  rounded up, + 2 s (longer than the copy it is compared
+#                  with, unless that missed 75 % by far); its link
 #                  bytes are counted over its first W seconds, W = the
 #                  median wall time of lanecp -s 16 at that size: both tools
 #                  get the same W seconds from process start (connection
@@ -156,15 +156,23 @@ ramp_sampler_start() {
 	sleep 1.1	# one second of background before the first run
 }
 ramp_sampler_stop() {
+	local i
 	[[ -n $RAMP_SAMPLER_PID ]] || return 0
+	kill -TERM "$RAMP_SAMPLER_PID" 2>/dev/null	# it ends its loop on TERM
+	for ((i = 0; i < 20; i++)); do
+		kill -0 "$RAMP_SAMPLER_PID" 2>/dev/null || break
+		sleep 0.1
+	done
+	wait "$RAMP_SAMPLER_PID" 2>/dev/null
 	stop_pid "$RAMP_SAMPLER_PID"
 	RAMP_SAMPLER_PID=
 }
 
-# iperf3 -t for SIZE on a link of RATE Mbit/s: the copy at 80 % of the link
-# rate, rounded up, + 1 s.
+# iperf3 -t for SIZE on a link of RATE Mbit/s: the copy at 75 % of the link
+# rate, rounded up, + 2 s (setup: a second to the first data byte on a
+# loaded machine), so that it outlasts the copies it is compared with.
 ramp_iperf_t() {	# SIZE RATE
-	awk -v b="$(bytes_of "$1")" -v r="$2" 'BEGIN { t = b * 8 / (0.8 * r * 1e6); printf "%d", (t == int(t) ? t : int(t) + 1) + 1 }'
+	awk -v b="$(bytes_of "$1")" -v r="$2" 'BEGIN { t = b * 8 / (0.75 * r * 1e6); printf "%d", (t == int(t) ? t : int(t) + 1) + 2 }'
 }
 
 RAMP_PROF='' RAMP_RATE=''
@@ -245,7 +253,7 @@ case_ramp() {
 	out "wall time, 10^6 bit/s (the bytes wanem rates; goodput = file bytes x 8 / wall time is the payload,"
 	out "lower by the TCP/IP headers). First data byte: the start of the first 50 ms interval of the link"
 	out "sampler with > 1 MB/s above the idle background, from the process's start (±50 ms). iperf3 -P 16 runs"
-	out "-t T (the size at 80 % of the link, rounded up, + 1 s); \"same duration\" counts its link bytes over"
+	out "-t T (the size at 75 % of the link, rounded up, + 2 s); \"same duration\" counts its link bytes over"
 	out "its first W seconds, W = the median wall time of lanecp -s 16 at that size. Streams waiting on the"
 	out "writer: the sink's \"waiting summed over the streams\" (lanecp -v) / (streams x wall time)."
 	out "$RAMP_RUNS runs per configuration, interleaved round-robin; medians (min-max)."
@@ -300,6 +308,9 @@ case_ramp() {
 			if [[ $k == i16-* ]]; then
 				gp=- ipw="$(ramp_iperf_window "$rcase" "$k" "${W16[$z]}" | mm 0) over W = $(fmt "${W16[$z]}" 2) s"
 				[[ ${W16[$z]} == - ]] && ipw=-
+				local short
+				short=$(ramp_vals "$rcase" "$k" '$6 - $5' | awk -v w="${W16[$z]}" '$1 < w { n++ } END { print n + 0 }')
+				((short)) && ipw+=" ($short runs shorter than W: over their own time)"
 				rc_=-
 			else
 				gp=$(ramp_vals "$rcase" "$k" "$b * 8 / (\$6 - \$5) / 1e6" | mm 0)
@@ -371,8 +382,8 @@ set title "Ramp on '$prof' ($RAMP_RATE Mbit/s): one $zsmall copy (run $pr of $RA
 set xlabel "seconds since the client process started (dashed: first data byte on the link; bar at the bottom: lanecp's exit)"
 set ylabel "Mbit/s on lc-wan-b's link (IP bytes, ${RAMP_BUCKET} s buckets)"
 set xrange [0:$(awk -v t="$tmax" 'BEGIN { printf "%d", t + 1 }')]
-set yrange [0:$((RAMP_RATE * 12 / 10))]
-set key bottom right
+set yrange [0:$((RAMP_RATE * 14 / 10))]
+set key top left
 set grid
 $(printf '%s\n' "${labels[@]}")
 link = $RAMP_RATE
