@@ -284,7 +284,7 @@ case_ramp() {
 	sleep 0.5	# the last run's tail into the samples
 	ramp_sampler_stop
 	wan_down
-	cp "$RAMP_SAMPLES" "$RESULTS/$STAMP-$rcase.samples"
+	gzip -c "$RAMP_SAMPLES" >"$RESULTS/$STAMP-$rcase.samples.gz"
 	for z in $sizes; do rm -f "$MEM/ramp-$z"; done
 
 	# --- the table
@@ -383,7 +383,7 @@ set xlabel "seconds since the client process started (dashed: first data byte on
 set ylabel "Mbit/s on lc-wan-b's link (IP bytes, ${RAMP_BUCKET} s buckets)"
 set xrange [0:$(awk -v t="$tmax" 'BEGIN { printf "%d", t + 1 }')]
 set yrange [0:$((RAMP_RATE * 14 / 10))]
-set key top left
+set key top right
 set grid
 $(printf '%s\n' "${labels[@]}")
 link = $RAMP_RATE
@@ -391,7 +391,7 @@ plot $(IFS=,; echo "${plots[*]}"), link with lines lw 1 lc rgb "black" title "li
 EOF
 	if [[ -s $png ]]; then
 		cp "$png" "$HERE/ramp-$prof.png"
-		out "Plot: \`$(basename "$RESULTS")/$(basename "$png")\` (copied to \`bench/ramp-$prof.png\`): link Mbit/s per ${RAMP_BUCKET} s since the process started, run $pr. Per-run times and head-of-line figures: \`$(basename "$RESULTS")/$(basename "$RAMP_RUNLOG")\`; the 50 ms samples: \`$(basename "$RESULTS")/$STAMP-$rcase.samples\`."
+		out "Plot: \`$(basename "$RESULTS")/$(basename "$png")\` (copied to \`bench/ramp-$prof.png\`): link Mbit/s per ${RAMP_BUCKET} s since the process started, run $pr. Per-run times and head-of-line figures: \`$(basename "$RESULTS")/$(basename "$RAMP_RUNLOG")\`; the 50 ms samples (epoch seconds, rx bytes): \`$(basename "$RESULTS")/$STAMP-$rcase.samples.gz\`."
 		out
 	fi
 }
