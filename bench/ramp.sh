@@ -144,7 +144,7 @@ EOF
 ramp_sampler_start() {
 	RAMP_SAMPLES=$W/ramp-$1.samples
 	: >"$RAMP_SAMPLES"
-	ip netns exec lc-wan-b python3 "$W/ramp.py" sample lcwb "$RAMP_SAMPLES" </dev/null 2>"$W/ramp-sampler.err" &
+	ip netns exec "$WAN_PFX-b" python3 "$W/ramp.py" sample lcwb "$RAMP_SAMPLES" </dev/null 2>"$W/ramp-sampler.err" &
 	RAMP_SAMPLER_PID=$!
 	BG_PIDS+=("$RAMP_SAMPLER_PID")
 	local i
@@ -178,7 +178,7 @@ ramp_iperf_t() {	# SIZE RATE
 RAMP_PROF='' RAMP_RATE=''
 set_ramp() {	# CONFIG: l16-SIZE, l32-SIZE, i16-SIZE
 	local c=$1 z=${1#*-} s
-	local -a ns=(ip netns exec lc-wan-a)
+	local -a ns=(ip netns exec "$WAN_PFX-a")
 	s=${c%%-*}; s=${s#?}
 	BYTES=$(bytes_of "$z")
 	STREAMS=$s
@@ -240,7 +240,7 @@ mm() {	# median (min-max) of stdin, D decimals
 }
 
 case_ramp() {
-	local prof=$1 sizes z c k png data mark best wl rc_
+	local prof=$1 sizes z c k png data rc_
 	local -a cfgs=()
 	case $prof in lfn1g) RAMP_RATE=1000; sizes=$RAMP_SIZES ;; wan200m) RAMP_RATE=200; sizes=$RAMP_SIZES_WAN200M ;; esac
 	RAMP_PROF=$prof
@@ -260,7 +260,7 @@ case_ramp() {
 	out
 	[[ -x $WANEM ]] || die "wanem not found at $WANEM (set WANEM=)"
 	command -v python3 >/dev/null || die "the ramp case needs python3 (the link sampler)"
-	if WANEM=$WANEM "$HERE/wan.sh" status >/dev/null 2>&1; then
+	if wan_sh status >/dev/null 2>&1; then
 		die "an emulated WAN is already up (bench/wan.sh status): someone else may be using it; not touching it"
 	fi
 	ramp_py
@@ -268,14 +268,14 @@ case_ramp() {
 	echo "# case config run rc t0 t1 first_data_s link_bytes hol_s wait_summed_s streams" >"$RAMP_RUNLOG"
 	WAN_UP=1
 	lc_on_exit wan_down
-	WANEM=$WANEM "$HERE/wan.sh" up "$prof" >&2 || die "bench/wan.sh up $prof failed"
+	wan_sh up "$prof" >&2 || die "bench/wan.sh up $prof failed"
 	for z in $sizes; do
 		zero_file "$z" "$MEM/ramp-$z"
 		cat "$MEM/ramp-$z" >/dev/null
 		cfgs+=("l16-$z" "l32-$z" "i16-$z")
 	done
 	wan_sshd_start
-	iperf_start lc-wan-b 10.77.0.2
+	iperf_start "$WAN_PFX-b" 10.77.0.2
 	ramp_sampler_start "$prof"
 	local save_runs=$RUNS
 	RUNS=$RAMP_RUNS
@@ -297,7 +297,7 @@ case_ramp() {
 		[[ ${W16[$z]} != - ]] && IPW[$z]=$(ramp_iperf_window "$rcase" "i16-$z" "${W16[$z]}" | median)
 	done
 	for z in $sizes; do
-		local b gp lk lkm ipw
+		local b gp lkm ipw short
 		b=$(bytes_of "$z")
 		for k in "l16-$z" "l32-$z" "i16-$z"; do
 			case $k in
@@ -308,8 +308,8 @@ case_ramp() {
 			if [[ $k == i16-* ]]; then
 				gp=- ipw="$(ramp_iperf_window "$rcase" "$k" "${W16[$z]}" | mm 0) over W = $(fmt "${W16[$z]}" 2) s"
 				[[ ${W16[$z]} == - ]] && ipw=-
-				local short
-				short=$(ramp_vals "$rcase" "$k" '$6 - $5' | awk -v w="${W16[$z]}" '$1 < w { n++ } END { print n + 0 }')
+				short=0
+				[[ ${W16[$z]} != - ]] && short=$(ramp_vals "$rcase" "$k" '$6 - $5' | awk -v w="${W16[$z]}" '$1 < w { n++ } END { print n + 0 }')
 				((short)) && ipw+=" ($short runs shorter than W: over their own time)"
 				rc_=-
 			else
@@ -325,7 +325,7 @@ case_ramp() {
 	# --- targets
 	local -a zs
 	read -r -a zs <<<"$sizes"
-	local zsmall=${zs[0]} zbig=${zs[${#zs[@]} - 1]} l i lg
+	local zsmall=${zs[0]} zbig=${zs[${#zs[@]} - 1]} l lg
 	if [[ $prof == lfn1g ]]; then
 		l=$(ramp_vals "$rcase" "l16-$zbig" '$8 * 8 / ($6 - $5) / 1e6' | median)
 		target "lfn1g: $zbig copy at -s 16 ≥ 0.97x iperf3 -P 16 for the same duration (link Mbit/s, end to end)$([[ $zbig != 2G ]] && echo " [issue: 2 GiB]")" \

@@ -73,7 +73,8 @@
 #   -o DIR        results directory (default bench/results)
 #   -h            this help
 # Environment: LANECP, WANEM (prebuilt binaries), LC_BENCH_TMP (work dir
-# parent, default /var/tmp; data and targets go there, on one filesystem).
+# parent, default /var/tmp; data and targets go there, on one filesystem),
+# BENCH_WAN_NS (the wan and ramp cases' namespace prefix, default lc-wan).
 set -uo pipefail
 
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -1095,6 +1096,21 @@ case_rss() {
 }
 
 # ---------------------------------------------------------------- case d: emulated WAN
+# The namespaces: bench/wan.sh's pair, lc-wan-a and lc-wan-b, or
+# $BENCH_WAN_NS-a and -b with BENCH_WAN_NS set (given to wan.sh as its
+# WAN_NS; its state then lives in /run/lanecp-wan-$BENCH_WAN_NS), so that a
+# WAN case need not wait for someone else's emulated WAN to go down.  Two
+# emulated WANs on one machine share its CPUs: numbers taken so are noisy.
+# (WAN_NS itself is this script's list of WAN stream counts, never passed
+# on.)
+WAN_PFX=${BENCH_WAN_NS:-lc-wan}
+wan_sh() {
+	if [[ -n ${BENCH_WAN_NS-} ]]; then
+		env WANEM="$WANEM" WAN_NS="$BENCH_WAN_NS" "$HERE/wan.sh" "$@"
+	else
+		env -u WAN_NS WANEM="$WANEM" "$HERE/wan.sh" "$@"
+	fi
+}
 WAN_UP=
 WAN_SSHD_PID=
 wan_down() {
@@ -1103,7 +1119,7 @@ wan_down() {
 	stop_pid "$WAN_SSHD_PID"; WAN_SSHD_PID=""
 	stop_pid "$IPERF_PID"; IPERF_PID=
 	if [[ -n $WAN_UP ]]; then
-		WANEM=$WANEM "$HERE/wan.sh" down >/dev/null 2>&1
+		wan_sh down >/dev/null 2>&1
 		WAN_UP=
 	fi
 }
@@ -1112,7 +1128,7 @@ wan_sshd_start() {
 	sed -e "s/^ListenAddress .*/ListenAddress 10.77.0.2/" -e "s/^Port .*/Port $port/" \
 	    -e "s|^PidFile .*|PidFile $W/sshd_wan.pid|" "$LC_SSHD_CONFIG" >"$cfg"
 	: >"$log"
-	(cg_join server; exec ip netns exec lc-wan-b "$(command -v sshd || echo /usr/sbin/sshd)" -D -f "$cfg" -E "$log" </dev/null) &
+	(cg_join server; exec ip netns exec "$WAN_PFX-b" "$(command -v sshd || echo /usr/sbin/sshd)" -D -f "$cfg" -E "$log" </dev/null) &
 	WAN_SSHD_PID=$!
 	BG_PIDS+=("$WAN_SSHD_PID")
 	SRV_RESIDENT+="$WAN_SSHD_PID "
@@ -1132,7 +1148,7 @@ wan_sshd_start() {
 }
 set_wan() {
 	local src=$MEM/zero-wan c=$1
-	local -a ns=(ip netns exec lc-wan-a)
+	local -a ns=(ip netns exec "$WAN_PFX-a")
 	BYTES=0
 	TLIMIT=$WAN_T
 	RXPID=$WAN_SSHD_PID
@@ -1165,16 +1181,16 @@ case_wan() {
 	out "headers ($([[ $prof == wan200m ]] && echo "3.5 % at MTU 1500" || echo "0.6 % at MTU 9000")) and TLS/SSH framing (under 0.5 %)."
 	out
 	[[ -x $WANEM ]] || die "wanem not found at $WANEM (set WANEM=)"
-	if WANEM=$WANEM "$HERE/wan.sh" status >/dev/null 2>&1; then
+	if wan_sh status >/dev/null 2>&1; then
 		die "an emulated WAN is already up (bench/wan.sh status): someone else may be using it; not touching it"
 	fi
 	WAN_UP=1
 	lc_on_exit wan_down
-	WANEM=$WANEM "$HERE/wan.sh" up "$prof" >&2 || die "bench/wan.sh up $prof failed"
+	wan_sh up "$prof" >&2 || die "bench/wan.sh up $prof failed"
 	zero_file "$WAN_SPARSE" "$MEM/zero-wan"
 	cat "$MEM/zero-wan" >/dev/null
 	wan_sshd_start
-	iperf_start lc-wan-b 10.77.0.2
+	iperf_start "$WAN_PFX-b" 10.77.0.2
 	local -a cfgs=()
 	for s in $WAN_NS; do cfgs+=("lanecp-s$s" "iperf3-P$s"); done
 	cfgs+=(scp-gcm)
