@@ -339,7 +339,7 @@ case_ramp() {
 			g16=$(ramp_vals "$rcase" "l16-$z" "$(bytes_of "$z") * 8 / (\$6 - \$5) / 1e6" | median)
 			g32=$(ramp_vals "$rcase" "l32-$z" "$(bytes_of "$z") * 8 / (\$6 - \$5) / 1e6" | median)
 			target "lfn1g: $z copy at -s 32 not slower than -s 16 (goodput, medians)" \
-			    "$(fmt "$g32" 0) vs $(fmt "$g16" 0) Mbit/s = $(ratio "$g32" "$g16")x" "$(ge "$(ratio "$g32" "$g16")" 1)"
+			    "$(fmt "$g32" 0) vs $(fmt "$g16" 0) Mbit/s = $(ratio "$g32" "$g16")x (-s 32: $(ramp_vals "$rcase" "l32-$z" "$(bytes_of "$z") * 8 / (\$6 - \$5) / 1e6" | mm 0), -s 16: $(ramp_vals "$rcase" "l16-$z" "$(bytes_of "$z") * 8 / (\$6 - \$5) / 1e6" | mm 0))" "$(ge "$(ratio "$g32" "$g16")" 1)"
 		done
 	else
 		l=$(ramp_vals "$rcase" "l16-$zsmall" '$8 * 8 / ($6 - $5) / 1e6' | median)
