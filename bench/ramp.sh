@@ -23,8 +23,9 @@
 #                  the 1 s before the run), from the process's start
 #   iperf3, same duration
 #                  iperf3 runs -t T, T = the size at 75 % of the link rate,
-#                  rounded up, + 2 s (longer than the copy it is compared
-#                  with, unless that missed 75 % by far); its link
+#                  rounded up, + 2 s, or the longest lanecp -s 16 copy of
+#                  that size so far + 2-3 s if that is longer (so T
+#                  outlasts the copy it is compared with); its link
 #                  bytes are counted over its first W seconds, W = the
 #                  median wall time of lanecp -s 16 at that size: both tools
 #                  get the same W seconds from process start (connection
@@ -175,7 +176,8 @@ ramp_iperf_t() {	# SIZE RATE
 	awk -v b="$(bytes_of "$1")" -v r="$2" 'BEGIN { t = b * 8 / (0.75 * r * 1e6); printf "%d", (t == int(t) ? t : int(t) + 1) + 2 }'
 }
 
-RAMP_PROF='' RAMP_RATE=''
+RAMP_PROF='' RAMP_RATE='' RAMP_CASE=''
+declare -A RAMP_T_USED=()	# SIZE -> the iperf3 -t values used
 set_ramp() {	# CONFIG: l16-SIZE, l32-SIZE, i16-SIZE
 	local c=$1 z=${1#*-} s
 	local -a ns=(ip netns exec "$WAN_PFX-a")
@@ -190,36 +192,68 @@ set_ramp() {	# CONFIG: l16-SIZE, l32-SIZE, i16-SIZE
 		CMD=("${ns[@]}" "$LANECP" -F "$W/ssh_config_wan" -v -s "$s" "$MEM/ramp-$z" "lcwan:$NULLDEV") ;;
 	i*)
 		TOOL=iperf3
-		local t
+		local t w
 		t=$(ramp_iperf_t "$z" "$RAMP_RATE")
+		# longer still if a copy of this size already took longer
+		w=$(ramp_vals "$RAMP_CASE" "l16-$z" '$6 - $5' | maxof)
+		[[ $w != - ]] && t=$(awk -v t="$t" -v w="$w" 'BEGIN { w = int(w) + 3; print (w > t ? w : t) }')
+		RAMP_T_USED[$z]+="$t "
 		CMD=("${ns[@]}" iperf3 -c 10.77.0.2 -p "$IPERF_PORT" -P "$s" -t "$t")
 		TLIMIT=$((t + 15)) ;;	# a guard only; iperf3 ends itself at -t
 	esac
 }
 # After each run (called by measure, whose locals t0, t1, rc, err, case, cfg
 # and run it reads): one line per run in RAMP_RUNLOG:
-#   case cfg run rc t0 t1 first_data_s link_bytes hol_s wait_s nstreams
+#   case cfg run rc t0 t1 first_data_s link_bytes wait_s streams
+#   quota_from quota_to quota_max_one_stream hol_s
+# from the sink's -v line, since fe07f59:
+#   head-of-line: streams waited 4.29 s in all for a buffer (16 streams);
+#   quotas grew from 32 to 96 blocks of 1024 KiB in all (at most 12 on one
+#   stream)
+# or before it (quota_* "-", hol_s = "all streams but one waited ... for"):
+#   head-of-line: all streams but one waited on the ordered writer for
+#   0.00 s (quotas of 2 x 1024 KiB per stream); 13.23 s of waiting summed
+#   over the 16 streams
 ramp_post() {
-	local fd lb hol=- wt=- nst=- l
+	local fd lb hol=- wt=- nst=- qa=- qb=- qm=- l
 	read -r fd lb < <(python3 "$W/ramp.py" run "$RAMP_SAMPLES" "$t0" "$t1")
-	l=$(grep -E 'head-of-line: .* waited on the ordered writer for' "$err" | tail -n 1)
-	if [[ $l =~ writer\ for\ ([0-9.]+)\ s.*\;\ ([0-9.]+)\ s\ of\ waiting\ summed\ over\ the\ ([0-9]+)\ streams ]]; then
+	l=$(grep -E 'head-of-line: ' "$err" | tail -n 1)
+	if [[ $l =~ streams\ waited\ ([0-9.]+)\ s\ in\ all\ for\ a\ buffer\ \(([0-9]+)\ streams\) ]]; then
+		wt=${BASH_REMATCH[1]} nst=${BASH_REMATCH[2]}
+		if [[ $l =~ quotas\ grew\ from\ ([0-9]+)\ to\ ([0-9]+)\ blocks.*at\ most\ ([0-9]+)\ on\ one ]]; then
+			qa=${BASH_REMATCH[1]} qb=${BASH_REMATCH[2]} qm=${BASH_REMATCH[3]}
+		fi
+	elif [[ $l =~ writer\ for\ ([0-9.]+)\ s.*\;\ ([0-9.]+)\ s\ of\ waiting\ summed\ over\ the\ ([0-9]+)\ streams ]]; then
 		hol=${BASH_REMATCH[1]} wt=${BASH_REMATCH[2]} nst=${BASH_REMATCH[3]}
 	elif [[ $TOOL == lanecp && $rc == 0 ]]; then
 		log "  $cfg run $run: no head-of-line line in lanecp -v's output"
 	fi
 	cp "$err" "$W/ramp-$case-$cfg-$run.err" 2>/dev/null
-	echo "$case $cfg $run $rc $t0 $t1 ${fd:--} ${lb:--} $hol $wt $nst" >>"$RAMP_RUNLOG"
-	log "  $cfg run $run: $(fmt "$(calc "$t1 - $t0")" 2) s, first data byte at ${fd:--} s$([[ $hol != - ]] && echo ", streams waiting on the writer $(fmt "$(calc "100 * $wt / ($nst * ($t1 - $t0))")" 0) %")"
+	echo "$case $cfg $run $rc $t0 $t1 ${fd:--} ${lb:--} $wt $nst $qa $qb $qm $hol" >>"$RAMP_RUNLOG"
+	log "  $cfg run $run: $(fmt "$(calc "$t1 - $t0")" 2) s, first data byte at ${fd:--} s$([[ $wt != - ]] && echo ", streams waiting on the writer $(fmt "$(calc "100 * $wt / ($nst * ($t1 - $t0))")" 0) %")$([[ $qb != - ]] && echo ", quotas $qa -> $qb blocks")"
 }
 # Values from RAMP_RUNLOG for CASE CONFIG (successful runs): field N, or
 # an awk expression over the fields ($5 t0, $6 t1, $7 first data, $8 link
-# bytes, $9 hol s, $10 wait s, $11 streams).
+# bytes, $9 wait s, $10 streams, $11-$13 quotas, $14 old hol s).
 ramp_vals() {	# CASE CONFIG EXPR
 	awk -v c="$1" -v k="$2" '$1 == c && $2 == k && $4 == 0 && $8 != "-" { print '"$3"' }' "$RAMP_RUNLOG" | awk '$1 != "-"'
 }
 ramp_hol_vals() {	# CASE CONFIG: % of stream-seconds waiting on the writer
-	awk -v c="$1" -v k="$2" '$1 == c && $2 == k && $4 == 0 && $10 != "-" && $11 > 0 { print 100 * $10 / ($11 * ($6 - $5)) }' "$RAMP_RUNLOG"
+	awk -v c="$1" -v k="$2" '$1 == c && $2 == k && $4 == 0 && $9 != "-" && $10 > 0 { print 100 * $9 / ($10 * ($6 - $5)) }' "$RAMP_RUNLOG"
+}
+# The iperf3 -t values used for SIZE: "T" or "T1-T2".
+ramp_t_range() {	# SIZE
+	local v
+	v=$(tr ' ' '\n' <<<"${RAMP_T_USED[$1]-}" | awk 'NF')
+	[[ -n $v ]] || { ramp_iperf_t "$1" "$RAMP_RATE"; return; }
+	awk 'NR == 1 || $1 < lo { lo = $1 } NR == 1 || $1 > hi { hi = $1 } END { if (lo == hi) print lo; else print lo "-" hi }' <<<"$v"
+}
+# "start -> median end (min-max) (max on one stream)" of the sink's quotas.
+ramp_quota_cell() {	# CASE CONFIG
+	local a
+	a=$(awk -v c="$1" -v k="$2" '$1 == c && $2 == k && $4 == 0 && $11 != "-" && $11 != "" { print $11; exit }' "$RAMP_RUNLOG")
+	[[ -n $a ]] || { echo -; return; }
+	echo "$a -> $(awk -v c="$1" -v k="$2" '$1 == c && $2 == k && $4 == 0 && $12 != "-" && $12 != "" { print $12 }' "$RAMP_RUNLOG" | mm 0) ($(awk -v c="$1" -v k="$2" '$1 == c && $2 == k && $4 == 0 && $13 != "-" && $13 != "" { print $13 }' "$RAMP_RUNLOG" | maxof))"
 }
 # iperf3's link bytes over the first W seconds of each of its runs, Mbit/s.
 ramp_iperf_window() {	# CASE CONFIG W
@@ -245,6 +279,8 @@ case_ramp() {
 	case $prof in lfn1g) RAMP_RATE=1000; sizes=$RAMP_SIZES ;; wan200m) RAMP_RATE=200; sizes=$RAMP_SIZES_WAN200M ;; esac
 	RAMP_PROF=$prof
 	local rcase=ramp-$prof
+	RAMP_CASE=$rcase
+	RAMP_T_USED=()
 	out "## Ramp (issue 13 part 2): whole copies on the emulated $prof link ($("$HERE/wan.sh" profiles | awk -v p="$prof" '$1 == p { $1 = ""; sub(/^ +/, ""); print }'))"
 	out
 	out "Memory to memory: a zero-filled tmpfs file (${sizes// / and }) to the private null device in lc-wan-b, client in"
@@ -253,9 +289,11 @@ case_ramp() {
 	out "wall time, 10^6 bit/s (the bytes wanem rates; goodput = file bytes x 8 / wall time is the payload,"
 	out "lower by the TCP/IP headers). First data byte: the start of the first 50 ms interval of the link"
 	out "sampler with > 1 MB/s above the idle background, from the process's start (±50 ms). iperf3 -P 16 runs"
-	out "-t T (the size at 75 % of the link, rounded up, + 2 s); \"same duration\" counts its link bytes over"
+	out "-t T (the size at 75 % of the link, rounded up, + 2 s; or the longest lanecp -s 16 copy of that size so far + 2-3 s"
+	out "if longer); \"same duration\" counts its link bytes over"
 	out "its first W seconds, W = the median wall time of lanecp -s 16 at that size. Streams waiting on the"
-	out "writer: the sink's \"waiting summed over the streams\" (lanecp -v) / (streams x wall time)."
+	out "writer: the sink's \"streams waited X s in all for a buffer\" (lanecp -v; before fe07f59 \"X s of waiting"
+	out "summed over the streams\") / (streams x wall time); sink quotas: that line's \"quotas grew from A to B\"."
 	out "$RAMP_RUNS runs per configuration, interleaved round-robin; medians (min-max)."
 	out
 	[[ -x $WANEM ]] || die "wanem not found at $WANEM (set WANEM=)"
@@ -265,7 +303,7 @@ case_ramp() {
 	fi
 	ramp_py
 	RAMP_RUNLOG=$RESULTS/$STAMP-$rcase.txt
-	echo "# case config run rc t0 t1 first_data_s link_bytes hol_s wait_summed_s streams" >"$RAMP_RUNLOG"
+	echo "# case config run rc t0 t1 first_data_s link_bytes streams_waited_s streams quota_from quota_to quota_max_one_stream all_but_one_waited_s(before fe07f59)" >"$RAMP_RUNLOG"
 	WAN_UP=1
 	lc_on_exit wan_down
 	wan_sh up "$prof" >&2 || die "bench/wan.sh up $prof failed"
@@ -288,8 +326,8 @@ case_ramp() {
 	for z in $sizes; do rm -f "$MEM/ramp-$z"; done
 
 	# --- the table
-	out "| configuration | size | runs | wall s | goodput Mbit/s | link Mbit/s | % of link | iperf3 same duration, link Mbit/s | ÷ iperf3 same duration | first data byte s | streams waiting on the writer % | all but one waiting s | CPU s (client+server) |"
-	out "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+	out "| configuration | size | runs | wall s | goodput Mbit/s | link Mbit/s | % of link | iperf3 same duration, link Mbit/s | ÷ iperf3 same duration | first data byte s | streams waiting on the writer % | sink quotas, blocks in all: start -> end (most on one stream) | CPU s (client+server) |"
+	out "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|"
 	local -A W16=() IPW=()
 	for z in $sizes; do
 		W16[$z]=$(ramp_vals "$rcase" "l16-$z" '$6 - $5' | median)
@@ -302,7 +340,7 @@ case_ramp() {
 		for k in "l16-$z" "l32-$z" "i16-$z"; do
 			case $k in
 			l16-*) c="lanecp -s 16" ;; l32-*) c="lanecp -s 32" ;;
-			i16-*) c="iperf3 -P 16 -t $(ramp_iperf_t "$z" "$RAMP_RATE") (whole run)" ;;
+			i16-*) c="iperf3 -P 16 -t $(ramp_t_range "$z") (whole run)" ;;
 			esac
 			lkm=$(ramp_vals "$rcase" "$k" '$8 * 8 / ($6 - $5) / 1e6' | median)
 			if [[ $k == i16-* ]]; then
@@ -316,7 +354,7 @@ case_ramp() {
 				gp=$(ramp_vals "$rcase" "$k" "$b * 8 / (\$6 - \$5) / 1e6" | mm 0)
 				ipw="" rc_=$(ratio "$lkm" "${IPW[$z]}")
 			fi
-			out "| $c | $z | $(nruns "$rcase" "$k") | $(ramp_vals "$rcase" "$k" '$6 - $5' | mm 2) | $gp | $(ramp_vals "$rcase" "$k" '$8 * 8 / ($6 - $5) / 1e6' | mm 0) | $(awk -v a="$lkm" -v r="$RAMP_RATE" 'BEGIN { if (a == "-") print "-"; else printf "%.1f %%", 100 * a / r }') | $ipw | $rc_ | $(ramp_vals "$rcase" "$k" '$7' | mm 2) | $(ramp_hol_vals "$rcase" "$k" | mm 1) | $(ramp_vals "$rcase" "$k" '$9' | awk '$1 != "-"' | mm 2) | $(cpu_cell "$rcase" "$k") |"
+			out "| $c | $z | $(nruns "$rcase" "$k") | $(ramp_vals "$rcase" "$k" '$6 - $5' | mm 2) | $gp | $(ramp_vals "$rcase" "$k" '$8 * 8 / ($6 - $5) / 1e6' | mm 0) | $(awk -v a="$lkm" -v r="$RAMP_RATE" 'BEGIN { if (a == "-") print "-"; else printf "%.1f %%", 100 * a / r }') | $ipw | $rc_ | $(ramp_vals "$rcase" "$k" '$7' | mm 2) | $(ramp_hol_vals "$rcase" "$k" | mm 1) | $(ramp_quota_cell "$rcase" "$k") | $(cpu_cell "$rcase" "$k") |"
 		done
 	done
 	out
@@ -364,7 +402,7 @@ case_ramp() {
 		tmax=$(awk -v a="$tmax" -v b="$(calc "$t1 - $t0")" 'BEGIN { print (b > a ? b : a) }')
 		case $k in
 		l16-*) col="#1f5fbf" cfgname="lanecp -s 16" ;;
-		i16-*) col="#d95f02" cfgname="iperf3 -P 16 -t $(ramp_iperf_t "$zsmall" "$RAMP_RATE")" ;;
+		i16-*) col="#d95f02" cfgname="iperf3 -P 16 -t $(ramp_t_range "$zsmall")" ;;
 		l32-*) col="#1b9e77" cfgname="lanecp -s 32" ;;
 		esac
 		plots+=("\"$data-$k.dat\" using 1:2 with steps lw $([[ $k == l32-* ]] && echo 1 || echo 2) lc rgb \"$col\" title \"$cfgname (first data byte $fd s, exit $(fmt "$(calc "$t1 - $t0")" 2) s)\"")
