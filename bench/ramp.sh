@@ -253,7 +253,7 @@ ramp_quota_cell() {	# CASE CONFIG
 	local a
 	a=$(awk -v c="$1" -v k="$2" '$1 == c && $2 == k && $4 == 0 && $11 != "-" && $11 != "" { print $11; exit }' "$RAMP_RUNLOG")
 	[[ -n $a ]] || { echo -; return; }
-	echo "$a -> $(awk -v c="$1" -v k="$2" '$1 == c && $2 == k && $4 == 0 && $12 != "-" && $12 != "" { print $12 }' "$RAMP_RUNLOG" | mm 0) ($(awk -v c="$1" -v k="$2" '$1 == c && $2 == k && $4 == 0 && $13 != "-" && $13 != "" { print $13 }' "$RAMP_RUNLOG" | maxof))"
+	echo "$a -> $(awk -v c="$1" -v k="$2" '$1 == c && $2 == k && $4 == 0 && $12 != "-" && $12 != "" { print $12 }' "$RAMP_RUNLOG" | mm 0), ≤ $(awk -v c="$1" -v k="$2" '$1 == c && $2 == k && $4 == 0 && $13 != "-" && $13 != "" { print $13 }' "$RAMP_RUNLOG" | maxof) on one stream"
 }
 # iperf3's link bytes over the first W seconds of each of its runs, Mbit/s.
 ramp_iperf_window() {	# CASE CONFIG W
@@ -326,7 +326,7 @@ case_ramp() {
 	for z in $sizes; do rm -f "$MEM/ramp-$z"; done
 
 	# --- the table
-	out "| configuration | size | runs | wall s | goodput Mbit/s | link Mbit/s | % of link | iperf3 same duration, link Mbit/s | ÷ iperf3 same duration | first data byte s | streams waiting on the writer % | sink quotas, blocks in all: start -> end (most on one stream) | CPU s (client+server) |"
+	out "| configuration | size | runs | wall s | goodput Mbit/s | link Mbit/s | % of link | iperf3 same duration, link Mbit/s | ÷ iperf3 same duration | first data byte s | streams waiting on the writer % | sink quotas, blocks in all: start -> end | CPU s (client+server) |"
 	out "|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|"
 	local -A W16=() IPW=()
 	for z in $sizes; do
