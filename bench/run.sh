@@ -44,6 +44,21 @@
 #            without --direct), --relay in a star; memory to memory, 5
 #            runs unless -n (--quick: 256 MiB, 1 run); not in the default
 #            set (ask for it: --case paths)
+#   ramp     issue 13 part 2, "the long fat pipe is not full" (bench/ramp.sh):
+#            whole copies end to end, memory to memory, on lfn1g (512 MiB and
+#            2 GiB) and wan200m (512 MiB): lanecp -s 16 and -s 32 (-v) vs
+#            iperf3 -P 16 counted over the same duration; link bytes sampled
+#            every 50 ms in lc-wan-b for the time to the first data byte and
+#            a plot of the ramp (results/ramp-PROFILE-STAMP.png, copied to
+#            bench/ramp-PROFILE.png); the sink's head-of-line figure as
+#            "streams waiting on the writer %"; or ramp-lfn1g, ramp-wan200m;
+#            5 runs unless -n (--quick: 256 MiB, 1 run, lfn1g only); not in
+#            the default set (ask for it: --case ramp)
+#   compress issue 13 part 3 (bench/compress_wan.sh): -c on wan200m, 1 GiB
+#            of web logs (bench/gen_logs.py) and 1 GiB of random data, each
+#            with and without -c, lanecp -s 16, tmpfs -> /dev/null, RUNS
+#            interleaved rounds (--quick: 64 MiB); not in the default set
+#            (ask for it: --case compress)
 #
 # How things are measured (details in bench/README.md):
 #   MB/s     10^6 bytes per second of the client's wall time, SSH setup
@@ -62,13 +77,15 @@
 #   --quick       small sizes, fewer configurations, lfn1g only
 #   --case NAME   mem|file|streams|rss|wan|wan-lfn1g|wan-wan200m (or a..e),
 #                 tree|tree-10k|tree-1k|tree-mixed|tree-one|tree-noop|tree-rss,
-#                 paths (alias wan-paths), pipe
+#                 paths (alias wan-paths), pipe, ramp|ramp-lfn1g|ramp-wan200m,
+#                 compress
 #   --tree-big S  size of each of the 2 big files of tree-mixed (default 256M)
 #   --wan-time S  seconds per WAN run (default 10; --quick: 5)
 #   -o DIR        results directory (default bench/results)
 #   -h            this help
 # Environment: LANECP, WANEM (prebuilt binaries), LC_BENCH_TMP (work dir
-# parent, default /var/tmp; data and targets go there, on one filesystem).
+# parent, default /var/tmp; data and targets go there, on one filesystem),
+# BENCH_WAN_NS (the wan and ramp cases' namespace prefix, default lc-wan).
 set -uo pipefail
 
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -125,11 +142,18 @@ for c in "${CASES[@]}"; do
 	tree-10k | tree-1k | tree-mixed | tree-one | tree-noop | tree-rss) SEL+="$c " ;;
 	paths | wan-paths) SEL+="paths " ;;
 	pipe) SEL+="pipe " ;;
+	compress) SEL+="compress " ;;
+	ramp) SEL+="ramp-lfn1g ramp-wan200m " ;;
+	ramp-lfn1g | ramp-wan200m) SEL+="$c " ;;
 	*) echo "run.sh: unknown case '$c'" >&2; exit 2 ;;
 	esac
 done
 if ((QUICK)); then
 	SEL=${SEL//wan-wan200m /}
+	quick_ramp=0
+	[[ $SEL == *" ramp-lfn1g "* || $SEL == *" ramp-wan200m "* ]] && quick_ramp=1
+	SEL=${SEL//ramp-wan200m /}
+	((quick_ramp)) && [[ $SEL != *" ramp-lfn1g "* ]] && SEL+="ramp-lfn1g "
 	[[ $SEL == " " ]] && SEL=" wan-lfn1g "
 fi
 want() { [[ $SEL == *" $1 "* ]]; }
@@ -839,6 +863,22 @@ set_pipe() {
 	lanecp-file) lanecp_cmd "$MEM/zero-$PIPE_SIZE" "$NULLDEV" ;;
 	esac
 }
+# Issue 13 part 3, -c on wan200m: bench/compress_wan.sh (its own WAN and
+# sshd; CZ_MIB, default 1024, --quick 64), RUNS rounds; its table goes in.
+case_compress() {
+	local mib=${CZ_MIB:-1024}
+	((QUICK)) && mib=${CZ_MIB:-64}
+	out "## Compression (-c) on wan200m: ${mib} MiB of logs and of random data"
+	out
+	local f=$W/compress.out
+	if LANECP=$LANECP WANEM=$WANEM "$HERE/compress_wan.sh" "$mib" "$RUNS" >"$f" 2>"$W/compress.err"; then
+		while IFS= read -r l; do out "$l"; done <"$f"
+	else
+		out "compress_wan.sh failed: $(tail -3 "$W/compress.err")"
+	fi
+	out
+}
+
 case_pipe() {
 	local size=$PIPE_SIZE
 	out "## Pipes (issue 14): $size from dd through a pipe -> host:/dev/null (loopback)"
@@ -1126,6 +1166,21 @@ case_rss() {
 }
 
 # ---------------------------------------------------------------- case d: emulated WAN
+# The namespaces: bench/wan.sh's pair, lc-wan-a and lc-wan-b, or
+# $BENCH_WAN_NS-a and -b with BENCH_WAN_NS set (given to wan.sh as its
+# WAN_NS; its state then lives in /run/lanecp-wan-$BENCH_WAN_NS), so that a
+# WAN case need not wait for someone else's emulated WAN to go down.  Two
+# emulated WANs on one machine share its CPUs: numbers taken so are noisy.
+# (WAN_NS itself is this script's list of WAN stream counts, never passed
+# on.)
+WAN_PFX=${BENCH_WAN_NS:-lc-wan}
+wan_sh() {
+	if [[ -n ${BENCH_WAN_NS-} ]]; then
+		env WANEM="$WANEM" WAN_NS="$BENCH_WAN_NS" "$HERE/wan.sh" "$@"
+	else
+		env -u WAN_NS WANEM="$WANEM" "$HERE/wan.sh" "$@"
+	fi
+}
 WAN_UP=
 WAN_SSHD_PID=
 wan_down() {
@@ -1134,7 +1189,7 @@ wan_down() {
 	stop_pid "$WAN_SSHD_PID"; WAN_SSHD_PID=""
 	stop_pid "$IPERF_PID"; IPERF_PID=
 	if [[ -n $WAN_UP ]]; then
-		WANEM=$WANEM "$HERE/wan.sh" down >/dev/null 2>&1
+		wan_sh down >/dev/null 2>&1
 		WAN_UP=
 	fi
 }
@@ -1143,7 +1198,7 @@ wan_sshd_start() {
 	sed -e "s/^ListenAddress .*/ListenAddress 10.77.0.2/" -e "s/^Port .*/Port $port/" \
 	    -e "s|^PidFile .*|PidFile $W/sshd_wan.pid|" "$LC_SSHD_CONFIG" >"$cfg"
 	: >"$log"
-	(cg_join server; exec ip netns exec lc-wan-b "$(command -v sshd || echo /usr/sbin/sshd)" -D -f "$cfg" -E "$log" </dev/null) &
+	(cg_join server; exec ip netns exec "$WAN_PFX-b" "$(command -v sshd || echo /usr/sbin/sshd)" -D -f "$cfg" -E "$log" </dev/null) &
 	WAN_SSHD_PID=$!
 	BG_PIDS+=("$WAN_SSHD_PID")
 	SRV_RESIDENT+="$WAN_SSHD_PID "
@@ -1163,7 +1218,7 @@ wan_sshd_start() {
 }
 set_wan() {
 	local src=$MEM/zero-wan c=$1
-	local -a ns=(ip netns exec lc-wan-a)
+	local -a ns=(ip netns exec "$WAN_PFX-a")
 	BYTES=0
 	TLIMIT=$WAN_T
 	RXPID=$WAN_SSHD_PID
@@ -1196,16 +1251,16 @@ case_wan() {
 	out "headers ($([[ $prof == wan200m ]] && echo "3.5 % at MTU 1500" || echo "0.6 % at MTU 9000")) and TLS/SSH framing (under 0.5 %)."
 	out
 	[[ -x $WANEM ]] || die "wanem not found at $WANEM (set WANEM=)"
-	if WANEM=$WANEM "$HERE/wan.sh" status >/dev/null 2>&1; then
+	if wan_sh status >/dev/null 2>&1; then
 		die "an emulated WAN is already up (bench/wan.sh status): someone else may be using it; not touching it"
 	fi
 	WAN_UP=1
 	lc_on_exit wan_down
-	WANEM=$WANEM "$HERE/wan.sh" up "$prof" >&2 || die "bench/wan.sh up $prof failed"
+	wan_sh up "$prof" >&2 || die "bench/wan.sh up $prof failed"
 	zero_file "$WAN_SPARSE" "$MEM/zero-wan"
 	cat "$MEM/zero-wan" >/dev/null
 	wan_sshd_start
-	iperf_start lc-wan-b 10.77.0.2
+	iperf_start "$WAN_PFX-b" 10.77.0.2
 	local -a cfgs=()
 	for s in $WAN_NS; do cfgs+=("lanecp-s$s" "iperf3-P$s"); done
 	cfgs+=(scp-gcm)
@@ -1281,6 +1336,8 @@ EOF
 . "$HERE/tree.sh"
 # shellcheck source=paths.sh
 . "$HERE/paths.sh"
+# shellcheck source=ramp.sh
+. "$HERE/ramp.sh"
 
 # ---------------------------------------------------------------- main
 SUITE_T0=$SECONDS
@@ -1290,9 +1347,12 @@ want streams && case_streams
 want rss && case_rss
 want aead && case_aead
 want pipe && case_pipe
+want compress && case_compress
 want wan-lfn1g && case_wan lfn1g
 want wan-wan200m && case_wan wan200m
 want paths && case_paths
+want ramp-lfn1g && case_ramp lfn1g
+want ramp-wan200m && case_ramp wan200m
 want tree-10k && case_tree_10k
 want tree-1k && case_tree_1k
 want tree-mixed && case_tree_mixed
@@ -1301,7 +1361,7 @@ want tree-noop && case_tree_noop
 want tree-rss && case_tree_rss
 
 if ((${#TARGETS[@]})); then
-	out "## Targets (issue 4; trees: issue 11; data paths: issue 12)"
+	out "## Targets (issue 4; trees: issue 11; data paths: issue 12; ramp: issue 13 part 2)"
 	out
 	out "| target | measured (medians) | verdict |"
 	out "|---|---|---|"
