@@ -105,3 +105,11 @@ lc_testhook_grace_s(uint32_t dflt)
 		return dflt;
 	return (uint32_t)v;
 }
+
+const char *
+lc_testhook_arch(const char *dflt)
+{
+	const char *t = getenv("LANECP_TEST_ARCH");
+
+	return t != NULL && *t != '\0' ? t : dflt;
+}

@@ -18,6 +18,10 @@
  * grace (1..LC_PING_GRACE_MAX) instead of LC_AGENT_GRACE_S, so a test's
  * stale agent cannot stop by itself before the test is done with it.
  *
+ * LANECP_TEST_ARCH="SYSTEM MACHINE": the controller pretends its build is
+ * for that system (as uname -s and uname -m print it) when it decides
+ * whether its agent may be pushed to a remote host (push.h).
+ *
  * lc_copy_opts.allow_local: both ends on this host, data over loopback
  * (tests/unit/test_copy.c).
  *
@@ -53,6 +57,9 @@ void lc_testhook_transfer(char *out, size_t outsz);
 /* LANECP_TEST_GRACE_S if set and valid, else dflt. */
 uint32_t lc_testhook_grace_s(uint32_t dflt);
 
+/* LANECP_TEST_ARCH if set and not empty, else dflt. */
+const char *lc_testhook_arch(const char *dflt);
+
 /* 1 when the options allow a copy with both ends local. */
 static inline int
 lc_testhook_allow_local(const struct lc_copy_opts *o)
@@ -83,6 +90,12 @@ lc_testhook_transfer(char *out, size_t outsz)
 
 static inline uint32_t
 lc_testhook_grace_s(uint32_t dflt)
+{
+	return dflt;
+}
+
+static inline const char *
+lc_testhook_arch(const char *dflt)
 {
 	return dflt;
 }
