@@ -1227,6 +1227,12 @@ lc_copy_run(const struct lc_copy_opts *o, int signal_fd,
 	lc_endpoint_init(&c.dst_ep);
 	if ((r = lc_ctl_parse_args(&c, e)) != 0)
 		goto out;
+	/* the HELLOs first: the push script's command counts its bytes */
+	if ((r = lc__ctl_send_hello(&c.src)) != 0 ||
+	    (r = lc__ctl_send_hello(&c.dst_ep)) != 0) {
+		lc_err_set(e, -r, "control output");
+		goto out;
+	}
 	/* the sink first: a bad target is usually the cheaper mistake */
 	if ((r = lc_ctl_open(&c, &c.dst_ep, &c.dst, e)) != 0 ||
 	    (r = lc_ctl_open(&c, &c.src, &c.srcs[0], e)) != 0 ||
@@ -1234,11 +1240,6 @@ lc_copy_run(const struct lc_copy_opts *o, int signal_fd,
 	    (r = lc_ctl_boot(&c, &c.src, signal_fd, e)) != 0)
 		goto out;
 	c.t_start = lc_now_ns();
-	if ((r = lc__ctl_send_hello(&c.src)) != 0 ||
-	    (r = lc__ctl_send_hello(&c.dst_ep)) != 0) {
-		lc_err_set(e, -r, "control output");
-		goto out;
-	}
 	if ((r = lc_ctl_loop(&c, signal_fd, e)) != 0) {
 		r = lc_ctl_root_cause(&c, r, e);
 		goto out;

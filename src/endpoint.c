@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <poll.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -77,9 +78,16 @@ lc_endpoint_open_remote(struct lc_endpoint *ep, const struct lc_ssh_opts *so,
 	}
 	/* the id on the command line lets a later attempt's sink recognize
 	   this agent in /proc/PID/cmdline (lockholder.c) */
-	if (ep->push)
-		n = lc_push_command(pa, ep->transfer, cmd, sizeof(cmd)) == 0 ?
-		    0 : -1;
+	if (ep->push) {
+		free(ep->boot_hello);
+		ep->boot_hello_len = lc_buf_len(&ep->out);
+		if ((ep->boot_hello = malloc(ep->boot_hello_len + 1)) == NULL)
+			return lc_err_set(e, LC_ERR_NOMEM, "out of memory");
+		memcpy(ep->boot_hello, lc_buf_ptr(&ep->out),
+		    ep->boot_hello_len);
+		n = lc_push_command(pa, ep->transfer, ep->boot_hello_len, cmd,
+		    sizeof(cmd)) == 0 ? 0 : -1;
+	}
 	else
 		n = snprintf(cmd, sizeof(cmd), "%s --agent%s%s", agent_cmd,
 		    lc_transfer_valid(ep->transfer) ? " --transfer " : "",
@@ -131,12 +139,15 @@ lc_boot_wait(struct lc_endpoint *ep, short ev, int signal_fd, int timeout_ms)
 /*
  * One BOOT line into line (without the newline), read byte by byte so
  * that nothing of the agent's output after it is taken.  0, 1 (signal),
- * or an error (EOF: what happened to the remote command).
+ * 2 when first is set and the output is not a BOOT line (sshd ran a
+ * forced command, the agent itself: what was read is in ep->in), or an
+ * error (EOF: what happened to the remote command).
  */
 static int
 lc_boot_line(struct lc_endpoint *ep, const char *agent_cmd, int signal_fd,
-    int timeout_ms, char *line, size_t linesz, struct lc_err *e)
+    int timeout_ms, int first, char *line, size_t linesz, struct lc_err *e)
 {
+	static const char pfx[] = "LANECP-BOOT ";
 	size_t got = 0;
 	char shown[160];
 	ssize_t n;
@@ -154,24 +165,27 @@ lc_boot_line(struct lc_endpoint *ep, const char *agent_cmd, int signal_fd,
 			continue;
 		if (n <= 0)
 			return lc_endpoint_lost(ep, agent_cmd, e);
-		if (line[got] == '\n')
+		got++;
+		if (got <= sizeof(pfx) - 1 && line[got - 1] != pfx[got - 1])
 			break;
-		if (++got >= linesz - 1) {
-			line[got] = '\0';
-			lc_printable(line, shown, sizeof(shown));
-			return lc_err_set(e, LC_ERR_AGENT, "%s: unexpected "
-			    "output from the remote shell before the agent: "
-			    "'%s...'", ep->name, shown);
-		}
+		if (line[got - 1] == '\n' || got >= linesz - 1)
+			break;
 	}
-	line[got] = '\0';
-	if (strncmp(line, "LANECP-BOOT ", 12) != 0) {
+	if (got <= sizeof(pfx) - 1 && first) {
+		/* not our script's output: the agent speaks (a forced
+		   command), or the protocol check will say what it is */
+		if (lc_buf_put(&ep->in, line, got) != 0)
+			return lc_err_set(e, LC_ERR_NOMEM, "control input");
+		return 2;
+	}
+	if (got <= sizeof(pfx) - 1 || line[got - 1] != '\n') {
+		line[got] = '\0';
 		lc_printable(line, shown, sizeof(shown));
 		return lc_err_set(e, LC_ERR_AGENT, "%s: unexpected output from "
-		    "the remote shell before the agent: '%s' (does a login "
-		    "script print it?)", ep->name, shown);
+		    "the remote shell before the agent: '%s'", ep->name, shown);
 	}
-	memmove(line, line + 12, got - 12 + 1);
+	line[got - 1] = '\0';
+	memmove(line, line + sizeof(pfx) - 1, got - (sizeof(pfx) - 1));
 	return 0;
 }
 
@@ -222,13 +236,29 @@ lc_endpoint_boot(struct lc_endpoint *ep, const char *agent_cmd,
 		return 0;
 	if ((r = lc_push_agent_get(&pa, e)) != 0)
 		return r;
-	if ((r = lc_boot_line(ep, agent_cmd, signal_fd, timeout_ms, line,
-	    sizeof(line), e)) != 0)
+	/* the HELLO first: for the agent (PATH, cache, forced command), or
+	   for the script to drop before a push */
+	while (lc_buf_len(&ep->out) > 0) {
+		if ((r = lc_boot_wait(ep, POLLOUT, signal_fd, timeout_ms)) < 0)
+			return 1;
+		if (r == 0 || lc_endpoint_flush(ep) != 0)
+			return lc_endpoint_lost(ep, agent_cmd, e);
+	}
+	r = lc_boot_line(ep, agent_cmd, signal_fd, timeout_ms, 1, line,
+	    sizeof(line), e);
+	if (r == 2) {
+		ep->booted = 1;
+		lc_log_verbose("%s: the agent started without the push script "
+		    "(a forced command?)", ep->name);
+		return 0;
+	}
+	if (r != 0)
 		return r;
 	if (strcmp(line, "path") == 0) {
 		ep->boot_said = LC_BOOT_PATH;
 		ep->booted = 1;
-		lc_log_debug("%s: using lanecp from the remote PATH", ep->name);
+		lc_log_verbose("%s: started 'lanecp --agent' from the remote "
+		    "PATH", ep->name);
 		return 0;
 	}
 	lc_printable(line, shown, sizeof(shown));
@@ -272,7 +302,7 @@ lc_endpoint_boot(struct lc_endpoint *ep, const char *agent_cmd,
 		    "(changed or damaged): replacing it", ep->name);
 	if ((r = lc_boot_send(ep, pa, signal_fd, timeout_ms, e)) != 0)
 		return r;
-	if ((r = lc_boot_line(ep, agent_cmd, signal_fd, timeout_ms, line,
+	if ((r = lc_boot_line(ep, agent_cmd, signal_fd, timeout_ms, 0, line,
 	    sizeof(line), e)) != 0)
 		return r;
 	lc_printable(line, shown, sizeof(shown));
@@ -282,6 +312,10 @@ lc_endpoint_boot(struct lc_endpoint *ep, const char *agent_cmd,
 		snprintf(ep->boot_path, sizeof(ep->boot_path), "%s", shown + 7);
 		lc_log_verbose("pushed agent to %s:%s (%zu bytes)", ep->name,
 		    ep->boot_path, pa->len);
+		/* the script took the first HELLO */
+		if (lc_buf_put(&ep->out, ep->boot_hello,
+		    ep->boot_hello_len) != 0)
+			return lc_err_set(e, LC_ERR_NOMEM, "control output");
 		return 0;
 	}
 	if (strncmp(line, "bad ", 4) == 0)
@@ -414,4 +448,6 @@ lc_endpoint_free(struct lc_endpoint *ep)
 	ep->ssh = NULL;
 	lc_buf_free(&ep->in);
 	lc_buf_free(&ep->out);
+	free(ep->boot_hello);
+	ep->boot_hello = NULL;
 }

@@ -32,7 +32,7 @@
 
 /*
  * The start script (push.h), run as /bin/sh -c SCRIPT lanecp SHA256 DIR
- * SIZE TRANSFER|-.  One line without single quotes, "!" or backslashes:
+ * SIZE TRANSFER|- HELLOLEN.  One line without single quotes, "!" or backslashes:
  * it passes through the remote user's login shell (sh, csh or fish)
  * inside single quotes.  k DIR: a real directory of ours, not writable by
  * group or others (ls -ldn: mode, links, uid; a "+" ACL is refused too).
@@ -57,6 +57,7 @@ static const char lc_push_script[] =
 	"if [ \"${s%% *}\" = \"$h\" ]; then "
 	"echo \"LANECP-BOOT cached $f\"; exec \"$f\" --agent $x; fi; "
 	"m=missing; [ -e \"$f\" ] && m=changed; "
+	"head -c \"$5\" >/dev/null || exit 75; "
 	"echo \"LANECP-BOOT push $m $(uname -s) $(uname -m)\"; "
 	"read a || exit 75; [ \"$a\" = go ] || exit 75; "
 	"t=$d/.lanecp.$$; (umask 077 && head -c \"$n\" >\"$t\") 2>/dev/null; "
@@ -179,13 +180,14 @@ lc_push_agent_get(const struct lc_push_agent **out, struct lc_err *e)
 
 int
 lc_push_command(const struct lc_push_agent *a, const char *transfer,
-    char *out, size_t outsz)
+    size_t hello_len, char *out, size_t outsz)
 {
 	int n;
 
-	n = snprintf(out, outsz, "exec /bin/sh -c '%s' lanecp %s %s %zu %s",
+	n = snprintf(out, outsz, "exec /bin/sh -c '%s' lanecp %s %s %zu %s %zu",
 	    lc_push_script, a->sha256, a->dir, a->len,
-	    transfer != NULL && lc_transfer_valid(transfer) ? transfer : "-");
+	    transfer != NULL && lc_transfer_valid(transfer) ? transfer : "-",
+	    hello_len);
 	return n < 0 || (size_t)n >= outsz ? -LC_ERR_TOOBIG : 0;
 }
 

@@ -41,6 +41,9 @@ struct lc_endpoint {
 	int booted;		/* the script's last BOOT line was read */
 	int boot_said;		/* enum lc_boot_said: how the agent started */
 	char boot_path[LC_PUSH_LINE_MAX];	/* the remote agent file */
+	uint8_t *boot_hello;	/* the HELLO queued before the start, sent
+				   again after a push */
+	size_t boot_hello_len;
 };
 
 enum lc_boot_said { LC_BOOT_NONE = 0, LC_BOOT_PATH, LC_BOOT_CACHED,
@@ -58,7 +61,8 @@ int lc_endpoint_open_local(struct lc_endpoint *ep, struct lc_err *e);
  * " --transfer ID" when ep->transfer is set (a valid id); with ep->push,
  * the push script instead (push.h; agent_cmd is then "lanecp", the name
  * it looks for on the PATH).  Returns 0, -LC_ERR_USAGE (agent_cmd too
- * long) or an error of lc_ssh_connect() or lc_ssh_exec().
+ * long) or an error of lc_ssh_connect() or lc_ssh_exec().  With ep->push
+ * the controller's HELLO must be in ep->out already (push.h).
  */
 int lc_endpoint_open_remote(struct lc_endpoint *ep,
     const struct lc_ssh_opts *so, const char *agent_cmd, struct lc_err *e);

@@ -12,7 +12,10 @@
  *      if missing and must be owned by the user and not writable by group
  *      or others (else "LANECP-BOOT unsafe DIR").  If the file's SHA-256
  *      is the agent's: "LANECP-BOOT cached PATH", exec it.
- *   3. Else "LANECP-BOOT push missing|changed SYSTEM MACHINE" (uname -s,
+ *   3. Else read and drop the controller's HELLO (its length is on the
+ *      command line: the controller sends it at once, for case 1 and 2
+ *      and for a forced command, which runs instead of the script),
+ *      print "LANECP-BOOT push missing|changed SYSTEM MACHINE" (uname -s,
  *      uname -m) and read a line.  The controller answers "go" and the
  *      agent's bytes when the system matches its build (it closes the
  *      channel otherwise); the script writes them to a temporary name,
@@ -20,7 +23,9 @@
  *      execs it (anything else: "LANECP-BOOT bad PATH").
  *
  * Only then does the agent's own output (HELLO) follow on the channel;
- * the controller sends nothing else before the last BOOT line.
+ * the controller sends nothing but its HELLO before the last BOOT line,
+ * and the HELLO again after a push.  Output that does not start with
+ * "LANECP-BOOT " is the agent's own: sshd ran a forced command.
  */
 #ifndef LANECP_PUSH_H
 #define LANECP_PUSH_H
@@ -51,11 +56,12 @@ int lc_push_agent_get(const struct lc_push_agent **out, struct lc_err *e);
 
 /*
  * The remote command for a push-capable start (see above), with
- * "--transfer ID" for the agent when transfer is a valid id.  Returns 0 or
- * -LC_ERR_TOOBIG.
+ * "--transfer ID" for the agent when transfer is a valid id, and
+ * hello_len, the length of the HELLO frame the controller sends first.
+ * Returns 0 or -LC_ERR_TOOBIG.
  */
 int lc_push_command(const struct lc_push_agent *a, const char *transfer,
-    char *out, size_t outsz);
+    size_t hello_len, char *out, size_t outsz);
 
 /* "SYSTEM MACHINE" of this build, as uname -s and uname -m print them
  * (the test hook LANECP_TEST_ARCH may pretend another). */
