@@ -38,7 +38,12 @@ main(int argc, char **argv)
 		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
 		if (strcmp(a, "--agent") == 0)
 			agent = 1;
-		else if (strcmp(a, "--version") == 0 || strcmp(a, "-V") == 0) {
+		else if (strncmp(a, "--transfer=", 11) == 0) {
+			if (!lc_transfer_valid(a + 11))
+				return lc_agent_usage("--transfer: ID must be "
+				    "lowercase hex digits", a + 11);
+			o.transfer = a + 11;
+		} else if (strcmp(a, "--version") == 0 || strcmp(a, "-V") == 0) {
 			printf("lanecp-agent %s (protocol %u)\n",
 			    LC_VERSION_STRING, LC_PROTO_VERSION);
 			return 0;

@@ -32,13 +32,15 @@
 
 /*
  * The start script (push.h), run as /bin/sh -c SCRIPT lanecp SHA256 DIR
- * SIZE TRANSFER|- HELLOLEN.  One line without single quotes, "!" or backslashes:
+ * SIZE --transfer=ID|- HELLOLEN.  The id is one word of that form so that
+ * an agent run as a forced command finds it in SSH_ORIGINAL_COMMAND
+ * (lc_transfer_from_command()).  One line without single quotes, "!" or backslashes:
  * it passes through the remote user's login shell (sh, csh or fish)
  * inside single quotes.  k DIR: a real directory of ours, not writable by
  * group or others (ls -ldn: mode, links, uid; a "+" ACL is refused too).
  */
 static const char lc_push_script[] =
-	"set -f; h=$1 n=$3 x=; [ \"$4\" = - ] || x=\"--transfer $4\"; "
+	"set -f; h=$1 n=$3 x=; [ \"$4\" = - ] || x=$4; "
 	"if command -v lanecp >/dev/null 2>&1; then "
 	"echo LANECP-BOOT path; exec lanecp --agent $x; fi; "
 	"u=$(id -u); b=$HOME/.cache; "
@@ -184,12 +186,11 @@ int
 lc_push_command(const struct lc_push_agent *a, const char *transfer,
     size_t hello_len, char *out, size_t outsz)
 {
-	int n;
+	int ok = transfer != NULL && lc_transfer_valid(transfer), n;
 
-	n = snprintf(out, outsz, "exec /bin/sh -c '%s' lanecp %s %s %zu %s %zu",
-	    lc_push_script, a->sha256, a->dir, a->len,
-	    transfer != NULL && lc_transfer_valid(transfer) ? transfer : "-",
-	    hello_len);
+	n = snprintf(out, outsz, "exec /bin/sh -c '%s' lanecp %s %s %zu %s%s "
+	    "%zu", lc_push_script, a->sha256, a->dir, a->len, ok ?
+	    "--transfer=" : "-", ok ? transfer : "", hello_len);
 	return n < 0 || (size_t)n >= outsz ? -LC_ERR_TOOBIG : 0;
 }
 

@@ -5,6 +5,7 @@
  */
 #include "harness.h"
 
+#include "lanecp/lockholder.h"
 #include "lanecp/push.h"
 
 #include <openssl/evp.h>
@@ -54,7 +55,7 @@ lc_run(const char *cache, const char *cmd, char *out, size_t outsz)
 LC_TEST(push_command_quoting)
 {
 	struct lc_push_agent a;
-	char cmd[LC_PUSH_CMD_MAX], tail[256];
+	char cmd[LC_PUSH_CMD_MAX], tail[256], got[LC_TRANSFER_HEX + 1];
 	const char *q1, *q2;
 
 	lc_fake(&a);
@@ -66,7 +67,11 @@ LC_TEST(push_command_quoting)
 	q2 = strchr(q1 + 1, '\'');
 	LC_CHECK(q2 != NULL && strchr(q2 + 1, '\'') == NULL);
 	LC_CHECK(strpbrk(cmd, "!\\\n") == NULL);
-	snprintf(tail, sizeof(tail), "' lanecp %s %s %zu %s 77", a.sha256,
+	/* a forced command's agent finds the id in SSH_ORIGINAL_COMMAND */
+	LC_CHECK(lc_transfer_from_command(cmd, got) == 1);
+	LC_CHECK_STR(got, ID);
+	snprintf(tail, sizeof(tail), "' lanecp %s %s %zu --transfer=%s 77",
+	    a.sha256,
 	    a.dir, a.len, ID);
 	LC_CHECK_STR(q2, tail);
 	LC_CHECK(lc_push_command(&a, NULL, 77, cmd, sizeof(cmd)) == 0);
@@ -103,7 +108,7 @@ LC_TEST(push_script_cache)
 	LC_CHECK(chmod(path, 0700) == 0);
 	lc_run(tmpl, cmd, out, sizeof(out));
 	snprintf(want, sizeof(want), "LANECP-BOOT cached %s\nAGENT --agent "
-	    "--transfer %s\n", path, ID);
+	    "--transfer=%s\n", path, ID);
 	LC_CHECK_STR(out, want);
 
 	/* a changed one is not run */
