@@ -10,9 +10,10 @@ set(CMAKE_SKIP_INSTALL_ALL_DEPENDENCY ON)
 
 # Programs.
 install(TARGETS lanecp RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
-# A separate agent program, when there is one, goes here too, e.g.
-#   install(TARGETS lanecp-agent
-#           RUNTIME DESTINATION ${CMAKE_INSTALL_LIBEXECDIR}/lanecp)
+# The agent alone (cmd/lanecp-agent.c), which lanecp pushes to a host that
+# has no lanecp; src/push.c looks for it next to lanecp, then here.
+install(TARGETS lanecp-agent
+  RUNTIME DESTINATION ${CMAKE_INSTALL_LIBEXECDIR}/lanecp)
 
 # The manual, gzipped as Debian policy wants (-n: no name or time stamp in
 # it, so the same page gives the same bytes).

@@ -166,6 +166,34 @@ lc_opt_agent_cmd(struct lc_cli *c, const char *a, struct lc_err *e)
 }
 
 static int
+lc_opt_no_push(struct lc_cli *c, const char *a, struct lc_err *e)
+{
+	(void)a;
+	(void)e;
+	c->copy.no_push = 1;
+	return 0;
+}
+
+/* LANECP_NO_PUSH=1 (or yes, true): as --no-push; 0, no, false or empty:
+ * off. */
+static int
+lc_env_no_push(struct lc_cli *c, struct lc_err *e)
+{
+	const char *v = getenv("LANECP_NO_PUSH");
+
+	if (v == NULL || v[0] == '\0' || strcmp(v, "0") == 0 ||
+	    strcmp(v, "no") == 0 || strcmp(v, "false") == 0)
+		return 0;
+	if (strcmp(v, "1") != 0 && strcmp(v, "yes") != 0 &&
+	    strcmp(v, "true") != 0)
+		return lc_err_set(e, LC_ERR_USAGE, "LANECP_NO_PUSH=%.32s: want "
+		    "1 (do not push the agent) or 0", v);
+	if (c->copy.no_push == 0)
+		c->copy.no_push = 2;
+	return 0;
+}
+
+static int
 lc_opt_no_encrypt(struct lc_cli *c, const char *a, struct lc_err *e)
 {
 	(void)a;
@@ -432,6 +460,8 @@ static const struct lc_opt lc_opts[] = {
 	    lc_opt_jump, 0, 0 },
 	{ "agent-path", 'T', "PATH", "remote lanecp program (default: "
 	    "lanecp on the remote PATH)", lc_opt_agent_cmd, 0, 0 },
+	{ "no-push", 0, NULL, "never copy lanecp's agent to a remote host "
+	    "that lacks lanecp (also LANECP_NO_PUSH=1)", lc_opt_no_push, 0, 0 },
 	{ "no-encrypt", 0, NULL, "send data in the clear (streams are still "
 	    "authenticated); for trusted networks", lc_opt_no_encrypt, 0, 0 },
 	{ "no-fsync", 0, NULL, "do not fsync files before renaming them "
@@ -772,7 +802,8 @@ main(int argc, char **argv)
 	/* before getopt permutes argv */
 	lc_cmdline(argc, argv, cmdline, sizeof(cmdline));
 	c.copy.cmdline = cmdline;
-	if (lc_parse_cli(argc, argv, &c, &first, &e) != 0) {
+	if (lc_parse_cli(argc, argv, &c, &first, &e) != 0 ||
+	    lc_env_no_push(&c, &e) != 0) {
 		c.json = c.json || c.copy.json_progress;
 		if (c.copy.log_path == NULL)
 			c.copy.log_path = lc_find_log(argc, argv);

@@ -185,6 +185,10 @@ lc_ctl_open(struct lc_ctl *c, struct lc_endpoint *ep,
 	memcpy(ep->transfer, c->o->transfer, sizeof(ep->transfer));
 	if (!lc_location_is_remote(loc))
 		return lc_endpoint_open_local(ep, e);
+	/* no lanecp there: bring ours, unless -T names one or pushing is
+	   off (push.h) */
+	ep->push = c->o->agent_cmd == NULL && !c->o->no_push;
+	ep->no_push = c->o->agent_cmd == NULL ? c->o->no_push : 0;
 	memset(so, 0, sizeof(*so));
 	so->host = loc->host;
 	so->user = loc->user[0] != '\0' ? loc->user : NULL;
@@ -1058,6 +1062,20 @@ lc_ctl_done(const struct lc_ctl *c)
 	return c->res->resumed + c->bytes_done;
 }
 
+/* The remote push script's part (push.h), before any HELLO is sent. */
+static int
+lc_ctl_boot(struct lc_ctl *c, struct lc_endpoint *ep, int signal_fd,
+    struct lc_err *e)
+{
+	int r;
+
+	r = lc_endpoint_boot(ep, lc__ctl_agent_cmd(c), signal_fd,
+	    c->o->timeout_s != 0 ? (int)c->o->timeout_s * 1000 : -1, e);
+	if (r == 1 && (r = lc_ctl_signal(signal_fd, e)) == 0)
+		r = lc_err_set(e, LC_ERR_CANCELED, "interrupted");
+	return r;
+}
+
 static void
 lc_ctl_progress_set(struct lc_ctl *c)
 {
@@ -1455,14 +1473,19 @@ lc_copy_run(const struct lc_copy_opts *o, int signal_fd,
 	lc_endpoint_init(&c.dst_ep);
 	if ((r = lc_ctl_parse_args(&c, e)) != 0)
 		goto out;
-	if ((r = lc_ctl_open_both(&c, e)) != 0)
-		goto out;
-	c.t_start = lc_now_ns();
+	/* the HELLOs first: the push script's command counts its bytes */
 	if ((r = lc__ctl_send_hello(&c.src)) != 0 ||
 	    (r = lc__ctl_send_hello(&c.dst_ep)) != 0) {
 		lc_err_set(e, -r, "control output");
 		goto out;
 	}
+	/* the sink's errors first: a bad target is usually the cheaper
+	   mistake */
+	if ((r = lc_ctl_open_both(&c, e)) != 0 ||
+	    (r = lc_ctl_boot(&c, &c.dst_ep, signal_fd, e)) != 0 ||
+	    (r = lc_ctl_boot(&c, &c.src, signal_fd, e)) != 0)
+		goto out;
+	c.t_start = lc_now_ns();
 	if ((r = lc_ctl_loop(&c, signal_fd, e)) != 0) {
 		r = lc_ctl_root_cause(&c, r, e);
 		goto out;

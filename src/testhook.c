@@ -116,3 +116,11 @@ lc_testhook_aead_epoch(uint64_t dflt)
 		return dflt;
 	return v;
 }
+
+const char *
+lc_testhook_arch(const char *dflt)
+{
+	const char *t = getenv("LANECP_TEST_ARCH");
+
+	return t != NULL && *t != '\0' ? t : dflt;
+}

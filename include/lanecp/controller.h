@@ -45,6 +45,8 @@ struct lc_copy_opts {
 	const char *identity_file;	/* -i */
 	const char *jump;	/* -J LIST, "none", or NULL: ssh_config */
 	const char *agent_cmd;	/* -T, default "lanecp" */
+	int no_push;		/* never push the agent (push.h): 1
+				   --no-push, 2 LANECP_NO_PUSH */
 	int batch;		/* never prompt */
 #ifdef LC_TEST_HOOKS
 	int allow_local;	/* test builds only: both ends local (loopback) */

@@ -13,6 +13,7 @@
 #include "lanecp/buf.h"
 #include "lanecp/err.h"
 #include "lanecp/lockholder.h"
+#include "lanecp/push.h"
 #include "lanecp/ssh.h"
 #include "lanecp/wire.h"
 
@@ -32,7 +33,21 @@ struct lc_endpoint {
 	/* the transfer id handed to the agent (lockholder.h), "" for none;
 	   set by the caller before opening */
 	char transfer[LC_TRANSFER_HEX + 1];
+	/* set by the caller before opening: start the agent through the
+	   push script (push.h), or say in errors why not (1 --no-push,
+	   2 LANECP_NO_PUSH) */
+	int push;
+	int no_push;
+	int booted;		/* the script's last BOOT line was read */
+	int boot_said;		/* enum lc_boot_said: how the agent started */
+	char boot_path[LC_PUSH_LINE_MAX];	/* the remote agent file */
+	uint8_t *boot_hello;	/* the HELLO queued before the start, sent
+				   again after a push */
+	size_t boot_hello_len;
 };
+
+enum lc_boot_said { LC_BOOT_NONE = 0, LC_BOOT_PATH, LC_BOOT_CACHED,
+	LC_BOOT_PUSHED };
 
 /* Clear ep (no agent, fds -1, empty buffers). */
 void lc_endpoint_init(struct lc_endpoint *ep);
@@ -43,12 +58,25 @@ int lc_endpoint_open_local(struct lc_endpoint *ep, struct lc_err *e);
 
 /*
  * Connect with SSH and run "<agent_cmd> --agent" there, with
- * " --transfer ID" when ep->transfer is set (a valid id).  Returns 0,
- * -LC_ERR_USAGE (agent_cmd too long) or an error of lc_ssh_connect() or
- * lc_ssh_exec().
+ * " --transfer ID" when ep->transfer is set (a valid id); with ep->push,
+ * the push script instead (push.h; agent_cmd is then "lanecp", the name
+ * it looks for on the PATH).  Returns 0, -LC_ERR_USAGE (agent_cmd too
+ * long) or an error of lc_ssh_connect() or lc_ssh_exec().  With ep->push
+ * the controller's HELLO must be in ep->out already (push.h).
  */
 int lc_endpoint_open_remote(struct lc_endpoint *ep,
     const struct lc_ssh_opts *so, const char *agent_cmd, struct lc_err *e);
+
+/*
+ * After lc_endpoint_open_remote() with ep->push: read the script's BOOT
+ * lines and push the agent when it asks for it and the remote system is
+ * this build's (push.h); nothing else may be written to ep->fd before.
+ * Waits up to timeout_ms (< 0: no limit) for each step.  Returns 0 (also
+ * when there is nothing to do), 1 when signal_fd became readable (the
+ * caller reads it), or -LC_ERR_AGENT / -LC_ERR_TIMEOUT with e set.
+ */
+int lc_endpoint_boot(struct lc_endpoint *ep, const char *agent_cmd,
+    int signal_fd, int timeout_ms, struct lc_err *e);
 
 /*
  * Read what is available into ep->in.  Returns 0, with ep->eof set at EOF

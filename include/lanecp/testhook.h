@@ -23,6 +23,10 @@
  * can cross several rekeys in a small copy.  Both ends must agree, as the
  * real bound is the same on both: a mismatch is an integrity failure.
  *
+ * LANECP_TEST_ARCH="SYSTEM MACHINE": the controller pretends its build is
+ * for that system (as uname -s and uname -m print it) when it decides
+ * whether its agent may be pushed to a remote host (push.h).
+ *
  * lc_copy_opts.allow_local: both ends on this host, data over loopback
  * (tests/unit/test_copy.c).
  *
@@ -60,6 +64,8 @@ uint32_t lc_testhook_grace_s(uint32_t dflt);
 
 /* LANECP_TEST_AEAD_EPOCH if set and valid, else dflt. */
 uint64_t lc_testhook_aead_epoch(uint64_t dflt);
+/* LANECP_TEST_ARCH if set and not empty, else dflt. */
+const char *lc_testhook_arch(const char *dflt);
 
 /* 1 when the options allow a copy with both ends local. */
 static inline int
@@ -97,6 +103,12 @@ lc_testhook_grace_s(uint32_t dflt)
 
 static inline uint64_t
 lc_testhook_aead_epoch(uint64_t dflt)
+{
+	return dflt;
+}
+
+static inline const char *
+lc_testhook_arch(const char *dflt)
 {
 	return dflt;
 }

@@ -76,6 +76,7 @@ dpkg-deb -c "$deb" >"$T/list"
 awk '$1 !~ /^d/ { print $6 }' "$T/list" | sort >"$T/files"
 sort >"$T/want" <<'EOF'
 ./usr/bin/lanecp
+./usr/libexec/lanecp/lanecp-agent
 ./usr/share/bash-completion/completions/lanecp
 ./usr/share/doc/lanecp/README.md
 ./usr/share/doc/lanecp/SECURITY.md
@@ -106,5 +107,14 @@ rc=0
 [[ $rc == 2 ]] || fail "--test-hooks: exit $rc, expected 2 (unknown option)"
 if grep -a -c -E 'LANECP_TEST_[A-Z]+' "$bin" >"$T/count"; then
 	fail "the packaged binary holds test hook names ($(cat "$T/count") hits)"
+fi
+
+note "the agent lanecp pushes: there, runs, no test hooks"
+agent=$(find "$T/x/usr" -path '*/lanecp/lanecp-agent' -type f | head -1)
+[[ -n $agent && -x $agent ]] || fail "no executable lanecp-agent in the package"
+v=$("$agent" --version)
+[[ $v == *"$LC_VERSION"* ]] || fail "lanecp-agent --version: '$v'"
+if grep -a -c -E 'LANECP_TEST_[A-Z]+' "$agent" >"$T/count"; then
+	fail "the packaged agent holds test hook names ($(cat "$T/count") hits)"
 fi
 echo PASS
