@@ -102,7 +102,7 @@ done <"$T/env"
 
 lc_note "FILES names the part files, the agent cache, the log and the ssh files"
 section FILES >"$T/files"
-for want in '\.NAME\.lanecp-part' 'XDG_CACHE_HOME:-~/\.cache\}/lanecp/' \
+for want in '\.NAME\.lanecp-part' 'XDG_CACHE_HOME:-(~|\$HOME)/\.cache\}/lanecp/' \
 	'Fl l' '~/\.ssh/config' '/etc/ssh/ssh_config' '~/\.ssh/known_hosts' \
 	'/etc/ssh/ssh_known_hosts' 'authorized_keys'; do
 	grep -Eq -- "$want" "$T/files" || lc_fail "FILES lacks /$want/"
