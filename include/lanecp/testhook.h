@@ -18,6 +18,10 @@
  * grace (1..LC_PING_GRACE_MAX) instead of LC_AGENT_GRACE_S, so a test's
  * stale agent cannot stop by itself before the test is done with it.
  *
+ * LANECP_TEST_MAX_RUNS=N: a resume check keeps at most N runs of
+ * differing chunks (1..LC_PREFIX_MAX_RUNS) instead of LC_PREFIX_MAX_RUNS,
+ * so a test reaches the fallback (cut at the next run) with a few.
+ *
  * lc_copy_opts.allow_local: both ends on this host, data over loopback
  * (tests/unit/test_copy.c).
  *
@@ -53,6 +57,9 @@ void lc_testhook_transfer(char *out, size_t outsz);
 /* LANECP_TEST_GRACE_S if set and valid, else dflt. */
 uint32_t lc_testhook_grace_s(uint32_t dflt);
 
+/* LANECP_TEST_MAX_RUNS if set and valid, else dflt. */
+uint32_t lc_testhook_max_runs(uint32_t dflt);
+
 /* 1 when the options allow a copy with both ends local. */
 static inline int
 lc_testhook_allow_local(const struct lc_copy_opts *o)
@@ -83,6 +90,12 @@ lc_testhook_transfer(char *out, size_t outsz)
 
 static inline uint32_t
 lc_testhook_grace_s(uint32_t dflt)
+{
+	return dflt;
+}
+
+static inline uint32_t
+lc_testhook_max_runs(uint32_t dflt)
 {
 	return dflt;
 }

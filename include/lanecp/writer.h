@@ -119,7 +119,21 @@ int lc_wfile_submit_hole(struct lc_wfile *f, uint64_t off, uint32_t len,
 #define LC_WFILE_MAX_HOLES 4096
 int lc_wfile_hole_room(struct lc_wfile *f, uint64_t off);
 
-/* Offset up to which the file has been written (holes included). */
+/*
+ * Resume with chunks to rewrite (before any block is submitted): the
+ * writer takes spans[0..n) (in order, not overlapping, all below start)
+ * and then [start, end), in that order, and nothing in between.  A hole
+ * inside a span is written as zeros (the old bytes there are wrong).
+ * 0, or -LC_ERR_NOMEM / -LC_ERR_PROTO for spans out of order or range.
+ */
+struct lc_span;
+int lc_wfile_set_spans(struct lc_wfile *f, const struct lc_span *spans,
+    uint32_t n);
+
+/*
+ * Offset up to which the file has been written (holes included): within
+ * the spans while they are written, so the blocks before it are all done.
+ */
 uint64_t lc_wfile_written(struct lc_wfile *f);
 
 /*
