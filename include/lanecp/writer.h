@@ -5,7 +5,8 @@
  * takes a buffer from its own pool, reads a block into it and submits it to
  * the file's writer.  The writer writes blocks strictly in offset order, so
  * the file on disk is always a valid prefix (resume continues from its
- * length), writes are sequential, and non-seekable targets (/dev/null, a
+ * length; a resume that rewrites differing chunks in place takes those
+ * first, lc_wfile_set_spans), writes are sequential, and non-seekable targets (/dev/null, a
  * FIFO) work unchanged.  A block that arrives early waits, sorted, in the
  * writer; its buffer stays charged to its stream's quota.
  *
