@@ -500,7 +500,7 @@ lc_source_prefix(struct lc_source *s, const struct lc_msg_file_prefix *m,
 	size_t n = (size_t)m->n * LC_PREFIX_HASH_LEN;
 	int r;
 
-	if (l == NULL || l->prefix != NULL)
+	if (l == NULL || l->verdict != NULL)
 		return lc_err_set(e, LC_ERR_PROTO, "FILE_PREFIX for unknown "
 		    "file %u", m->id);
 	if (m->length > l->size)

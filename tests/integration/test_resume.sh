@@ -2,9 +2,10 @@
 # Resume (-a) keeps every chunk of the partial file whose hash matches the
 # source's and sends only the runs of chunks that differ plus the missing
 # tail.  Each case damages a partial file, resumes, and checks that the
-# result is the source, that the bytes sent (--json "bytes", what the
-# source handed out) are exactly the damaged chunks plus the tail (so no
-# other chunk was written again), and resumed_bytes.
+# result is the source, that the bytes sent and received (--json "bytes",
+# what the source handed out, and "bytes_written", what the sink took in)
+# are exactly the damaged chunks plus the tail (so no other chunk was
+# written again), and resumed_bytes.
 set -euo pipefail
 . "$LC_SRC_DIR/tests/integration/lib.sh"
 lc_sshd_start
@@ -43,6 +44,8 @@ resume() {
 	local got
 	got=$(json_get bytes <"$d/json")
 	[[ $got == "$sent" ]] || lc_fail "$name: sent $got bytes, expected $sent"
+	got=$(json_get bytes_written <"$d/json")
+	[[ $got == "$sent" ]] || lc_fail "$name: the sink received $got bytes, expected $sent"
 	got=$(json_get resumed_bytes <"$d/json")
 	[[ $got == "$resumed" ]] || lc_fail "$name: resumed $got bytes, expected $resumed"
 }
@@ -121,6 +124,8 @@ for f in a sub/b sub/c; do
 done
 got=$(json_get bytes <"$d/json")
 [[ $got == $((3 * M + 2 * M + 5 + 1 * M + 20 * M)) ]] || lc_fail "tree: sent $got bytes"
+got=$(json_get bytes_written <"$d/json")
+[[ $got == $((3 * M + 2 * M + 5 + 1 * M + 20 * M)) ]] || lc_fail "tree: received $got bytes"
 got=$(json_get resumed_bytes <"$d/json")
 [[ $got == $((11 * M)) ]] || lc_fail "tree: resumed $got bytes"
 lc_log_has "$(lc_re "$d/rtree/sub/b"): 1\.0 MiB of the partial file differ" "$LC_ERR"
