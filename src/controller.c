@@ -471,8 +471,9 @@ lc_ctl_src_match(struct lc_ctl *c, const struct lc_msg_prefix_match *m,
 	f->matched = 1;
 	f->match = m->match;
 	/* kept: the partial file below the cut, less the runs sent again */
-	c->res->resumed += m->match - lc_prefix_match_spans(m, f->prefix_len,
-	    f->chunk, spans);
+	f->kept = m->match - lc_prefix_match_spans(m, f->prefix_len, f->chunk,
+	    spans);
+	c->res->resumed += f->kept;
 	c->t_progress = lc_now_ms();
 	return lc_msg_put_prefix_match(&c->dst_ep.out, m);
 }
@@ -496,6 +497,7 @@ lc_ctl_src_abort(struct lc_ctl *c, const struct lc_msg_file_abort *m,
 		    "unexpected FILE_ABORT for file %u", c->src.name, m->id);
 	f->aborted = 1;
 	c->files_sent--;
+	c->res->resumed -= f->kept;	/* not copied after all */
 	lc_ctl_src_where(c, f->req, f->name, where, sizeof(where));
 	lc_ctl_failed(c, where, m->msg);
 	if ((r = lc_msg_put_file_abort(&c->dst_ep.out, m)) != 0)
