@@ -408,8 +408,10 @@ static const struct lc_opt lc_opts[] = {
 	    "user and group name", NULL, LC_FLAG(copy.numeric_ids), 0 },
 	{ "force", 'f', NULL, "overwrite an existing target file", NULL,
 	    LC_FLAG(copy.force), 0 },
-	{ "append", 'a', NULL, "resume: keep the verified prefix of a "
-	    "partial copy", NULL,
+	{ "append", 'a', NULL, "resume: keep each chunk of a partial "
+	    "copy whose SHA-256 matches the source's, send only the chunks "
+	    "that differ and the missing rest (chunk: the block size, "
+	    "doubled until at most 16384 chunks)", NULL,
 	    LC_FLAG(copy.resume), 0 },
 	{ "check", 'e', NULL, "verify end to end with a whole-file sha256",
 	    lc_opt_check, 0, 0 },

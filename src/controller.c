@@ -556,15 +556,19 @@ lc_ctl_src_match(struct lc_ctl *c, const struct lc_msg_prefix_match *m,
     struct lc_err *e)
 {
 	struct lc_ctl_file *f = lc_ctl_file_find(c, m->id);
+	struct lc_span spans[LC_PREFIX_MAX_RUNS];
 
 	if (f == NULL || !f->prefixed || f->matched ||
-	    m->match > f->prefix_len)
+	    lc_prefix_match_check(m, f->prefix_len, f->chunk) != 0)
 		return lc_err_set(e, LC_ERR_PROTO, "%s: source sent an "
-		    "unexpected PREFIX_MATCH for file %u (%llu bytes)",
-		    c->src.name, m->id, (unsigned long long)m->match);
+		    "unexpected PREFIX_MATCH for file %u (%llu bytes, %u runs)",
+		    c->src.name, m->id, (unsigned long long)m->match, m->n);
 	f->matched = 1;
 	f->match = m->match;
-	c->res->resumed += m->match;
+	/* kept: the partial file below the cut, less the runs sent again */
+	f->kept = m->match - lc_prefix_match_spans(m, f->prefix_len, f->chunk,
+	    spans);
+	c->res->resumed += f->kept;
 	c->t_progress = lc_now_ms();
 	return lc_msg_put_prefix_match(&c->dst_ep.out, m);
 }
@@ -588,6 +592,7 @@ lc_ctl_src_abort(struct lc_ctl *c, const struct lc_msg_file_abort *m,
 		    "unexpected FILE_ABORT for file %u", c->src.name, m->id);
 	f->aborted = 1;
 	c->files_sent--;
+	c->res->resumed -= f->kept;	/* not copied after all */
 	lc_ctl_src_where(c, f->req, f->name, where, sizeof(where));
 	lc_ctl_failed(c, where, m->msg);
 	if ((r = lc_msg_put_file_abort(&c->dst_ep.out, m)) != 0)
@@ -837,6 +842,7 @@ lc_ctl_dst_prefix(struct lc_ctl *c, const struct lc_msg_file_prefix *m,
 		    c->dst_ep.name, m->id, (unsigned long long)m->length);
 	f->prefixed = 1;
 	f->prefix_len = m->length;
+	f->chunk = m->chunk;
 	c->t_progress = lc_now_ms();
 	return lc_msg_put_file_prefix(&c->src.out, m);
 }

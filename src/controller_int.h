@@ -42,6 +42,8 @@ struct lc_ctl_file {
 	uint32_t req;		/* the request (SRC_ADD) it answers */
 	uint64_t size;
 	uint64_t prefix_len;	/* resume: the sink's partial file */
+	uint32_t chunk;		/* resume: its chunk size */
+	uint64_t kept;		/* resume: bytes of it kept (resumed) */
 	uint64_t match;		/* resume: the source's PREFIX_MATCH */
 	uint8_t prefixed;	/* FILE_PREFIX relayed */
 	uint8_t matched;	/* PREFIX_MATCH relayed */

@@ -19,7 +19,12 @@ struct lc_dfile {
 	uint32_t id;
 	int fd;
 	uint64_t pos;		/* next offset to hand out */
-	uint64_t end;
+	uint64_t end;		/* of the current span, or of the file */
+	struct lc_span *spans;	/* resume: ranges sent before the tail */
+	uint32_t nspans;
+	uint32_t cur;		/* the span being handed out (nspans: tail) */
+	uint64_t tail;		/* [tail, last) comes after the spans */
+	uint64_t last;		/* the end of the file's range */
 	uint64_t seg_end;	/* [pos, seg_end) is known data or hole */
 	int seg_hole;
 	int dense;		/* no more probing: all data up to end */
@@ -98,6 +103,7 @@ lc_dfile_free(struct lc_dfile *f)
 		lc_pbuf_free(b);
 	}
 	lc_csum_free(f->csum);
+	free(f->spans);
 	free(f);
 }
 
@@ -106,29 +112,49 @@ lc_dispenser_add(struct lc_dispenser *d, uint32_t id, int fd,
     uint64_t start, uint64_t end, struct lc_csum *csum,
     char sum[LC_CSUM_TEXT_MAX])
 {
+	return lc_dispenser_add_spans(d, id, fd, NULL, 0, start, end, csum,
+	    sum);
+}
+
+int
+lc_dispenser_add_spans(struct lc_dispenser *d, uint32_t id, int fd,
+    const struct lc_span *spans, uint32_t n, uint64_t start, uint64_t end,
+    struct lc_csum *csum, char sum[LC_CSUM_TEXT_MAX])
+{
 	struct lc_dfile *f;
 
 	if (sum != NULL)
 		sum[0] = '\0';
-	if (start >= end) {	/* nothing to send */
-		if (csum != NULL && sum != NULL)
-			lc_csum_text(csum, sum);
+	if (start >= end && csum != NULL && sum != NULL)
+		lc_csum_text(csum, sum);	/* the spans are fed already */
+	if (start >= end && n == 0) {	/* nothing to send */
 		lc_csum_free(csum);
 		close(fd);
 		return 0;
 	}
-	if ((f = calloc(1, sizeof(*f))) == NULL) {
+	if (start >= end) {
+		lc_csum_free(csum);
+		csum = NULL;
+	}
+	if ((f = calloc(1, sizeof(*f))) == NULL ||
+	    (n > 0 && (f->spans = malloc(n * sizeof(*spans))) == NULL)) {
+		free(f);
 		lc_csum_free(csum);
 		close(fd);
 		return -LC_ERR_NOMEM;
 	}
+	if (n > 0)
+		memcpy(f->spans, spans, n * sizeof(*spans));
+	f->nspans = n;
 	f->id = id;
 	f->fd = fd;
-	f->pos = start;
-	f->end = end;
-	f->seg_end = start;
+	f->tail = start;
+	f->last = end > start ? end : start;
+	f->pos = n > 0 ? spans[0].off : start;
+	f->end = n > 0 ? spans[0].off + spans[0].len : end;
+	f->seg_end = f->pos;
 	/* a hole in a short range is not worth a frame of its own */
-	f->dense = end - start < LC_HOLE_MIN;
+	f->dense = f->last - start < LC_HOLE_MIN;
 	f->queued = 1;
 	f->csum = csum;
 	f->hashed = start;
@@ -200,7 +226,7 @@ lc_dfile_probe(struct lc_dfile *f, uint32_t block)
 	uint64_t pos = f->pos, at, h;
 	off_t o;
 
-	if (f->dense) {
+	if (f->dense || f->cur < f->nspans) {	/* spans: always data */
 		lc_dfile_seg(f, f->end, 0);
 		return;
 	}
@@ -293,6 +319,13 @@ lc_dispenser_cut(struct lc_dispenser *d, struct lc_dfile *f,
 	f->outstanding++;
 	d->outstanding++;
 	d->dispensed += b->len;
+	if (f->pos == f->end && f->cur < f->nspans) {	/* the next span */
+		f->cur++;
+		f->pos = f->cur < f->nspans ? f->spans[f->cur].off : f->tail;
+		f->end = f->cur < f->nspans ? f->spans[f->cur].off +
+		    f->spans[f->cur].len : f->last;
+		f->seg_end = f->pos;
+	}
 	if (f->pos == f->end) {	/* last block: dequeue */
 		STAILQ_REMOVE_HEAD(&d->queue, link);
 		f->queued = 0;
@@ -416,7 +449,7 @@ lc_dispenser_hash(struct lc_dispenser *d, const struct lc_block *b,
 	}
 	pthread_mutex_lock(&d->mu);
 	f->hashed += b->len;
-	if (f->hashed == f->end) {
+	if (f->hashed == f->last) {
 		lc_csum_text(f->csum, sum);
 		*done = 1;
 	}

@@ -346,12 +346,18 @@ lc_part_open_part(const struct lc_target *t, struct lc_part *f,
 		goto again;
 	}
 	if (f->fd >= 0 && (t->flags & LC_TGT_RESUME)) {
-		if ((uint64_t)st.st_size <= f->size) {
-			*kept = (uint64_t)st.st_size;
-			return 0;
+		/* longer than the source: what lies beyond it cannot be
+		   right, the rest is compared like any partial file */
+		if ((uint64_t)st.st_size > f->size) {
+			lc_log_warn("%s: partial file is longer than the "
+			    "source; cut to its size", f->final);
+			if (ftruncate(f->fd, (off_t)f->size) != 0)
+				return lc_err_sys(e, LC_ERR_IO, errno,
+				    "truncate %s", f->tmp);
+			st.st_size = (off_t)f->size;
 		}
-		lc_log_warn("%s: partial file is longer than the source; "
-		    "starting over", f->final);
+		*kept = (uint64_t)st.st_size;
+		return 0;
 	}
 	if (f->fd >= 0 && !(t->flags & LC_TGT_RESUME)) {
 		char dir[LC_PATH_MAX];

@@ -281,6 +281,7 @@ lc_sfile_free(struct lc_sfile *f)
 	lc_wfile_free(f->wf);
 	lc_csum_free(f->csum);
 	free(f->prefix);
+	free(f->spans);
 	lc_part_close(&f->p);
 	lc_tdir_put(f->dir);
 	free(f);
@@ -368,7 +369,11 @@ lc_sink_prefix_job(void *arg)
 	lc_role_post(&s->port, LC_EV_PREFIX_DONE, f->id, 0, NULL);
 }
 
-/* Resume: the checksum of the kept prefix, before new bytes arrive. */
+/*
+ * Resume: the checksum of the kept prefix, before new bytes arrive.  With
+ * chunks to rewrite below start the writer cannot feed it in order: the
+ * finish job hashes the whole file instead.
+ */
 static void
 lc_sink_seed_job(void *arg)
 {
@@ -377,7 +382,7 @@ lc_sink_seed_job(void *arg)
 	struct lc_err e;
 
 	lc_err_clear(&e);
-	if (f->csum != NULL && f->start > 0 &&
+	if (f->csum != NULL && f->start > 0 && f->nspans == 0 &&
 	    lc_csum_fd(f->csum, f->p.fd, f->start, f->p.final, &e) != 0) {
 		lc_role_post(&s->port, LC_EV_ERROR, 0, 0, &e);
 		return;
@@ -416,6 +421,9 @@ lc_sink_finish_job(void *arg)
 	lc_err_clear(&e);
 	for (i = 0; i < b->n; i++) {
 		f = b->v[i];
+		if (f->csum != NULL && f->nspans > 0 && lc_csum_fd(f->csum,
+		    f->p.fd, f->p.size, f->p.final, &e) != 0)
+			goto fail;
 		if (f->csum != NULL) {
 			lc_csum_text(f->csum, sum);
 			if (strcmp(sum, f->expect) != 0) {
@@ -561,7 +569,11 @@ lc_sink_start_file(struct lc_sink *s, struct lc_sfile *f, struct lc_err *e)
 		return lc_err_set(e, -r, "out of memory");
 	if (f->kind == LC_KIND_STREAM)
 		lc_wfile_open_end(wf);	/* FILE_LEN gives the end */
-	if (f->csum != NULL)
+	if ((r = lc_wfile_set_spans(wf, f->spans, f->nspans)) != 0) {
+		lc_wfile_free(wf);
+		return lc_err_set(e, -r, "%s: chunks to rewrite", f->p.final);
+	}
+	if (f->csum != NULL && f->nspans == 0)
 		lc_wfile_set_csum(wf, f->csum);
 	lc_wfile_set_counter(wf, &s->written);
 	/* receivers look the writer up under the mutex */
@@ -574,8 +586,8 @@ lc_sink_start_file(struct lc_sink *s, struct lc_sfile *f, struct lc_err *e)
 	ready.start = f->start;
 	if ((r = lc_msg_put_file_ready(s->port.out, &ready)) != 0)
 		return r;
-	if (f->kind != LC_KIND_STREAM && f->start == f->p.size) {
-		/* nothing will arrive for it */
+	if (f->kind != LC_KIND_STREAM && f->start == f->p.size &&
+	    f->nspans == 0) {	/* nothing will arrive for it */
 		f->written = 1;
 		return lc_sink_maybe_finish(s, f);
 	}
@@ -956,7 +968,8 @@ lc_sink_file_abort(struct lc_sink *s, const struct lc_msg_file_abort *m,
 		    "file %u", m->id);
 	if (f->state != LC_SF_RECV || f->written)
 		return 0;
-	if (f->wf != NULL && lc_wfile_written(f->wf) != f->start)
+	if (f->wf != NULL && lc_wfile_written(f->wf) != (f->nspans > 0 ?
+	    f->spans[0].off : f->start))
 		return lc_err_set(e, LC_ERR_PROTO, "FILE_ABORT for file %u "
 		    "after its data", m->id);
 	/* a part file with nothing to resume from is not worth keeping */
@@ -987,19 +1000,32 @@ lc_sink_prefix_match(struct lc_sink *s, const struct lc_msg_prefix_match *m,
     struct lc_err *e)
 {
 	struct lc_sfile *f = lc_sink_table_get(s, m->id);
-	char a[32];
+	uint64_t again = 0;
+	char a[32], b[32];
 
-	if (f == NULL || f->state != LC_SF_MATCH || m->match > f->prefix_len)
+	if (f == NULL || f->state != LC_SF_MATCH ||
+	    lc_prefix_match_check(m, f->prefix_len, f->chunk) != 0)
 		return lc_err_set(e, LC_ERR_PROTO, "unexpected PREFIX_MATCH for "
-		    "file %u", m->id);
-	if (m->match < f->prefix_len)
-		lc_log_warn("%s: the partial file matches the source only up "
-		    "to %s; the rest is copied again", f->p.final,
-		    lc_fmt_bytes(a, sizeof(a), m->match));
+		    "file %u (%llu bytes, %u runs)", m->id,
+		    (unsigned long long)m->match, m->n);
+	if (m->n > 0) {
+		if ((f->spans = calloc(m->n, sizeof(*f->spans))) == NULL)
+			return -LC_ERR_NOMEM;
+		f->nspans = m->n;
+		again = lc_prefix_match_spans(m, f->prefix_len, f->chunk,
+		    f->spans);
+	}
+	if (m->match < f->prefix_len || m->n > 0)
+		lc_log_warn("%s: %s of the partial file differ from the "
+		    "source and are copied again; %s of it are kept",
+		    f->p.final, lc_fmt_bytes(a, sizeof(a), again +
+		    f->prefix_len - m->match), lc_fmt_bytes(b, sizeof(b),
+		    m->match - again));
 	else
 		lc_log_verbose("%s: resuming after %s", f->p.final,
 		    lc_fmt_bytes(a, sizeof(a), m->match));
-	if (ftruncate(f->p.fd, (off_t)m->match) != 0)
+	if (m->match < f->prefix_len && ftruncate(f->p.fd,
+	    (off_t)m->match) != 0)
 		return lc_err_sys(e, LC_ERR_IO, errno, "truncate %s",
 		    f->p.final);
 	f->start = m->match;

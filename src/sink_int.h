@@ -92,6 +92,10 @@ struct lc_sfile {
 	uint32_t chunk;
 	uint32_t nchunks;
 	uint8_t *prefix;	/* nchunks SHA-256 hashes (the prefix job) */
+	struct lc_span *spans;	/* resume: chunks below start to rewrite
+				   (main; -e: the finish job hashes the
+				   whole file from disk when there are any) */
+	uint32_t nspans;
 	struct lc_sink *sink;
 };
 

@@ -21,6 +21,7 @@
 #include "lanecp/log.h"
 #include "lanecp/path.h"
 #include "lanecp/program.h"
+#include "lanecp/testhook.h"
 #include "lanecp/util.h"
 #include "lanecp/walk.h"
 
@@ -57,6 +58,7 @@ struct lc_listed {
 	uint64_t prefix_len;
 	uint32_t chunk;
 	uint32_t nchunks;
+	struct lc_msg_prefix_match *verdict;	/* its result, owned */
 	int checking;		/* a resume check job has it (main thread) */
 	int stream;		/* stdin or a program: path is the command
 				   ("-" for stdin) */
@@ -509,22 +511,62 @@ lc_listed_free(struct lc_listed *l)
 		close(l->fd);
 	lc_csum_free(l->csum);
 	free(l->prefix);
+	free(l->verdict);
 	free(l->failed);
 	free(l);
 }
 
 /*
+ * One chunk of a resume check: it differs (1) or not (0).  Its bytes go
+ * to the file checksum, except a chunk that would start a run past the
+ * bound (*cut set): the checksum must cover exactly [0, match).
+ */
+static int
+lc_source_check_chunk(struct lc_listed *l, uint32_t i, int may_cut,
+    int *cut, struct lc_err *e)
+{
+	uint64_t off = (uint64_t)i * l->chunk;
+	uint64_t len = l->prefix_len - off < l->chunk ?
+	    l->prefix_len - off : l->chunk;
+	uint8_t h[LC_PREFIX_HASH_LEN];
+	struct lc_csum *save = NULL;
+	int differ, r;
+
+	*cut = 0;
+	if (may_cut && l->csum != NULL && (save = lc_csum_dup(l->csum)) ==
+	    NULL)
+		return lc_err_set(e, LC_ERR_NOMEM, "out of memory");
+	if ((r = lc_prefix_hash(l->fd, off, len, h, l->csum, l->path,
+	    e)) != 0) {
+		lc_csum_free(save);
+		return r;
+	}
+	differ = CRYPTO_memcmp(h, l->prefix + (size_t)i * LC_PREFIX_HASH_LEN,
+	    sizeof(h)) != 0;
+	if (differ && may_cut) {
+		lc_csum_free(l->csum);
+		l->csum = save;
+		save = NULL;
+		*cut = 1;
+	}
+	lc_csum_free(save);
+	return differ;
+}
+
+/*
  * Resume check (job thread): compare the sink's chunk hashes of its
- * partial file with ours, up to the first chunk that differs, feeding the
- * matching bytes to the file checksum when -e is on.
+ * partial file with ours.  Runs of differing chunks are sent again; past
+ * LC_PREFIX_MAX_RUNS of them the partial file is cut at the next one.
+ * The file checksum (-e) is fed our bytes up to the cut.
  */
 static void
 lc_source_prefix_job(void *arg)
 {
 	struct lc_listed *l = arg;
 	struct lc_source *s = l->src;
-	uint64_t match = 0;
-	uint8_t h[LC_PREFIX_HASH_LEN];
+	struct lc_msg_prefix_match *v = l->verdict;
+	uint32_t max = lc_testhook_max_runs(LC_PREFIX_MAX_RUNS);
+	int differ, prev = 0, cut;
 	struct lc_err e;
 
 	lc_err_clear(&e);
@@ -534,30 +576,28 @@ lc_source_prefix_job(void *arg)
 		lc_role_post(&s->port, LC_EV_ERROR, 0, 0, &e);
 		return;
 	}
+	v->match = l->prefix_len;
 	for (uint32_t i = 0; i < l->nchunks; i++) {
-		uint64_t off = (uint64_t)i * l->chunk;
-		uint64_t len = l->prefix_len - off < l->chunk ?
-		    l->prefix_len - off : l->chunk;
-		if (lc_role_canceled(&s->port) || off + len > l->size)
-			break;
-		if (lc_prefix_hash(l->fd, off, len, h, l->csum, l->path,
-		    &e) != 0) {
+		if (lc_role_canceled(&s->port))
+			return;
+		differ = lc_source_check_chunk(l, i, !prev && v->n == max,
+		    &cut, &e);
+		if (differ < 0) {
 			lc_role_post(&s->port, LC_EV_ERROR, 0, 0, &e);
 			return;
 		}
-		if (CRYPTO_memcmp(h, l->prefix + (size_t)i *
-		    LC_PREFIX_HASH_LEN, sizeof(h)) != 0) {
-			/* the checksum must cover exactly [0, match) */
-			if (l->csum != NULL) {
-				lc_csum_free(l->csum);
-				l->csum = NULL;
-			}
+		if (cut) {
+			v->match = (uint64_t)i * l->chunk;
 			break;
 		}
-		match = off + len;
+		if (differ && prev)
+			v->runs[v->n - 1].count++;
+		else if (differ)
+			v->runs[v->n++] = (struct lc_chunk_run){ i, 1 };
+		prev = differ;
 	}
-	l->csum_upto = l->csum != NULL ? match : 0;
-	lc_role_post(&s->port, LC_EV_PREFIX_DONE, l->id, match, NULL);
+	l->csum_upto = l->csum != NULL ? v->match : 0;
+	lc_role_post(&s->port, LC_EV_PREFIX_DONE, l->id, 0, NULL);
 }
 
 static int
@@ -568,16 +608,22 @@ lc_source_prefix(struct lc_source *s, const struct lc_msg_file_prefix *m,
 	size_t n = (size_t)m->n * LC_PREFIX_HASH_LEN;
 	int r;
 
-	if (l == NULL || l->prefix != NULL || l->stream)
+	if (l == NULL || l->verdict != NULL || l->stream)
 		return lc_err_set(e, LC_ERR_PROTO, "FILE_PREFIX for unknown "
 		    "file %u", m->id);
+	if (m->length > l->size)
+		return lc_err_set(e, LC_ERR_PROTO, "FILE_PREFIX of %llu bytes "
+		    "for %s of %llu", (unsigned long long)m->length, l->path,
+		    (unsigned long long)l->size);
+	if ((l->verdict = calloc(1, sizeof(*l->verdict))) == NULL)
+		return -LC_ERR_NOMEM;
+	l->verdict->id = m->id;
 	if (lc_source_open(s, l, e) != 0) {
 		/* nothing matches; FILE_READY will abort it */
-		struct lc_msg_prefix_match pm = { .id = m->id, .match = 0 };
 		if (l->failed == NULL && (l->failed = strdup(e->msg)) == NULL)
 			return -LC_ERR_NOMEM;
 		lc_err_clear(e);
-		return lc_msg_put_prefix_match(s->port.out, &pm);
+		return lc_msg_put_prefix_match(s->port.out, l->verdict);
 	}
 	if ((l->prefix = malloc(n > 0 ? n : 1)) == NULL)
 		return -LC_ERR_NOMEM;
@@ -783,8 +829,10 @@ lc_source_ready(struct lc_source *s, const struct lc_msg_file_ready *m,
 {
 	struct lc_msg_file_sum fs;
 	struct lc_listed **pp, *l;
+	struct lc_span spans[LC_PREFIX_MAX_RUNS];
 	struct lc_csum *csum = NULL;
 	char sum[LC_CSUM_TEXT_MAX];
+	uint32_t nspans;
 	int r;
 
 	if ((l = lc_source_listed(s, m->id, &pp)) == NULL)
@@ -817,6 +865,18 @@ lc_source_ready(struct lc_source *s, const struct lc_msg_file_ready *m,
 		lc_listed_free(l);
 		return lc_msg_put_file_abort(s->port.out, &ab);
 	}
+	/* the runs of the resume check come first (the sink asks for them
+	   with a start at the cut) */
+	if (l->verdict != NULL && l->verdict->n > 0 &&
+	    m->start != l->verdict->match)
+		return lc_err_set(e, LC_ERR_PROTO, "FILE_READY for file %u "
+		    "from byte %llu, not %llu after its resume check", m->id,
+		    (unsigned long long)m->start,
+		    (unsigned long long)l->verdict->match);
+	nspans = l->verdict != NULL ? l->verdict->n : 0;
+	if (nspans > 0)
+		(void)lc_prefix_match_spans(l->verdict, l->prefix_len,
+		    l->chunk, spans);
 	if (s->csum != LC_CSUM_NONE) {
 		if (l->csum != NULL && l->csum_upto == m->start) {
 			csum = l->csum;
@@ -830,8 +890,8 @@ lc_source_ready(struct lc_source *s, const struct lc_msg_file_ready *m,
 		}
 	}
 	lc_source_unlink(s, pp, l);
-	r = lc_dispenser_add(s->disp, l->id, l->fd, m->start, l->size, csum,
-	    sum);
+	r = lc_dispenser_add_spans(s->disp, l->id, l->fd, spans, nspans,
+	    m->start, l->size, csum, sum);
 	l->fd = -1;	/* the dispenser has it now */
 	lc_listed_free(l);
 	if (r != 0)
@@ -1062,7 +1122,6 @@ lc_source_event(void *role, const struct lc_event *ev,
 	struct lc_source *s = role;
 	struct lc_msg_connected c;
 	struct lc_msg_file_sum fs;
-	struct lc_msg_prefix_match pm;
 	struct lc_msg_file_len fl;
 	struct lc_listed *l;
 	int r;
@@ -1103,11 +1162,11 @@ lc_source_event(void *role, const struct lc_event *ev,
 		snprintf(fs.checksum, sizeof(fs.checksum), "%s", ev->text);
 		return lc_msg_put_file_sum(s->port.out, &fs);
 	case LC_EV_PREFIX_DONE:
-		if ((l = lc_source_listed(s, ev->a, NULL)) != NULL)
-			l->checking = 0;
-		pm.id = ev->a;
-		pm.match = ev->b;
-		return lc_msg_put_prefix_match(s->port.out, &pm);
+		if ((l = lc_source_listed(s, ev->a, NULL)) == NULL ||
+		    l->verdict == NULL)
+			return 0;
+		l->checking = 0;
+		return lc_msg_put_prefix_match(s->port.out, l->verdict);
 	default:
 		return lc_err_set(e, LC_ERR_INTERNAL, "source: event %d",
 		    ev->type);

@@ -124,3 +124,14 @@ lc_testhook_arch(const char *dflt)
 
 	return t != NULL && *t != '\0' ? t : dflt;
 }
+
+uint32_t
+lc_testhook_max_runs(uint32_t dflt)
+{
+	const char *s = getenv("LANECP_TEST_MAX_RUNS");
+	uint64_t v;
+
+	if (s == NULL || lc_parse_uint(s, 1, LC_PREFIX_MAX_RUNS, &v) != 0)
+		return dflt;
+	return (uint32_t)v;
+}

@@ -862,9 +862,15 @@ lc_msg_put_prefix_match(struct lc_buf *out,
 	int r;
 	size_t s = lc_msg_begin(out, LC_MSG_PREFIX_MATCH, &r);
 
+	if (m->n > LC_PREFIX_MAX_RUNS)
+		r = -LC_ERR_TOOBIG;
 	(void)(r != 0 ||
 	    (r = lc_buf_put_u32(out, m->id)) != 0 ||
-	    (r = lc_buf_put_u64(out, m->match)) != 0);
+	    (r = lc_buf_put_u64(out, m->match)) != 0 ||
+	    (r = lc_buf_put_u32(out, m->n)) != 0);
+	for (uint32_t i = 0; r == 0 && i < m->n; i++)
+		(void)((r = lc_buf_put_u32(out, m->runs[i].first)) != 0 ||
+		    (r = lc_buf_put_u32(out, m->runs[i].count)) != 0);
 	return lc_msg_finish(out, s, r);
 }
 
@@ -872,14 +878,65 @@ int
 lc_msg_get_prefix_match(const uint8_t *p, size_t n,
     struct lc_msg_prefix_match *m)
 {
+	struct lc_chunk_run *c;
+	uint64_t after = 0;	/* the first chunk a run may start at */
 	struct lc_rd rd;
 
 	memset(m, 0, sizeof(*m));
 	lc_rd_init(&rd, p, n);
 	if (lc_rd_get_u32(&rd, &m->id) != 0 || m->id == 0 ||
-	    lc_rd_get_u64(&rd, &m->match) != 0 || lc_rd_end(&rd) != 0)
+	    lc_rd_get_u64(&rd, &m->match) != 0 ||
+	    m->match > (uint64_t)INT64_MAX ||
+	    lc_rd_get_u32(&rd, &m->n) != 0 || m->n > LC_PREFIX_MAX_RUNS)
 		return -LC_ERR_PROTO;
+	for (uint32_t i = 0; i < m->n; i++) {
+		c = &m->runs[i];
+		/* in order, not overlapping nor touching (a run is whole) */
+		if (lc_rd_get_u32(&rd, &c->first) != 0 ||
+		    lc_rd_get_u32(&rd, &c->count) != 0 || c->count == 0 ||
+		    c->first < after ||
+		    (uint64_t)c->first + c->count > LC_PREFIX_MAX_CHUNKS)
+			return -LC_ERR_PROTO;
+		after = (uint64_t)c->first + c->count + 1;
+	}
+	return lc_rd_end(&rd) != 0 ? -LC_ERR_PROTO : 0;
+}
+
+int
+lc_prefix_match_check(const struct lc_msg_prefix_match *m, uint64_t length,
+    uint32_t chunk)
+{
+	const struct lc_chunk_run *c;
+	uint64_t end;
+
+	if (chunk == 0 || m->match > length ||
+	    (m->match != length && m->match % chunk != 0))
+		return -LC_ERR_PROTO;
+	for (uint32_t i = 0; i < m->n; i++) {
+		c = &m->runs[i];
+		/* runs are bounded by LC_PREFIX_MAX_CHUNKS: no overflow */
+		end = ((uint64_t)c->first + c->count) * chunk;
+		if (end > length)
+			end = length;
+		if ((uint64_t)c->first * chunk >= end || end > m->match)
+			return -LC_ERR_PROTO;
+	}
 	return 0;
+}
+
+uint64_t
+lc_prefix_match_spans(const struct lc_msg_prefix_match *m, uint64_t length,
+    uint32_t chunk, struct lc_span *out)
+{
+	uint64_t total = 0, end;
+
+	for (uint32_t i = 0; i < m->n; i++) {
+		out[i].off = (uint64_t)m->runs[i].first * chunk;
+		end = ((uint64_t)m->runs[i].first + m->runs[i].count) * chunk;
+		out[i].len = (end < length ? end : length) - out[i].off;
+		total += out[i].len;
+	}
+	return total;
 }
 
 int

@@ -1,6 +1,7 @@
 #include "lanecp/writer.h"
 #include "lanecp/clock.h"
 #include "lanecp/thread.h"
+#include "lanecp/wire.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -241,6 +242,10 @@ struct lc_wfile {
 	uint64_t end;
 	int open_end;		/* a stream: end is a bound, not the length,
 				   until lc_wfile_set_end */
+	uint64_t tail;		/* start: spans below, zeros from here on */
+	struct lc_span *spans;	/* resume: ranges to rewrite first */
+	uint32_t nspans;
+	uint32_t cur;		/* the span being written (nspans: the tail) */
 	struct lc_wbuf_q pending;	/* sorted by offset */
 	int draining;
 	uint32_t holes;		/* holes in pending */
@@ -266,6 +271,7 @@ lc_wfile_new(int fd, int seekable, uint64_t start, uint64_t end,
 	f->seekable = seekable;
 	f->next = start;
 	f->end = end;
+	f->tail = start;
 	snprintf(f->name, sizeof(f->name), "%s", name);
 	*out = f;
 	return 0;
@@ -312,7 +318,7 @@ lc_wfile_write(struct lc_wfile *f, const struct lc_wbuf *b, struct lc_err *e)
 
 	if (!b->hole)
 		return lc_wfile_put(f, b->data, b->len, b->off, e);
-	if (f->seekable) {
+	if (f->seekable && b->off >= f->tail) {
 		if (b->off + b->len == f->end &&
 		    ftruncate(f->fd, (off_t)f->end) != 0)
 			return lc_err_sys(e, LC_ERR_IO, errno, "extend %s",
@@ -327,14 +333,27 @@ lc_wfile_write(struct lc_wfile *f, const struct lc_wbuf *b, struct lc_err *e)
 	return 0;
 }
 
+/* Is [off, off + len) inside one span not yet done, or the tail? */
+static int
+lc_wfile_in_range(const struct lc_wfile *f, uint64_t off, uint32_t len)
+{
+	if (off >= f->tail)
+		return off <= f->end && f->end - off >= len;
+	for (uint32_t i = f->cur; i < f->nspans; i++)
+		if (off >= f->spans[i].off && off - f->spans[i].off <
+		    f->spans[i].len)
+			return f->spans[i].len - (off - f->spans[i].off) >= len;
+	return 0;
+}
+
 /* Insert b sorted; -LC_ERR_PROTO if it is out of range or overlaps. */
 static int
 lc_wfile_insert_locked(struct lc_wfile *f, struct lc_wbuf *b)
 {
 	struct lc_wbuf *prev, *next;
 
-	if (b->len == 0 || b->off < f->next || b->off > f->end ||
-	    f->end - b->off < b->len)
+	if (b->len == 0 || b->off < f->next ||
+	    !lc_wfile_in_range(f, b->off, b->len))
 		return -LC_ERR_PROTO;
 	/* the one before; blocks mostly come in order, so look from the end */
 	TAILQ_FOREACH_REVERSE(prev, &f->pending, lc_wbuf_q, link)
@@ -437,7 +456,14 @@ lc_wfile_submit(struct lc_wfile *f, struct lc_wbuf *b, int *complete,
 		f->next += len;
 		if (f->count != NULL)
 			atomic_fetch_add(f->count, len);
-		if (f->next == f->end && !f->open_end)
+		/* the end of a span: on to the next one, or the tail */
+		while (f->cur < f->nspans && f->next ==
+		    f->spans[f->cur].off + f->spans[f->cur].len) {
+			f->cur++;
+			f->next = f->cur < f->nspans ? f->spans[f->cur].off :
+			    f->tail;
+		}
+		if (f->next == f->end && f->cur == f->nspans && !f->open_end)
 			*complete = 1;
 	}
 	f->draining = 0;
@@ -497,6 +523,35 @@ lc_wfile_is_open(struct lc_wfile *f)
 	return v;
 }
 
+int
+lc_wfile_set_spans(struct lc_wfile *f, const struct lc_span *spans,
+    uint32_t n)
+{
+	struct lc_span *v;
+	uint64_t after = 0;
+
+	for (uint32_t i = 0; i < n; i++) {
+		if (spans[i].len == 0 || spans[i].off < after ||
+		    spans[i].off > f->tail ||
+		    f->tail - spans[i].off < spans[i].len)
+			return -LC_ERR_PROTO;
+		after = spans[i].off + spans[i].len;
+	}
+	if (n == 0)
+		return 0;
+	if ((v = malloc(n * sizeof(*v))) == NULL)
+		return -LC_ERR_NOMEM;
+	memcpy(v, spans, n * sizeof(*v));
+	pthread_mutex_lock(&f->mu);
+	free(f->spans);
+	f->spans = v;
+	f->nspans = n;
+	f->cur = 0;
+	f->next = v[0].off;
+	pthread_mutex_unlock(&f->mu);
+	return 0;
+}
+
 uint64_t
 lc_wfile_written(struct lc_wfile *f)
 {
@@ -550,5 +605,6 @@ lc_wfile_free(struct lc_wfile *f)
 		lc_pool_put(b);
 	}
 	pthread_mutex_destroy(&f->mu);
+	free(f->spans);
 	free(f);
 }

@@ -114,6 +114,17 @@ int lc_dispenser_add(struct lc_dispenser *d, uint32_t id, int fd,
     uint64_t start, uint64_t end, struct lc_csum *csum,
     char sum[LC_CSUM_TEXT_MAX]);
 
+/*
+ * The same for a resume with chunks to rewrite: bytes spans[0..n) (in
+ * order, not overlapping, below start; always sent as data, never as
+ * holes) and then [start, end).  csum is seeded with [0, start): the
+ * spans are not fed to it again.  Copies spans.
+ */
+struct lc_span;
+int lc_dispenser_add_spans(struct lc_dispenser *d, uint32_t id, int fd,
+    const struct lc_span *spans, uint32_t n, uint64_t start, uint64_t end,
+    struct lc_csum *csum, char sum[LC_CSUM_TEXT_MAX]);
+
 /* No more files will be added. */
 void lc_dispenser_finish(struct lc_dispenser *d);
 

@@ -27,6 +27,10 @@
  * for that system (as uname -s and uname -m print it) when it decides
  * whether its agent may be pushed to a remote host (push.h).
  *
+ * LANECP_TEST_MAX_RUNS=N: a resume check keeps at most N runs of
+ * differing chunks (1..LC_PREFIX_MAX_RUNS) instead of LC_PREFIX_MAX_RUNS,
+ * so a test reaches the fallback (cut at the next run) with a few.
+ *
  * lc_copy_opts.allow_local: both ends on this host, data over loopback
  * (tests/unit/test_copy.c).
  *
@@ -66,6 +70,8 @@ uint32_t lc_testhook_grace_s(uint32_t dflt);
 uint64_t lc_testhook_aead_epoch(uint64_t dflt);
 /* LANECP_TEST_ARCH if set and not empty, else dflt. */
 const char *lc_testhook_arch(const char *dflt);
+/* LANECP_TEST_MAX_RUNS if set and valid, else dflt. */
+uint32_t lc_testhook_max_runs(uint32_t dflt);
 
 /* 1 when the options allow a copy with both ends local. */
 static inline int
@@ -109,6 +115,12 @@ lc_testhook_aead_epoch(uint64_t dflt)
 
 static inline const char *
 lc_testhook_arch(const char *dflt)
+{
+	return dflt;
+}
+
+static inline uint32_t
+lc_testhook_max_runs(uint32_t dflt)
 {
 	return dflt;
 }

@@ -344,9 +344,34 @@ struct lc_msg_file_prefix {
 	const uint8_t *hashes;	/* n * 32 bytes, points into the frame */
 };
 
+/*
+ * Resume: at most this many runs of differing chunks are rewritten in
+ * place; a partial file with more is cut at the first chunk of the next
+ * run (everything from there is sent again).
+ */
+#define LC_PREFIX_MAX_RUNS 256
+
+/* A run of differing chunks: chunks first .. first + count - 1. */
+struct lc_chunk_run {
+	uint32_t first;
+	uint32_t count;
+};
+
+/*
+ * The source's verdict on a FILE_PREFIX: the partial file is kept below
+ * match except for the runs, which are sent again, as is [match, size).
+ */
 struct lc_msg_prefix_match {
 	uint32_t id;
-	uint64_t match;		/* bytes of the prefix that are right */
+	uint64_t match;		/* the partial file is cut here */
+	uint32_t n;		/* runs, in order, not touching */
+	struct lc_chunk_run runs[LC_PREFIX_MAX_RUNS];
+};
+
+/* A byte range [off, off + len). */
+struct lc_span {
+	uint64_t off;
+	uint64_t len;
 };
 
 struct lc_msg_stream_lost {
@@ -454,6 +479,19 @@ int lc_msg_get_file_prefix(const uint8_t *p, size_t n,
     struct lc_msg_file_prefix *m);
 int lc_msg_get_prefix_match(const uint8_t *p, size_t n,
     struct lc_msg_prefix_match *m);
+/*
+ * Check a decoded PREFIX_MATCH against the FILE_PREFIX it answers
+ * (length, chunk): match at most length and at a chunk boundary or at
+ * length, every run inside [0, match).  0 or -LC_ERR_PROTO.
+ */
+int lc_prefix_match_check(const struct lc_msg_prefix_match *m,
+    uint64_t length, uint32_t chunk);
+/*
+ * The runs of a checked PREFIX_MATCH as byte ranges (out: m->n spans, the
+ * last chunk of the partial file may be short); returns their total.
+ */
+uint64_t lc_prefix_match_spans(const struct lc_msg_prefix_match *m,
+    uint64_t length, uint32_t chunk, struct lc_span *out);
 int lc_msg_get_stream_lost(const uint8_t *p, size_t n,
     struct lc_msg_stream_lost *m);
 int lc_msg_get_ack(const uint8_t *p, size_t n, struct lc_msg_ack *m);

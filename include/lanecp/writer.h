@@ -5,7 +5,8 @@
  * takes a buffer from its own pool, reads a block into it and submits it to
  * the file's writer.  The writer writes blocks strictly in offset order, so
  * the file on disk is always a valid prefix (resume continues from its
- * length), writes are sequential, and non-seekable targets (/dev/null, a
+ * length; a resume that rewrites differing chunks in place takes those
+ * first, lc_wfile_set_spans), writes are sequential, and non-seekable targets (/dev/null, a
  * FIFO) work unchanged.  A block that arrives early waits, sorted, in the
  * writer; its buffer stays charged to its stream's quota.
  *
@@ -144,7 +145,21 @@ int lc_wfile_set_end(struct lc_wfile *f, uint64_t end, int *complete);
 /* 1 while f is a stream whose end is not known yet. */
 int lc_wfile_is_open(struct lc_wfile *f);
 
-/* Offset up to which the file has been written (holes included). */
+/*
+ * Resume with chunks to rewrite (before any block is submitted): the
+ * writer takes spans[0..n) (in order, not overlapping, all below start)
+ * and then [start, end), in that order, and nothing in between.  A hole
+ * inside a span is written as zeros (the old bytes there are wrong).
+ * 0, or -LC_ERR_NOMEM / -LC_ERR_PROTO for spans out of order or range.
+ */
+struct lc_span;
+int lc_wfile_set_spans(struct lc_wfile *f, const struct lc_span *spans,
+    uint32_t n);
+
+/*
+ * Offset up to which the file has been written (holes included): within
+ * the spans while they are written, so the blocks before it are all done.
+ */
 uint64_t lc_wfile_written(struct lc_wfile *f);
 /*
  * 1 when the file's writer is starved: nobody is writing it and the block

@@ -209,6 +209,11 @@ lc_fz_build(struct lc_buf *b, uint8_t sel, struct lc_fz *f)
 	case 13:
 		m.match.id = (uint32_t)lc_fz_take(f, 1);
 		m.match.match = lc_fz_take(f, 3);
+		m.match.n = (uint32_t)lc_fz_take(f, 1) % 4;
+		for (uint32_t i = 0; i < m.match.n; i++) {
+			m.match.runs[i].first = (uint32_t)lc_fz_take(f, 2);
+			m.match.runs[i].count = (uint32_t)lc_fz_take(f, 1);
+		}
 		return lc_msg_put_prefix_match(b, &m.match);
 	default:	/* a frame the agent never expects */
 		return lc_msg_put_empty(b, (uint8_t)lc_fz_take(f, 1));

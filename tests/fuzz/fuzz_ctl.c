@@ -82,6 +82,38 @@ lc_check_same(struct lc_buf *b, const uint8_t *p, size_t n)
 		abort();
 }
 
+/*
+ * A decoded PREFIX_MATCH against FILE_PREFIXes it could answer: whenever
+ * lc_prefix_match_check accepts it, its runs map to whole spans in order,
+ * inside the partial file and below the cut.
+ */
+static void
+lc_check_runs(const struct lc_msg_prefix_match *m)
+{
+	static struct lc_span sp[LC_PREFIX_MAX_RUNS];
+	static const uint32_t chunks[] = { 1, 4096, 1u << 20, 1u << 31 };
+	uint64_t total, sum, after;
+
+	for (size_t c = 0; c < sizeof(chunks) / sizeof(chunks[0]); c++)
+		for (uint64_t extra = 0; extra < 3; extra++) {
+			uint64_t len = m->match + extra * (chunks[c] / 2 + 1);
+			if (lc_prefix_match_check(m, len, chunks[c]) != 0)
+				continue;
+			total = lc_prefix_match_spans(m, len, chunks[c], sp);
+			sum = after = 0;
+			for (uint32_t i = 0; i < m->n; i++) {
+				if (sp[i].len == 0 || sp[i].off < after ||
+				    sp[i].off % chunks[c] != 0 ||
+				    sp[i].off + sp[i].len > m->match)
+					abort();
+				after = sp[i].off + sp[i].len + 1;
+				sum += sp[i].len;
+			}
+			if (sum != total || total > m->match)
+				abort();
+		}
+}
+
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -223,8 +255,10 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		break;
 	case 18:
 		if (lc_msg_get_prefix_match(p, n, &m.match) == 0 &&
-		    lc_msg_put_prefix_match(&b, &m.match) == 0)
+		    lc_msg_put_prefix_match(&b, &m.match) == 0) {
 			lc_check_same(&b, p, n);
+			lc_check_runs(&m.match);
+		}
 		break;
 	case 19:
 		if (lc_msg_get_stream_lost(p, n, &m.lost) == 0 &&

@@ -9,7 +9,10 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 static int
 devnull(void)
@@ -609,5 +612,69 @@ LC_TEST(stream_empty)
 	lc_dispenser_stream_end(d, f);
 	lc_dispenser_finish(d);
 	LC_CHECK_EQ_I(lc_dispenser_next(d, &b, NULL, -1), 0);
+	lc_dispenser_free(d);
+}
+
+LC_TEST(resume_spans_come_first_as_data_then_the_tail)
+{
+	struct lc_dispenser *d = lc_dispenser_new(100);
+	struct lc_span sp[2] = { { 0, 150 }, { 300, 100 } };
+	struct lc_csum *c = lc_csum_new(LC_CSUM_SHA256), *want;
+	char sum[LC_CSUM_TEXT_MAX], ref[LC_CSUM_TEXT_MAX];
+	uint64_t offs[] = { 0, 100, 300, 500 }, lens[] = { 100, 50, 100, 100 };
+	char path[] = "/tmp/lc-disp-XXXXXX";
+	uint8_t z[600];
+	struct lc_block b;
+	int fd, done, i = 0;
+
+	/* a file that is all hole: the spans still go out as data */
+	LC_CHECK((fd = mkstemp(path)) >= 0);
+	unlink(path);
+	LC_CHECK(ftruncate(fd, 600) == 0);
+	memset(z, 0, sizeof(z));
+	lc_csum_update(c, z, 500);	/* seeded with [0, start) */
+	want = lc_csum_new(LC_CSUM_SHA256);
+	lc_csum_update(want, z, 600);
+	lc_csum_text(want, ref);
+	LC_CHECK(lc_dispenser_add_spans(d, 4, fd, sp, 2, 500, 600, c,
+	    sum) == 0);
+	LC_CHECK_STR(sum, "");
+	lc_dispenser_finish(d);
+	while (lc_dispenser_next(d, &b, NULL, -1) == 1) {
+		LC_CHECK(i < 4);
+		LC_CHECK_EQ_U(b.offset, offs[i]);
+		LC_CHECK_EQ_U(b.len, lens[i]);
+		LC_CHECK_EQ_I(b.hole, 0);
+		/* spans are below start: not fed again */
+		LC_CHECK(lc_dispenser_hash(d, &b, z, &done, sum) == 0);
+		LC_CHECK_EQ_I(done, i == 3);
+		lc_dispenser_release(d, &b);
+		i++;
+	}
+	LC_CHECK_EQ_I(i, 4);
+	LC_CHECK_STR(sum, ref);
+	LC_CHECK_EQ_U(lc_dispenser_dispensed(d), 350);
+	lc_csum_free(want);
+	lc_dispenser_free(d);
+}
+
+LC_TEST(resume_spans_without_a_tail)
+{
+	struct lc_dispenser *d = lc_dispenser_new(100);
+	struct lc_span sp[1] = { { 200, 50 } };
+	struct lc_csum *c = lc_csum_new(LC_CSUM_CRC32);
+	char sum[LC_CSUM_TEXT_MAX];
+	struct lc_block b;
+
+	/* the whole file was there: the checksum is known at once */
+	LC_CHECK(lc_dispenser_add_spans(d, 5, devnull(), sp, 1, 300, 300, c,
+	    sum) == 0);
+	LC_CHECK(sum[0] != '\0');
+	lc_dispenser_finish(d);
+	LC_CHECK(lc_dispenser_next(d, &b, NULL, -1) == 1);
+	LC_CHECK_EQ_U(b.offset, 200);
+	LC_CHECK_EQ_U(b.len, 50);
+	lc_dispenser_release(d, &b);
+	LC_CHECK(lc_dispenser_next(d, &b, NULL, -1) == 0);
 	lc_dispenser_free(d);
 }

@@ -1349,3 +1349,120 @@ LC_TEST(listen_quiet_bound_and_flags)
 }
 
 LC_TEST_MAIN()
+
+/*
+ * Encode a PREFIX_MATCH by hand: n runs (pairs) with a count of n + extra
+ * (extra may be -1: a run too many); decode it.
+ */
+static int
+t_match_decode(uint64_t match, const uint32_t *runs, uint32_t n,
+    int extra, struct lc_msg_prefix_match *m)
+{
+	struct lc_buf b;
+	int r;
+
+	lc_buf_init(&b, LC_CTL_MAX + 8);
+	LC_CHECK(lc_buf_put_u32(&b, 9) == 0);
+	LC_CHECK(lc_buf_put_u64(&b, match) == 0);
+	LC_CHECK(lc_buf_put_u32(&b, (uint32_t)((int)n + extra)) == 0);
+	for (uint32_t i = 0; i < 2 * n; i++)
+		LC_CHECK(lc_buf_put_u32(&b, runs[i]) == 0);
+	r = lc_msg_get_prefix_match(lc_buf_ptr(&b), lc_buf_len(&b), m);
+	lc_buf_free(&b);
+	return r;
+}
+
+LC_TEST(prefix_match_runs_round_trip_and_map_to_chunks)
+{
+	static struct lc_msg_prefix_match pm, gm;
+	struct lc_span sp[3];
+	struct lc_buf b;
+	const uint8_t *p;
+	size_t n;
+
+	lc_buf_init(&b, LC_CTL_MAX + 8);
+	memset(&pm, 0, sizeof(pm));
+	pm.id = 4;
+	pm.match = 2500;	/* the whole partial file of 2500 bytes */
+	pm.n = 2;
+	pm.runs[0] = (struct lc_chunk_run){ 0, 1 };
+	pm.runs[1] = (struct lc_chunk_run){ 2, 1 };	/* the short last one */
+	LC_CHECK(lc_msg_put_prefix_match(&b, &pm) == 0);
+	one_frame(&b, LC_MSG_PREFIX_MATCH, &p, &n);
+	LC_CHECK_EQ_U(n, 4 + 8 + 4 + 2 * 8);
+	LC_CHECK(lc_msg_get_prefix_match(p, n, &gm) == 0);
+	LC_CHECK_EQ_U(gm.n, 2);
+	LC_CHECK_EQ_U(gm.runs[1].first, 2);
+	LC_CHECK(lc_prefix_match_check(&gm, 2500, 1000) == 0);
+	LC_CHECK_EQ_U(lc_prefix_match_spans(&gm, 2500, 1000, sp), 1500);
+	LC_CHECK_EQ_U(sp[0].off, 0);
+	LC_CHECK_EQ_U(sp[0].len, 1000);
+	LC_CHECK_EQ_U(sp[1].off, 2000);
+	LC_CHECK_EQ_U(sp[1].len, 500);
+	/* against another FILE_PREFIX it is refused */
+	LC_CHECK(lc_prefix_match_check(&gm, 2000, 1000) == -LC_ERR_PROTO);
+	LC_CHECK(lc_prefix_match_check(&gm, 2500, 2000) == -LC_ERR_PROTO);
+	/* a cut inside a chunk, or below a run */
+	gm.match = 1500;
+	LC_CHECK(lc_prefix_match_check(&gm, 2500, 1000) == -LC_ERR_PROTO);
+	gm.match = 2000;
+	LC_CHECK(lc_prefix_match_check(&gm, 2500, 1000) == -LC_ERR_PROTO);
+	gm.n = 1;	/* cut at chunk 2, run 0 below it: fine */
+	LC_CHECK(lc_prefix_match_check(&gm, 2500, 1000) == 0);
+	gm.match = 2600;	/* beyond the partial file */
+	LC_CHECK(lc_prefix_match_check(&gm, 2500, 1000) == -LC_ERR_PROTO);
+	/* more runs than the bound cannot even be encoded */
+	lc_buf_reset(&b);
+	pm.n = LC_PREFIX_MAX_RUNS + 1;
+	LC_CHECK(lc_msg_put_prefix_match(&b, &pm) == -LC_ERR_TOOBIG);
+	lc_buf_free(&b);
+}
+
+LC_TEST(prefix_match_refuses_hostile_run_lists)
+{
+	static struct lc_msg_prefix_match m;
+	static uint32_t many[2 * (LC_PREFIX_MAX_RUNS + 1)];
+	uint32_t ok[] = { 1, 2, 5, 1 };
+	uint32_t overlap[] = { 1, 3, 2, 1 };
+	uint32_t touching[] = { 1, 2, 3, 1 };	/* one run written as two */
+	uint32_t backwards[] = { 5, 1, 1, 1 };
+	uint32_t same[] = { 4, 1, 4, 1 };
+	uint32_t empty[] = { 4, 0 };
+	uint32_t past[] = { LC_PREFIX_MAX_CHUNKS - 1, 2 };
+	uint32_t wrap[] = { 0xffffffffu, 2 };
+	uint32_t beyond[] = { 7, 1 };
+
+	LC_CHECK(t_match_decode(6000, ok, 2, 0, &m) == 0);
+	LC_CHECK(lc_prefix_match_check(&m, 6000, 1000) == 0);
+	LC_CHECK(t_match_decode(5000, ok, 2, 0, &m) == 0);
+	/* run 5 is not below the cut */
+	LC_CHECK(lc_prefix_match_check(&m, 6000, 1000) == -LC_ERR_PROTO);
+	LC_CHECK(t_match_decode(5000, overlap, 2, 0, &m) == -LC_ERR_PROTO);
+	LC_CHECK(t_match_decode(5000, touching, 2, 0, &m) == -LC_ERR_PROTO);
+	LC_CHECK(t_match_decode(5000, backwards, 2, 0, &m) == -LC_ERR_PROTO);
+	LC_CHECK(t_match_decode(5000, same, 2, 0, &m) == -LC_ERR_PROTO);
+	LC_CHECK(t_match_decode(5000, empty, 1, 0, &m) == -LC_ERR_PROTO);
+	LC_CHECK(t_match_decode(5000, past, 1, 0, &m) == -LC_ERR_PROTO);
+	LC_CHECK(t_match_decode(5000, wrap, 1, 0, &m) == -LC_ERR_PROTO);
+	/* a count with fewer runs than it says, or bytes left over */
+	LC_CHECK(t_match_decode(5000, ok, 2, 1, &m) == -LC_ERR_PROTO);
+	LC_CHECK(t_match_decode(5000, ok, 2, -1, &m) == -LC_ERR_PROTO);
+	/* past the end of the partial file: decodes, refused by the check */
+	LC_CHECK(t_match_decode(5000, beyond, 1, 0, &m) == 0);
+	LC_CHECK(lc_prefix_match_check(&m, 5000, 1000) == -LC_ERR_PROTO);
+	LC_CHECK(t_match_decode(6000, ok, 2, 0, &m) == 0);
+	LC_CHECK(lc_prefix_match_check(&m, 5000, 1000) == -LC_ERR_PROTO);
+	LC_CHECK(lc_prefix_match_check(&m, 6000, 0) == -LC_ERR_PROTO);
+	/* too many runs */
+	for (uint32_t i = 0; i <= LC_PREFIX_MAX_RUNS; i++) {
+		many[2 * i] = 2 * i;
+		many[2 * i + 1] = 1;
+	}
+	LC_CHECK(t_match_decode(1ULL << 40, many, LC_PREFIX_MAX_RUNS, 0,
+	    &m) == 0);
+	LC_CHECK_EQ_U(m.n, LC_PREFIX_MAX_RUNS);
+	LC_CHECK(t_match_decode(1ULL << 40, many, LC_PREFIX_MAX_RUNS + 1, 0,
+	    &m) == -LC_ERR_PROTO);
+	/* a cut beyond any file */
+	LC_CHECK(t_match_decode(1ULL << 63, ok, 2, 0, &m) == -LC_ERR_PROTO);
+}

@@ -2,6 +2,7 @@
 
 #include "lanecp/checksum.h"
 #include "lanecp/err.h"
+#include "lanecp/wire.h"
 #include "lanecp/writer.h"
 
 #include <fcntl.h>
@@ -621,6 +622,62 @@ LC_TEST(stream_end_comes_last)
 	lc_wfile_open_end(w);
 	LC_CHECK(lc_wfile_set_end(w, 0, &complete) == 0);
 	LC_CHECK_EQ_I(complete, 1);
+	lc_wfile_free(w);
+	lc_pool_free(pool);
+	close(fd);
+}
+
+LC_TEST(spans_are_rewritten_in_place_then_the_tail)
+{
+	enum { BS = 100 };
+	struct lc_span sp[2] = { { 100, 200 }, { 500, 100 } };
+	struct lc_span bad[2] = { { 100, 200 }, { 250, 100 } };
+	uint8_t old[1000], buf[1000];
+	struct lc_pool *pool;
+	struct lc_wfile *w;
+	int fd = tmpfile_fd(), complete, ncomplete = 0;
+
+	/* a partial file of 700 bytes, all of it wrong, cut at 600 */
+	memset(old, 0xee, sizeof(old));
+	LC_CHECK(pwrite(fd, old, 600, 0) == 600);
+	LC_CHECK(lc_pool_new(16, BS, &pool) == 0);
+	LC_CHECK(lc_wfile_new(fd, 1, 600, 1000, "t", &w) == 0);
+	LC_CHECK(lc_wfile_set_spans(w, bad, 2) == -LC_ERR_PROTO);
+	bad[1].off = 600;	/* not below the tail */
+	LC_CHECK(lc_wfile_set_spans(w, bad, 2) == -LC_ERR_PROTO);
+	LC_CHECK(lc_wfile_set_spans(w, sp, 2) == 0);
+	LC_CHECK_EQ_U(lc_wfile_written(w), 100);
+	/* the tail and the second span wait for the first span */
+	LC_CHECK(lc_wfile_submit(w, fill(pool, 600, BS), &complete,
+	    NULL) == 0);
+	LC_CHECK(lc_wfile_submit(w, fill(pool, 500, BS), &complete,
+	    NULL) == 0);
+	/* a kept chunk is not taken, nor a block across a span's end */
+	LC_CHECK(lc_wfile_submit(w, fill(pool, 300, BS), &complete,
+	    NULL) == -LC_ERR_PROTO);
+	LC_CHECK(lc_wfile_submit(w, fill(pool, 250, BS), &complete,
+	    NULL) == -LC_ERR_PROTO);
+	LC_CHECK(lc_wfile_submit(w, fill(pool, 0, BS), &complete,
+	    NULL) == -LC_ERR_PROTO);
+	LC_CHECK_EQ_U(lc_wfile_written(w), 100);
+	LC_CHECK(lc_wfile_submit(w, fill(pool, 100, BS), &complete,
+	    NULL) == 0);
+	LC_CHECK_EQ_U(lc_wfile_written(w), 200);
+	/* a hole in a span is written as zeros: the old bytes are wrong */
+	LC_CHECK(lc_wfile_submit_hole(w, 200, BS, &complete, NULL) == 0);
+	LC_CHECK_EQ_U(lc_wfile_written(w), 700);
+	for (uint64_t off = 700; off < 1000; off += BS) {
+		LC_CHECK(lc_wfile_submit(w, fill(pool, off, BS), &complete,
+		    NULL) == 0);
+		ncomplete += complete;
+	}
+	LC_CHECK_EQ_I(ncomplete, 1);
+	LC_CHECK(pread(fd, buf, sizeof(buf), 0) == (ssize_t)sizeof(buf));
+	for (uint64_t i = 0; i < 1000; i++) {
+		uint8_t want = i < 100 || (i >= 300 && i < 500) ? 0xee :
+		    i >= 200 && i < 300 ? 0 : pattern(i);
+		LC_CHECK(buf[i] == want);
+	}
 	lc_wfile_free(w);
 	lc_pool_free(pool);
 	close(fd);
