@@ -35,23 +35,4 @@ PY
 		done
 	done
 done
-python3 - "$res" <<'PY'
-import statistics, sys
-rows = [l.split() for l in open(sys.argv[1])]
-print("| data | -c | runs | median s | min-max s | MB/s (file) | wire/file |")
-print("|---|---|---|---|---|---|---|")
-med = {}
-for f in ("text", "rand"):
-    for c in ("none", "-c"):
-        s = [float(r[3]) for r in rows if r[0] == f and r[1] == c]
-        w = [float(r[5]) for r in rows if r[0] == f and r[1] == c]
-        m = statistics.median(s)
-        med[f, c] = m
-        mb = [float(r[4]) for r in rows if r[0] == f and r[1] == c]
-        print("| %s | %s | %d | %.2f | %.2f-%.2f | %.1f | %.3f |" % (
-            f, c, len(s), m, min(s), max(s), statistics.median(mb),
-            statistics.median(w)))
-print("text: -c %.2fx faster; random: -c %.3fx the time" % (
-    med["text", "none"] / med["text", "-c"],
-    med["rand", "-c"] / med["rand", "none"]))
-PY
+python3 "$(dirname "$0")/compress_table.py" "$res"

@@ -62,29 +62,4 @@ done
 echo
 echo "wan200m (200 Mbit/s, 100 ms RTT, 0.05 % loss), lanecp -s 16, ${mib} MiB, $rounds rounds, tmpfs -> /dev/null:"
 echo
-python3 - "$res" <<'PYEOF'
-import statistics, sys
-rows = [l.split() for l in open(sys.argv[1])]
-print("| data | -c | runs | median s | min-max s | MB/s (file) | wire/file |")
-print("|---|---|---|---|---|---|---|")
-med = {}
-for f in ("text", "rand"):
-    for c in ("none", "-c"):
-        s = [float(r[3]) for r in rows if r[0] == f and r[1] == c]
-        if not s:
-            print("| %s | %s | 0 | - | - | - | - |" % (f, c))
-            continue
-        w = [float(r[5]) for r in rows if r[0] == f and r[1] == c]
-        mb = [float(r[4]) for r in rows if r[0] == f and r[1] == c]
-        med[f, c] = statistics.median(s)
-        print("| %s | %s | %d | %.2f | %.2f-%.2f | %.1f | %.3f |" % (
-            f, c, len(s), med[f, c], min(s), max(s), statistics.median(mb),
-            statistics.median(w)))
-print()
-if ("text", "none") in med and ("text", "-c") in med:
-    t = med["text", "none"] / med["text", "-c"]
-    print("- text logs: -c %.2fx faster (target >= 2x: %s)" % (t, "met" if t >= 2 else "MISSED"))
-if ("rand", "none") in med and ("rand", "-c") in med:
-    q = med["rand", "-c"] / med["rand", "none"]
-    print("- random: -c takes %.3fx the time (target <= 1.05: %s)" % (q, "met" if q <= 1.05 else "MISSED"))
-PYEOF
+python3 "$(dirname "$0")/compress_table.py" "$res"

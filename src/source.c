@@ -142,6 +142,17 @@ lc_source_idname(struct lc_idname *c, uint32_t id, int group)
 	return c->name;
 }
 
+/* l joins the listed entries, which wait for their FILE_READY. */
+static void
+lc_source_listed_append(struct lc_source *s, struct lc_listed *l)
+{
+	if (s->listed_tail != NULL)
+		s->listed_tail->next = l;
+	else
+		s->listed = l;
+	s->listed_tail = l;
+}
+
 static int
 lc_source_announce(struct lc_source *s, const struct lc_walk_entry *ent,
     struct lc_err *e)
@@ -198,13 +209,8 @@ lc_source_announce(struct lc_source *s, const struct lc_walk_entry *ent,
 			lc_listed_free(l);
 		return lc_err_set(e, -r, "control output");
 	}
-	if (l != NULL) {
-		if (s->listed_tail != NULL)
-			s->listed_tail->next = l;
-		else
-			s->listed = l;
-		s->listed_tail = l;
-	}
+	if (l != NULL)
+		lc_source_listed_append(s, l);
 	s->next_id++;
 	s->add_files++;
 	s->add_bytes += f.size;
@@ -249,11 +255,7 @@ lc_source_announce_stream(struct lc_source *s, const struct lc_add *a,
 		lc_listed_free(l);
 		return lc_err_set(e, -r, "control output");
 	}
-	if (s->listed_tail != NULL)
-		s->listed_tail->next = l;
-	else
-		s->listed = l;
-	s->listed_tail = l;
+	lc_source_listed_append(s, l);
 	s->next_id++;
 	s->add_next++;
 	memset(&done, 0, sizeof(done));
