@@ -14,7 +14,7 @@ build) ;;
 # rendering, man -w; bash-completion: where completions are installed
 test) want+=(openssh-server openssh-client procps iproute2 tcpdump clang python3
 	bsdutils util-linux mount dpkg-dev mandoc man-db bash-completion) ;;
-bench) want+=(openssh-server openssh-client procps iproute2 iperf3 rsync
+bench) want+=(openssh-server openssh-client procps iproute2 iperf3 rsync python3
 	gnuplot-nox time globus-gridftp-server-progs globus-gass-copy-progs) ;;
 *) echo "usage: $0 build|test|bench" >&2; exit 2 ;;
 esac
