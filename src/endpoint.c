@@ -241,8 +241,12 @@ lc_endpoint_boot(struct lc_endpoint *ep, const char *agent_cmd,
 	while (lc_buf_len(&ep->out) > 0) {
 		if ((r = lc_boot_wait(ep, POLLOUT, signal_fd, timeout_ms)) < 0)
 			return 1;
-		if (r == 0 || lc_endpoint_flush(ep) != 0)
+		if (r == 0)
 			return lc_endpoint_lost(ep, agent_cmd, e);
+		/* the script may refuse (and exit) before it reads anything:
+		   then its line, already sent, says why */
+		if (lc_endpoint_flush(ep) != 0)
+			break;
 	}
 	r = lc_boot_line(ep, agent_cmd, signal_fd, timeout_ms, 1, line,
 	    sizeof(line), e);
