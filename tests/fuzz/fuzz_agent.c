@@ -17,9 +17,6 @@
  * this harness owns and never accepts on: every CONNECT, built or raw, is
  * rewritten to them before it is sent.  Nothing leaves the machine.
  */
-#ifndef _GNU_SOURCE
-#define _GNU_SOURCE	/* accept4, mkdtemp, nftw (the _lf build has no -D) */
-#endif
 #include "lanecp/agent.h"
 #include "lanecp/buf.h"
 #include "lanecp/log.h"
