@@ -759,7 +759,7 @@ LC_TEST(deep_dir_replaced)
 {
 	struct lc_walk *w;
 	struct lc_walk_entry ent;
-	char name[256], want[256];
+	char name[256], want[sizeof(name) + 64];
 	int fd, nfd, i, r;
 
 	t_env();
