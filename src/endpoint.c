@@ -230,7 +230,7 @@ lc_endpoint_boot(struct lc_endpoint *ep, const char *agent_cmd,
 	const struct lc_push_agent *pa = NULL;
 	char line[LC_PUSH_LINE_MAX], shown[LC_PUSH_LINE_MAX];
 	char what[16], sys[64], mach[64];
-	int r;
+	int r, end = 0, priv = 0;
 
 	if (!ep->push || ep->booted)
 		return 0;
@@ -275,23 +275,28 @@ lc_endpoint_boot(struct lc_endpoint *ep, const char *agent_cmd,
 		return 0;
 	}
 	if (strncmp(line, "unsafe ", 7) == 0)
-		return lc_err_set(e, LC_ERR_AGENT, "%s: refusing the agent "
-		    "cache %s: it must be a directory of yours that group and "
-		    "others cannot write (chmod 700 it, or remove it); or use "
-		    "-T PATH or --no-push", ep->name, shown + 7);
-	if (strncmp(line, "nodir ", 6) == 0)
-		return lc_err_set(e, LC_ERR_AGENT, "%s: cannot make the agent "
-		    "cache %s (no lanecp on the remote PATH): install lanecp "
-		    "there or name it with -T PATH", ep->name, shown + 6);
+		return lc_err_set(e, LC_ERR_AGENT, "%s: cannot cache the agent: "
+		    "%s is not safe (" LC_PUSH_SAFE "), and mktemp -d made no "
+		    "safe private directory either: install lanecp there, or "
+		    "use -T PATH or --no-push", ep->name, shown + 7);
 	if (strcmp(line, "nosum") == 0)
 		return lc_err_set(e, LC_ERR_AGENT, "%s: no lanecp on the "
 		    "remote PATH, and no sha256sum there to verify a pushed "
 		    "agent: install lanecp there or name it with -T PATH",
 		    ep->name);
-	if (sscanf(line, "push %15s %63s %63s", what, sys, mach) != 3)
+	/* "push private SYS MACH DIR": DIR, the rest of the line, is what
+	   was not safe */
+	if (sscanf(line, "push %15s %63s %63s%n", what, sys, mach, &end) != 3)
+		end = -1;
+	else if ((priv = strcmp(what, "private") == 0) ? line[end] != ' ' ||
+	    line[end + 1] == '\0' : line[end] != '\0')
+		end = -1;
+	if (end < 0)
 		return lc_err_set(e, LC_ERR_AGENT, "%s: unexpected answer from "
 		    "the remote shell that starts the agent: '%s'", ep->name,
 		    shown);
+	if (priv)
+		lc_printable(line + end + 1, shown, sizeof(shown));
 	snprintf(line, sizeof(line), "%s %s", sys, mach);
 	if (strcmp(line, lc_push_local_arch()) != 0) {
 		lc_printable(line, shown, sizeof(shown));
@@ -304,6 +309,10 @@ lc_endpoint_boot(struct lc_endpoint *ep, const char *agent_cmd,
 	if (strcmp(what, "changed") == 0)
 		lc_log_warn("%s: the cached agent does not match its SHA-256 "
 		    "(changed or damaged): replacing it", ep->name);
+	if (priv)
+		lc_log_warn("%s: cannot cache the agent: %s is not safe ("
+		    LC_PUSH_SAFE "): pushing it to a private temporary "
+		    "directory, removed once it runs", ep->name, shown);
 	if ((r = lc_boot_send(ep, pa, signal_fd, timeout_ms, e)) != 0)
 		return r;
 	if ((r = lc_boot_line(ep, agent_cmd, signal_fd, timeout_ms, 0, line,
@@ -311,11 +320,11 @@ lc_endpoint_boot(struct lc_endpoint *ep, const char *agent_cmd,
 		return r;
 	lc_printable(line, shown, sizeof(shown));
 	if (strncmp(line, "pushed /", 8) == 0) {
-		ep->boot_said = LC_BOOT_PUSHED;
+		ep->boot_said = priv ? LC_BOOT_PRIVATE : LC_BOOT_PUSHED;
 		ep->booted = 1;
 		snprintf(ep->boot_path, sizeof(ep->boot_path), "%s", shown + 7);
-		lc_log_verbose("pushed agent to %s:%s (%zu bytes)", ep->name,
-		    ep->boot_path, pa->len);
+		lc_log_verbose("pushed agent to %s:%s (%zu bytes%s)", ep->name,
+		    ep->boot_path, pa->len, priv ? ", private, removed" : "");
 		/* the script took the first HELLO */
 		if (lc_buf_put(&ep->out, ep->boot_hello,
 		    ep->boot_hello_len) != 0)
@@ -419,11 +428,14 @@ lc_endpoint_lost(struct lc_endpoint *ep, const char *agent_cmd,
 		said[0] = '\0';
 	if (!ep->hello_seen && (st == 127 || st == 126) &&
 	    (ep->boot_said == LC_BOOT_CACHED ||
-	    ep->boot_said == LC_BOOT_PUSHED))
+	    ep->boot_said == LC_BOOT_PUSHED ||
+	    ep->boot_said == LC_BOOT_PRIVATE))
 		return lc_err_set(e, LC_ERR_NOAGENT, "%s: cannot run the agent "
 		    "%s there (exit %d%s): is its file system mounted noexec? "
-		    "Set XDG_CACHE_HOME there, install lanecp, or name it "
-		    "with -T PATH", ep->name, ep->boot_path, st, said);
+		    "Set %s there, install lanecp, or name it with -T PATH",
+		    ep->name, ep->boot_path, st, said,
+		    ep->boot_said == LC_BOOT_PRIVATE ? "a safe XDG_CACHE_HOME "
+		    "(or TMPDIR)" : "XDG_CACHE_HOME");
 	if (!ep->hello_seen && (st == 127 || st == 126) && ep->no_push)
 		return lc_err_set(e, LC_ERR_NOAGENT, "%s: cannot run the remote "
 		    "agent '%s' (exit %d%s): install lanecp there or name it "

@@ -34,40 +34,80 @@
  * The start script (push.h), run as /bin/sh -c SCRIPT lanecp SHA256 DIR
  * SIZE --transfer=ID|- HELLOLEN.  The id is one word of that form so that
  * an agent run as a forced command finds it in SSH_ORIGINAL_COMMAND
- * (lc_transfer_from_command()).  One line without single quotes, "!" or backslashes:
- * it passes through the remote user's login shell (sh, csh or fish)
- * inside single quotes.  k DIR: a real directory of ours, not writable by
- * group or others (ls -ldn: mode, links, uid; a "+" ACL is refused too).
+ * (lc_transfer_from_command()).  One line without single quotes, "!" or
+ * backslashes (a "\?" below is a plain "?", kept from C's trigraphs): it
+ * passes through the remote user's login shell (sh, csh or fish) inside
+ * single quotes.  POSIX sh and coreutils only (ls, sha256sum, head,
+ * mktemp), and /proc.
+ *
+ * The cache is used only where no other user can swap it: its real path
+ * (symlinks resolved) and every parent owned by the user or root and not
+ * writable by group or others, or else sticky (only an entry's owner can
+ * rename it there, like /tmp); lanecp/ and VERSION-HASH/ the user's own,
+ * mode 0700, no ACL.  Anything else: the agent goes to a private
+ * temporary directory (mktemp -d, checked the same way), which is
+ * removed before the agent runs: "push private ... DIR" names what was
+ * not safe; "unsafe DIR" when no private directory can be made either.
+ * A file is run only through the descriptor it was checked and hashed
+ * on (fd 3, exec'd as /proc/self/fd/3): renaming something else into its
+ * place in between changes nothing.  The agent keeps fd 3 (read-only,
+ * its own file) and has argv[0] /proc/self/fd/3.
  */
 static const char lc_push_script[] =
-	"set -f; h=$1 n=$3 x=; [ \"$4\" = - ] || x=$4; "
+	"set -f; h=$1 n=$3 x= q= T=; [ \"$4\" = - ] || x=$4; "
 	"if command -v lanecp >/dev/null 2>&1; then "
 	"echo LANECP-BOOT path; exec lanecp --agent $x; fi; "
-	"u=$(id -u); b=$HOME/.cache; "
+	"command -v sha256sum >/dev/null 2>&1 || "
+	"{ echo LANECP-BOOT nosum; exit 75; }; "
+	"u=$(id -u) b=$HOME/.cache; "
 	"case $XDG_CACHE_HOME in /*) b=$XDG_CACHE_HOME;; esac; "
-	"p=$b/lanecp; d=$p/$2; "
-	"f=$d/lanecp; "
-	"k() { [ -d \"$1\" ] || return 1; [ -L \"$1\" ] && return 1; "
+	/* r DIR: its real path */
+	"r() { cd -P -- \"$1\" 2>/dev/null && pwd -P; }; "
+	/* s REALDIR: it and every parent ours or root's, no group or other
+	   write bit unless sticky ("+": the group bits are the ACL mask);
+	   c: the one that is not, or $b */
+	"s() { c=$1; while :; do set -- $(ls -ldn \"$c\" 2>/dev/null); "
+	"case $3 in \"$u\"|0) ;; *) return 1;; esac; "
+	"case $1 in d\?\?\?\?-\?\?-\?*|d\?\?\?\?\?\?\?\?[tT]*) ;; "
+	"*) return 1;; esac; [ \"$c\" = / ] && c=$b && return 0; "
+	"c=${c%/*}; c=${c:-/}; done; }; "
+	/* k DIR: a real directory of ours, no group or other write bit,
+	   no ACL */
+	"k() { c=$1; [ -d \"$1\" ] || return 1; [ -L \"$1\" ] && return 1; "
 	"set -- $(ls -ldn \"$1\"); [ \"$3\" = \"$u\" ] || return 1; "
 	"case $1 in d\?\?\?\?-\?\?-\?|d\?\?\?\?-\?\?-\?.) return 0;; esac; "
 	"return 1; }; "
-	"[ -d \"$d\" ] || (umask 077 && mkdir -p \"$d\") 2>/dev/null; "
-	"for c in \"$p\" \"$d\"; do "
-	"[ -d \"$c\" ] || { echo \"LANECP-BOOT nodir $c\"; exit 75; }; "
-	"k \"$c\" || { echo \"LANECP-BOOT unsafe $c\"; exit 75; }; done; "
-	"command -v sha256sum >/dev/null 2>&1 || "
-	"{ echo LANECP-BOOT nosum; exit 75; }; "
-	"s=$(sha256sum 2>/dev/null <\"$f\"); "
-	"if [ \"${s%% *}\" = \"$h\" ]; then "
-	"echo \"LANECP-BOOT cached $f\"; exec \"$f\" --agent $x; fi; "
-	"m=missing; [ -e \"$f\" ] && m=changed; "
-	"head -c \"$5\" >/dev/null || exit 75; "
-	"echo \"LANECP-BOOT push $m $(uname -s) $(uname -m)\"; "
+	/* m DIR: made 0700 if missing, then k */
+	"m() { [ -d \"$1\" ] || (umask 077 && mkdir \"$1\") 2>/dev/null; "
+	"k \"$1\"; }; "
+	/* o FILE: opened on fd 3, which is a regular file of ours that group
+	   and others cannot write, whose SHA-256 is $h */
+	"o() { [ -f \"$1\" ] && { command exec 3<\"$1\"; } 2>/dev/null || "
+	"return 1; set -- $(ls -lLn /proc/self/fd/3 2>/dev/null); "
+	"[ \"$3\" = \"$u\" ] || return 1; "
+	"case $1 in -\?\?\?\?-\?\?-\?|-\?\?\?\?-\?\?-\?.) ;; "
+	"*) return 1;; esac; w=$(sha256sum <&3 2>/dev/null); "
+	"[ \"${w%% *}\" = \"$h\" ]; }; "
+	"z() { [ -z \"$T\" ] || rm -rf \"$T\"; }; "
+	/* the base made (0700) only inside a safe parent */
+	"c=$b; [ -d \"$b\" ] || { a=${b%/*}; a=$(r \"${a:-/}\") && "
+	"s \"$a\" && (umask 077 && mkdir \"$a/${b##*/}\") 2>/dev/null; }; "
+	"if a=$(r \"$b\") && s \"$a\" && p=$a/lanecp && m \"$p\" && "
+	"d=$p/$2 && m \"$d\"; then f=$d/lanecp; "
+	"if o \"$f\"; then echo \"LANECP-BOOT cached $f\"; "
+	"exec /proc/self/fd/3 --agent $x; fi; "
+	"y=missing; [ -e \"$f\" ] && y=changed; "
+	"else q=$c y=private; trap z EXIT; trap \"exit 75\" HUP INT TERM; "
+	"T=$(umask 077 && mktemp -d 2>/dev/null) && d=$(r \"$T\") && "
+	"s \"$d\" && k \"$d\" || "
+	"{ echo \"LANECP-BOOT unsafe $q\"; exit 75; }; f=$d/lanecp; fi; "
+	"exec 3<&-; head -c \"$5\" >/dev/null || exit 75; "
+	"echo \"LANECP-BOOT push $y $(uname -s) $(uname -m)${q:+ $q}\"; "
 	"read a || exit 75; [ \"$a\" = go ] || exit 75; "
 	"t=$d/.lanecp.$$; (umask 077 && head -c \"$n\" >\"$t\") 2>/dev/null; "
-	"chmod 700 \"$t\" 2>/dev/null; s=$(sha256sum 2>/dev/null <\"$t\"); "
-	"if [ \"${s%% *}\" = \"$h\" ] && mv -f \"$t\" \"$f\"; then "
-	"echo \"LANECP-BOOT pushed $f\"; exec \"$f\" --agent $x; fi; "
+	"chmod 700 \"$t\" 2>/dev/null; "
+	"if o \"$t\" && mv -f \"$t\" \"$f\"; then z; "
+	"echo \"LANECP-BOOT pushed $f\"; exec /proc/self/fd/3 --agent $x; fi; "
 	"rm -f \"$t\"; echo \"LANECP-BOOT bad $f\"; exit 75";
 
 static pthread_mutex_t lc_push_mu = PTHREAD_MUTEX_INITIALIZER;

@@ -46,8 +46,10 @@ struct lc_endpoint {
 	size_t boot_hello_len;
 };
 
+/* LC_BOOT_PRIVATE: pushed to a private temporary directory, removed
+ * before it ran (the cache was not safe, push.h) */
 enum lc_boot_said { LC_BOOT_NONE = 0, LC_BOOT_PATH, LC_BOOT_CACHED,
-	LC_BOOT_PUSHED };
+	LC_BOOT_PUSHED, LC_BOOT_PRIVATE };
 
 /* Clear ep (no agent, fds -1, empty buffers). */
 void lc_endpoint_init(struct lc_endpoint *ep);

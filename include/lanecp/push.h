@@ -8,19 +8,26 @@
  *
  *   1. lanecp on the remote PATH: print "LANECP-BOOT path", exec it.
  *   2. Else the per-user cache ${XDG_CACHE_HOME:-$HOME/.cache}/lanecp/
- *      <version>-<sha256 prefix>/lanecp: both directories are made 0700
- *      if missing and must be owned by the user and not writable by group
- *      or others (else "LANECP-BOOT unsafe DIR").  If the file's SHA-256
- *      is the agent's: "LANECP-BOOT cached PATH", exec it.
+ *      <version>-<sha256 prefix>/lanecp, if no other user can swap it:
+ *      the base's real path and every parent owned by the user or root
+ *      and not writable by group or others unless sticky; both cache
+ *      directories (made 0700 if missing) the user's, not writable by
+ *      group or others.  If the file, opened once, is the user's and its
+ *      SHA-256 is the agent's: "LANECP-BOOT cached PATH", exec that
+ *      descriptor (/proc/self/fd/3).  A cache that is not safe is not
+ *      used: the script makes a private directory (mktemp -d, checked
+ *      alike) for step 3, or says "LANECP-BOOT unsafe DIR" and exits.
  *   3. Else read and drop the controller's HELLO (its length is on the
  *      command line: the controller sends it at once, for case 1 and 2
  *      and for a forced command, which runs instead of the script),
  *      print "LANECP-BOOT push missing|changed SYSTEM MACHINE" (uname -s,
- *      uname -m) and read a line.  The controller answers "go" and the
- *      agent's bytes when the system matches its build (it closes the
- *      channel otherwise); the script writes them to a temporary name,
- *      checks their SHA-256, renames, says "LANECP-BOOT pushed PATH" and
- *      execs it (anything else: "LANECP-BOOT bad PATH").
+ *      uname -m), or "LANECP-BOOT push private SYSTEM MACHINE DIR" (DIR:
+ *      what was not safe), and read a line.  The controller answers "go"
+ *      and the agent's bytes when the system matches its build (it closes
+ *      the channel otherwise); the script writes them to a temporary
+ *      name, opens and checks that file as in 2, renames it (or, when
+ *      private, removes the directory), says "LANECP-BOOT pushed PATH"
+ *      and execs the descriptor (anything else: "LANECP-BOOT bad PATH").
  *
  * Only then does the agent's own output (HELLO) follow on the channel;
  * the controller sends nothing but its HELLO before the last BOOT line,
@@ -35,9 +42,13 @@
 
 #include "lanecp/err.h"
 
+/* The script's rule for the cache, in messages */
+#define LC_PUSH_SAFE "it and every parent must be the user's or root's " \
+	"and not writable by group or others, unless sticky like /tmp"
+
 #define LC_PUSH_AGENT_MAX (256u << 20)	/* bytes of an agent file */
 #define LC_PUSH_LINE_MAX 1024		/* a BOOT line, with its path */
-#define LC_PUSH_CMD_MAX 2048		/* the remote command */
+#define LC_PUSH_CMD_MAX 4096		/* the remote command */
 
 struct lc_push_agent {
 	char path[4096];	/* the local file pushed */
