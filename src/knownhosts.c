@@ -19,6 +19,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <openssl/crypto.h>
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
 #include <openssl/rand.h>
@@ -33,6 +34,13 @@ struct lc_kh_origin {
 	unsigned long line;
 };
 
+/* A key a @revoked line names: its SHA-256 and where the line is. */
+struct lc_kh_revoked {
+	unsigned char sha256[32];
+	size_t file;
+	unsigned long line;
+};
+
 struct lc_knownhosts {
 	LIBSSH2_KNOWNHOSTS *h;
 	char **files;
@@ -41,6 +49,13 @@ struct lc_knownhosts {
 	size_t norig;
 	size_t aorig;
 	struct libssh2_knownhost *last;	/* last entry given an origin */
+	struct lc_kh_revoked *rev;	/* @revoked lines, any host */
+	size_t nrev;
+	size_t arev;
+	/* the first @cert-authority line covering one of the names */
+	size_t ca_file;
+	unsigned long ca_line;	/* 0: none */
+	size_t ca_name;		/* index of the name it covers */
 };
 
 /* Host key algorithm name -> the key type known_hosts records for it. */
@@ -308,6 +323,177 @@ lc_kh_hashed_ok(const char *f, size_t hlen)
 	    LC_KH_SALT_LEN;
 }
 
+/* Next blank-separated field of *pp (advanced past it), or NULL. */
+static char *
+lc_kh_field(char **pp, size_t *len)
+{
+	char *p = *pp, *f;
+
+	p += strspn(p, " \t");
+	if (*p == '\0')
+		return NULL;
+	f = p;
+	*len = strcspn(p, " \t");
+	*pp = p + *len;
+	return f;
+}
+
+/*
+ * Does the hashed host field "|1|salt|hash" (first hlen bytes of f,
+ * checked by lc_kh_hashed_ok) stand for name?  1/0.
+ */
+static int
+lc_kh_hashed_match(const char *f, size_t hlen, const char *name)
+{
+	unsigned char salt[64], hash[64], mac[EVP_MAX_MD_SIZE];
+	const char *bar = memchr(f + 3, '|', hlen - 3);
+	unsigned int maclen = 0;
+	size_t slen;
+
+	if (bar == NULL)
+		return 0;
+	slen = (size_t)(bar - (f + 3));
+	if (lc_kh_b64_exact(f + 3, slen, salt, sizeof(salt)) !=
+	    LC_KH_SALT_LEN ||
+	    lc_kh_b64_exact(bar + 1, hlen - 3 - slen - 1, hash,
+	    sizeof(hash)) != LC_KH_SALT_LEN ||
+	    HMAC(EVP_sha1(), salt, LC_KH_SALT_LEN,
+	    (const unsigned char *)name, strlen(name), mac, &maclen) == NULL ||
+	    maclen != LC_KH_SALT_LEN)
+		return 0;
+	return CRYPTO_memcmp(mac, hash, LC_KH_SALT_LEN) == 0;
+}
+
+/*
+ * Does the host field hosts (hlen bytes: a hashed name, or a pattern list
+ * as ssh's match_hostname takes it) cover names[i]?  The index, or -1.
+ */
+static long
+lc_kh_hosts_cover(char *hosts, size_t hlen, const char *const *names,
+    size_t nnames)
+{
+	size_t i;
+	char save = hosts[hlen];
+	long r = -1;
+
+	if (strncmp(hosts, "|1|", 3) == 0) {
+		if (!lc_kh_hashed_ok(hosts, hlen))
+			return -1;
+		for (i = 0; i < nnames && r < 0; i++)
+			if (lc_kh_hashed_match(hosts, hlen, names[i]))
+				r = (long)i;
+		return r;
+	}
+	hosts[hlen] = '\0';
+	for (i = 0; i < nnames && r < 0; i++)
+		if (lc_sshconf_match_list(names[i], hosts) == 1)
+			r = (long)i;
+	hosts[hlen] = save;
+	return r;
+}
+
+/* The key (base64 field b, blen bytes) as an SSH blob: SHA-256 into md. */
+static int
+lc_kh_key_digest(const char *b, size_t blen, unsigned char md[32])
+{
+	unsigned char *blob = NULL;
+	char type[64];
+	unsigned int mdlen = 0;
+	int n, r = -LC_ERR_PROTO;
+
+	if (blen > LC_KH_LINE_MAX)
+		return -LC_ERR_PROTO;
+	if ((blob = malloc(blen / 4 * 3 + 3)) == NULL)
+		return -LC_ERR_NOMEM;
+	n = lc__b64_decode(b, blen, blob, blen / 4 * 3 + 3);
+	if (n == -LC_ERR_NOMEM)
+		r = n;
+	if (n > 0 && lc_knownhosts_blob_type(blob, (size_t)n, type,
+	    sizeof(type)) == 0 &&
+	    EVP_Digest(blob, (size_t)n, md, &mdlen, EVP_sha256(),
+	    NULL) == 1 && mdlen == 32)
+		r = 0;
+	free(blob);
+	return r;
+}
+
+static int
+lc_kh_add_revoked(struct lc_knownhosts *kh, const unsigned char md[32],
+    size_t file, unsigned long line)
+{
+	if (kh->nrev == kh->arev) {
+		size_t na = kh->arev ? kh->arev * 2 : 8;
+		struct lc_kh_revoked *v;
+
+		if ((v = realloc(kh->rev, na * sizeof(*v))) == NULL)
+			return -LC_ERR_NOMEM;
+		kh->rev = v;
+		kh->arev = na;
+	}
+	memcpy(kh->rev[kh->nrev].sha256, md, 32);
+	kh->rev[kh->nrev].file = file;
+	kh->rev[kh->nrev].line = line;
+	kh->nrev++;
+	return 0;
+}
+
+/*
+ * A marker line ("@revoked HOSTS TYPE KEY", "@cert-authority HOSTS TYPE
+ * KEY").  A revoked key is kept whatever its host patterns say: a key
+ * that is known to be stolen must never be trusted, for any name (ssh
+ * itself only applies the lines whose patterns match).  A CA line only
+ * notes that it covers one of the names: lanecp cannot check host
+ * certificates, so the check can say why the key is not known.
+ */
+static int
+lc_kh_marker_line(struct lc_knownhosts *kh, char *p, size_t file,
+    unsigned long lineno, const char *const *names, size_t nnames)
+{
+	unsigned char md[32];
+	char *rest, *hosts, *type, *key;
+	size_t ml, hlen = 0, tlen = 0, klen = 0, i;
+	int revoked, r;
+	long which;
+
+	ml = strcspn(p, " \t");
+	revoked = ml == 8 && strncmp(p, "@revoked", 8) == 0;
+	if (!revoked && !(ml == 15 && strncmp(p, "@cert-authority", 15) == 0)) {
+		lc_log_debug("%s:%lu: unknown marker, line ignored",
+		    kh->files[file], lineno);
+		return 0;
+	}
+	rest = p + ml;
+	hosts = lc_kh_field(&rest, &hlen);
+	type = hosts != NULL ? lc_kh_field(&rest, &tlen) : NULL;
+	key = type != NULL ? lc_kh_field(&rest, &klen) : NULL;
+	r = key != NULL ? lc_kh_key_digest(key, klen, md) : -LC_ERR_PROTO;
+	if (r == -LC_ERR_NOMEM)
+		return r;
+	if (r != 0) {
+		if (revoked)
+			lc_log_warn("%s line %lu: cannot read the key of this "
+			    "@revoked line, ignored", kh->files[file], lineno);
+		else
+			lc_log_debug("%s:%lu: malformed @cert-authority line, "
+			    "ignored", kh->files[file], lineno);
+		return 0;
+	}
+	if (revoked)
+		return lc_kh_add_revoked(kh, md, file, lineno);
+	if (kh->ca_line != 0)
+		return 0;
+	if (strncmp(hosts, "|1|", 3) != 0) {
+		for (i = 0; i < hlen; i++)
+			hosts[i] = (char)tolower((unsigned char)hosts[i]);
+	}
+	if ((which = lc_kh_hosts_cover(hosts, hlen, names, nnames)) >= 0) {
+		kh->ca_file = file;
+		kh->ca_line = lineno;
+		kh->ca_name = (size_t)which;
+	}
+	return 0;
+}
+
 /*
  * One line.  Plain host lists are lowercased (ssh compares host names
  * without case); a list with wildcards is matched here and, where it
@@ -325,11 +511,8 @@ lc_kh_add_line(struct lc_knownhosts *kh, char *line, size_t file,
 		p++;
 	if (*p == '\0' || *p == '#')
 		return 0;
-	if (*p == '@') {
-		lc_log_debug("%s:%lu: marker lines are not supported, ignored",
-		    kh->files[file], lineno);
-		return 0;
-	}
+	if (*p == '@')
+		return lc_kh_marker_line(kh, p, file, lineno, names, nnames);
 	hosts = p;
 	hlen = strcspn(hosts, " \t");
 	rest = hosts + hlen;
@@ -537,6 +720,7 @@ lc_knownhosts_free(struct lc_knownhosts *kh)
 		free(kh->files[i]);
 	free(kh->files);
 	free(kh->orig);
+	free(kh->rev);
 	free(kh);
 }
 
@@ -605,6 +789,48 @@ lc_kh_origin_of(const struct lc_knownhosts *kh, const void *node,
 	}
 }
 
+/*
+ * Does a @revoked line name this key?  1 with res filled in (the first
+ * such line), 0 if none, -LC_ERR_INTERNAL if the key cannot be hashed.
+ */
+static int
+lc_kh_revoked_find(const struct lc_knownhosts *kh, const unsigned char *blob,
+    size_t len, struct lc_kh_result *res)
+{
+	unsigned char md[EVP_MAX_MD_SIZE];
+	unsigned int mdlen = 0;
+	size_t i;
+
+	if (kh->nrev == 0)
+		return 0;
+	if (EVP_Digest(blob, len, md, &mdlen, EVP_sha256(), NULL) != 1 ||
+	    mdlen != 32)
+		return -LC_ERR_INTERNAL;
+	for (i = 0; i < kh->nrev; i++) {
+		if (memcmp(kh->rev[i].sha256, md, 32) == 0) {
+			res->status = LC_KH_REVOKED;
+			res->file = kh->files[kh->rev[i].file];
+			res->line = kh->rev[i].line;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/* No entry for the key: a @cert-authority line may cover the host. */
+static int
+lc_kh_ca(const struct lc_knownhosts *kh, const char *const *names,
+    size_t nnames, struct lc_kh_result *res)
+{
+	if (res->status != LC_KH_UNKNOWN || kh->ca_line == 0)
+		return 0;
+	res->status = LC_KH_CA;
+	res->name = names[kh->ca_name < nnames ? kh->ca_name : 0];
+	res->file = kh->files[kh->ca_file];
+	res->line = kh->ca_line;
+	return 0;
+}
+
 int
 lc_knownhosts_check(struct lc_knownhosts *kh, const char *const *names,
     size_t nnames, const unsigned char *blob, size_t len, int type,
@@ -617,8 +843,15 @@ lc_knownhosts_check(struct lc_knownhosts *kh, const char *const *names,
 
 	memset(res, 0, sizeof(*res));
 	res->status = LC_KH_UNKNOWN;
+	if (nnames == 0)
+		return lc_err_set(e, LC_ERR_INTERNAL, "known hosts: no name");
+	if ((rc = lc_kh_revoked_find(kh, blob, len, res)) != 0) {
+		res->name = names[0];
+		return rc < 0 ? lc_err_set(e, -rc, "known hosts: cannot hash "
+		    "the host key") : 0;
+	}
 	if (keybit == 0)
-		return 0;	/* a type known_hosts cannot hold */
+		return lc_kh_ca(kh, names, nnames, res);	/* not in known_hosts */
 	for (i = 0; i < nnames; i++) {
 		ext = NULL;
 		rc = libssh2_knownhost_checkp(kh->h, names[i], -1,
@@ -642,7 +875,7 @@ lc_knownhosts_check(struct lc_knownhosts *kh, const char *const *names,
 			    "known hosts lookup for %s failed", names[i]);
 		}
 	}
-	return 0;
+	return lc_kh_ca(kh, names, nnames, res);
 }
 
 /* Create home/.ssh (0700) if path's directory is it and it is missing. */

@@ -28,6 +28,7 @@
 #include "lanecp/ssh.h"
 #include "lanecp/err.h"
 #include "lanecp/knownhosts.h"
+#include "lanecp/revokedkeys.h"
 #include "lanecp/log.h"
 #include "lanecp/parse.h"
 #include "lanecp/sshconf.h"
@@ -435,6 +436,47 @@ lc_ssh_khfiles(const struct lc_sshconf *c, const char *home,
 	}
 }
 
+/*
+ * RevokedHostKeys, checked before known_hosts and whatever
+ * StrictHostKeyChecking says, as ssh does; a file that cannot be used
+ * refuses the host (ssh refuses every host key then).
+ */
+static int
+lc_ssh_revoked_file(const struct lc_sshconf *c, const char *name,
+    const char *label, const char *fp, const unsigned char *key, size_t len,
+    struct lc_err *e)
+{
+	struct lc_revoked_result rr;
+	struct lc_err e2;
+	int r;
+
+	lc_err_clear(&e2);
+	if ((r = lc_revokedkeys_check(c->revoked_host_keys, key, len, &rr,
+	    &e2)) != 0)
+		return lc_err_set(e, r == -LC_ERR_NOMEM ? LC_ERR_NOMEM :
+		    LC_ERR_HOSTKEY, "cannot check the host key of %s against "
+		    "%.*s; refusing it, as ssh does", name,
+		    (int)(LC_ERR_MSG_MAX - 128), e2.msg);
+	if (!rr.revoked)
+		return 0;
+	if (rr.krl)
+		return lc_err_set(e, LC_ERR_HOSTKEY, "REVOKED HOST KEY for %s: "
+		    "server offers %s key %s, which the RevokedHostKeys KRL %s "
+		    "revokes; refusing to connect", name, label, fp,
+		    c->revoked_host_keys);
+	return lc_err_set(e, LC_ERR_HOSTKEY, "REVOKED HOST KEY for %s: server "
+	    "offers %s key %s, which RevokedHostKeys %s line %lu lists; "
+	    "refusing to connect", name, label, fp, c->revoked_host_keys,
+	    rr.line);
+}
+
+/*
+ * known_hosts: a revoked key is refused in every mode; a known key is
+ * accepted; a changed one refused.  An unknown key is refused unless
+ * StrictHostKeyChecking is accept-new or no, which record it, also when a
+ * @cert-authority line covers the host (as ssh does when the host offers
+ * a plain key: lanecp cannot ask for its certificate), with a warning.
+ */
 static int
 lc_ssh_verify_host(struct lc_ssh *s, struct lc_knownhosts *kh,
     const struct lc_sshconf *c, const struct lc_ssh_khfiles *f,
@@ -456,10 +498,18 @@ lc_ssh_verify_host(struct lc_ssh *s, struct lc_knownhosts *kh,
 		    names[0], lc__ssh_liberr(s));
 	lc_knownhosts_fingerprint(key, len, fp, sizeof(fp));
 	label = lc_knownhosts_type_label(type);
+	if (c->revoked_host_keys != NULL && (r = lc_ssh_revoked_file(c,
+	    names[0], label, fp, key, len, e)) != 0)
+		return r;
 	if ((r = lc_knownhosts_check(kh, names, nnames, key, len, type, &res,
 	    e)) != 0)
 		return r;
 	switch (res.status) {
+	case LC_KH_REVOKED:
+		return lc_err_set(e, LC_ERR_HOSTKEY, "REVOKED HOST KEY for %s: "
+		    "server offers %s key %s, which %s line %lu marks as "
+		    "revoked (@revoked); refusing to connect", res.name, label,
+		    fp, res.file != NULL ? res.file : "known_hosts", res.line);
 	case LC_KH_MATCH:
 		lc_log_debug("host key %s %s known as %s", label, fp, res.name);
 		return 0;
@@ -476,6 +526,22 @@ lc_ssh_verify_host(struct lc_ssh *s, struct lc_knownhosts *kh,
 		    "offers %s key %s, known_hosts has a different key; remove "
 		    "it with ssh-keygen -R '%s' if the change is expected",
 		    res.name, label, fp, res.name);
+	case LC_KH_CA:
+		if (c->strict != LC_STRICT_ACCEPT_NEW &&
+		    c->strict != LC_STRICT_NO)
+			return lc_err_set(e, LC_ERR_HOSTKEY, "host key for %s "
+			    "is vouched for by a certificate authority "
+			    "(@cert-authority in %s line %lu), and lanecp cannot "
+			    "check host certificates yet; the host offers %s key "
+			    "%s: add it to %s once you have checked it",
+			    res.name, res.file, res.line, label, fp,
+			    f->nuser > 0 ? f->user[0] : "a known_hosts file");
+		lc_log_warn("%s is vouched for by a certificate authority "
+		    "(@cert-authority in %s line %lu), and lanecp cannot check "
+		    "host certificates; accepting its %s key %s on first use "
+		    "(StrictHostKeyChecking %s)", res.name, res.file, res.line,
+		    label, fp, c->strict == LC_STRICT_NO ? "no" : "accept-new");
+		break;
 	case LC_KH_UNKNOWN:
 		break;
 	}

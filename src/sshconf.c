@@ -93,6 +93,7 @@ struct sc {
 	struct passwd pw;
 	char *pwbuf;
 	unsigned decided;		/* SC_R_* bits: first value was seen */
+	int revoked_decided;		/* RevokedHostKeys: first value seen */
 	int no_include;			/* text from memory: Include is only
 					 * checked, never read */
 	/*
@@ -121,6 +122,7 @@ enum {
 	SC_W_USER,
 	SC_W_AF,
 	SC_W_REFUSED,	/* arg indexes sc_refused[] */
+	SC_W_REVOKED,	/* RevokedHostKeys: which host keys are refused */
 };
 
 static int sc_read_file(struct sc *, const char *, int, int *, int);
@@ -867,6 +869,31 @@ sc_kw_knownhosts(struct sc *s, const struct sc_line *l, size_t global)
 }
 
 /*
+ * RevokedHostKeys FILE: the first value wins; "none" (any case) means no
+ * file.  ssh 9.2 takes the name as written (no ~, %-tokens or ${}
+ * expansion: a relative name is relative to the working directory), and
+ * so does lanecp.  The file is read when the host key is checked (ssh.c).
+ */
+static int
+sc_kw_revoked(struct sc *s, const struct sc_line *l, size_t unused)
+{
+	const char *arg;
+	int r;
+
+	(void)unused;
+	if ((r = sc_one_arg(s, l, &arg)) != 0)
+		return r;
+	if (!*l->activep || s->revoked_decided)
+		return 0;
+	s->revoked_decided = 1;
+	if (strcasecmp(arg, "none") == 0)
+		return 0;
+	if ((s->out->revoked_host_keys = strdup(arg)) == NULL)
+		return lc_err_set(s->e, LC_ERR_NOMEM, "out of memory");
+	return 0;
+}
+
+/*
  * Keywords that change where or how ssh connects.  ProxyJump and
  * ProxyCommand are implemented (ssh.c: the first value of the pair wins,
  * as in ssh; "none" means a direct connection) and kept in this table for
@@ -1040,6 +1067,10 @@ sc_where_unset(const struct sc *s, const struct sc_keyword *k,
 	case SC_W_REFUSED:
 		return !(s->decided & sc_refused[k->arg].bit) &&
 		    (l->argc == 0 || !sc_refused_off(k->arg, l->argv[0]));
+	case SC_W_REVOKED:
+		/* ignoring it could let in a key ssh would refuse */
+		return !s->revoked_decided &&
+		    (l->argc == 0 || strcasecmp(l->argv[0], "none") != 0);
 	default:
 		return 0;
 	}
@@ -1080,6 +1111,7 @@ static const struct sc_keyword sc_keywords[] = {
 	{ "UserKnownHostsFile", sc_kw_knownhosts, 0, SC_W_NONE },
 	{ "GlobalKnownHostsFile", sc_kw_knownhosts, 1, SC_W_NONE },
 	{ "StrictHostKeyChecking", sc_kw_strict, 0, SC_W_NONE },
+	{ "RevokedHostKeys", sc_kw_revoked, 0, SC_W_REVOKED },
 	{ "ConnectTimeout", sc_kw_time,
 	    offsetof(struct lc_sshconf, connect_timeout), SC_W_NONE },
 	{ "ServerAliveInterval", sc_kw_time,
@@ -1641,5 +1673,6 @@ lc_sshconf_free(struct lc_sshconf *c)
 		free(c->global_known_hosts[i]);
 	free(c->proxy_jump);
 	free(c->proxy_command);
+	free(c->revoked_host_keys);
 	memset(c, 0, sizeof(*c));
 }

@@ -31,7 +31,7 @@ enum lc_err_code {
 	LC_ERR_CONFIG,		/* bad ssh_config */
 	LC_ERR_CONNECT,		/* host unreachable, TCP or SSH handshake failed */
 	LC_ERR_AUTH,		/* SSH authentication refused */
-	LC_ERR_HOSTKEY,		/* host key unknown or changed */
+	LC_ERR_HOSTKEY,		/* host key unknown, changed or revoked */
 	LC_ERR_IO,		/* file I/O error on an endpoint */
 	LC_ERR_EXISTS,		/* target exists and -f was not given */
 	LC_ERR_DENIED,		/* path refused (restricted agent, unsafe name) */

@@ -9,11 +9,21 @@
  * "host" for port 22 and "[host]:port" otherwise (lc_knownhosts_name), and
  * match plain and hashed ("|1|salt|hash") entries alike.  Plain entries
  * with wildcards ("*", "?", "!negation") are matched with
- * lc_sshconf_match_list() against the names given at load time.  Marker
- * lines (@cert-authority, @revoked) and unparsable lines are skipped (with
- * a debug log line); a hashed name whose salt or hash is not base64 of 20
- * bytes is skipped with a warning naming file and line (libssh2 1.10
- * leaks memory on every lookup when such a line is loaded).
+ * lc_sshconf_match_list() against the names given at load time.
+ * Unparsable lines are skipped (with a debug log line); a hashed name
+ * whose salt or hash is not base64 of 20 bytes is skipped with a warning
+ * naming file and line (libssh2 1.10 leaks memory on every lookup when
+ * such a line is loaded).
+ *
+ * Marker lines never reach libssh2.  A "@revoked" line's key is refused
+ * whatever the line's host patterns say (a stolen key is stolen for every
+ * name; ssh only applies the lines whose patterns match the host) and
+ * wins over any plain line in any file; a @revoked line whose key cannot
+ * be read is skipped with a warning naming file and line.  A
+ * "@cert-authority" line whose patterns (plain, wildcard or hashed) cover
+ * one of the names is remembered (the first such line): lanecp cannot
+ * check host certificates, but it can say that a CA vouches for the host
+ * instead of calling its key unknown.
  *
  * An lc_knownhosts belongs to one libssh2 session and, like the session,
  * to one thread at a time.
@@ -77,20 +87,27 @@ enum lc_kh_status {
 	LC_KH_UNKNOWN = 0,	/* no entry for this name and key type */
 	LC_KH_MATCH,		/* an entry has this very key */
 	LC_KH_CHANGED,		/* entries exist, all with other keys */
+	LC_KH_REVOKED,		/* a @revoked line has this key */
+	LC_KH_CA,		/* no entry, but a @cert-authority line
+				 * covers the host */
 };
 
 struct lc_kh_result {
 	enum lc_kh_status status;
-	const char *name;	/* MATCH/CHANGED: the name that was found */
-	const char *file;	/* CHANGED: file of the first other key
+	const char *name;	/* the name that was found (REVOKED: the
+				 * first name), NULL for UNKNOWN */
+	const char *file;	/* CHANGED: file of the first other key;
+				 * REVOKED, CA: file of the marker line
 				 * (owned by the lc_knownhosts), or NULL */
 	unsigned long line;	/* and its line, 0 if unknown */
 };
 
 /*
  * Look the server's key up (blob: the SSH wire encoding, type: a
- * LIBSSH2_HOSTKEY_TYPE_*).  The names are tried in order; the first one
+ * LIBSSH2_HOSTKEY_TYPE_*).  A @revoked line with this key decides first,
+ * whatever the names.  Then the names are tried in order; the first one
  * with any entry of this key type decides (a match, or a changed key).
+ * With none, a @cert-authority line covering a name gives LC_KH_CA.
  * Returns 0 with *res filled, or -LC_ERR_INTERNAL.
  */
 int lc_knownhosts_check(struct lc_knownhosts *kh, const char *const *names,

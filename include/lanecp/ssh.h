@@ -99,9 +99,10 @@ struct lc_ssh_opts {
 /*
  * Connect and authenticate.  Errors: -LC_ERR_CONFIG, -LC_ERR_CONNECT
  * (resolve/TCP/timeout/handshake; e.g. "cannot connect to host.example
- * port 22: Connection refused"), -LC_ERR_HOSTKEY (unknown or changed key,
- * e names host, key type, SHA256 fingerprint and the known_hosts file and
- * line to fix), -LC_ERR_AUTH (no method worked; e lists what was tried:
+ * port 22: Connection refused"), -LC_ERR_HOSTKEY (unknown, changed or
+ * revoked key, a host only a @cert-authority line covers, an unusable
+ * RevokedHostKeys file; e names host, key type, SHA256 fingerprint and the
+ * file and line), -LC_ERR_AUTH (no method worked; e lists what was tried:
  * "user@host: authentication failed (tried: agent (2 keys),
  * /home/u/.ssh/id_ed25519)").  On success *out must be released with
  * lc_ssh_free().

@@ -10,17 +10,19 @@
  * other criteria such as exec make the block not match, with a verbose
  * log line), Include, HostName, User, Port, IdentityFile,
  * IdentitiesOnly, UserKnownHostsFile, GlobalKnownHostsFile,
- * StrictHostKeyChecking, ConnectTimeout, ServerAliveInterval,
- * ServerAliveCountMax, HashKnownHosts, BatchMode, AddressFamily (and
- * HostKeyAlias, only for %k), ProxyJump and ProxyCommand (the first of
- * the pair wins; "none" is a direct connection; ssh.c acts on them).
+ * StrictHostKeyChecking, RevokedHostKeys (kept as written),
+ * ConnectTimeout, ServerAliveInterval, ServerAliveCountMax,
+ * HashKnownHosts, BatchMode, AddressFamily (and HostKeyAlias, only for
+ * %k), ProxyJump and ProxyCommand (the first of the pair wins; "none"
+ * is a direct connection; ssh.c acts on them).
  * Keywords that change where or how ssh connects but that lanecp does
  * not implement (BindAddress, BindInterface, CanonicalizeHostname
  * yes/always; the list
  * and the reasons are in sshconf.c) make the resolve fail when in effect
  * for the host ("none"/"no" values are fine), with -LC_ERR_CONFIG naming
  * keyword, file, line and host; so does such a keyword, or HostName,
- * Port, User, AddressFamily, ProxyJump, ProxyCommand, inside a Match block lanecp cannot evaluate
+ * Port, User, AddressFamily, ProxyJump, ProxyCommand, RevokedHostKeys
+ * (not "none"), inside a Match block lanecp cannot evaluate
  * (exec, canonical, final, ...) whose other criteria hold, when it would
  * still take effect.  Other keywords are ignored (real configs are full
  * of them); a known keyword with a bad value is an error naming the file
@@ -93,6 +95,11 @@ struct lc_sshconf {
 	 */
 	char *proxy_jump;
 	char *proxy_command;
+	/*
+	 * RevokedHostKeys as written (not expanded, as ssh 9.2); malloc'd,
+	 * NULL when not set or "none".
+	 */
+	char *revoked_host_keys;
 };
 
 struct lc_sshconf_ctx {

@@ -1,7 +1,9 @@
 /*
  * known_hosts text (a user's file) loaded as lanecp loads a file, then
- * looked up as a connection does.  Under ASan/LSan this also catches
- * libssh2 leaking on lines it should never be given (issue #9 item 12).
+ * looked up as a connection does (plain, hashed and wildcard lines, and
+ * the @revoked and @cert-authority markers).  Under ASan/LSan this also
+ * catches libssh2 leaking on lines it should never be given (issue #9
+ * item 12).
  */
 #include "lanecp/err.h"
 #include "lanecp/knownhosts.h"
@@ -52,6 +54,11 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (lc_knownhosts_check(kh, names, 2, lc_fuzz_blob,
 	    sizeof(lc_fuzz_blob), LIBSSH2_HOSTKEY_TYPE_ED25519, &res,
 	    &e) == 0 && res.status != LC_KH_UNKNOWN && res.name == NULL)
+		abort();
+	/* a marker line is always named by file and line */
+	if ((res.status == LC_KH_REVOKED || res.status == LC_KH_CA) &&
+	    (res.file == NULL || strcmp(res.file, "known_hosts") != 0 ||
+	    res.line == 0))
 		abort();
 	if (lc_knownhosts_order_algs(kh, names, 2, algs, 3, order,
 	    sizeof(order)) < 0)

@@ -1334,6 +1334,44 @@ LC_TEST(proxy_none_and_first_value)
 	t_done(&ctx);
 }
 
+/*
+ * RevokedHostKeys: first value wins, "none" (any case) turns it off, the
+ * name is kept as written (ssh 9.2 expands nothing in it); inside a Match
+ * block lanecp cannot evaluate it is refused, never ignored.
+ */
+LC_TEST(revoked_host_keys)
+{
+	struct lc_sshconf_ctx ctx;
+	struct lc_sshconf c;
+	struct lc_err e;
+
+	t_setup(&ctx);
+	t_write(".ssh/config",
+	    "Host off\n"
+	    "  RevokedHostKeys NONE\n"
+	    "Host *\n"
+	    "  RevokedHostKeys ~/revoked_%h\n"
+	    "  RevokedHostKeys /etc/ssh/later\n");
+	LC_CHECK_EQ_I(t_resolve(&ctx, "web", &c, &e), 0);
+	LC_CHECK_STR(c.revoked_host_keys, "~/revoked_%h");
+	lc_sshconf_free(&c);
+	LC_CHECK(c.revoked_host_keys == NULL);
+	LC_CHECK_EQ_I(t_resolve(&ctx, "off", &c, &e), 0);
+	LC_CHECK(c.revoked_host_keys == NULL);
+	lc_sshconf_free(&c);
+	t_write(".ssh/config", "Host nomatch\n  RevokedHostKeys a b\n");
+	t_expect_err(&ctx, "web", "line 2: extra arguments for "
+	    "RevokedHostKeys");
+	t_write(".ssh/config", "Match exec true\n  RevokedHostKeys /x\n");
+	t_expect_err(&ctx, "web", "line 2: RevokedHostKeys inside 'Match "
+	    "exec'");
+	t_write(".ssh/config", "Match exec true\n  RevokedHostKeys none\n");
+	LC_CHECK_EQ_I(t_resolve(&ctx, "web", &c, &e), 0);
+	LC_CHECK(c.revoked_host_keys == NULL);
+	lc_sshconf_free(&c);
+	t_done(&ctx);
+}
+
 LC_TEST(source_and_canonicalize_refused)
 {
 	static const struct {
