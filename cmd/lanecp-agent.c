@@ -10,6 +10,7 @@
 #include "lanecp/lockholder.h"
 #include "lanecp/log.h"
 #include "lanecp/parse.h"
+#include "lanecp/secmem.h"
 #include "lanecp/version.h"
 #include "lanecp/wire.h"
 
@@ -33,6 +34,8 @@ main(int argc, char **argv)
 		.exit_deadline_s = 1, .max_memory = 0, .transfer = NULL };
 	int agent = 0;
 
+	/* no core dump, no ptrace by the same user (secmem.h) */
+	(void)lc_secmem_nodump_process();
 	signal(SIGPIPE, SIG_IGN);
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;

@@ -10,6 +10,7 @@
 #include "lanecp/log.h"
 #include "lanecp/parse.h"
 #include "lanecp/runlog.h"
+#include "lanecp/secmem.h"
 #include "lanecp/util.h"
 #include "lanecp/version.h"
 #include "lanecp/wire.h"
@@ -784,6 +785,9 @@ main(int argc, char **argv)
 	struct sigaction sa;
 	int first = 0, logfd = -1, r, level;
 
+	/* no core dump, no ptrace by the same user: the transfer key (and
+	   what is copied) stays in this process (secmem.h) */
+	(void)lc_secmem_nodump_process();
 	memset(&c, 0, sizeof(c));
 	memset(&res, 0, sizeof(res));
 	lc_err_clear(&e);

@@ -18,6 +18,12 @@
 #                   ~/.ssh/config and /etc/ssh/ssh_config, with their
 #                   Include files) and of the known_hosts files they name
 #                   (or the default ones), offered as "host:"
+#
+# Words read from files, from a remote host or from --help are never given
+# to `compgen -W`, eval or an unquoted expansion: compgen -W expands its
+# word list as the shell would, so a `Host x-$(cmd)` line or a known_hosts
+# entry would run cmd on TAB.  _lanecp_match compares prefixes in plain
+# bash, and every reply is escaped with printf %q.
 
 # The command line as words, with the words bash split at ':' and '='
 # (COMP_WORDBREAKS) joined again where no blank separates them; sets
@@ -64,6 +70,20 @@ _lanecp_dequote() {
 		fi
 	done
 	printf '%s' "$out"
+}
+
+# Add to COMPREPLY every word of $4... that starts with $3, as $1WORD$2,
+# the word escaped for the shell: a plain string compare, nothing expanded
+# (unlike compgen -W).
+_lanecp_match() {
+	local pre=$1 suf=$2 word=$3 w q
+	shift 3
+	for w in "$@"; do
+		[[ -n $w && $w == "$word"* ]] || continue
+		printf -v q '%q' "$w"
+		COMPREPLY+=("$pre$q$suf")
+	done
+	return 0
 }
 
 # $1 quoted for a POSIX shell, in single quotes.
@@ -293,7 +313,8 @@ _lanecp_remote() {
 # Complete the argument of an option that takes one (--help's name for it
 # in $1, the word so far in $2).
 _lanecp_value() {
-	local meta=$1 word=$2 opt=$3 list h
+	local meta=$1 word=$2 opt=$3 h
+	local -a list
 	case $meta in
 	FILE* | *FILE) _lanecp_files "$word" ;;
 	DIR*) _lanecp_files "$word" d ;;
@@ -301,28 +322,29 @@ _lanecp_value() {
 		# the algorithms its help line lists: "... (sha256, crc32, adler32)"
 		h=${_lanecp_help[$opt]-}
 		if [[ $h =~ \(([a-z0-9]+(, [a-z0-9]+)+)\) ]]; then
-			list=${BASH_REMATCH[1]//,/}
-			mapfile -t COMPREPLY < <(compgen -S ' ' -W "$list" -- "$word")
+			read -ra list <<<"${BASH_REMATCH[1]//,/}"
+			_lanecp_match '' ' ' "$(_lanecp_dequote "$word")" "${list[@]}"
 		fi ;;
 	LIST*)
 		# jump hosts: complete the last of the comma-separated list
 		local pre=
 		[[ $word == *,* ]] && pre=${word%,*},
 		_lanecp_hosts "$(_lanecp_optval -F --ssh-config)"
-		mapfile -t COMPREPLY < <(compgen -P "$pre" -S ' ' \
-			-W "${_lanecp_hostset[*]}" -- "${word##*,}")
+		_lanecp_match "$pre" ' ' "$(_lanecp_dequote "${word##*,}")" \
+			"${_lanecp_hostset[@]}"
 		;;
 	*'|'*)
-		mapfile -t COMPREPLY < <(compgen -S ' ' -W "${meta//|/ }" -- "$word") ;;
+		IFS='|' read -ra list <<<"$meta"
+		_lanecp_match '' ' ' "$(_lanecp_dequote "$word")" "${list[@]}" ;;
 	*) ;;	# a number, size, time, rate or remote path: nothing to offer
 	esac
 }
 
 _lanecp() {
-	local cur prev words cword i meta trim r user='' h
+	local cur prev words cword i meta trim user='' h
 	COMPREPLY=()
 	_lanecp_words
-	_lanecp_parse_help "$(_lanecp_dequote "${words[0]/#\~/$HOME}")"
+	_lanecp_parse_help "$(_lanecp_dequote "${words[0]/#\~/"$HOME"}")"
 
 	# the argument of an option: --opt=VALUE, or after --opt / -o
 	if [[ $cur == --*=* ]]; then
@@ -337,8 +359,7 @@ _lanecp() {
 			[[ ${words[i]} == -- ]] && dashdash=1
 		done
 		if [[ -z $dashdash && $cur == -* ]]; then
-			mapfile -t COMPREPLY < <(compgen -S ' ' -W "${_lanecp_opts[*]}" \
-				-- "$cur")
+			_lanecp_match '' ' ' "$cur" "${_lanecp_opts[@]}"
 		elif [[ $cur =~ ^(\[[^]/]*\]|[^/:]*[^/:\\]): ]]; then
 			_lanecp_remote "$cur"
 		else
@@ -347,9 +368,8 @@ _lanecp() {
 				h=$(_lanecp_dequote "$cur")
 				[[ $h == *@* ]] && user=${h%%@*}@ && h=${h#*@}
 				_lanecp_hosts "$(_lanecp_optval -F --ssh-config)"
-				for r in $(compgen -W "${_lanecp_hostset[*]}" -- "$h"); do
-					COMPREPLY+=("$(_lanecp_escape "$user")$r:")
-				done
+				_lanecp_match "$(_lanecp_escape "$user")" : "$h" \
+					"${_lanecp_hostset[@]}"
 			fi
 		fi
 	fi

@@ -21,6 +21,7 @@
 #include "lanecp/log.h"
 #include "lanecp/parse.h"
 #include "lanecp/path.h"
+#include "lanecp/secmem.h"
 #include "lanecp/testhook.h"
 #include "lanecp/thread.h"
 
@@ -31,8 +32,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-
-#include <openssl/crypto.h>
 
 #define LC_CLOSE_WAIT_MS 3000
 #define LC_PING_MS 1000		/* the agents' heartbeat */
@@ -1532,7 +1531,7 @@ lc_copy_run(const struct lc_copy_opts *o, int signal_fd,
 	lc_endpoint_free(&c.src);
 	lc_endpoint_free(&c.dst_ep);
 	lc_testhook_proxy_stop(c.test_proxy);
-	OPENSSL_cleanse(c.key, sizeof(c.key));
+	lc_secmem_free(c.key, LC_KEY_LEN);
 	lc_ctl_files_free(&c);
 	free(c.srcs);
 	free(c.reqs);

@@ -67,7 +67,7 @@ struct lc_ctl {
 	struct lc_location dst;
 	struct lc_endpoint src;
 	struct lc_endpoint dst_ep;
-	uint8_t key[LC_KEY_LEN];
+	uint8_t *key;		/* LC_KEY_LEN bytes, secmem.h */
 	uint32_t streams;
 	uint32_t window;
 	uint32_t block;

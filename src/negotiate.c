@@ -6,6 +6,7 @@
 #include "controller_int.h"
 #include "lanecp/log.h"
 #include "lanecp/parse.h"
+#include "lanecp/secmem.h"
 #include "lanecp/testhook.h"
 #include "lanecp/version.h"
 
@@ -102,7 +103,9 @@ lc__ctl_negotiate(struct lc_ctl *c, struct lc_err *e)
 	c->block = o->block;
 	if ((r = lc__ctl_path_setup(c, e)) != 0)
 		return r;
-	if (RAND_bytes(c->key, sizeof(c->key)) != 1)
+	if (c->key == NULL && (c->key = lc_secmem_alloc(LC_KEY_LEN)) == NULL)
+		return lc_err_set(e, LC_ERR_NOMEM, "out of memory");
+	if (RAND_bytes(c->key, LC_KEY_LEN) != 1)
 		return lc_err_set(e, LC_ERR_INTERNAL, "RAND_bytes failed");
 
 	memset(&t, 0, sizeof(t));
@@ -143,7 +146,7 @@ lc__ctl_negotiate(struct lc_ctl *c, struct lc_err *e)
 	 */
 	l.quiet_s = o->stall_s == 0 || (o->rate != 0 &&
 	    o->rate / c->streams < LC_QUIET_MIN_RATE) ? 0 : LC_QUIET_S;
-	memcpy(l.key, c->key, sizeof(l.key));
+	memcpy(l.key, c->key, LC_KEY_LEN);
 	r = lc_msg_put_sink_target(&c->dst_ep.out, &t);
 	if (r == 0)
 		r = lc_msg_put_listen(&c->dst_ep.out, &l);
@@ -206,7 +209,7 @@ lc__ctl_listening(struct lc_ctl *c, const uint8_t *p, size_t n,
 	m.block = c->block;
 	m.csum = (uint32_t)c->o->csum_alg;
 	m.rate = c->o->rate;
-	memcpy(m.key, c->key, sizeof(m.key));
+	memcpy(m.key, c->key, LC_KEY_LEN);
 	memcpy(m.ports, l.ports, sizeof(m.ports));
 	if (c->path == LC_PATH_DIRECT && (r = lc_testhook_proxy(m.addr,
 	    m.ports, m.streams, &c->test_proxy, e)) != 0)

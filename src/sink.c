@@ -33,6 +33,7 @@
 #include "lanecp/path.h"
 #include "lanecp/parse.h"
 #include "lanecp/program.h"
+#include "lanecp/secmem.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -1202,6 +1203,8 @@ lc_sink_listen(struct lc_sink *s, const struct lc_msg_listen *m,
 	s->csum = m->csum;
 	s->stall_s = m->stall_s;
 	s->quiet_s = m->quiet_s;
+	if (s->key == NULL && (s->key = lc_secmem_alloc(LC_KEY_LEN)) == NULL)
+		return lc_err_set(e, LC_ERR_NOMEM, "out of memory");
 	memcpy(s->key, m->key, LC_KEY_LEN);
 	if ((s->flags & LC_XFER_ENCRYPT) &&
 	    (r = lc_tls_new(1, s->key, &s->tls, e)) != 0)
@@ -1696,7 +1699,7 @@ lc_sink_free(void *role)
 		while (waitpid(s->prog_pid, NULL, 0) < 0 && errno == EINTR)
 			;
 	}
-	OPENSSL_cleanse(s->key, sizeof(s->key));
+	lc_secmem_free(s->key, LC_KEY_LEN);
 	pthread_cond_destroy(&s->cv);
 	pthread_mutex_destroy(&s->mu);
 	pthread_mutex_destroy(&s->hol_mu);

@@ -183,7 +183,7 @@ struct lc_sink {
 	uint32_t csum;		/* setup */
 	uint32_t stall_s;	/* setup */
 	uint32_t quiet_s;	/* setup: all streams silent -> reconnect */
-	uint8_t key[LC_KEY_LEN];	/* setup */
+	uint8_t *key;		/* setup: LC_KEY_LEN bytes, secmem.h */
 	struct lc_tls *tls;	/* setup; NULL: --no-encrypt */
 	struct lc_receiver recv[LC_MAX_STREAMS];
 	pthread_t acceptor;	/* main */

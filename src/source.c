@@ -21,6 +21,7 @@
 #include "lanecp/log.h"
 #include "lanecp/path.h"
 #include "lanecp/program.h"
+#include "lanecp/secmem.h"
 #include "lanecp/testhook.h"
 #include "lanecp/util.h"
 #include "lanecp/walk.h"
@@ -955,6 +956,8 @@ lc_source_connect(struct lc_source *s, const struct lc_msg_connect *m,
 	s->zlevel = m->zlevel;
 	memcpy(s->addr, m->addr, sizeof(s->addr));
 	memcpy(s->ports, m->ports, sizeof(s->ports));
+	if (s->key == NULL && (s->key = lc_secmem_alloc(LC_KEY_LEN)) == NULL)
+		return lc_err_set(e, LC_ERR_NOMEM, "out of memory");
 	memcpy(s->key, m->key, LC_KEY_LEN);
 	lc_rate_init(&s->rate, m->rate);
 	s->rate_init = 1;
@@ -1265,7 +1268,7 @@ lc_source_free(void *role)
 	for (size_t i = 0; i < s->nadds; i++)
 		free(s->adds[i].path);
 	free(s->adds);
-	OPENSSL_cleanse(s->key, sizeof(s->key));
+	lc_secmem_free(s->key, LC_KEY_LEN);
 	pthread_cond_destroy(&s->cv);
 	pthread_mutex_destroy(&s->mu);
 	free(s);

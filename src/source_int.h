@@ -137,7 +137,7 @@ struct lc_source {
 	char addr[LC_ADDR_MAX];	/* setup */
 	uint16_t ports[LC_MAX_STREAMS];	/* setup (reverse: our own) */
 	uint32_t nlisten;	/* setup: senders[0 .. nlisten) listen_fd open */
-	uint8_t key[LC_KEY_LEN];	/* setup */
+	uint8_t *key;		/* setup: LC_KEY_LEN bytes, secmem.h */
 	struct lc_tls *tls;	/* setup; NULL: --no-encrypt */
 	struct lc_rate rate;	/* setup; thread-safe itself */
 	int rate_init;		/* main */

@@ -1,5 +1,6 @@
 #include "lanecp/tls.h"
 #include "lanecp/buf.h"
+#include "lanecp/secmem.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -19,6 +20,7 @@ static const char lc_tls_identity[] = "lanecp-v1";
 static const char lc_tls_label[] = "lanecp tls psk v1";
 static const unsigned char lc_tls_aes128gcm[] = { 0x13, 0x01 };
 
+/* on a page of its own, left out of core dumps (secmem.h) */
 struct lc_tls {
 	SSL_CTX *ctx;
 	uint8_t psk[LC_TLS_PSK_LEN];
@@ -98,7 +100,7 @@ lc_tls_new(int server, const uint8_t key[LC_KEY_LEN], struct lc_tls **out,
 	struct lc_tls *t;
 
 	*out = NULL;
-	if ((t = calloc(1, sizeof(*t))) == NULL)
+	if ((t = lc_secmem_alloc(sizeof(*t))) == NULL)
 		return lc_err_set(e, LC_ERR_NOMEM, "out of memory");
 	if (lc_tls_derive(key, t->psk) != 0)
 		goto fail;
@@ -142,8 +144,7 @@ lc_tls_free(struct lc_tls *t)
 	if (t == NULL)
 		return;
 	SSL_CTX_free(t->ctx);
-	OPENSSL_cleanse(t->psk, sizeof(t->psk));
-	free(t);
+	lc_secmem_free(t, sizeof(*t));	/* wipes the PSK */
 }
 
 static int

@@ -223,4 +223,104 @@ want "zz\\ dir/" "zz\\ file " "zz\\'quote " "zzsub/"
 comp "$L" "$H" : "$R/a"
 want
 
+lc_note "host names and file names that hold shell code complete as text, never run"
+# compgen -W expands the words it is given as the shell would: a Host
+# line, an Include file, the -F file or a known_hosts entry with $(...) or
+# backticks must not run anything on TAB.  Every would-be command creates
+# a marker file, under $T/mark or (a file name cannot hold a /) named mk.*
+# in the directory it would run in; none may appear.  (No blank inside: a
+# Host line splits there.)
+M=$T/mark
+mkdir -p "$M"
+rhome=$(getent passwd "$LC_USER" | cut -d: -f6)
+# no_marker WHAT: fail if any marker exists
+no_marker() {
+	local found
+	found=$({ find "$M" -mindepth 1
+		find "$T/w2" "$rhome" -maxdepth 1 -name 'mk.*'; } 2>/dev/null || true)
+	if [[ -n $found ]]; then
+		printf '%s\n' "$found" >&2
+		lc_fail "completion ($1) ran a command embedded in a name"
+	fi
+}
+cat >"$T/evil_inc" <<EOF
+Host inc-\$(>$M/inc)x incbq-\`>$M/incbq\`x
+EOF
+cat >"$T/evil_kh" <<EOF
+kh-\$(>$M/kh)x ssh-ed25519 AAAA
+[khp-\`>$M/khp\`x]:2222,khplain ssh-ed25519 AAAA
+@cert-authority ca-\$(>$M/ca)x ssh-ed25519 AAAA
+EOF
+cat >"$T/evil_cfg" <<EOF
+Host build-\$(>$M/host)x bq-\`>$M/hostbq\`x var-\${HOME}x plain-evil
+  HostName 127.0.0.1
+Include $T/evil_inc
+UserKnownHostsFile $T/evil_kh
+EOF
+mkdir -p "$HOME/.ssh" "$T/w2"
+cp "$T/evil_cfg" "$HOME/.ssh/config"
+cd "$T/w2"
+# local names with the same tricks, a glob, quotes and a blank
+for f in 'f$(>mk.file)x' 'f`>mk.filebq`x' 'f*' 'f[ab]' 'f"dq' 'f x' 'f${HOME}'; do
+	: >"$T/w2/$f"
+done
+# evil_checks HOW [-F FILE...]: the poisoned names are offered escaped,
+# plain names still complete, and no marker appears
+evil_checks() {
+	local how=$1
+	shift
+	comp "$L" "$@" ''
+	no_marker "$how"
+	has 'build-\$\(\>'"$M"'/host\)x:'
+	has 'bq-\`\>'"$M"'/hostbq\`x:'
+	has 'var-\$\{HOME\}x:'
+	has 'plain-evil:'
+	has 'inc-\$\(\>'"$M"'/inc\)x:'
+	has 'incbq-\`\>'"$M"'/incbq\`x:'
+	has 'kh-\$\(\>'"$M"'/kh\)x:'
+	has 'khp-\`\>'"$M"'/khp\`x:'
+	has 'khplain:'
+	has 'f\$\(\>mk.file\)x '
+	has 'f\`\>mk.filebq\`x '
+	has 'f\* '
+	has 'f\[ab\] '
+	has 'f\"dq '
+	has 'f\ x '
+	has 'f\$\{HOME\} '
+	comp "$L" "$@" pla
+	want 'plain-evil:'
+	comp "$L" "$@" 'me@bui'
+	want 'me@build-\$\(\>'"$M"'/host\)x:'
+	comp "$L" "$@" khp
+	want 'khp-\`\>'"$M"'/khp\`x:' 'khplain:'
+	comp "$L" "$@" 'f\$'
+	want 'f\$\(\>mk.file\)x ' 'f\$\{HOME\} '
+	comp "$L" "$@" -J 'gw,'
+	has 'gw,build-\$\(\>'"$M"'/host\)x '
+	has 'gw,plain-evil '
+	comp "$L" "$@" -J inc
+	want 'inc-\$\(\>'"$M"'/inc\)x ' 'incbq-\`\>'"$M"'/incbq\`x '
+	comp "$L" "$@" --jump = bq
+	want 'bq-\`\>'"$M"'/hostbq\`x '
+	no_marker "$how"
+}
+evil_checks "~/.ssh/config"
+rm "$HOME/.ssh/config"
+evil_checks "-F" -F "$T/evil_cfg"
+evil_checks "--ssh-config=" --ssh-config = "$T/evil_cfg"
+# the remote lists names that hold shell code: offered escaped, nothing
+# runs (here or on the remote), nor for a typed prefix with $(...)
+for f in 'r$(>mk.rem)x' 'r`>mk.rembq`x' 'r*' 'r"dq'; do
+	: >"$R/$f"
+done
+comp "$L" -F "$CFG" "$H" : "$R/r"
+no_marker "host:path"
+want "$R/"'r\$\(\>mk.rem\)x ' "$R/"'r\`\>mk.rembq\`x ' "$R/"'r\* ' "$R/"'r\"dq '
+comp "$L" -F "$CFG" "$H" : "$R/"'r\$\(\>mk.typed\)'
+want
+comp "$L" -F "$CFG" "$H" : "$R/"'r\`'
+want "$R/"'r\`\>mk.rembq\`x '
+no_marker "host:path"
+cd "$T/w"
+
 echo PASS

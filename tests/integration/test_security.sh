@@ -260,9 +260,9 @@ fi
 # agent's (relayed with its host name)
 lc_log_has 'data streams connected' "$d/key.log"
 lc_log_has '\[lctest\] agent: .*received LISTEN' "$d/key.log"
-# A core dump of a crashed agent is not checked: it would hold the key
-# (nothing marks that memory MADV_DONTDUMP or the process non-dumpable),
-# and core_pattern is machine-wide.
+# Core dumps: the agents and the controller are non-dumpable and their
+# key pages MADV_DONTDUMP (test_nodump.sh, test_secmem.c); no crash is
+# provoked here (core_pattern is machine-wide).
 
 lc_note "host keys: accept-new records an unknown key, then it is known"
 : >"$d/kh_new"

@@ -26,6 +26,7 @@
 #include <errno.h>
 #include <ftw.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -222,6 +223,35 @@ lc_test_nfds(void)
 			n++;
 	closedir(d);
 	return n - 1;
+}
+
+/*
+ * Whether the mapping that holds p is left out of core dumps
+ * (MADV_DONTDUMP: "dd" among the VmFlags of /proc/self/smaps): 1 if so,
+ * 0 if not, -1 if no mapping holds p.
+ */
+static inline int
+lc_test_dontdump(const void *p)
+{
+	FILE *f = fopen("/proc/self/smaps", "re");
+	unsigned long long lo, hi, a = (unsigned long long)(uintptr_t)p;
+	char line[512];
+	int in = 0, r = -1;
+
+	LC_CHECK(f != NULL);
+	while (fgets(line, sizeof(line), f) != NULL) {
+		if (sscanf(line, "%llx-%llx ", &lo, &hi) == 2 &&
+		    strchr(line, '-') < strchr(line, ' ')) {
+			in = a >= lo && a < hi;
+			continue;
+		}
+		if (in && strncmp(line, "VmFlags:", 8) == 0) {
+			r = strstr(line, " dd") != NULL;
+			break;
+		}
+	}
+	fclose(f);
+	return r;
 }
 
 /* Remove the tree at dir (depth first, never following symlinks). */

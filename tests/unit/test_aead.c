@@ -437,6 +437,35 @@ LC_TEST(aead_plain_stream_has_no_tag)
 	lc_conn_close(&b);
 }
 
+/*
+ * Key material is left out of core dumps: the AEAD state (its secret)
+ * and the TLS context (its PSK) each sit on pages marked MADV_DONTDUMP
+ * (secmem.h), which /proc/self/smaps shows as "dd".
+ */
+LC_TEST(aead_and_tls_keys_are_left_out_of_core_dumps)
+{
+	uint8_t secret[LC_AEAD_SECRET_LEN], key[LC_KEY_LEN];
+	struct lc_aead *a;
+	struct lc_tls *t;
+	struct lc_err e;
+
+	memset(secret, 0x5a, sizeof(secret));
+	memset(key, 0xa5, sizeof(key));
+	LC_CHECK_EQ_I(lc_aead_new(secret, 1, &a), 0);
+	LC_CHECK_EQ_I(lc_test_dontdump(a), 1);
+	lc_aead_free(a);
+	LC_CHECK_EQ_I(lc_aead_new(secret, 0, &a), 0);
+	LC_CHECK_EQ_I(lc_test_dontdump(a), 1);
+	lc_aead_free(a);
+	lc_err_clear(&e);
+	LC_CHECK_EQ_I(lc_tls_new(0, key, &t, &e), 0);
+	LC_CHECK_EQ_I(lc_test_dontdump(t), 1);
+	lc_tls_free(t);
+	LC_CHECK_EQ_I(lc_tls_new(1, key, &t, &e), 0);
+	LC_CHECK_EQ_I(lc_test_dontdump(t), 1);
+	lc_tls_free(t);
+}
+
 #ifdef LC_TEST_HOOKS
 /*
  * The key changes every epoch (64 GiB; the hook lowers it to 4 KiB here):
