@@ -6,11 +6,16 @@
  *              listening sockets and a wake pipe; each new connection gets
  *              a short-lived auth thread, at most LC_MAX_PENDING_AUTH at
  *              once, so that a stranger who connects and says nothing
- *              cannot hold up the real streams.  When every slot is busy,
- *              new connections wait in the listen backlog.  On cancel it
- *              shuts down the handshakes in progress and joins them.
- *   auth       runs the TLS and key handshake with a timeout on its
- *              connection, then hands it to receiver[idx] under the sink's
+ *              cannot hold up the real streams.  A new connection always
+ *              gets a slot: when its address already has its share
+ *              (nstreams + LC_AUTH_PER_HOST_SPARE) or every slot is busy,
+ *              the handshake that has waited longest is shut down and
+ *              joined first (lc_acceptor_make_room).  On cancel it shuts
+ *              down the handshakes in progress and joins them.
+ *   auth       runs the TLS and key handshake under one deadline for the
+ *              whole of it (LC_HANDSHAKE_TIMEOUT_MS from its start, not
+ *              per read: lc_conn_set_deadline), then hands the
+ *              connection to receiver[idx] under the sink's
  *              mutex and broadcasts its condvar.  A connection that fails
  *              the handshake (or names another stream's port, or a stream
  *              already connected) is logged with its address and closed;
@@ -74,8 +79,13 @@ lc_auth_main(void *arg)
 		lc_conn_init(&au->conn, fd);
 		pthread_mutex_unlock(&s->mu);
 	}
-	(void)lc_sock_set_timeout(au->conn.fd, LC_HANDSHAKE_TIMEOUT_MS);
-	r = s->tls != NULL ? lc_tls_accept(s->tls, &au->conn, &e) : 0;
+	/* one deadline for the whole handshake, however the peer paces it */
+	r = lc_conn_set_deadline(&au->conn, LC_HANDSHAKE_TIMEOUT_MS);
+	if (r != 0)
+		r = lc_err_set(&e, LC_ERR_STREAM, "cannot set the handshake "
+		    "deadline");
+	if (r == 0 && s->tls != NULL)
+		r = lc_tls_accept(s->tls, &au->conn, &e);
 	if (r == 0)
 		r = lc_stream_accept_auth(&au->conn, s->key, s->nstreams, &e);
 	if (r == 0 && au->conn.idx != au->listener)
@@ -87,10 +97,14 @@ lc_auth_main(void *arg)
 		if (rv->has_conn) {
 			r = lc_err_set(&e, LC_ERR_STREAM,
 			    "stream %u is already connected", au->conn.idx);
+		} else if (lc_conn_clear_deadline(&au->conn) != 0) {
+			r = lc_err_set(&e, LC_ERR_STREAM, "cannot make the "
+			    "socket blocking");
 		} else {
 			/* wake up once a second to see if we are stalled */
 			(void)lc_sock_set_timeout(au->conn.fd,
 			    LC_RECV_TICK_MS);
+			au->handed = 1;
 			rv->conn = au->conn;
 			rv->conn.patient = 1;
 			rv->conn.last_rx_ms = &rv->last_rx_ms;
@@ -103,7 +117,9 @@ lc_auth_main(void *arg)
 		}
 		pthread_mutex_unlock(&s->mu);
 	}
-	if (r != 0 && !lc_role_canceled(&s->port))
+	/* (an evicted handshake: the acceptor has said why) */
+	if (r != 0 && !lc_role_canceled(&s->port) &&
+	    !atomic_load(&au->evicted))
 		lc_log_warn("dropped data connection from %s: %s",
 		    au->conn.peer, e.msg);
 	pthread_mutex_lock(&s->mu);
@@ -208,8 +224,11 @@ lc_acceptor_take(struct lc_sink *s, struct lc_auth *au, uint32_t listener,
 	au->sink = s;
 	au->listener = listener;
 	au->dial = fd < 0;
+	au->t0 = lc_now_ms();
 	atomic_init(&au->finished, false);
+	atomic_init(&au->evicted, false);
 	lc_conn_init(&au->conn, fd);
+	lc_conn_host(&au->conn, au->host, sizeof(au->host));
 	if (lc_thread_start(&au->thread, "lc-auth", lc_auth_main, au) != 0) {
 		lc_log_warn("dropped data connection from %s: no thread",
 		    au->conn.peer);
@@ -218,6 +237,48 @@ lc_acceptor_take(struct lc_sink *s, struct lc_auth *au, uint32_t listener,
 		return;
 	}
 	au->used = 1;
+}
+
+/*
+ * A new connection from host: make room for its handshake (lc_hs_admit).
+ * At most nstreams + LC_AUTH_PER_HOST_SPARE handshakes from one address
+ * (the source dials every stream at once, and may be reconnecting some),
+ * so one address never holds every slot; when it has that many, or when
+ * every slot is busy, the handshake that has waited longest is shut down
+ * and joined (its thread ends at once), and that is logged here.
+ */
+static void
+lc_acceptor_make_room(struct lc_sink *s, const char *host)
+{
+	struct lc_hs_slot v[LC_MAX_PENDING_AUTH];
+	uint32_t per_host = s->nstreams + LC_AUTH_PER_HOST_SPARE;
+	struct lc_auth *au;
+	int k, why;
+
+	for (int i = 0; i < LC_MAX_PENDING_AUTH; i++) {
+		v[i].host = s->auth[i].used ? s->auth[i].host : NULL;
+		v[i].t0 = s->auth[i].t0;
+	}
+	if ((k = lc_hs_admit(v, LC_MAX_PENDING_AUTH, host, per_host,
+	    &why)) < 0)
+		return;
+	au = &s->auth[k];
+	atomic_store(&au->evicted, true);
+	pthread_mutex_lock(&s->mu);
+	lc_conn_shutdown(&au->conn);
+	pthread_mutex_unlock(&s->mu);
+	pthread_join(au->thread, NULL);
+	au->used = 0;
+	if (au->handed)
+		return;	/* it got through just before: not dropped */
+	if (why == LC_HS_PER_HOST)
+		lc_log_warn("dropped data connection from %s: more than %u "
+		    "handshakes at once from %s (the oldest goes)",
+		    au->conn.peer, per_host, host);
+	else
+		lc_log_warn("dropped data connection from %s: all %d "
+		    "handshake slots busy (the oldest goes)", au->conn.peer,
+		    LC_MAX_PENDING_AUTH);
 }
 
 /* 1 if stream i has an auth thread (dialling or in its handshake). */
@@ -278,13 +339,9 @@ lc_acceptor_main(void *arg)
 	if (s->dial_mode)
 		return lc_acceptor_dial_main(s);
 	while (!lc_role_canceled(&s->port)) {
-		/* no free slot: leave new connections in the backlog */
-		int full;
-
 		lc_acceptor_reap(s, 0, NULL);
-		full = lc_acceptor_slot(s) == NULL;
 		for (uint32_t i = 0; i < n; i++) {
-			pfd[i].fd = full ? -1 : s->recv[i].listen_fd;
+			pfd[i].fd = s->recv[i].listen_fd;
 			pfd[i].events = POLLIN;
 		}
 		pfd[n].fd = s->accept_wake.rfd;
@@ -294,15 +351,24 @@ lc_acceptor_main(void *arg)
 		if (pfd[n].revents != 0)
 			lc_wake_drain(&s->accept_wake);
 		for (uint32_t i = 0; i < n; i++) {
+			char host[LC_PEER_MAX];
+			struct lc_conn peer;
 			struct lc_auth *au;
 			int fd;
 			if (!(pfd[i].revents & POLLIN))
 				continue;
-			if ((au = lc_acceptor_slot(s)) == NULL)
-				break;	/* the rest wait in their backlogs */
 			fd = accept4(pfd[i].fd, NULL, NULL, SOCK_CLOEXEC);
-			if (fd >= 0)
-				lc_acceptor_take(s, au, i, fd);
+			if (fd < 0)
+				continue;
+			lc_acceptor_reap(s, 0, NULL);
+			lc_conn_init(&peer, fd);
+			lc_conn_host(&peer, host, sizeof(host));
+			lc_acceptor_make_room(s, host);
+			if ((au = lc_acceptor_slot(s)) == NULL) {
+				close(fd);	/* (make_room freed one) */
+				continue;
+			}
+			lc_acceptor_take(s, au, i, fd);
 		}
 	}
 	lc_acceptor_reap(s, 1, NULL);

@@ -895,12 +895,36 @@ lc_ctl_moved(struct lc_ctl *c, uint64_t bytes)
 	c->t_moved = now;
 }
 
+/*
+ * The sink's count of bytes written (PROGRESS, SINK_DONE): each byte is
+ * counted once, when the ordered writer writes it (sink.c), so the count
+ * never goes backwards and never exceeds what the files announced so far
+ * hold (while a stream's length is unknown, that has no bound).
+ */
+static int
+lc_ctl_sink_bytes(const struct lc_ctl *c, const char *what, uint64_t bytes,
+    struct lc_err *e)
+{
+	if (bytes < c->bytes_done)
+		return lc_err_set(e, LC_ERR_PROTO, "%s: sink sent a bad %s: "
+		    "its byte count went backwards (%llu after %llu)",
+		    c->dst_ep.name, what, (unsigned long long)bytes,
+		    (unsigned long long)c->bytes_done);
+	if (c->streams_open == 0 && bytes > c->bytes_total)
+		return lc_err_set(e, LC_ERR_PROTO, "%s: sink sent a bad %s: "
+		    "%llu bytes written of %llu", c->dst_ep.name, what,
+		    (unsigned long long)bytes,
+		    (unsigned long long)c->bytes_total);
+	return 0;
+}
+
 static int
 lc_ctl_dst_progress(struct lc_ctl *c, const struct lc_msg_progress *m,
     struct lc_err *e)
 {
 	const struct lc_ctl_file *f = lc_ctl_file_find(c, m->file);
 	struct lc_msg_ack ack;
+	int r;
 
 	/* the sink's mark never trails what it has said is done */
 	if (m->file > c->files_total + 1 || m->file < c->lo ||
@@ -908,6 +932,18 @@ lc_ctl_dst_progress(struct lc_ctl *c, const struct lc_msg_progress *m,
 		return lc_err_set(e, LC_ERR_PROTO, "%s: sink sent a bad "
 		    "PROGRESS (file %u, %llu bytes written)", c->dst_ep.name,
 		    m->file, (unsigned long long)m->written);
+	/* and, like its byte count, it only moves forward */
+	if (m->file < c->mark_file ||
+	    (m->file == c->mark_file && m->written < c->mark_written))
+		return lc_err_set(e, LC_ERR_PROTO, "%s: sink sent a bad "
+		    "PROGRESS: its mark went backwards (file %u byte %llu, "
+		    "after file %u byte %llu)", c->dst_ep.name, m->file,
+		    (unsigned long long)m->written, c->mark_file,
+		    (unsigned long long)c->mark_written);
+	if ((r = lc_ctl_sink_bytes(c, "PROGRESS", m->bytes, e)) != 0)
+		return r;
+	c->mark_file = m->file;
+	c->mark_written = m->written;
 	lc_ctl_moved(c, m->bytes);
 	c->bytes_done = m->bytes;
 	if (!c->listening || c->src_done)
@@ -931,6 +967,7 @@ lc_ctl_from_dst(struct lc_ctl *c, uint8_t type, const uint8_t *p, size_t n,
 		struct lc_msg_stream_lost lost;
 		struct lc_msg_file_skip skip;
 	} m;
+	int r;
 
 	switch (type) {
 	case LC_MSG_FILE_SKIP:
@@ -940,6 +977,11 @@ lc_ctl_from_dst(struct lc_ctl *c, uint8_t type, const uint8_t *p, size_t n,
 	case LC_MSG_TARGET_OK:
 		if (lc_msg_get_target_ok(p, n, &m.ok) != 0)
 			break;
+		/* one answer to the one SINK_TARGET */
+		if (c->target_ok)
+			return lc_err_set(e, LC_ERR_PROTO, "%s: sink sent "
+			    "TARGET_OK twice", c->dst_ep.name);
+		c->target_ok = 1;
 		c->target_is_dir = m.ok.is_dir;
 		return 0;
 	case LC_MSG_FILE_PREFIX:
@@ -968,6 +1010,20 @@ lc_ctl_from_dst(struct lc_ctl *c, uint8_t type, const uint8_t *p, size_t n,
 		if (lc_msg_get_xfer_done(p, n, &m.xfer) != 0 ||
 		    c->sink_done || m.xfer.files != c->files_done)
 			break;
+		/*
+		 * The sink is done once every stream has ended (after the
+		 * source was told there is no more) and every file is: not
+		 * before, or the copy would end while it still works.
+		 */
+		if (!c->nomore_sent || c->files_done != c->files_total)
+			return lc_err_set(e, LC_ERR_PROTO, "%s: sink sent "
+			    "SINK_DONE before the copy was done (%u of %u "
+			    "files%s)", c->dst_ep.name, c->files_done,
+			    c->files_total, c->nomore_sent ? "" :
+			    ", more to come");
+		if ((r = lc_ctl_sink_bytes(c, "SINK_DONE", m.xfer.bytes,
+		    e)) != 0)
+			return r;
 		c->sink_done = 1;
 		c->bytes_done = m.xfer.bytes;
 		return 0;
@@ -1416,6 +1472,7 @@ lc_ctl_stop_sink(struct lc_ctl *c)
 	struct lc_endpoint *ep = &c->dst_ep;
 	struct lc_msg_xfer_done d;
 	struct lc_msg_progress pr;
+	struct lc_err se;
 	const uint8_t *payload;
 	size_t plen, flen;
 	uint8_t type;
@@ -1438,13 +1495,20 @@ lc_ctl_stop_sink(struct lc_ctl *c)
 		    &type, &payload, &plen, &flen) == 1) {
 			int got = 0;
 
+			/* a count that cannot be true is not taken */
 			if (type == LC_MSG_SINK_STOPPED &&
 			    lc_msg_get_xfer_done(payload, plen, &d) == 0) {
-				c->bytes_done = d.bytes;
+				if (lc_ctl_sink_bytes(c, "SINK_STOPPED",
+				    d.bytes, &se) == 0)
+					c->bytes_done = d.bytes;
+				else
+					lc_log_warn("%s (not taken)", se.msg);
 				got = 1;
 			} else if (type == LC_MSG_PROGRESS &&
 			    lc_msg_get_progress(payload, plen, &pr) == 0 &&
-			    pr.bytes > c->bytes_done)
+			    pr.bytes > c->bytes_done &&
+			    lc_ctl_sink_bytes(c, "PROGRESS", pr.bytes,
+			    &se) == 0)
 				c->bytes_done = pr.bytes;
 			lc_buf_consume(&ep->in, flen);
 			if (got || type == LC_MSG_ERROR)

@@ -84,6 +84,8 @@ struct lc_ctl {
 	uint32_t credit;	/* SRC_CREDIT sent: ids below it */
 	uint64_t bytes_total;
 	uint64_t bytes_done;
+	uint32_t mark_file;	/* the sink's last mark (PROGRESS) */
+	uint64_t mark_written;
 	int nomore_sent;
 	int src_done;
 	int sink_done;
@@ -109,6 +111,7 @@ struct lc_ctl {
 	uint64_t last_bytes;
 	uint64_t t_moved;	/* when the sink last reported new bytes (ms) */
 	int target_is_dir;
+	int target_ok;		/* TARGET_OK seen */
 	int keep_setid;		/* -p as root from a local source */
 	int connected;		/* CONNECTED seen */
 	/* the data path (datapath.c) */

@@ -29,10 +29,15 @@
 /*
  * Handshakes in progress at once: room for every stream of the transfer
  * (on a long path all of them are in their handshake together) plus some
- * strangers.  When all are busy, new connections wait in the listen
- * backlog rather than being dropped.
+ * strangers.  One peer address may hold at most nstreams +
+ * LC_AUTH_PER_HOST_SPARE of them (every stream and a few reconnects), so
+ * never all.  A new connection always gets a slot: when its address
+ * has its share, or every slot is busy, the handshake that has waited
+ * longest is dropped (acceptor.c, lc_hs_admit in stream.h).  Each
+ * handshake has LC_HANDSHAKE_TIMEOUT_MS in all.
  */
 #define LC_MAX_PENDING_AUTH (LC_MAX_STREAMS + 16)
+#define LC_AUTH_PER_HOST_SPARE 8
 
 /*
  * A stream's source keeps its bytes in memory until they are acked (it
@@ -153,6 +158,11 @@ struct lc_auth {
 	struct lc_err dial_err;	/* reverse: why (auth thread) */
 	struct lc_conn conn;	/* the auth thread's; closed under mu, shut
 				   down by the acceptor under mu */
+	char host[LC_PEER_MAX];	/* the peer's address (acceptor) */
+	uint64_t t0;		/* accepted at (lc_now_ms; acceptor) */
+	atomic_bool evicted;	/* dropped for room (acceptor sets) */
+	int handed;		/* got through (auth thread; the acceptor
+				   reads it after the join) */
 };
 
 struct lc_sink {

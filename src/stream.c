@@ -5,6 +5,8 @@
 #include "lanecp/clock.h"
 #include "lanecp/fdio.h"
 #include "lanecp/log.h"
+#include "lanecp/thread.h"
+#include "lanecp/wake.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -12,6 +14,7 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -286,6 +289,92 @@ lc_conn_init(struct lc_conn *c, int fd)
 		lc_sock_peer_name(fd, c->peer, sizeof(c->peer));
 }
 
+int
+lc_conn_set_deadline(struct lc_conn *c, uint32_t ms)
+{
+	if (lc_set_nonblock(c->fd, 1) != 0)
+		return -LC_ERR_STREAM;
+	c->budget_ms = ms;
+	c->deadline_ms = lc_now_ms() + ms;
+	return 0;
+}
+
+int
+lc_conn_clear_deadline(struct lc_conn *c)
+{
+	c->deadline_ms = 0;
+	return lc_set_nonblock(c->fd, 0) != 0 ? -LC_ERR_STREAM : 0;
+}
+
+int
+lc_conn_wait(struct lc_conn *c, int writing, struct lc_err *e)
+{
+	struct pollfd pfd;
+
+	for (;;) {
+		uint64_t now = lc_now_ms(), left;
+		int r;
+
+		if (now >= c->deadline_ms)
+			return lc_err_set(e, LC_ERR_TIMEOUT, "not finished "
+			    "within %u s", (c->budget_ms + 999) / 1000);
+		left = c->deadline_ms - now;
+		pfd.fd = c->fd;
+		pfd.events = writing ? POLLOUT : POLLIN;
+		pfd.revents = 0;
+		r = poll(&pfd, 1, left > INT_MAX ? INT_MAX : (int)left);
+		if (r > 0)
+			return 0;	/* ready, or an error the call will see */
+		if (r < 0 && errno != EINTR)
+			return lc_err_sys(e, LC_ERR_STREAM, errno, "poll");
+	}
+}
+
+void
+lc_conn_host(const struct lc_conn *c, char *out, size_t outsz)
+{
+	const char *sp = strstr(c->peer, " port ");
+	size_t n = sp != NULL ? (size_t)(sp - c->peer) : strlen(c->peer);
+
+	if (outsz == 0)
+		return;
+	if (n >= outsz)
+		n = outsz - 1;
+	memcpy(out, c->peer, n);
+	out[n] = '\0';
+}
+
+int
+lc_hs_admit(const struct lc_hs_slot *p, size_t n, const char *host,
+    uint32_t per_host, int *why)
+{
+	size_t used = 0, mine = 0;
+	int old_mine = -1, old_all = -1;
+
+	*why = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (p[i].host == NULL)
+			continue;
+		used++;
+		if (old_all < 0 || p[i].t0 < p[old_all].t0)
+			old_all = (int)i;
+		if (strcmp(p[i].host, host) != 0)
+			continue;
+		mine++;
+		if (old_mine < 0 || p[i].t0 < p[old_mine].t0)
+			old_mine = (int)i;
+	}
+	if (mine >= per_host && old_mine >= 0) {
+		*why = LC_HS_PER_HOST;
+		return old_mine;
+	}
+	if (used >= n && old_all >= 0) {
+		*why = LC_HS_ALL_BUSY;
+		return old_all;
+	}
+	return -1;
+}
+
 /* Map a failed SSL_read/SSL_write to an error. */
 static int
 lc_conn_ssl_error(struct lc_conn *c, int ret, int reading, size_t got,
@@ -309,6 +398,11 @@ lc_conn_ssl_error(struct lc_conn *c, int ret, int reading, size_t got,
 	}
 	if (err == SSL_ERROR_WANT_READ && reading && c->patient)
 		return 1;	/* receive timeout: keep waiting */
+	if ((err == SSL_ERROR_WANT_READ || err == SSL_ERROR_WANT_WRITE) &&
+	    c->deadline_ms != 0) {
+		int r = lc_conn_wait(c, err == SSL_ERROR_WANT_WRITE, e);
+		return r == 0 ? 1 : r;	/* 1: ready, call again */
+	}
 	if (err == SSL_ERROR_SYSCALL) {
 		if (saved == EAGAIN || saved == EWOULDBLOCK)
 			return lc_err_set(e, LC_ERR_TIMEOUT, "data stream %s "
@@ -333,12 +427,23 @@ lc_conn_write_all(struct lc_conn *c, const void *p, size_t n,
 		if (c->ssl != NULL) {
 			int k = SSL_write(c->ssl, b, n > INT_MAX ? INT_MAX :
 			    (int)n);
-			if (k <= 0)
-				return lc_conn_ssl_error(c, k, 0, 0, e);
+			if (k <= 0) {
+				int er = lc_conn_ssl_error(c, k, 0, 0, e);
+				if (er == 1)
+					continue;
+				return er;
+			}
 			w = k;
 		} else if ((w = send(c->fd, b, n, MSG_NOSIGNAL)) < 0) {
+			int er;
 			if (errno == EINTR)
 				continue;
+			if ((errno == EAGAIN || errno == EWOULDBLOCK) &&
+			    c->deadline_ms != 0) {
+				if ((er = lc_conn_wait(c, 1, e)) != 0)
+					return er;
+				continue;
+			}
 			if (errno == EAGAIN || errno == EWOULDBLOCK)
 				return lc_err_set(e, LC_ERR_TIMEOUT,
 				    "data stream to %s: send timed out",
@@ -372,8 +477,15 @@ lc_conn_recv_iov(struct lc_conn *c, struct iovec *iov, int iovcnt,
 		if (r > 0 && c->last_rx_ms != NULL)
 			atomic_store(c->last_rx_ms, lc_now_ms());
 		if (r < 0) {
+			int er;
 			if (errno == EINTR)
 				continue;
+			if ((errno == EAGAIN || errno == EWOULDBLOCK) &&
+			    c->deadline_ms != 0) {
+				if ((er = lc_conn_wait(c, 0, e)) != 0)
+					return er;
+				continue;
+			}
 			if ((errno == EAGAIN || errno == EWOULDBLOCK) &&
 			    c->patient)
 				continue;
@@ -813,9 +925,11 @@ lc_stream_handshake(const struct lc_dial *d, int fd, struct lc_stream **out,
 	lc_err_clear(&sub);
 	lc_conn_init(&c, fd);
 	lc_dial_pending(d, fd);
-	if ((r = lc_sock_set_timeout(fd, LC_HANDSHAKE_TIMEOUT_MS)) != 0) {
+	/* one deadline for all of it, however the peer paces its bytes */
+	if ((r = lc_conn_set_deadline(&c, d->handshake_ms != 0 ?
+	    d->handshake_ms : LC_HANDSHAKE_TIMEOUT_MS)) != 0) {
 		r = lc_err_set(e, LC_ERR_STREAM, "data stream %u to %s: "
-		    "cannot set timeouts", d->idx, c.peer);
+		    "cannot set the handshake deadline", d->idx, c.peer);
 		goto out;
 	}
 	if (d->tls != NULL && (r = lc_tls_connect(d->tls, &c, &sub)) != 0) {
@@ -825,9 +939,9 @@ lc_stream_handshake(const struct lc_dial *d, int fd, struct lc_stream **out,
 	}
 	if ((r = lc_stream_connect_auth(&c, d->key, d->idx, e)) != 0)
 		goto out;
-	if ((r = lc_sock_set_timeout(fd, 0)) != 0) {
+	if ((r = lc_conn_clear_deadline(&c)) != 0) {
 		r = lc_err_set(e, LC_ERR_STREAM, "data stream %u to %s: "
-		    "cannot clear timeouts", d->idx, c.peer);
+		    "cannot make the socket blocking", d->idx, c.peer);
 		goto out;
 	}
 	if ((st = calloc(1, sizeof(*st))) == NULL) {
@@ -850,48 +964,257 @@ lc_stream_handshake(const struct lc_dial *d, int fd, struct lc_stream **out,
 /*
  * Reverse (d->accept): wait on d->listen_fd for the sink to dial in, then
  * run the same handshake as after a connect (the source is the TLS client
- * and proves the key; a stranger cannot pass).  A connection that fails
- * its handshake is logged and dropped, and the wait goes on until
- * connect_timeout_ms has passed (a handshake in progress is bounded by
- * LC_HANDSHAKE_TIMEOUT_MS on its own, so a silent stranger costs up to
- * that much; one at a time, unlike the sink's parallel handshakes).
+ * and proves the key; a stranger cannot pass).  Handshakes run in threads
+ * of their own, up to LC_ACC_MAX at once and LC_ACC_PER_HOST from one
+ * address (lc_hs_admit: the sink dials each stream once at a time, so a
+ * few from its address are plenty), so a stranger cannot keep the sink
+ * waiting behind it: a new connection always starts its handshake, and
+ * the oldest of its address, or of all, is dropped to make room.  Each
+ * handshake has its own deadline (d->handshake_ms); the first that
+ * succeeds is the stream, the others are then dropped.  Connections that
+ * fail are logged; the wait goes on until connect_timeout_ms has passed
+ * (and the handshakes begun by then have ended).  The pending hook is
+ * called with each accepted socket and with -1 at once: the handshakes
+ * are canceled here, through d->cancel.
  */
+#define LC_ACC_MAX 8
+#define LC_ACC_PER_HOST 4
+
+struct lc_acc;
+
+/* One accepted connection in its handshake. */
+struct lc_acc_hs {
+	struct lc_acc *acc;
+	pthread_t thread;
+	int used;		/* the waiting thread's */
+	atomic_bool done;	/* set by the handshake thread as it ends */
+	int fd;			/* acc->mu: the socket in its handshake or -1 */
+	char host[LC_PEER_MAX];	/* the waiting thread's */
+	char peer[LC_PEER_MAX];
+	uint64_t t0;
+	struct lc_stream *st;	/* the handshake thread's result: read */
+	int rc;			/* after the join */
+	struct lc_err e;
+};
+
+struct lc_acc {
+	const struct lc_dial *d;
+	pthread_mutex_t mu;
+	struct lc_wake wake;	/* a handshake ended */
+	struct lc_acc_hs hs[LC_ACC_MAX];
+};
+
+static void
+lc_acc_pending(void *arg, int fd)
+{
+	struct lc_acc_hs *h = arg;
+
+	pthread_mutex_lock(&h->acc->mu);
+	h->fd = fd;
+	pthread_mutex_unlock(&h->acc->mu);
+}
+
+static void *
+lc_acc_main(void *arg)
+{
+	struct lc_acc_hs *h = arg;
+	struct lc_dial d = *h->acc->d;
+
+	d.pending = lc_acc_pending;
+	d.arg = h;
+	lc_err_clear(&h->e);
+	h->rc = lc_stream_handshake(&d, h->fd, &h->st, &h->e);
+	atomic_store(&h->done, true);
+	lc_wake_signal(&h->acc->wake);
+	return NULL;
+}
+
+/*
+ * Join handshake h; drop: shut it down first (its thread then ends soon).
+ * The first handshake that succeeded becomes *out; another success is
+ * closed (one stream, one connection).  A failure is logged: why is
+ * LC_HS_PER_HOST or LC_HS_ALL_BUSY when it was dropped for room, -1 when
+ * dropped because the wait is over (not logged), 0 when it failed by
+ * itself.
+ */
+static void
+lc_acc_join(struct lc_acc *a, struct lc_acc_hs *h, int drop, int why,
+    struct lc_stream **out)
+{
+	const struct lc_dial *d = a->d;
+
+	if (drop) {
+		pthread_mutex_lock(&a->mu);
+		if (h->fd >= 0)
+			(void)shutdown(h->fd, SHUT_RDWR);
+		pthread_mutex_unlock(&a->mu);
+	}
+	pthread_join(h->thread, NULL);
+	h->used = 0;
+	if (h->rc == 0 && *out == NULL) {
+		*out = h->st;	/* (it got through before the shutdown) */
+	} else if (h->rc == 0) {
+		lc_log_debug("dropped data connection from %s: stream %u is "
+		    "connected", h->peer, d->idx);
+		lc_stream_free(h->st);
+	} else if (why == LC_HS_PER_HOST) {
+		lc_log_warn("dropped data connection from %s: more than %d "
+		    "handshakes at once from %s (the oldest goes)", h->peer,
+		    LC_ACC_PER_HOST, h->host);
+	} else if (why == LC_HS_ALL_BUSY) {
+		lc_log_warn("dropped data connection from %s: all %d handshake "
+		    "slots busy (the oldest goes)", h->peer, LC_ACC_MAX);
+	} else if (why == 0 && (d->cancel == NULL ||
+	    !atomic_load(d->cancel))) {
+		lc_log_warn("dropped data connection from %s: %s", h->peer,
+		    h->e.msg);
+	}
+	h->st = NULL;
+}
+
+/* Join the handshakes that have ended (all: shut every one down first). */
+static void
+lc_acc_reap(struct lc_acc *a, int all, struct lc_stream **out)
+{
+	for (int i = 0; i < LC_ACC_MAX; i++) {
+		struct lc_acc_hs *h = &a->hs[i];
+		if (h->used && (all || atomic_load(&h->done)))
+			lc_acc_join(a, h, all, all ? -1 : 0, out);
+	}
+}
+
+/* Make room for a handshake from host (lc_hs_admit). */
+static void
+lc_acc_make_room(struct lc_acc *a, const char *host, struct lc_stream **out)
+{
+	struct lc_hs_slot v[LC_ACC_MAX];
+	int k, why;
+
+	for (int i = 0; i < LC_ACC_MAX; i++) {
+		v[i].host = a->hs[i].used ? a->hs[i].host : NULL;
+		v[i].t0 = a->hs[i].t0;
+	}
+	if ((k = lc_hs_admit(v, LC_ACC_MAX, host, LC_ACC_PER_HOST, &why)) >= 0)
+		lc_acc_join(a, &a->hs[k], 1, why, out);
+}
+
+/* Accept one connection and start its handshake. */
+static void
+lc_acc_take(struct lc_acc *a, struct lc_stream **out)
+{
+	const struct lc_dial *d = a->d;
+	struct lc_acc_hs *h = NULL;
+	struct lc_conn peer;
+	char host[LC_PEER_MAX];
+	int fd;
+
+	fd = accept4(d->listen_fd, NULL, NULL, SOCK_CLOEXEC);
+	if (fd < 0)
+		return;
+	lc_sock_tune(fd);
+	lc_dial_pending(d, fd);	/* TCP reached us */
+	lc_dial_pending(d, -1);	/* (canceled here: d->cancel) */
+	lc_conn_init(&peer, fd);
+	lc_conn_host(&peer, host, sizeof(host));
+	lc_acc_make_room(a, host, out);
+	for (int i = 0; i < LC_ACC_MAX && h == NULL; i++)
+		if (!a->hs[i].used)
+			h = &a->hs[i];
+	if (h == NULL || *out != NULL) {	/* (the one dropped for room
+						   had just got through) */
+		close(fd);
+		return;
+	}
+	memset(h, 0, sizeof(*h));
+	h->acc = a;
+	h->fd = fd;	/* before the thread starts: a shutdown reaches it */
+	h->t0 = lc_now_ms();
+	atomic_init(&h->done, false);
+	snprintf(h->host, sizeof(h->host), "%s", host);
+	snprintf(h->peer, sizeof(h->peer), "%s", peer.peer);
+	if (lc_thread_start(&h->thread, "lc-hs", lc_acc_main, h) != 0) {
+		lc_log_warn("dropped data connection from %s: no thread",
+		    peer.peer);
+		close(fd);
+		return;
+	}
+	h->used = 1;
+}
+
+static int
+lc_acc_busy(const struct lc_acc *a)
+{
+	for (int i = 0; i < LC_ACC_MAX; i++)
+		if (a->hs[i].used)
+			return 1;
+	return 0;
+}
+
 static int
 lc_stream_accept_dial(const struct lc_dial *d, struct lc_stream **out,
     struct lc_err *e)
 {
-	struct pollfd pfd;
+	struct lc_acc *a;
+	struct pollfd pfd[2];
 	uint64_t deadline = lc_now_ms() + (uint64_t)d->connect_timeout_ms;
 	int r;
 
+	if ((a = calloc(1, sizeof(*a))) == NULL)
+		return lc_err_set(e, LC_ERR_NOMEM, "out of memory");
+	a->d = d;
+	if (pthread_mutex_init(&a->mu, NULL) != 0) {
+		free(a);
+		return lc_err_set(e, LC_ERR_INTERNAL, "mutex");
+	}
+	if (lc_wake_open(&a->wake) != 0) {
+		pthread_mutex_destroy(&a->mu);
+		free(a);
+		return lc_err_set(e, LC_ERR_INTERNAL, "cannot open a pipe");
+	}
 	for (;;) {
-		uint64_t now = lc_now_ms();
-		int fd;
+		uint64_t now;
+		int n = 0;
 
-		if (d->cancel != NULL && atomic_load(d->cancel))
-			return lc_err_set(e, LC_ERR_CANCELED, "canceled");
-		if (now >= deadline)
-			return lc_err_set(e, LC_ERR_STREAM, "data stream %u: "
+		lc_acc_reap(a, 0, out);
+		if (*out != NULL) {
+			r = 0;
+			break;
+		}
+		if (d->cancel != NULL && atomic_load(d->cancel)) {
+			r = lc_err_set(e, LC_ERR_CANCELED, "canceled");
+			break;
+		}
+		now = lc_now_ms();
+		if (now >= deadline && !lc_acc_busy(a)) {
+			r = lc_err_set(e, LC_ERR_STREAM, "data stream %u: "
 			    "no connection from the sink within %.1f s "
 			    "(reverse)", d->idx,
 			    (double)d->connect_timeout_ms / 1000);
-		pfd.fd = d->listen_fd;
-		pfd.events = POLLIN;
-		pfd.revents = 0;
-		r = poll(&pfd, 1, 100);	/* short slices: see a cancel */
-		if (r <= 0)
+			break;
+		}
+		pfd[n].fd = a->wake.rfd;
+		pfd[n++].events = POLLIN;
+		if (now < deadline) {	/* then no new ones */
+			pfd[n].fd = d->listen_fd;
+			pfd[n++].events = POLLIN;
+		}
+		pfd[0].revents = pfd[1].revents = 0;
+		if (poll(pfd, (nfds_t)n, 100) <= 0)	/* see a cancel */
 			continue;
-		fd = accept4(d->listen_fd, NULL, NULL, SOCK_CLOEXEC);
-		if (fd < 0)
-			continue;
-		lc_sock_tune(fd);
-		r = lc_stream_handshake(d, fd, out, e);
-		if (r == 0 || r == -LC_ERR_CANCELED)
-			return r;
-		if (d->cancel != NULL && atomic_load(d->cancel))
-			return lc_err_set(e, LC_ERR_CANCELED, "canceled");
-		lc_log_warn("dropped data connection: %s", e->msg);
+		if (pfd[0].revents != 0)
+			lc_wake_drain(&a->wake);
+		if (n > 1 && (pfd[1].revents & POLLIN))
+			lc_acc_take(a, out);
 	}
+	lc_acc_reap(a, 1, out);
+	if (r != 0 && *out != NULL) {	/* (won while we gave up) */
+		lc_stream_free(*out);
+		*out = NULL;
+	}
+	lc_wake_close(&a->wake);
+	pthread_mutex_destroy(&a->mu);
+	free(a);
+	return r;
 }
 
 int

@@ -54,9 +54,11 @@ lc_testhook_proxy(const char *addr, uint16_t *ports, uint32_t n, pid_t *pid,
 	}
 	pfd.fd = p[0];
 	pfd.events = POLLIN;
+	/* (generous: a test's program may first connect strangers to the
+	   ports, and a loaded sanitizer build accepts them slowly) */
 	while (got < sizeof(line) - 1 && memchr(line, '\n', got) == NULL) {
 		ssize_t k;
-		if (poll(&pfd, 1, 5000) <= 0)
+		if (poll(&pfd, 1, 60000) <= 0)
 			break;
 		if ((k = read(p[0], line + got, sizeof(line) - 1 - got)) <= 0)
 			break;

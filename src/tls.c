@@ -151,22 +151,41 @@ static int
 lc_tls_handshake(struct lc_tls *t, struct lc_conn *c, int server,
     struct lc_err *e)
 {
+	struct lc_err sub;
 	SSL *ssl;
 	unsigned long err;
 	int r;
 
+	lc_err_clear(&sub);
 	ERR_clear_error();
 	if ((ssl = SSL_new(t->ctx)) == NULL || !SSL_set_fd(ssl, c->fd)) {
 		SSL_free(ssl);
 		return lc_err_set(e, LC_ERR_INTERNAL, "SSL_new failed");
 	}
-	errno = 0;
-	r = server ? SSL_accept(ssl) : SSL_connect(ssl);
-	if (r == 1) {
-		c->ssl = ssl;
-		return 0;
+	/*
+	 * Under the connection's deadline (lc_conn_set_deadline) the socket
+	 * is non-blocking: each time OpenSSL wants bytes or room, wait for
+	 * them only until the deadline, so the handshake as a whole is
+	 * bounded, not each read.
+	 */
+	for (;;) {
+		errno = 0;
+		r = server ? SSL_accept(ssl) : SSL_connect(ssl);
+		if (r == 1) {
+			c->ssl = ssl;
+			return 0;
+		}
+		r = SSL_get_error(ssl, r);
+		if ((r != SSL_ERROR_WANT_READ && r != SSL_ERROR_WANT_WRITE) ||
+		    c->deadline_ms == 0)
+			break;
+		if ((r = lc_conn_wait(c, r == SSL_ERROR_WANT_WRITE,
+		    &sub)) != 0) {
+			SSL_free(ssl);
+			ERR_clear_error();
+			return lc_err_set(e, -r, "TLS handshake %s", sub.msg);
+		}
 	}
-	r = SSL_get_error(ssl, r);
 	err = ERR_peek_last_error();
 	SSL_free(ssl);
 	ERR_clear_error();

@@ -33,6 +33,8 @@
 #include "lanecp/err.h"
 #include "lanecp/wire.h"
 
+/* a data connection's whole handshake, from accept (or connect) to
+   verified, however the peer paces its bytes */
 #define LC_HANDSHAKE_TIMEOUT_MS 10000
 #define LC_PEER_MAX (LC_ADDR_MAX + 8)
 
@@ -59,6 +61,14 @@ struct lc_conn {
 	 */
 	int patient;
 	atomic_uint_fast64_t *last_rx_ms;
+	/*
+	 * A handshake in progress (lc_conn_set_deadline): the socket is
+	 * non-blocking and every read and write, OpenSSL's inside its
+	 * handshake included, waits at most until deadline_ms (lc_now_ms),
+	 * however the peer paces its bytes.  0: blocking I/O, no deadline.
+	 */
+	uint64_t deadline_ms;
+	uint32_t budget_ms;	/* the deadline's length, for messages */
 };
 
 /*
@@ -88,6 +98,47 @@ int lc_sock_set_timeout(int fd, int ms);
 void lc_sock_peer_name(int fd, char *out, size_t outsz);
 
 void lc_conn_init(struct lc_conn *c, int fd);
+
+/*
+ * One absolute deadline for a whole handshake, ms from now: the socket
+ * becomes non-blocking, and the lc_conn I/O below and the TLS handshake
+ * (tls.h) wait for it with poll(2) only until then; past it they fail
+ * with -LC_ERR_TIMEOUT ("not finished within N s").  0, or
+ * -LC_ERR_STREAM when the socket's flags cannot be set.  Clear it (the
+ * socket blocks again) before the connection carries frames.
+ */
+int lc_conn_set_deadline(struct lc_conn *c, uint32_t ms);
+int lc_conn_clear_deadline(struct lc_conn *c);
+/*
+ * Under a deadline: wait until c->fd is readable (writing 0) or writable
+ * (writing 1), or has an error or hangup for the next call to see.  0, or
+ * -LC_ERR_TIMEOUT once the deadline has passed.
+ */
+int lc_conn_wait(struct lc_conn *c, int writing, struct lc_err *e);
+/* The peer's numeric address without its port ("127.0.0.1", "::1"). */
+void lc_conn_host(const struct lc_conn *c, char *out, size_t outsz);
+
+/*
+ * Admission of handshakes by peer address.  A listener that runs several
+ * handshakes at once keeps at most per_host of them from one address and
+ * at most n in all; a new connection always gets in, at the cost of the
+ * oldest handshake of its own address when that address has per_host
+ * already, else, when all n are busy, of the oldest handshake of all.
+ * An honest handshake takes a few round trips, so what is dropped is the
+ * one that has waited longest: a stranger that trickles bytes, not the
+ * peer that just connected.  p[0..n) are the slots: host NULL is a free
+ * one, t0 when the handshake began.  Returns -1 when there is room
+ * (*why 0), else the index of the handshake to drop first, with *why
+ * LC_HS_PER_HOST or LC_HS_ALL_BUSY.
+ */
+struct lc_hs_slot {
+	const char *host;	/* lc_conn_host; NULL: free */
+	uint64_t t0;
+};
+#define LC_HS_PER_HOST 1
+#define LC_HS_ALL_BUSY 2
+int lc_hs_admit(const struct lc_hs_slot *p, size_t n, const char *host,
+    uint32_t per_host, int *why);
 
 /*
  * Transport I/O, through TLS when c->ssl is set.  lc_conn_read_full
@@ -121,7 +172,8 @@ void lc_conn_shutdown(struct lc_conn *c);
 void lc_conn_close(struct lc_conn *c);
 
 /*
- * Stream authentication (run with socket timeouts set by the caller).
+ * Stream authentication (run under a deadline the caller set:
+ * lc_conn_set_deadline).
  * Plain TCP: the HMAC challenge-response above.  Over TLS the PSK
  * handshake has already proved the key both ways, so the client just
  * names its stream: "LCDI" u32 stream, inside TLS.  The server accepts
@@ -209,9 +261,15 @@ struct lc_dial {
 	 * Reverse (-z, relays): accept != 0 waits on listen_fd (ours, not
 	 * closed) for the connection instead of dialling addr, within
 	 * connect_timeout_ms, dropping connections that fail the handshake.
+	 * Several handshakes run at once there, a few per peer address (a
+	 * slow stranger cannot keep the sink out); pending is then called
+	 * with each accepted socket and -1 at once, and the handshakes are
+	 * canceled through cancel (seen within 0.1 s).
 	 */
 	int accept;
 	int listen_fd;
+	/* the whole handshake's deadline, ms; 0: LC_HANDSHAKE_TIMEOUT_MS */
+	uint32_t handshake_ms;
 };
 
 /*

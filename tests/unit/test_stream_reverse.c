@@ -13,7 +13,10 @@
 #include "lanecp/stream.h"
 #include "lanecp/tls.h"
 
+#include <arpa/inet.h>
+#include <errno.h>
 #include <fcntl.h>
+#include <netinet/in.h>
 #include <poll.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -415,6 +418,173 @@ LC_TEST(reverse_dial_pending_hook_cancels_handshake)
 	close(fd);
 	LC_CHECK_EQ_I(lc_test_nfds(), before);
 	t_src_free(&t);
+}
+
+/*
+ * Slow strangers (issue 20, item 6): a stranger that connects first and
+ * then sends one byte every 50 ms, a TLS record header first, so that a
+ * TLS client waits for the rest of the record: each read gets a byte,
+ * and only a deadline for the whole handshake ends it.
+ */
+struct t_slow {
+	pthread_t th;
+	int fd;
+	atomic_bool stop;
+	atomic_bool gone;	/* the source closed the connection */
+};
+
+static void *
+t_slow_main(void *arg)
+{
+	static const uint8_t hdr[5] = { 0x16, 0x03, 0x03, 0x40, 0x00 };
+	struct t_slow *w = arg;
+	uint8_t b = 0, buf[4096];
+
+	if (send(w->fd, hdr, sizeof(hdr), MSG_NOSIGNAL) != (ssize_t)sizeof(hdr))
+		atomic_store(&w->gone, true);
+	while (!atomic_load(&w->gone) && !atomic_load(&w->stop)) {
+		struct pollfd p = { .fd = w->fd, .events = POLLIN };
+		if (poll(&p, 1, 50) > 0) {
+			ssize_t k = recv(w->fd, buf, sizeof(buf), MSG_DONTWAIT);
+			if (k == 0 || (k < 0 && errno != EAGAIN &&
+			    errno != EINTR))
+				atomic_store(&w->gone, true);
+			continue;
+		}
+		if (send(w->fd, &b, 1, MSG_NOSIGNAL) != 1)
+			atomic_store(&w->gone, true);
+	}
+	return NULL;
+}
+
+/* Connect a slow stranger from address from (NULL: any) to port. */
+static void
+t_slow_start(struct t_slow *w, const char *from, uint16_t port)
+{
+	struct sockaddr_in sa;
+
+	memset(w, 0, sizeof(*w));
+	atomic_init(&w->stop, false);
+	atomic_init(&w->gone, false);
+	w->fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	LC_CHECK(w->fd >= 0);
+	memset(&sa, 0, sizeof(sa));
+	sa.sin_family = AF_INET;
+	if (from != NULL) {
+		LC_CHECK(inet_pton(AF_INET, from, &sa.sin_addr) == 1);
+		LC_CHECK(bind(w->fd, (struct sockaddr *)&sa, sizeof(sa)) == 0);
+	}
+	LC_CHECK(inet_pton(AF_INET, "127.0.0.1", &sa.sin_addr) == 1);
+	sa.sin_port = htons(port);
+	LC_CHECK(connect(w->fd, (struct sockaddr *)&sa, sizeof(sa)) == 0);
+	LC_CHECK(pthread_create(&w->th, NULL, t_slow_main, w) == 0);
+}
+
+/* Wait until the source has closed w's connection (the harness's
+   timeout is the cap), then clean up. */
+static void
+t_slow_wait_gone(struct t_slow *w)
+{
+	while (!atomic_load(&w->gone))
+		(void)poll(NULL, 0, 20);
+	pthread_join(w->th, NULL);
+	close(w->fd);
+}
+
+/*
+ * A slow stranger is there first; the real sink dials in while it is
+ * still trickling, and gets the stream (on main's code the source ran
+ * one handshake at a time, so the stranger held the stream for as long as
+ * it kept sending).  Once the stream is up the stranger is dropped.
+ */
+LC_TEST(reverse_dial_slow_stranger_first)
+{
+	struct lc_stream *st = NULL;
+	struct t_slow w;
+	struct t_sink s;
+	struct t_src t;
+	struct lc_err e;
+
+	t_src_init(&t, 1, 30000);
+	t_slow_start(&w, NULL, t.port);
+	t_sink_start(&s, t.port, 1, 11);
+	lc_err_clear(&e);
+	LC_CHECK_EQ_I(lc_stream_dial(&t.d, &st, &e), 0);
+	t_up(&t, st, &s);
+	t_slow_wait_gone(&w);
+	lc_stream_free(st);
+	t_src_free(&t);
+}
+
+/*
+ * Six slow strangers from the sink's own address (127.0.0.1) and six from
+ * another (127.0.0.2) are there first: more than the source runs at once
+ * from one address or in all.  The real sink still gets through; the
+ * strangers are all dropped (for room, or when the stream is up).
+ */
+LC_TEST(reverse_dial_strangers_from_two_addresses)
+{
+	struct lc_stream *st = NULL;
+	struct t_slow w[12];
+	struct t_sink s;
+	struct t_src t;
+	struct lc_err e;
+
+	t_src_init(&t, 1, 30000);
+	for (int i = 0; i < 12; i++)
+		t_slow_start(&w[i], i < 6 ? "127.0.0.1" : "127.0.0.2", t.port);
+	t_sink_start(&s, t.port, 1, 11);
+	lc_err_clear(&e);
+	LC_CHECK_EQ_I(lc_stream_dial(&t.d, &st, &e), 0);
+	t_up(&t, st, &s);
+	for (int i = 0; i < 12; i++)
+		t_slow_wait_gone(&w[i]);
+	lc_stream_free(st);
+	t_src_free(&t);
+}
+
+/*
+ * The deadline: with no sink yet, a slow stranger is dropped once its
+ * whole handshake has taken handshake_ms (not before; no upper bound is
+ * asserted), while the source goes on waiting; the sink then gets through.
+ */
+static void
+t_deadline(int encrypt)
+{
+	struct t_dialer dl;
+	struct t_slow w;
+	struct t_sink s;
+	struct t_src t;
+	uint64_t t0;
+
+	t_src_init(&t, encrypt, 60000);
+	t.d.handshake_ms = 300;
+	memset(&dl, 0, sizeof(dl));
+	dl.t = &t;
+	dl.rc = 1;
+	LC_CHECK(pthread_create(&dl.th, NULL, t_dialer_main, &dl) == 0);
+	t0 = lc_now_ms();
+	t_slow_start(&w, "127.0.0.2", t.port);
+	t_slow_wait_gone(&w);
+	LC_CHECK(lc_now_ms() - t0 >= 300);
+	t_sink_start(&s, t.port, encrypt, 11);
+	pthread_join(dl.th, NULL);
+	if (dl.rc != 0)
+		fprintf(stderr, "dial: %s\n", dl.e.msg);
+	LC_CHECK_EQ_I(dl.rc, 0);
+	t_up(&t, dl.st, &s);
+	lc_stream_free(dl.st);
+	t_src_free(&t);
+}
+
+LC_TEST(reverse_dial_stranger_deadline_tls)
+{
+	t_deadline(1);
+}
+
+LC_TEST(reverse_dial_stranger_deadline_plain)
+{
+	t_deadline(0);
 }
 
 LC_TEST_MAIN()

@@ -1,0 +1,449 @@
+/*
+ * lc_evil_sink: a hostile sink agent for tests (the counterpart of
+ * lc_evil_agent, which plays a hostile source).  Run as the remote agent
+ * of a push, "-T 'LC_EVIL_SINK=CASE LC_EVIL_REAL=/path/to/lanecp
+ * lc_evil_sink'" (lanecp appends "--agent ..."; the variables reach it
+ * through the remote shell): it runs "$LC_EVIL_REAL --agent", relays both
+ * ways so that the copy is real, and breaks one rule of what a sink may
+ * say to the controller (docs/PROTOCOL.md), as CASE says:
+ *
+ *   listening_twice    LISTENING a second time
+ *   listening_streams  LISTENING grants one stream more than LISTEN asked
+ *   ready_unknown      FILE_READY for an id never announced (after the
+ *                      real first FILE_READY)
+ *   ready_twice        the first FILE_READY twice
+ *   ready_past         FILE_READY starting past the end of the file
+ *   done_unknown       FILE_DONE for an id never announced
+ *   done_early         FILE_DONE for a file just before its FILE_READY
+ *   done_twice         the first FILE_DONE twice
+ *   done_bytes         FILE_DONE with one byte more than the file has
+ *   done_sum           FILE_DONE whose checksum is not hex (-e)
+ *   progress_unknown   PROGRESS whose mark is a file never announced
+ *   progress_past      PROGRESS with more written of file 1 than it has
+ *   progress_back      a PROGRESS whose byte count is below the last one
+ *   progress_mark_back a PROGRESS whose mark is below the last one
+ *   progress_total     PROGRESS counting more bytes than the copy has
+ *   lost_stream        STREAM_LOST for a stream beyond those granted
+ *   lost_off           STREAM_LOST with a last block past the file's end
+ *   sink_done_early    SINK_DONE right after LISTENING (the real one is
+ *                      dropped: a controller that took the first would
+ *                      end the copy before the sink has)
+ *   sink_done_twice    SINK_DONE twice
+ *   sink_done_bytes    SINK_DONE counting more bytes than the copy has
+ *   skip_unknown       FILE_SKIP for an id never announced
+ *   prefix_unasked     FILE_PREFIX without -a (before FILE_READY)
+ *   bye_early          BYE before the controller's
+ *   target_twice       TARGET_OK a second time, saying the opposite
+ *   stopped_bytes      SINK_STOPPED (the answer to STOP) counting more
+ *                      bytes than the copy has
+ *
+ * Every message is otherwise passed on unchanged.  It remembers what the
+ * controller announced (LISTEN's streams, each FILE's id and size) to make
+ * its lies precise.  A case it never gets to apply leaves the copy alone.
+ */
+#include "lanecp/buf.h"
+#include "lanecp/err.h"
+#include "lanecp/util.h"
+#include "lanecp/wire.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define EVIL_FILES 4096		/* ids remembered (sizes) */
+#define EVIL_UNKNOWN 100000u	/* an id no test copy announces */
+
+static const char *evil = "";
+static uint32_t asked_streams;	/* LISTEN */
+static uint64_t sizes[EVIL_FILES];	/* FILE: size by id */
+static uint64_t total;		/* sum of the sizes announced */
+static uint32_t first_id;	/* the first regular FILE */
+static int done;		/* the case has been applied */
+static uint64_t last_bytes;	/* the last PROGRESS passed on */
+
+static int
+is(const char *name)
+{
+	return !done && strcmp(evil, name) == 0;
+}
+
+static uint64_t
+size_of(uint32_t id)
+{
+	return id < EVIL_FILES ? sizes[id] : 0;
+}
+
+static int
+flush(int fd, struct lc_buf *b)
+{
+	int r = lc_write_all(fd, lc_buf_ptr(b), lc_buf_len(b));
+
+	lc_buf_reset(b);
+	return r;
+}
+
+/* ---- messages from the controller to the real sink ---- */
+
+static void
+ctl_file(const struct lc_msg_file *f)
+{
+	if (f->id < EVIL_FILES)
+		sizes[f->id] = f->size;
+	total += f->size;
+	if (f->kind == LC_KIND_REG && first_id == 0)
+		first_id = f->id;
+}
+
+static int
+from_ctl(struct lc_buf *in, int to_child, struct lc_buf *out)
+{
+	const uint8_t *payload;
+	size_t plen, flen;
+	uint8_t type;
+	union {
+		struct lc_msg_listen l;
+		struct lc_msg_file f;
+	} m;
+
+	while (lc_msg_peek(lc_buf_ptr(in), lc_buf_len(in), &type, &payload,
+	    &plen, &flen) == 1) {
+		if (type == LC_MSG_LISTEN &&
+		    lc_msg_get_listen(payload, plen, &m.l) == 0)
+			asked_streams = m.l.streams;
+		else if (type == LC_MSG_FILE &&
+		    lc_msg_get_file(payload, plen, &m.f) == 0)
+			ctl_file(&m.f);
+		if (lc_write_all(to_child, lc_buf_ptr(in), flen) != 0)
+			return -1;
+		lc_buf_consume(in, flen);
+	}
+	return flush(1, out);
+}
+
+/* ---- messages from the real sink to the controller ---- */
+
+static void
+put_progress(struct lc_buf *out, uint64_t bytes, uint32_t file,
+    uint64_t written)
+{
+	struct lc_msg_progress p;
+
+	memset(&p, 0, sizeof(p));
+	p.bytes = bytes;
+	p.file = file;
+	p.written = written;
+	lc_msg_put_progress(out, &p);
+}
+
+static void
+sink_listening(struct lc_msg_listening *l, struct lc_buf *out)
+{
+	struct lc_msg_stream_lost sl;
+	struct lc_msg_xfer_done d;
+	struct lc_msg_file_skip sk;
+
+	if (is("listening_streams") && asked_streams < LC_MAX_STREAMS) {
+		l->streams = asked_streams + 1;
+		if (l->nports != 0) {
+			l->ports[l->nports] = l->ports[0];
+			l->nports = l->streams;
+		}
+		done = 1;
+	}
+	lc_msg_put_listening(out, l);
+	if (is("listening_twice")) {
+		lc_msg_put_listening(out, l);
+		done = 1;
+	} else if (is("lost_stream")) {
+		memset(&sl, 0, sizeof(sl));
+		sl.stream = l->streams;
+		snprintf(sl.reason, sizeof(sl.reason), "evil");
+		lc_msg_put_stream_lost(out, &sl);
+		done = 1;
+	} else if (is("sink_done_early")) {
+		memset(&d, 0, sizeof(d));
+		lc_msg_put_xfer_done(out, LC_MSG_SINK_DONE, &d);
+		/* (done stays 0: the real SINK_DONE is dropped) */
+	} else if (is("skip_unknown")) {
+		memset(&sk, 0, sizeof(sk));
+		sk.id = EVIL_UNKNOWN;
+		sk.why = LC_SKIP_FAILED;
+		snprintf(sk.msg, sizeof(sk.msg), "evil");
+		lc_msg_put_file_skip(out, &sk);
+		done = 1;
+	} else if (is("bye_early")) {
+		lc_msg_put_empty(out, LC_MSG_BYE);
+		done = 1;
+	}
+}
+
+static void
+sink_ready(struct lc_msg_file_ready *r, struct lc_buf *out)
+{
+	struct lc_msg_file_ready x;
+	struct lc_msg_file_done d;
+	struct lc_msg_stream_lost sl;
+	struct lc_msg_file_prefix fp;
+
+	/* before the real FILE_READY (and after the sink's HELLO) */
+	if (is("done_early") && r->id == first_id) {
+		memset(&d, 0, sizeof(d));
+		d.id = r->id;
+		d.bytes = size_of(r->id);
+		lc_msg_put_file_done(out, &d);
+		done = 1;
+	} else if (is("prefix_unasked") && r->id == first_id) {
+		memset(&fp, 0, sizeof(fp));
+		fp.id = r->id;
+		fp.chunk = 1u << 20;
+		lc_msg_put_file_prefix(out, &fp);
+		done = 1;
+	}
+	if (is("ready_past")) {
+		r->start = size_of(r->id) + 1;
+		done = 1;
+	}
+	lc_msg_put_file_ready(out, r);
+	if (is("ready_twice")) {
+		lc_msg_put_file_ready(out, r);
+		done = 1;
+	} else if (is("ready_unknown")) {
+		x = *r;
+		x.id = EVIL_UNKNOWN;
+		lc_msg_put_file_ready(out, &x);
+		done = 1;
+	} else if (is("done_unknown")) {
+		memset(&d, 0, sizeof(d));
+		d.id = EVIL_UNKNOWN;
+		lc_msg_put_file_done(out, &d);
+		done = 1;
+	} else if (is("lost_off")) {
+		memset(&sl, 0, sizeof(sl));
+		sl.has_last = 1;
+		sl.last_file = r->id;
+		sl.last_off = size_of(r->id);
+		snprintf(sl.reason, sizeof(sl.reason), "evil");
+		lc_msg_put_stream_lost(out, &sl);
+		done = 1;
+	} else if (is("progress_past")) {
+		put_progress(out, last_bytes, r->id, size_of(r->id) + 1);
+		done = 1;
+	}
+}
+
+static void
+sink_done(struct lc_msg_file_done *d, struct lc_buf *out)
+{
+	if (is("done_bytes")) {
+		d->bytes++;
+		done = 1;
+	} else if (is("done_sum") && d->checksum[0] != '\0') {
+		char *colon = strchr(d->checksum, ':');
+		if (colon != NULL && colon[1] != '\0')
+			colon[1] = 'z';
+		done = 1;
+	}
+	lc_msg_put_file_done(out, d);
+	if (is("done_twice")) {
+		lc_msg_put_file_done(out, d);
+		done = 1;
+	}
+}
+
+static void
+sink_progress(struct lc_msg_progress *p, struct lc_buf *out)
+{
+	if (is("progress_unknown")) {
+		p->file = EVIL_UNKNOWN;
+		p->written = 0;
+		done = 1;
+	} else if (is("progress_total") && total > 0) {
+		p->bytes = total + 1;
+		done = 1;
+	}
+	lc_msg_put_progress(out, p);
+	if (is("progress_back") && p->bytes > 0) {
+		put_progress(out, p->bytes - 1, p->file, p->written);
+		done = 1;
+	} else if (is("progress_mark_back") && p->written > 0) {
+		put_progress(out, p->bytes, p->file, p->written - 1);
+		done = 1;
+	}
+	last_bytes = p->bytes;
+}
+
+static void
+sink_xfer_done(struct lc_msg_xfer_done *d, struct lc_buf *out)
+{
+	if (strcmp(evil, "sink_done_early") == 0)
+		return;	/* the real one: dropped */
+	if (is("sink_done_bytes")) {
+		d->bytes = total + 1;
+		done = 1;
+	}
+	lc_msg_put_xfer_done(out, LC_MSG_SINK_DONE, d);
+	if (is("sink_done_twice")) {
+		lc_msg_put_xfer_done(out, LC_MSG_SINK_DONE, d);
+		done = 1;
+	}
+}
+
+static void
+sink_stopped(struct lc_msg_xfer_done *d, struct lc_buf *out)
+{
+	if (is("stopped_bytes")) {
+		d->bytes = total + 1;
+		done = 1;
+	}
+	lc_msg_put_xfer_done(out, LC_MSG_SINK_STOPPED, d);
+}
+
+static void
+sink_target_ok(struct lc_msg_target_ok *t, struct lc_buf *out)
+{
+	lc_msg_put_target_ok(out, t);
+	if (is("target_twice")) {
+		t->is_dir = !t->is_dir;
+		lc_msg_put_target_ok(out, t);
+		done = 1;
+	}
+}
+
+static int
+from_child(struct lc_buf *in, struct lc_buf *out)
+{
+	const uint8_t *payload;
+	size_t plen, flen;
+	uint8_t type;
+	union {
+		struct lc_msg_listening l;
+		struct lc_msg_file_ready r;
+		struct lc_msg_file_done d;
+		struct lc_msg_progress p;
+		struct lc_msg_xfer_done x;
+		struct lc_msg_target_ok t;
+	} m;
+
+	while (lc_msg_peek(lc_buf_ptr(in), lc_buf_len(in), &type, &payload,
+	    &plen, &flen) == 1) {
+		if (type == LC_MSG_LISTENING &&
+		    lc_msg_get_listening(payload, plen, &m.l) == 0)
+			sink_listening(&m.l, out);
+		else if (type == LC_MSG_FILE_READY &&
+		    lc_msg_get_file_ready(payload, plen, &m.r) == 0)
+			sink_ready(&m.r, out);
+		else if (type == LC_MSG_FILE_DONE &&
+		    lc_msg_get_file_done(payload, plen, &m.d) == 0)
+			sink_done(&m.d, out);
+		else if (type == LC_MSG_PROGRESS &&
+		    lc_msg_get_progress(payload, plen, &m.p) == 0)
+			sink_progress(&m.p, out);
+		else if (type == LC_MSG_SINK_DONE &&
+		    lc_msg_get_xfer_done(payload, plen, &m.x) == 0)
+			sink_xfer_done(&m.x, out);
+		else if (type == LC_MSG_SINK_STOPPED &&
+		    lc_msg_get_xfer_done(payload, plen, &m.x) == 0)
+			sink_stopped(&m.x, out);
+		else if (type == LC_MSG_TARGET_OK &&
+		    lc_msg_get_target_ok(payload, plen, &m.t) == 0)
+			sink_target_ok(&m.t, out);
+		else
+			lc_buf_put(out, lc_buf_ptr(in), flen);
+		lc_buf_consume(in, flen);
+	}
+	return flush(1, out);
+}
+
+static int
+fill(int fd, struct lc_buf *b)
+{
+	uint8_t *p;
+	ssize_t n;
+
+	if (lc_buf_reserve(b, 65536, &p) != 0)
+		return -1;
+	n = read(fd, p, 65536);
+	lc_buf_unappend(b, n > 0 ? 65536 - (size_t)n : 65536);
+	return n > 0 ? 0 : -1;
+}
+
+static int
+proxy(const char *real, char **argv)
+{
+	int up[2], down[2], st = 0;
+	struct lc_buf cin, kin, out;
+	struct pollfd pfd[2];
+	pid_t pid;
+
+	if (pipe(up) != 0 || pipe(down) != 0)
+		return 1;
+	if ((pid = fork()) < 0)
+		return 1;
+	if (pid == 0) {
+		dup2(down[0], 0);
+		dup2(up[1], 1);
+		close(down[0]);
+		close(down[1]);
+		close(up[0]);
+		close(up[1]);
+		argv[0] = (char *)(uintptr_t)real;
+		execv(real, argv);
+		_exit(127);
+	}
+	close(down[0]);
+	close(up[1]);
+	lc_buf_init(&cin, 1 << 21);
+	lc_buf_init(&kin, 1 << 21);
+	lc_buf_init(&out, 1 << 21);
+	pfd[0].fd = 0;
+	pfd[1].fd = up[0];
+	while (pfd[1].fd >= 0) {
+		pfd[0].events = pfd[1].events = POLLIN;
+		if (poll(pfd, 2, -1) < 0 && errno != EINTR)
+			break;
+		if (pfd[0].revents != 0) {
+			if (fill(0, &cin) != 0) {
+				pfd[0].fd = -1;	/* controller gone */
+				close(down[1]);
+			} else if (from_ctl(&cin, down[1], &out) != 0) {
+				break;
+			}
+		}
+		if (pfd[1].revents != 0) {
+			if (fill(up[0], &kin) != 0 ||
+			    from_child(&kin, &out) != 0)
+				break;
+		}
+	}
+	if (pfd[0].fd >= 0)
+		close(down[1]);
+	close(up[0]);
+	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+		;
+	lc_buf_free(&cin);
+	lc_buf_free(&kin);
+	lc_buf_free(&out);
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 1;
+}
+
+int
+main(int argc, char **argv)
+{
+	const char *real = getenv("LC_EVIL_REAL");
+	const char *c = getenv("LC_EVIL_SINK");
+
+	(void)argc;
+	signal(SIGPIPE, SIG_IGN);
+	if (real == NULL) {
+		fprintf(stderr, "lc_evil_sink: LC_EVIL_REAL is not set\n");
+		return 2;
+	}
+	if (c != NULL)
+		evil = c;
+	return proxy(real, argv);
+}
