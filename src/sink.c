@@ -183,12 +183,8 @@ lc_sink_target(struct lc_sink *s, const struct lc_msg_sink_target *m,
 		/* a command line or "-", not a path: no ~ to expand */
 		r = lc_sink_pipe_target(s, m, e);
 	} else {
-		r = 0;
-		if (s->port.set.tilde)
-			r = lc_path_expand_tilde(m->target, target,
-			    sizeof(target), e);
-		else
-			snprintf(target, sizeof(target), "%s", m->target);
+		r = lc_confine_user_path(s->port.conf, m->target,
+		    s->port.set.tilde, target, sizeof(target), e);
 		if (r == 0)
 			r = lc_target_resolve(&s->tgt, s->port.conf, target,
 			    m->flags, s->port.set.umask, e);

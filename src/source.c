@@ -394,12 +394,9 @@ lc_source_add(struct lc_source *s, const struct lc_msg_src_add *m,
 	}
 	a = &s->adds[s->nadds];
 	a->flags = m->flags;
-	if (s->port.set.tilde) {
-		if ((r = lc_path_expand_tilde(m->path, path, sizeof(path),
-		    e)) != 0)
-			return r;
-	} else
-		snprintf(path, sizeof(path), "%s", m->path);
+	if ((r = lc_confine_user_path(s->port.conf, m->path,
+	    s->port.set.tilde, path, sizeof(path), e)) != 0)
+		return r;
 	/* a directory's contents ("." or "~" as well as "dir/"): the names
 	   below it are appended to "path/" */
 	n = strlen(path);
