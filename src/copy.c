@@ -179,7 +179,9 @@ lc_copy(const struct lc_copy_opts *o, int signal_fd,
 		    one.path != LC_PATH_SSH) {
 			snprintf(why, sizeof(why), "%.*s", (int)sizeof(why) - 40,
 			    e->msg);
-			oo.path_stage++;
+			/* the stage it took: it may have skipped some */
+			oo.path_stage = (one.path_stage > oo.path_stage ?
+			    one.path_stage : oo.path_stage) + 1;
 			oo.path_why = why;
 			lc_log_warn("%s; trying another data path", e->msg);
 			res->attempts--;

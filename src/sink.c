@@ -1159,10 +1159,15 @@ static int
 lc_sink_dial(struct lc_sink *s, const struct lc_msg_dial *m,
     struct lc_err *e)
 {
+	int r;
+
 	if (!s->listening || !s->dial_mode || s->acceptor_started ||
 	    m->streams != s->nstreams)
 		return lc_err_set(e, LC_ERR_PROTO, "unexpected DIAL");
 	memcpy(s->dial_addr, m->addr, sizeof(s->dial_addr));
+	if ((r = lc_role_dial_check(&s->port, s->dial_addr,
+	    sizeof(s->dial_addr), e)) != 0)
+		return r;
 	memcpy(s->dial_ports, m->ports, sizeof(s->dial_ports));
 	lc_log_debug("reverse: dialling %u streams to %s", s->nstreams,
 	    s->dial_addr);

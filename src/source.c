@@ -944,13 +944,16 @@ lc_source_connect(struct lc_source *s, const struct lc_msg_connect *m,
 	if (s->connect_seen)
 		return lc_err_set(e, LC_ERR_PROTO, "second CONNECT");
 	s->connect_seen = 1;
+	memcpy(s->addr, m->addr, sizeof(s->addr));
+	if (!(m->flags & LC_XFER_REVERSE) && (r = lc_role_dial_check(&s->port,
+	    s->addr, sizeof(s->addr), e)) != 0)
+		return r;
 	s->nstreams = m->streams;
 	s->window = m->window;
 	s->block = m->block;
 	s->flags = m->flags;
 	s->csum = m->csum;
 	s->zlevel = m->zlevel;
-	memcpy(s->addr, m->addr, sizeof(s->addr));
 	memcpy(s->ports, m->ports, sizeof(s->ports));
 	memcpy(s->key, m->key, LC_KEY_LEN);
 	lc_rate_init(&s->rate, m->rate);

@@ -120,6 +120,8 @@ struct lc_copy_result {
 	int encrypted;
 	int path;		/* enum lc_path the data took (last attempt) */
 	char path_why[200];	/* why that path, "" when asked for */
+	int path_stage;		/* internal (copy.c): the LC_PATH_AUTO stage
+				   the last attempt took */
 	uint32_t attempts;
 	uint32_t nsums;		/* checksums of the files written (-e/-E) */
 	struct {

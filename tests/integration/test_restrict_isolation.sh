@@ -11,6 +11,8 @@
 set -euo pipefail
 . "$LC_SRC_DIR/tests/integration/lib.sh"
 lc_need_test_hooks	# LANECP_TEST_TRANSFER, LANECP_TEST_GRACE_S
+# two more addresses of this host, as two hosts for remote-to-remote copies
+LC_SSHD_ALSO="127.0.0.2 127.0.0.3"
 lc_sshd_start
 
 d=$LC_SSHD_DIR
@@ -82,10 +84,40 @@ cmp "$d/source.open" "$d/sink.open" || lc_fail "CONNECT and DIAL answered differ
 probe "$d/cron1.config" source 127.0.0.1 open client
 lc_log_has "^accepted 127\.0\.0\.1$" "$d/client"
 
+lc_note "data paths with restricted agents"
+echo "small file" >"$d/local/small"
+c1() { "$LANECP" -F "$d/cron1.config" "$@" 2>"$d/err" || { lc__show "$d/err"; lc_fail "lanecp $*"; }; }
+# to and from this host (the SSH client): direct and reverse both work
+c1 -z "$d/local/small" "$H:sub/z1"
+cmp "$d/local/small" "$jail/sub/z1" || lc_fail "push -z to a restricted sink"
+c1 -z "$H:sub/z1" "$d/local/z1"
+cmp "$d/local/small" "$d/local/z1" || lc_fail "pull -z from a restricted source"
+c1 --direct "$H:sub/z1" "$d/local/z2"
+cmp "$d/local/small" "$d/local/z2" || lc_fail "pull from a restricted source"
+# between two hosts (127.0.0.2 and .3; the SSH client is 127.0.0.1 for
+# both): neither agent may dial the other, so the automatic choice is the
+# relay, and a path asked for says what to do
+for h in ra:127.0.0.2 rb:127.0.0.3; do
+	lc_ssh_config "$d/tmp.config" IdentityFile="$d/cron1" HostName="${h#*:}"
+	sed "s/^Host .*/Host ${h%%:*}/" "$d/tmp.config"
+done >"$d/two.config"
+two() { "$LANECP" -F "$d/two.config" "$@" 2>"$d/err"; }
+two -v ra:sub/z1 rb:sub/two || { lc__show "$d/err"; lc_fail "restricted to restricted"; }
+cmp "$d/local/small" "$jail/sub/two" || lc_fail "restricted to restricted differs"
+lc_log_has "data path: relay, [^ ]+@ra -> this host -> [^ ]+@rb, because .*restricted.* dials? only this host" "$d/err"
+rc=0
+two --direct ra:sub/z1 rb:sub/direct || rc=$?
+[[ $rc == 8 ]] || { lc__show "$d/err"; lc_fail "--direct between restricted agents: exit $rc"; }
+lc_log_has "[^ ]+@ra: the agent there is restricted \(--restrict\) and dials only this host, not [^ ]+@rb; copy between such hosts with --relay" "$d/err"
+rc=0
+two -z ra:sub/z1 rb:sub/reverse || rc=$?
+[[ $rc == 8 ]] || { lc__show "$d/err"; lc_fail "-z between restricted agents: exit $rc"; }
+lc_log_has "[^ ]+@rb: the agent there is restricted \(--restrict\) and dials only this host, not [^ ]+@ra; copy between such hosts with --relay" "$d/err"
+[[ ! -e $jail/sub/direct && ! -e $jail/sub/reverse ]] || lc_fail "copied on a refused path"
+
 lc_note "a restricted agent answers every refused path alike (no account oracle)"
 # ~user for an account that exists and one that does not, our own ~ and
 # ~name, paths outside: one message naming the path as written, one status
-echo small >"$d/local/small"
 ref=
 for p in "~root/x" "~lanecp-no-such-user/x" "~root" "~lanecp-no-such-user" \
 	"~/x" "~$LC_USER/x" "/etc/x" "../x" "sub/../../x" "$d/local/x"; do
