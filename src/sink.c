@@ -33,6 +33,7 @@
 #include "lanecp/path.h"
 #include "lanecp/parse.h"
 #include "lanecp/program.h"
+#include "lanecp/takeover.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -116,6 +117,30 @@ lc_sink_new(const struct lc_role_port *port, void **out)
 /* ---- target and files (the file system side is in partfile.c) ---- */
 
 /*
+ * A standalone agent writing part files under a transfer id answers a
+ * later attempt of the same run that needs one of them (takeover.h).  Not
+ * a pipe target (no part files) nor the in-process agent (its part files
+ * are the controller's, which is never stale without the agent).  Without
+ * the socket the copy goes on: a later attempt then cannot take over.
+ */
+static void
+lc_sink_serve_takeover(struct lc_sink *s, const struct lc_msg_sink_target *m)
+{
+	const struct lc_confine *c = s->port.conf;
+	struct lc_err e;
+
+	if (s->port.set.local || s->port.set.transfer[0] == '\0' ||
+	    (m->flags & (LC_TGT_STDOUT | LC_TGT_PROGRAM)) ||
+	    !lc_takeover_key_set(m->takeover))
+		return;
+	lc_err_clear(&e);
+	if (lc_takeover_serve(m->takeover, c->root_fd >= 0 ? c->root : "",
+	    &s->takeover, &e) != 0)
+		lc_log_warn("%s; a later attempt cannot take over this one's "
+		    "partial files", e.msg);
+}
+
+/*
  * A pipe target: our stdout (a local agent only: a remote agent's stdout
  * is its control channel) or a -N o program's stdin (never for a
  * restricted agent: --restrict confines paths, and a program can do
@@ -192,6 +217,8 @@ lc_sink_target(struct lc_sink *s, const struct lc_msg_sink_target *m,
 	if (r != 0)
 		return r;
 	memcpy(s->tgt.transfer, s->port.set.transfer, sizeof(s->tgt.transfer));
+	memcpy(s->tgt.takeover, m->takeover, sizeof(s->tgt.takeover));
+	lc_sink_serve_takeover(s, m);
 	s->target_set = 1;
 	if ((m->flags & LC_TGT_OWNER) && geteuid() != 0)
 		lc_log_warn("--owner: not running as root here, so owner and "
@@ -1314,7 +1341,9 @@ lc_sink_handle(void *role, uint8_t type, const uint8_t *p, size_t n,
 	case LC_MSG_SINK_TARGET:
 		if (lc_msg_get_sink_target(p, n, &m.tgt) != 0)
 			break;
-		return lc_sink_target(s, &m.tgt, e);
+		r = lc_sink_target(s, &m.tgt, e);
+		OPENSSL_cleanse(m.tgt.takeover, sizeof(m.tgt.takeover));
+		return r;
 	case LC_MSG_LISTEN:
 		if (lc_msg_get_listen(p, n, &m.listen) != 0)
 			break;
@@ -1657,6 +1686,8 @@ lc_sink_free(void *role)
 
 	if (s == NULL)
 		return;
+	lc_takeover_stop(s->takeover);
+	s->takeover = NULL;
 	lc_sink_abort(s);
 	/* a target program that outlives SIGTERM must not hold up the
 	   finish job, which may be waiting for it */

@@ -84,6 +84,12 @@ struct lc_copy_opts {
 	 * it as it is ("": the agents get none).
 	 */
 	char transfer[LC_TRANSFER_HEX + 1];
+	/*
+	 * The run's takeover key (takeover.h), sent to the sink in
+	 * SINK_TARGET: lc_copy makes it with the id, secret, the same for all
+	 * attempts; all zero: none (nothing can be taken over).
+	 */
+	uint8_t takeover[32];
 };
 
 /*

@@ -564,10 +564,14 @@ lc_lanecp_expect() {
 }
 
 # Pids of processes whose command line contains STRING (from /proc).
+# No process is started per entry (mapfile is a builtin): on a loaded
+# machine with many processes a fork per entry made one scan take longer
+# than the copies the tests look for.
 lc_pids_matching() {
-	local p cmd
+	local p cmd a
 	for p in /proc/[0-9]*; do
-		{ cmd=$(tr '\0' ' ' <"$p/cmdline"); } 2>/dev/null || continue
+		mapfile -d '' -t a 2>/dev/null <"$p/cmdline" || continue
+		cmd="${a[*]}"
 		[[ $cmd == *"$1"* ]] && echo "${p#/proc/}"
 	done
 	return 0

@@ -40,10 +40,15 @@ id_of() {
 }
 
 lc_note "a second cron key, given the first job's transfer id from ps, cannot stop its agent"
-"$LANECP" -F "$d/cron1.config" -x 1m -B 64k -s 2 -f "$d/local/big" "$H:big" \
+# Job 1 copies a pipe we feed (no guessing how long it runs): 1 MiB, then
+# the second key's copy, then the rest.
+mkfifo "$d/fifo"
+"$LANECP" -F "$d/cron1.config" -B 64k -s 2 - "$H:big" <"$d/fifo" \
 	2>"$d/job1.err" &
 JOB=$!
 lc_on_exit "kill -9 $JOB"
+exec 7>"$d/fifo"
+head -c $((1 << 20)) "$d/local/big" >&7
 lc_wait_size "$part" 65536 120
 victim=$(lc_pids_matching "--agent --restrict $jail --transfer")
 [[ -n $victim && $victim != *$'\n'* ]] || lc_fail "job 1's agent: '$victim'"
@@ -52,13 +57,16 @@ id=$(id_of "$victim")
 rc=0
 LANECP_TEST_TRANSFER=$id "$LANECP" -F "$d/cron2.config" -a -f \
 	"$d/local/big" "$H:big" 2>"$d/job2.err" || rc=$?
+kill -0 "$victim" 2>/dev/null || { lc__show "$d/job2.err"; lc_fail "job 1's agent was stopped"; }
+tail -c +$(((1 << 20) + 1)) "$d/local/big" >&7
+exec 7>&-
 rc1=0
 wait "$JOB" || rc1=$?
 [[ $rc1 == 0 ]] || { lc__show "$d/job2.err"; lc__show "$d/job1.err"; lc_fail "job 1 exited $rc1 (the second key's copy: $rc)"; }
+cmp "$d/local/big" "$jail/big" || lc_fail "job 1's copy differs"
 [[ $rc == 6 ]] || { lc__show "$d/job2.err"; lc_fail "the second key's copy exited $rc, expected 6"; }
 lc_log_has "big: an agent with this transfer id \(pid $victim\) holds this file, and it is not of this run" "$d/job2.err"
 lc_log_lacks "stopping it" "$d/job2.err"
-cmp "$d/local/big" "$jail/big" || lc_fail "job 1's copy differs"
 rm -f "$jail/big"
 
 lc_note "a restricted agent dials only its SSH client's address"
