@@ -21,6 +21,7 @@
 #include "lanecp/buf.h"
 #include "lanecp/confine.h"
 #include "lanecp/log.h"
+#include "lanecp/stream.h"
 #include "lanecp/util.h"
 #include "lanecp/version.h"
 #include "lanecp/wire.h"
@@ -162,6 +163,30 @@ lc_agent_hello(struct lc_agent *a, const uint8_t *p, size_t n,
 	return lc_msg_put_hello(&a->out, &me);
 }
 
+/*
+ * The SSH client's address, the first field of SSH_CONNECTION ("CLIENT
+ * PORT SERVER PORT", set by sshd), into out; "" when there is none or it
+ * is not a numeric address.
+ */
+static void
+lc_agent_ssh_client(char *out, size_t outsz)
+{
+	const char *s = getenv("SSH_CONNECTION");
+	uint8_t bin[16];
+	size_t n;
+
+	out[0] = '\0';
+	if (s == NULL)
+		return;
+	n = strcspn(s, " ");
+	if (n == 0 || n >= outsz)
+		return;
+	memcpy(out, s, n);
+	out[n] = '\0';
+	if (lc_addr_parse(out, bin) != 0)
+		out[0] = '\0';
+}
+
 /* Take on a role: the first message that belongs to one decides. */
 static int
 lc_agent_become(struct lc_agent *a, const struct lc_role_ops *ops)
@@ -181,6 +206,12 @@ lc_agent_become(struct lc_agent *a, const struct lc_role_ops *ops)
 		port.set.max_memory = LC_AGENT_MIN_MEMORY;
 	port.set.max_streams = a->max_streams;
 	port.set.local = a->opts->local;
+	/* a restricted key forbids forwarding: no dialling elsewhere */
+	if (a->conf.root_fd >= 0) {
+		port.set.dial_restricted = 1;
+		lc_agent_ssh_client(port.set.dial_only,
+		    sizeof(port.set.dial_only));
+	}
 	if (a->opts->transfer != NULL)
 		snprintf(port.set.transfer, sizeof(port.set.transfer), "%s",
 		    a->opts->transfer);

@@ -1,8 +1,10 @@
 #include "lanecp/confine.h"
+#include "lanecp/path.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/openat2.h>
+#include <pwd.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -79,6 +81,78 @@ lc_confine_rel(const struct lc_confine *c, const char *path, const char **rel)
 	return 0;
 }
 
+/*
+ * A user path refused by a restricted agent: one message for every reason
+ * (outside the root, through "..", a symlink or ~user, an account that
+ * exists or not), so that the answer tells nothing about what lies outside.
+ */
+static int
+lc_confine_refuse(const char *path, struct lc_err *e)
+{
+	return lc_err_set(e, LC_ERR_DENIED, "%s: %s", path,
+	    LC_CONFINE_REFUSED);
+}
+
+/*
+ * "~NAME..." with NAME this account's own login name, as "~...", into
+ * out; 0, or -1 for any other name (which is then not looked up).
+ */
+static int
+lc_confine_own_tilde(const char *in, char *out, size_t outsz)
+{
+	struct passwd pw, *res = NULL;
+	char buf[4096];
+	const char *rest = strchr(in, '/');
+	size_t ulen;
+
+	if (rest == NULL)
+		rest = in + strlen(in);
+	ulen = (size_t)(rest - in - 1);
+	if (ulen > 0 && (getpwuid_r(getuid(), &pw, buf, sizeof(buf),
+	    &res) != 0 || res == NULL || strlen(pw.pw_name) != ulen ||
+	    memcmp(pw.pw_name, in + 1, ulen) != 0))
+		return -1;
+	if (1 + strlen(rest) >= outsz)
+		return -1;
+	snprintf(out, outsz, "~%s", rest);
+	return 0;
+}
+
+int
+lc_confine_user_path(const struct lc_confine *c, const char *in, int tilde,
+    char *out, size_t outsz, struct lc_err *e)
+{
+	char own[4096];		/* LC_PATH_MAX */
+	const char *rel, *src = in;
+
+	if (c->root_fd < 0) {
+		if (tilde)
+			return lc_path_expand_tilde(in, out, outsz, e);
+		if (strlen(in) >= outsz)
+			return lc_err_set(e, LC_ERR_IO, "%.64s...: name too "
+			    "long", in);
+		snprintf(out, outsz, "%s", in);
+		return 0;
+	}
+	/* another account's home is never looked up: nothing to time */
+	if (tilde && in[0] == '~') {
+		if (lc_confine_own_tilde(in, own, sizeof(own)) != 0)
+			return lc_confine_refuse(in, e);
+		src = own;
+	}
+	if (tilde && src[0] == '~') {
+		if (lc_path_expand_tilde(src, out, outsz, NULL) != 0)
+			return lc_confine_refuse(in, e);
+	} else if (strlen(src) >= outsz) {
+		return lc_confine_refuse(in, e);
+	} else {
+		snprintf(out, outsz, "%s", src);
+	}
+	if (lc_confine_rel(c, out, &rel) != 0)
+		return lc_confine_refuse(in, e);
+	return 0;
+}
+
 int
 lc_confine_open(const struct lc_confine *c, int dirfd, const char *path,
     int flags, mode_t mode, int *fd, struct lc_err *e)
@@ -94,9 +168,7 @@ lc_confine_open(const struct lc_confine *c, int dirfd, const char *path,
 		base = dirfd;
 	} else if (c->root_fd >= 0) {
 		if (lc_confine_rel(c, path, &rel) != 0)
-			return lc_err_set(e, LC_ERR_DENIED,
-			    "%s: outside %s (this agent is restricted)", path,
-			    c->root);
+			return lc_confine_refuse(path, e);
 		base = c->root_fd;
 	} else {
 		*fd = open(path, flags | O_CLOEXEC, mode);
@@ -121,10 +193,11 @@ lc_confine_open(const struct lc_confine *c, int dirfd, const char *path,
 			return 0;
 		err = errno;
 	}
+	if ((err == EXDEV || err == ELOOP) && dirfd < 0)
+		return lc_confine_refuse(path, e);
 	if (err == EXDEV || err == ELOOP)
 		return lc_err_set(e, LC_ERR_DENIED, "%s: refused, it leads "
-		    "outside %s", path, dirfd >= 0 ? "the target directory" :
-		    c->root);
+		    "outside the target directory", path);
 	return lc_err_sys(e, LC_ERR_IO, err, "%s", path);
 }
 

@@ -15,6 +15,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <openssl/crypto.h>
+#include <openssl/rand.h>
+
 #define LC_BACKOFF_MAX_S 60
 
 static int
@@ -165,6 +168,10 @@ lc_copy(const struct lc_copy_opts *o, int signal_fd,
 		return lc_err_set(e, LC_ERR_INTERNAL, "cannot make a transfer "
 		    "id (RAND_bytes)");
 	lc_log_debug("transfer id %s", oo.transfer);
+	/* and the secret that lets those agents stop each other (takeover.h) */
+	if (RAND_bytes(oo.takeover, sizeof(oo.takeover)) != 1)
+		return lc_err_set(e, LC_ERR_INTERNAL, "cannot make a takeover "
+		    "key (RAND_bytes)");
 	for (;;) {
 		lc_err_clear(e);
 		r = lc_copy_run(&oo, signal_fd, &one, e);
@@ -179,7 +186,9 @@ lc_copy(const struct lc_copy_opts *o, int signal_fd,
 		    one.path != LC_PATH_SSH) {
 			snprintf(why, sizeof(why), "%.*s", (int)sizeof(why) - 40,
 			    e->msg);
-			oo.path_stage++;
+			/* the stage it took: it may have skipped some */
+			oo.path_stage = (one.path_stage > oo.path_stage ?
+			    one.path_stage : oo.path_stage) + 1;
 			oo.path_why = why;
 			lc_log_warn("%s; trying another data path", e->msg);
 			res->attempts--;
@@ -196,6 +205,7 @@ lc_copy(const struct lc_copy_opts *o, int signal_fd,
 		    backoff * 2;
 		oo.resume = 1;
 	}
+	OPENSSL_cleanse(oo.takeover, sizeof(oo.takeover));
 	res->ns = lc_now_ns() - oo.t_run;
 	if (r == 0) {
 		char rate[32];

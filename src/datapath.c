@@ -21,6 +21,7 @@
 #include "controller_int.h"
 
 #include "lanecp/log.h"
+#include "lanecp/stream.h"
 #include "lanecp/testhook.h"
 
 #include <netdb.h>
@@ -115,18 +116,78 @@ lc_ctl_addr_from(const struct lc_endpoint *from, const struct lc_endpoint *to,
 	return lc_ctl_copy_addr("127.0.0.1", out, outsz, e);
 }
 
+/*
+ * A restricted agent (its HELLO says so) dials only the address its SSH
+ * client comes from (agent.c), which is ours on its SSH connection: 1 if
+ * `from` is one and addr is not that address, else 0.  Between two remote
+ * hosts that is the other host; to this host it is always ours (unless a
+ * NAT changes it, which the agent then refuses: LC_ERR_NOPATH).
+ */
+static int
+lc_ctl_dial_refused(const struct lc_endpoint *from, const char *addr)
+{
+	const char *me;
+
+	if (!from->remote || !from->hello_seen ||
+	    !(from->hello.flags & LC_HELLO_RESTRICTED))
+		return 0;
+	me = from->ssh != NULL ? lc_ssh_local_addr(from->ssh) : NULL;
+	return me == NULL || !lc_addr_same(me, addr);
+}
+
+/*
+ * The address `from` dials to reach `to`, or LC_ERR_NOPATH saying what to
+ * do when `from` is a restricted agent that would refuse it.
+ */
+static int
+lc_ctl_dial_addr(const struct lc_endpoint *from, const struct lc_endpoint *to,
+    char *out, size_t outsz, struct lc_err *e)
+{
+	int r;
+
+	if ((r = lc_ctl_addr_from(from, to, out, outsz, e)) != 0)
+		return r;
+	if (lc_ctl_dial_refused(from, out))
+		return lc_err_set(e, LC_ERR_NOPATH, "%.100s: the agent there is "
+		    "restricted (--restrict) and dials only this host, not "
+		    "%.100s; copy between such hosts with --relay", from->name,
+		    to->remote ? to->name : out);
+	return 0;
+}
+
 /* Address the source connects to: the one the controller itself used. */
 int
 lc__ctl_data_addr(struct lc_ctl *c, char *out, size_t outsz, struct lc_err *e)
 {
-	return lc_ctl_addr_from(&c->src, &c->dst_ep, out, outsz, e);
+	return lc_ctl_dial_addr(&c->src, &c->dst_ep, out, outsz, e);
 }
 
 /* Reverse: the address the sink dials, the source's host's, likewise. */
 static int
 lc_ctl_src_addr(struct lc_ctl *c, char *out, size_t outsz, struct lc_err *e)
 {
-	return lc_ctl_addr_from(&c->dst_ep, &c->src, out, outsz, e);
+	return lc_ctl_dial_addr(&c->dst_ep, &c->src, out, outsz, e);
+}
+
+/*
+ * LC_PATH_AUTO: the restricted agent that path would have dial a host it
+ * refuses (known from its HELLO: always the source's, the sink's if it
+ * has come), or NULL; the next path is then taken at once.
+ */
+static const struct lc_endpoint *
+lc_ctl_path_refused(struct lc_ctl *c, int path)
+{
+	const struct lc_endpoint *from, *to;
+	char addr[LC_ADDR_MAX];
+
+	if (path != LC_PATH_DIRECT && path != LC_PATH_REVERSE)
+		return NULL;
+	from = path == LC_PATH_DIRECT ? &c->src : &c->dst_ep;
+	to = path == LC_PATH_DIRECT ? &c->dst_ep : &c->src;
+	if (lc_ctl_addr_from(from, to, addr, sizeof(addr), NULL) != 0 ||
+	    !lc_ctl_dial_refused(from, addr))
+		return NULL;
+	return from;
 }
 
 /*
@@ -167,11 +228,32 @@ lc__ctl_path_setup(struct lc_ctl *c, struct lc_err *e)
 			    "reached through a jump host (--direct tries its "
 			    "data ports first)", px->name);
 		} else {
-			path = lc_ctl_fallback(both, o->path_stage);
-			if (o->path_stage > 0)
+			const struct lc_endpoint *ra, *rb = NULL;
+			int stage = o->path_stage;
+
+			path = lc_ctl_fallback(both, stage);
+			if (stage > 0)
 				snprintf(c->path_why, sizeof(c->path_why),
 				    "%.190s", o->path_why != NULL ?
 				    o->path_why : "");
+			/* a path a restricted agent would refuse: the next */
+			while (lc_ctl_fallback(both, stage + 1) != path &&
+			    (ra = lc_ctl_path_refused(c, path)) != NULL) {
+				path = lc_ctl_fallback(both, ++stage);
+				if (rb != NULL && rb != ra)
+					snprintf(c->path_why,
+					    sizeof(c->path_why), "the agents "
+					    "on %.60s and %.60s are restricted "
+					    "and dial only this host",
+					    rb->name, ra->name);
+				else
+					snprintf(c->path_why,
+					    sizeof(c->path_why), "the agent on "
+					    "%.100s is restricted and dials "
+					    "only this host", ra->name);
+				rb = ra;
+			}
+			c->res->path_stage = stage;
 		}
 	}
 	if (path == LC_PATH_SSH && !c->src.remote && !c->dst_ep.remote) {

@@ -8,8 +8,10 @@
  * (up to the PING grace, LC_AGENT_GRACE_S, plus its exit deadline) would
  * stall the new sink's main thread, which also runs the control channel,
  * for more than a minute.  So: confirm the holder is ours (same uid, its
- * command line carries our --transfer id) on a pidfd, SIGTERM it (an
- * agent keeps the default action), and poll the lock for at most
+ * command line carries our --transfer id) on a pidfd, have it confirm
+ * that we hold this run's takeover key and its directory (takeover.h: the
+ * id alone is public), SIGTERM it (an agent keeps the default action),
+ * and poll the lock for at most
  * LC_TAKEOVER_WAIT_MS.  The new agent writes only once flock() has
  * succeeded on its own descriptor, and the kernel releases the old
  * agent's lock only when its last descriptor for the file is closed, so
@@ -19,6 +21,7 @@
 
 #include "lanecp/clock.h"
 #include "lanecp/log.h"
+#include "lanecp/takeover.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -426,55 +429,91 @@ lc_pidfd_signal(int pidfd, int sig)
 }
 
 /*
- * Stop h->pid if, on a pidfd taken first, it is still an agent of our
- * transfer holding this very lock (a pid reused after the check is then
- * impossible: the pidfd names the process we checked, and signal 0 on it
- * proves it was still alive when we read its /proc files).  0 when it
- * was signalled, is gone already or no longer listed as holding the lock
- * (nothing is signalled then), -1 when the holder is no longer it.
- * Without pidfds (Linux before 5.3) the check is repeated just before a
- * plain kill(): a pid reused in between would have to be another agent
- * of this transfer holding this lock to be hit.
+ * Ask the holder whether it is of our run and directory (takeover.h);
+ * 0 on its yes, after saying that we stop it.
  */
 static int
-lc_lock_stop(int fd, const struct lc_holder *h, const char *transfer)
+lc_lock_confirm(const struct lc_holder *h, const struct lc_lock_self *me,
+    const char *path)
+{
+	struct lc_err why;
+
+	lc_err_clear(&why);
+	if (me->key == NULL || lc_takeover_ask(h->pid, me->key,
+	    me->root != NULL ? me->root : "", LC_TAKEOVER_IO_MS, &why) != 0) {
+		lc_log_debug("%s: pid %d: %s", path, (int)h->pid,
+		    why.msg[0] != '\0' ? why.msg : "no takeover key");
+		return -1;
+	}
+	lc_log_warn("%s: an earlier attempt of this transfer (pid %d) still "
+	    "holds the partial file; stopping it", path, (int)h->pid);
+	return 0;
+}
+
+#define LC_STOP_NOT_OURS (-2)	/* it did not confirm: not of this run */
+
+/*
+ * Stop h->pid if, on a pidfd taken first, it is still an agent of our
+ * transfer holding this very lock and it confirms that we may (a pid
+ * reused after the check is then impossible: the pidfd names the process
+ * we checked, and signal 0 on it proves it was still alive when we read
+ * its /proc files).  0 when it was signalled, is gone already or no
+ * longer listed as holding the lock (nothing is signalled then), -1 when
+ * the holder is no longer it, LC_STOP_NOT_OURS when it did not confirm.
+ * Without pidfds (Linux before 5.3) the check is repeated just before a
+ * plain kill(): a pid reused in between would have to be another agent
+ * of this run holding this lock to be hit.
+ */
+static int
+lc_lock_stop(int fd, const struct lc_holder *h, const struct lc_lock_self *me,
+    const char *path)
 {
 	struct lc_holder again;
 	int pidfd, r = -1;
 
 	if ((pidfd = lc_pidfd_open(h->pid)) < 0 && errno == ENOSYS) {
-		lc_lock_holder(fd, transfer, &again);
+		lc_lock_holder(fd, me->transfer, &again);
 		if (again.pid == 0)
 			return 0;	/* released meanwhile */
 		if (again.kind != LC_HOLDER_SAME || again.pid != h->pid)
 			return -1;
+		if (lc_lock_confirm(h, me, path) != 0)
+			return LC_STOP_NOT_OURS;
 		return kill(h->pid, SIGTERM) == 0 || errno == ESRCH ? 0 : -1;
 	}
 	if (pidfd < 0)
 		return errno == ESRCH ? 0 : -1;
-	lc_lock_holder(fd, transfer, &again);
+	lc_lock_holder(fd, me->transfer, &again);
 	if (again.pid == 0)
 		r = 0;		/* no holder listed: let flock() tell */
 	else if (again.kind == LC_HOLDER_SAME && again.pid == h->pid &&
-	    lc_pidfd_signal(pidfd, 0) == 0)
-		r = lc_pidfd_signal(pidfd, SIGTERM) == 0 || errno == ESRCH ?
-		    0 : -1;
+	    lc_pidfd_signal(pidfd, 0) == 0) {
+		if (lc_lock_confirm(h, me, path) != 0)
+			r = LC_STOP_NOT_OURS;
+		else
+			r = lc_pidfd_signal(pidfd, SIGTERM) == 0 ||
+			    errno == ESRCH ? 0 : -1;
+	}
 	close(pidfd);
 	return r;
 }
 
 int
-lc_lock_takeover(int fd, const struct lc_holder *h, const char *transfer,
-    unsigned wait_ms, const char *path, struct lc_err *e)
+lc_lock_takeover(int fd, const struct lc_holder *h,
+    const struct lc_lock_self *me, unsigned wait_ms, const char *path,
+    struct lc_err *e)
 {
 	uint64_t deadline = lc_now_ms() + wait_ms;
-	int pause_ms = 10;
+	int pause_ms = 10, r;
 
 	if (h->kind != LC_HOLDER_SAME || h->pid <= 0)
 		return lc_lock_held_error(path, h, e);
-	lc_log_warn("%s: an earlier attempt of this transfer (pid %d) still "
-	    "holds the partial file; stopping it", path, (int)h->pid);
-	if (lc_lock_stop(fd, h, transfer) != 0)
+	if ((r = lc_lock_stop(fd, h, me, path)) == LC_STOP_NOT_OURS)
+		return lc_err_set(e, LC_ERR_LOCKED, "%s: an agent with this "
+		    "transfer id (pid %d) holds this file, and it is not of "
+		    "this run (it did not accept our takeover)", path,
+		    (int)h->pid);
+	if (r != 0)
 		return lc_err_set(e, LC_ERR_LOCKED, "%s: an earlier attempt of "
 		    "this transfer (pid %d) holds this file and cannot be "
 		    "stopped", path, (int)h->pid);

@@ -16,6 +16,9 @@
 #include <openssl/crypto.h>
 #include <openssl/rand.h>
 
+_Static_assert(sizeof(((struct lc_copy_opts *)0)->takeover) == LC_KEY_LEN,
+    "the takeover key is a SINK_TARGET key");
+
 #define LC_QUIET_S 5
 #define LC_QUIET_MIN_RATE (256u << 10)	/* bytes/s per stream */
 
@@ -125,6 +128,7 @@ lc__ctl_negotiate(struct lc_ctl *c, struct lc_err *e)
 	    (c->stdout_target ? LC_TGT_STDOUT : 0) |
 	    (o->prog_dst ? LC_TGT_PROGRAM : 0);
 	t.inflight = LC_FILES_INFLIGHT;
+	memcpy(t.takeover, o->takeover, sizeof(t.takeover));
 	snprintf(t.target, sizeof(t.target), "%s", c->dst.path);
 	memset(&l, 0, sizeof(l));
 	l.streams = c->streams;
@@ -148,6 +152,7 @@ lc__ctl_negotiate(struct lc_ctl *c, struct lc_err *e)
 	    o->rate / c->streams < LC_QUIET_MIN_RATE) ? 0 : LC_QUIET_S;
 	memcpy(l.key, c->key, LC_KEY_LEN);
 	r = lc_msg_put_sink_target(&c->dst_ep.out, &t);
+	OPENSSL_cleanse(t.takeover, sizeof(t.takeover));
 	if (r == 0)
 		r = lc_msg_put_listen(&c->dst_ep.out, &l);
 	OPENSSL_cleanse(&l, sizeof(l));

@@ -22,6 +22,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <openssl/crypto.h>
 #include <openssl/evp.h>
 
 #define LC_PART_SUFFIX ".lanecp-part"
@@ -133,6 +134,7 @@ lc_target_close(struct lc_target *t)
 	if (t->dir_fd >= 0)
 		close(t->dir_fd);
 	t->dir_fd = -1;
+	OPENSSL_cleanse(t->takeover, sizeof(t->takeover));
 }
 
 int
@@ -241,7 +243,8 @@ lc_part_refuse(const struct lc_part *f, const struct stat *st,
 /*
  * Lock the open partial file against a second lanecp writing it.  If an
  * agent of this same transfer (an earlier attempt whose controller is
- * gone) holds it, stop that agent and take the lock over; anyone else
+ * gone) holds it and confirms that we are of its run and directory, stop
+ * that agent and take the lock over; anyone else
  * keeps it and the file fails with LC_ERR_LOCKED saying who (see
  * lockholder.c for why and for the bound on the wait).
  */
@@ -249,6 +252,10 @@ static int
 lc_part_lock(const struct lc_target *t, const struct lc_part *f,
     struct lc_err *e)
 {
+	struct lc_lock_self me = { .transfer = t->transfer,
+		.key = t->takeover,
+		.root = t->conf != NULL && t->conf->root_fd >= 0 ?
+		    t->conf->root : "" };
 	struct lc_holder h;
 
 	if (flock(f->fd, LOCK_EX | LOCK_NB) == 0)
@@ -258,8 +265,8 @@ lc_part_lock(const struct lc_target *t, const struct lc_part *f,
 	lc_lock_holder(f->fd, t->transfer, &h);
 	if (h.kind != LC_HOLDER_SAME)
 		return lc_lock_held_error(f->final, &h, e);
-	return lc_lock_takeover(f->fd, &h, t->transfer, LC_TAKEOVER_WAIT_MS,
-	    f->final, e);
+	return lc_lock_takeover(f->fd, &h, &me, LC_TAKEOVER_WAIT_MS, f->final,
+	    e);
 }
 
 /*

@@ -70,6 +70,13 @@ struct lc_role_settings {
 	char transfer[LC_TRANSFER_HEX + 1];	/* the agent's id, or "" */
 	int tilde;		/* expand "~" and "~user" in user paths
 				   (a remote agent, as scp) */
+	/*
+	 * A restricted agent dials data streams (CONNECT, DIAL) only to
+	 * dial_only, its SSH client's numeric address from SSH_CONNECTION
+	 * ("": to nothing).  See lc_role_dial_check().
+	 */
+	int dial_restricted;
+	char dial_only[LC_ADDR_MAX];
 };
 
 struct lc_role_port {
@@ -95,6 +102,16 @@ void lc_role_post(const struct lc_role_port *p, int type, uint32_t a,
     uint64_t b, const struct lc_err *err);
 void lc_role_post_text(const struct lc_role_port *p, int type, uint32_t a,
     uint64_t b, const char *text);
+
+/*
+ * Before a role dials addr (addrsz bytes, NUL-terminated): 0 if it may
+ * (a restricted host's addr is then replaced by the address it checked),
+ * or -LC_ERR_NOPATH with one message that names nothing of the target,
+ * so that a refusal tells no open port from a closed one (nothing is
+ * dialled).
+ */
+int lc_role_dial_check(const struct lc_role_port *p, char *addr,
+    size_t addrsz, struct lc_err *e);
 
 /* 1 once the host has asked everything to stop. */
 static inline int

@@ -34,6 +34,7 @@
 #include "lanecp/parse.h"
 #include "lanecp/program.h"
 #include "lanecp/secmem.h"
+#include "lanecp/takeover.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -117,6 +118,30 @@ lc_sink_new(const struct lc_role_port *port, void **out)
 /* ---- target and files (the file system side is in partfile.c) ---- */
 
 /*
+ * A standalone agent writing part files under a transfer id answers a
+ * later attempt of the same run that needs one of them (takeover.h).  Not
+ * a pipe target (no part files) nor the in-process agent (its part files
+ * are the controller's, which is never stale without the agent).  Without
+ * the socket the copy goes on: a later attempt then cannot take over.
+ */
+static void
+lc_sink_serve_takeover(struct lc_sink *s, const struct lc_msg_sink_target *m)
+{
+	const struct lc_confine *c = s->port.conf;
+	struct lc_err e;
+
+	if (s->port.set.local || s->port.set.transfer[0] == '\0' ||
+	    (m->flags & (LC_TGT_STDOUT | LC_TGT_PROGRAM)) ||
+	    !lc_takeover_key_set(m->takeover))
+		return;
+	lc_err_clear(&e);
+	if (lc_takeover_serve(m->takeover, c->root_fd >= 0 ? c->root : "",
+	    &s->takeover, &e) != 0)
+		lc_log_warn("%s; a later attempt cannot take over this one's "
+		    "partial files", e.msg);
+}
+
+/*
  * A pipe target: our stdout (a local agent only: a remote agent's stdout
  * is its control channel) or a -N o program's stdin (never for a
  * restricted agent: --restrict confines paths, and a program can do
@@ -184,12 +209,8 @@ lc_sink_target(struct lc_sink *s, const struct lc_msg_sink_target *m,
 		/* a command line or "-", not a path: no ~ to expand */
 		r = lc_sink_pipe_target(s, m, e);
 	} else {
-		r = 0;
-		if (s->port.set.tilde)
-			r = lc_path_expand_tilde(m->target, target,
-			    sizeof(target), e);
-		else
-			snprintf(target, sizeof(target), "%s", m->target);
+		r = lc_confine_user_path(s->port.conf, m->target,
+		    s->port.set.tilde, target, sizeof(target), e);
 		if (r == 0)
 			r = lc_target_resolve(&s->tgt, s->port.conf, target,
 			    m->flags, s->port.set.umask, e);
@@ -197,6 +218,8 @@ lc_sink_target(struct lc_sink *s, const struct lc_msg_sink_target *m,
 	if (r != 0)
 		return r;
 	memcpy(s->tgt.transfer, s->port.set.transfer, sizeof(s->tgt.transfer));
+	memcpy(s->tgt.takeover, m->takeover, sizeof(s->tgt.takeover));
+	lc_sink_serve_takeover(s, m);
 	s->target_set = 1;
 	if ((m->flags & LC_TGT_OWNER) && geteuid() != 0)
 		lc_log_warn("--owner: not running as root here, so owner and "
@@ -1164,10 +1187,15 @@ static int
 lc_sink_dial(struct lc_sink *s, const struct lc_msg_dial *m,
     struct lc_err *e)
 {
+	int r;
+
 	if (!s->listening || !s->dial_mode || s->acceptor_started ||
 	    m->streams != s->nstreams)
 		return lc_err_set(e, LC_ERR_PROTO, "unexpected DIAL");
 	memcpy(s->dial_addr, m->addr, sizeof(s->dial_addr));
+	if ((r = lc_role_dial_check(&s->port, s->dial_addr,
+	    sizeof(s->dial_addr), e)) != 0)
+		return r;
 	memcpy(s->dial_ports, m->ports, sizeof(s->dial_ports));
 	lc_log_debug("reverse: dialling %u streams to %s", s->nstreams,
 	    s->dial_addr);
@@ -1316,7 +1344,9 @@ lc_sink_handle(void *role, uint8_t type, const uint8_t *p, size_t n,
 	case LC_MSG_SINK_TARGET:
 		if (lc_msg_get_sink_target(p, n, &m.tgt) != 0)
 			break;
-		return lc_sink_target(s, &m.tgt, e);
+		r = lc_sink_target(s, &m.tgt, e);
+		OPENSSL_cleanse(m.tgt.takeover, sizeof(m.tgt.takeover));
+		return r;
 	case LC_MSG_LISTEN:
 		if (lc_msg_get_listen(p, n, &m.listen) != 0)
 			break;
@@ -1659,6 +1689,8 @@ lc_sink_free(void *role)
 
 	if (s == NULL)
 		return;
+	lc_takeover_stop(s->takeover);
+	s->takeover = NULL;
 	lc_sink_abort(s);
 	/* a target program that outlives SIGTERM must not hold up the
 	   finish job, which may be waiting for it */

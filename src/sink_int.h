@@ -173,6 +173,8 @@ struct lc_sink {
 	int target_set;		/* main */
 	struct lc_target tgt;	/* where files go (partfile.h): main, in
 				   SINK_TARGET; jobs use dir_fd */
+	struct lc_takeover *takeover;	/* main: answers a later attempt of
+					   this run (takeover.h), or NULL */
 	/*
 	 * Files in flight, by id modulo files_max (SINK_TARGET's inflight):
 	 * ids lo .. files_total, each freed when it is done and every lower

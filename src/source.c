@@ -395,12 +395,9 @@ lc_source_add(struct lc_source *s, const struct lc_msg_src_add *m,
 	}
 	a = &s->adds[s->nadds];
 	a->flags = m->flags;
-	if (s->port.set.tilde) {
-		if ((r = lc_path_expand_tilde(m->path, path, sizeof(path),
-		    e)) != 0)
-			return r;
-	} else
-		snprintf(path, sizeof(path), "%s", m->path);
+	if ((r = lc_confine_user_path(s->port.conf, m->path,
+	    s->port.set.tilde, path, sizeof(path), e)) != 0)
+		return r;
 	/* a directory's contents ("." or "~" as well as "dir/"): the names
 	   below it are appended to "path/" */
 	n = strlen(path);
@@ -948,13 +945,16 @@ lc_source_connect(struct lc_source *s, const struct lc_msg_connect *m,
 	if (s->connect_seen)
 		return lc_err_set(e, LC_ERR_PROTO, "second CONNECT");
 	s->connect_seen = 1;
+	memcpy(s->addr, m->addr, sizeof(s->addr));
+	if (!(m->flags & LC_XFER_REVERSE) && (r = lc_role_dial_check(&s->port,
+	    s->addr, sizeof(s->addr), e)) != 0)
+		return r;
 	s->nstreams = m->streams;
 	s->window = m->window;
 	s->block = m->block;
 	s->flags = m->flags;
 	s->csum = m->csum;
 	s->zlevel = m->zlevel;
-	memcpy(s->addr, m->addr, sizeof(s->addr));
 	memcpy(s->ports, m->ports, sizeof(s->ports));
 	if (s->key == NULL && (s->key = lc_secmem_alloc(LC_KEY_LEN)) == NULL)
 		return lc_err_set(e, LC_ERR_NOMEM, "out of memory");

@@ -203,6 +203,30 @@ lc_sock_listen(uint32_t window, int loopback, int *fd, uint16_t *port,
 }
 
 int
+lc_addr_parse(const char *s, uint8_t out[16])
+{
+	struct in_addr a4;
+
+	if (inet_pton(AF_INET6, s, out) == 1)
+		return 0;
+	if (inet_pton(AF_INET, s, &a4) != 1)
+		return -LC_ERR_USAGE;
+	memset(out, 0, 10);	/* ::ffff:a.b.c.d */
+	out[10] = out[11] = 0xff;
+	memcpy(out + 12, &a4, 4);
+	return 0;
+}
+
+int
+lc_addr_same(const char *a, const char *b)
+{
+	uint8_t x[16], y[16];
+
+	return lc_addr_parse(a, x) == 0 && lc_addr_parse(b, y) == 0 &&
+	    memcmp(x, y, sizeof(x)) == 0;
+}
+
+int
 lc_sock_connect(const char *addr, uint16_t port, uint32_t window,
     int timeout_ms, const atomic_bool *cancel, int *fdp, struct lc_err *e)
 {

@@ -355,7 +355,8 @@ lc_msg_put_sink_target(struct lc_buf *out, const struct lc_msg_sink_target *m)
 	(void)(r != 0 ||
 	    (r = lc_buf_put_u32(out, m->flags)) != 0 ||
 	    (r = lc_buf_put_u32(out, m->inflight)) != 0 ||
-	    (r = lc_buf_put_cstring(out, m->target)) != 0);
+	    (r = lc_buf_put_cstring(out, m->target)) != 0 ||
+	    (r = lc_buf_put(out, m->takeover, LC_KEY_LEN)) != 0);
 	return lc_msg_finish(out, s, r);
 }
 
@@ -371,7 +372,9 @@ lc_msg_get_sink_target(const uint8_t *p, size_t n,
 	    (m->flags & ~LC_TGT_MASK) != 0 ||
 	    lc_rd_get_u32(&rd, &m->inflight) != 0 ||
 	    lc_rd_get_cstring(&rd, m->target, sizeof(m->target)) != 0 ||
-	    m->target[0] == '\0' || lc_rd_end(&rd) != 0)
+	    m->target[0] == '\0' ||
+	    lc_rd_get_bytes(&rd, m->takeover, LC_KEY_LEN) != 0 ||
+	    lc_rd_end(&rd) != 0)
 		return -LC_ERR_PROTO;
 	return 0;
 }
@@ -1184,4 +1187,97 @@ lc_frame_get(const uint8_t in[LC_FRAME_HDR_LEN], uint32_t max_block,
 	default:
 		return -LC_ERR_PROTO;
 	}
+}
+
+/* ---- the takeover exchange (local socket) ---- */
+
+static int
+lc_takeover_magic(struct lc_rd *rd, const char *magic)
+{
+	uint8_t m[4];
+
+	return lc_rd_get_bytes(rd, m, 4) != 0 || memcmp(m, magic, 4) != 0 ?
+	    -LC_ERR_PROTO : 0;
+}
+
+int
+lc_takeover_put_challenge(struct lc_buf *out,
+    const uint8_t nonce[LC_TAKEOVER_NONCE_LEN])
+{
+	int r;
+
+	(void)((r = lc_buf_put(out, "LCTC", 4)) != 0 ||
+	    (r = lc_buf_put_u8(out, LC_TAKEOVER_VERSION)) != 0 ||
+	    (r = lc_buf_put(out, nonce, LC_TAKEOVER_NONCE_LEN)) != 0);
+	return r;
+}
+
+int
+lc_takeover_get_challenge(const uint8_t *p, size_t n,
+    uint8_t nonce[LC_TAKEOVER_NONCE_LEN])
+{
+	struct lc_rd rd;
+	uint8_t v;
+
+	memset(nonce, 0, LC_TAKEOVER_NONCE_LEN);
+	lc_rd_init(&rd, p, n);
+	if (lc_takeover_magic(&rd, "LCTC") != 0 ||
+	    lc_rd_get_u8(&rd, &v) != 0 || v != LC_TAKEOVER_VERSION ||
+	    lc_rd_get_bytes(&rd, nonce, LC_TAKEOVER_NONCE_LEN) != 0 ||
+	    lc_rd_end(&rd) != 0)
+		return -LC_ERR_PROTO;
+	return 0;
+}
+
+int
+lc_takeover_put_request(struct lc_buf *out, const struct lc_takeover_req *m)
+{
+	int r;
+
+	(void)((r = lc_buf_put(out, "LCTQ", 4)) != 0 ||
+	    (r = lc_buf_put(out, m->mac, LC_TAKEOVER_MAC_LEN)) != 0 ||
+	    (r = lc_buf_put_cstring(out, m->root)) != 0);
+	return r;
+}
+
+int
+lc_takeover_get_request(const uint8_t *p, size_t n, struct lc_takeover_req *m)
+{
+	struct lc_rd rd;
+
+	memset(m, 0, sizeof(*m));
+	lc_rd_init(&rd, p, n);
+	if (lc_takeover_magic(&rd, "LCTQ") != 0 ||
+	    lc_rd_get_bytes(&rd, m->mac, LC_TAKEOVER_MAC_LEN) != 0 ||
+	    lc_rd_get_cstring(&rd, m->root, sizeof(m->root)) != 0 ||
+	    lc_rd_end(&rd) != 0)
+		return -LC_ERR_PROTO;
+	return 0;
+}
+
+int
+lc_takeover_put_answer(struct lc_buf *out, uint8_t verdict)
+{
+	int r;
+
+	(void)((r = lc_buf_put(out, "LCTA", 4)) != 0 ||
+	    (r = lc_buf_put_u8(out, verdict)) != 0);
+	return r;
+}
+
+int
+lc_takeover_get_answer(const uint8_t *p, size_t n, uint8_t *verdict)
+{
+	struct lc_rd rd;
+
+	*verdict = 0;
+	lc_rd_init(&rd, p, n);
+	if (lc_takeover_magic(&rd, "LCTA") != 0 ||
+	    lc_rd_get_u8(&rd, verdict) != 0 ||
+	    *verdict < LC_TAKEOVER_YES || *verdict > LC_TAKEOVER_NO_ROOT ||
+	    lc_rd_end(&rd) != 0) {
+		*verdict = 0;
+		return -LC_ERR_PROTO;
+	}
+	return 0;
 }

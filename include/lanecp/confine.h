@@ -36,9 +36,28 @@ struct lc_confine {
 	char root[4096];	/* realpath of DIR, for messages */
 };
 
+/* The one message (after "PATH: ") for every user path a restricted
+   agent refuses. */
+#define LC_CONFINE_REFUSED "refused by the restricted agent"
+
 /* Unconfined (dir == NULL) or confined to dir. */
 int lc_confine_init(struct lc_confine *c, const char *dir, struct lc_err *e);
 void lc_confine_free(struct lc_confine *c);
+
+/*
+ * A user path as the controller wrote it (SRC_ADD's path, SINK_TARGET's
+ * target) into out[outsz], with a leading "~" or "~user" expanded when
+ * tilde is set (a remote agent, as scp: lc_path_expand_tilde).  Confined:
+ * "~" and "~NAME" with NAME this account's login name are its home; any
+ * other "~NAME" is refused without looking the account up, and so is a
+ * result outside the root.  A confined agent's refusals here and in
+ * lc_confine_open() are all -LC_ERR_DENIED with the one message
+ * "PATH: " LC_CONFINE_REFUSED, PATH as the caller wrote it, whatever the
+ * reason: no answer tells whether an account exists or what lies outside
+ * the root.  Unconfined, the errors are lc_path_expand_tilde()'s.
+ */
+int lc_confine_user_path(const struct lc_confine *c, const char *in,
+    int tilde, char *out, size_t outsz, struct lc_err *e);
 
 /*
  * Open a user path (dirfd < 0) or a peer name beneath dirfd (dirfd >= 0).

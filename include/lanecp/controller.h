@@ -84,6 +84,12 @@ struct lc_copy_opts {
 	 * it as it is ("": the agents get none).
 	 */
 	char transfer[LC_TRANSFER_HEX + 1];
+	/*
+	 * The run's takeover key (takeover.h), sent to the sink in
+	 * SINK_TARGET: lc_copy makes it with the id, secret, the same for all
+	 * attempts; all zero: none (nothing can be taken over).
+	 */
+	uint8_t takeover[32];
 };
 
 /*
@@ -120,6 +126,8 @@ struct lc_copy_result {
 	int encrypted;
 	int path;		/* enum lc_path the data took (last attempt) */
 	char path_why[200];	/* why that path, "" when asked for */
+	int path_stage;		/* internal (copy.c): the LC_PATH_AUTO stage
+				   the last attempt took */
 	uint32_t attempts;
 	uint32_t nsums;		/* checksums of the files written (-e/-E) */
 	struct {

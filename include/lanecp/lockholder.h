@@ -6,8 +6,11 @@
  * or the in-process agent's options).  When a sink finds a part file's
  * flock held, it looks up the holder (its pid from /proc/locks, then
  * /proc/PID/status and /proc/PID/cmdline): an agent of the same transfer
- * is an abandoned earlier attempt and may be stopped; anything else keeps
- * the file locked.  Linux only; every /proc read is bounded and parsed
+ * may be an abandoned earlier attempt; anything else keeps the file
+ * locked.  The id is public (ps shows it), so it only finds the holder:
+ * the holder is stopped only after it has confirmed that the asker holds
+ * the run's secret takeover key and is restricted to the same directory
+ * (takeover.h).  Linux only; every /proc read is bounded and parsed
  * defensively, and anything that cannot be parsed counts as unknown.
  */
 #ifndef LANECP_LOCKHOLDER_H
@@ -103,15 +106,27 @@ int lc_status_uid_is(const char *buf, size_t n, uid_t uid);
  */
 void lc_lock_holder(int fd, const char *transfer, struct lc_holder *h);
 
+/* Who takes a lock over (lc_lock_takeover); all borrowed. */
+struct lc_lock_self {
+	const char *transfer;	/* our transfer id, "" for none */
+	const uint8_t *key;	/* the run's takeover key (LC_KEY_LEN bytes,
+				   SINK_TARGET), NULL or all zero for none */
+	const char *root;	/* our --restrict directory, "" for none */
+};
+
 /*
  * Take over the flock on fd from h, which lc_lock_holder() found to be
- * an agent of our own transfer: confirm its identity again on a pidfd
- * (so a reused pid is never signalled), send it SIGTERM, and poll the
- * lock with a short back-off for at most wait_ms.  Returns 0 with the
- * lock held on fd, or -LC_ERR_LOCKED with a message about path in e.
+ * an agent of our own transfer id: confirm its identity again on a pidfd
+ * (so a reused pid is never signalled), ask it whether it is of our run
+ * and directory (lc_takeover_ask: our key, our root), and only on its
+ * yes send it SIGTERM and poll the lock with a short back-off for at
+ * most wait_ms.  Returns 0 with the lock held on fd, or -LC_ERR_LOCKED
+ * with a message about path in e (an agent that does not say yes is
+ * "not of this run").
  */
-int lc_lock_takeover(int fd, const struct lc_holder *h, const char *transfer,
-    unsigned wait_ms, const char *path, struct lc_err *e);
+int lc_lock_takeover(int fd, const struct lc_holder *h,
+    const struct lc_lock_self *me, unsigned wait_ms, const char *path,
+    struct lc_err *e);
 
 /*
  * LC_ERR_LOCKED in e for path held by h, saying who holds it.  Returns

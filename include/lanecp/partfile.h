@@ -31,6 +31,9 @@ struct lc_target {
 	/* this transfer's id ("" if none): a part file locked by a stale
 	   agent of the same transfer is taken over (lockholder.h) */
 	char transfer[LC_TRANSFER_HEX + 1];
+	/* and the run's takeover key (SINK_TARGET; all zero: none), without
+	   which no holder of ours says yes (takeover.h) */
+	uint8_t takeover[LC_KEY_LEN];
 };
 
 /* What a tree entry keeps from its source (-p, -u, --owner). */

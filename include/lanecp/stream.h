@@ -87,6 +87,16 @@ int lc_sock_listen(uint32_t window, int loopback, int *fd, uint16_t *port,
 int lc_sock_connect(const char *addr, uint16_t port, uint32_t window,
     int timeout_ms, const atomic_bool *cancel, int *fd, struct lc_err *e);
 
+/*
+ * A numeric IPv4 or IPv6 address (IPv4 also as ::ffff:a.b.c.d; no scope,
+ * no name, no shorthand such as "127.1") into its 16-byte IPv6 form.
+ * 0, or -LC_ERR_USAGE for anything else.
+ */
+int lc_addr_parse(const char *s, uint8_t out[16]);
+
+/* 1 if a and b both parse (lc_addr_parse) to the same address, else 0. */
+int lc_addr_same(const char *a, const char *b);
+
 /* Effective buffer size the kernel gives (half of getsockopt, Linux). */
 uint32_t lc_sock_rcvbuf(int fd);
 uint32_t lc_sock_sndbuf(int fd);

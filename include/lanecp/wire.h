@@ -233,6 +233,12 @@ struct lc_msg_sink_target {
 	uint32_t flags;
 	uint32_t inflight;	/* file ids not yet done at once, at most */
 	char target[LC_PATH_MAX];
+	/*
+	 * The run's takeover key (lockholder.h, takeover.h): the same for
+	 * every attempt of one lanecp invocation, random, secret; all zero:
+	 * none (no takeover either way).
+	 */
+	uint8_t takeover[LC_KEY_LEN];
 };
 
 struct lc_msg_target_ok {
@@ -565,5 +571,48 @@ void lc_frame_put(uint8_t out[LC_FRAME_HDR_LEN], const struct lc_frame *f);
  */
 int lc_frame_get(const uint8_t in[LC_FRAME_HDR_LEN], uint32_t max_block,
     struct lc_frame *f);
+
+/*
+ * The takeover exchange (takeover.h, docs/PROTOCOL.md "Stale agents"), on
+ * a local AF_UNIX socket between two agents of one account, never on the
+ * network or the control channel:
+ *
+ *   holder -> asker   challenge  "LCTC" u8 version (1) nonce[32]
+ *   asker -> holder   request    "LCTQ" mac[32] string root
+ *   holder -> asker   answer     "LCTA" u8 verdict (LC_TAKEOVER_*)
+ *
+ * root is the asker's --restrict directory ("" for none), at most
+ * LC_PATH_MAX - 1 bytes, no NUL.  Decoders reject short input, trailing
+ * bytes, another version and unknown verdicts: 0 or -LC_ERR_PROTO.
+ */
+#define LC_TAKEOVER_VERSION 1
+#define LC_TAKEOVER_NONCE_LEN 32
+#define LC_TAKEOVER_MAC_LEN 32
+#define LC_TAKEOVER_CHALLENGE_LEN (4 + 1 + LC_TAKEOVER_NONCE_LEN)
+#define LC_TAKEOVER_REQUEST_MAX (4 + LC_TAKEOVER_MAC_LEN + 4 + LC_PATH_MAX)
+#define LC_TAKEOVER_ANSWER_LEN 5
+
+enum lc_takeover_verdict {
+	LC_TAKEOVER_YES = 1,		/* stop me */
+	LC_TAKEOVER_NO_KEY = 2,		/* not this run's key */
+	LC_TAKEOVER_NO_ROOT = 3,	/* restricted to another directory
+					   (or one of us is not restricted) */
+};
+
+struct lc_takeover_req {
+	uint8_t mac[LC_TAKEOVER_MAC_LEN];
+	char root[LC_PATH_MAX];
+};
+
+int lc_takeover_put_challenge(struct lc_buf *out,
+    const uint8_t nonce[LC_TAKEOVER_NONCE_LEN]);
+int lc_takeover_get_challenge(const uint8_t *p, size_t n,
+    uint8_t nonce[LC_TAKEOVER_NONCE_LEN]);
+int lc_takeover_put_request(struct lc_buf *out,
+    const struct lc_takeover_req *m);
+int lc_takeover_get_request(const uint8_t *p, size_t n,
+    struct lc_takeover_req *m);
+int lc_takeover_put_answer(struct lc_buf *out, uint8_t verdict);
+int lc_takeover_get_answer(const uint8_t *p, size_t n, uint8_t *verdict);
 
 #endif

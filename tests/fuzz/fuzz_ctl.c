@@ -6,7 +6,8 @@
  * keeps its meaning), 21..23 SRC_CREDIT, FILE_SKIP and FILE_FAIL, 24 the
  * relative-name helpers against a reference (two names split at the first
  * NUL), 25 FILE_ABORT, 26 PING, 27 DIAL, 28 the reverse port lists,
- * 29 FILE_LEN, the rest the frame splitter.
+ * 29 FILE_LEN, 30 the takeover exchange (a local socket, wire.h), the
+ * rest the frame splitter.
  */
 #include "lanecp/buf.h"
 #include "lanecp/wire.h"
@@ -145,7 +146,9 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		struct lc_msg_ping ping;
 		struct lc_msg_dial dial;
 		struct lc_msg_file_len len;
+		struct lc_takeover_req treq;
 	} m;
+	uint8_t nonce[LC_TAKEOVER_NONCE_LEN], verdict;
 	struct lc_buf b;
 	const uint8_t *p;
 	uint8_t type;
@@ -346,6 +349,24 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (lc_msg_get_file_len(p, n, &m.len) == 0 &&
 		    lc_msg_put_file_len(&b, &m.len) == 0)
 			lc_check_same(&b, p, n);
+		break;
+	case 30:
+		/* not control frames: compare the bytes themselves */
+		if (lc_takeover_get_challenge(p, n, nonce) == 0 &&
+		    (lc_takeover_put_challenge(&b, nonce) != 0 ||
+		    lc_buf_len(&b) != n || memcmp(lc_buf_ptr(&b), p, n) != 0))
+			abort();
+		lc_buf_reset(&b);
+		if (lc_takeover_get_request(p, n, &m.treq) == 0 &&
+		    (lc_takeover_put_request(&b, &m.treq) != 0 ||
+		    lc_buf_len(&b) != n || memcmp(lc_buf_ptr(&b), p, n) != 0))
+			abort();
+		lc_buf_reset(&b);
+		if (lc_takeover_get_answer(p, n, &verdict) == 0 &&
+		    (verdict < LC_TAKEOVER_YES || verdict > LC_TAKEOVER_NO_ROOT ||
+		    lc_takeover_put_answer(&b, verdict) != 0 ||
+		    lc_buf_len(&b) != n || memcmp(lc_buf_ptr(&b), p, n) != 0))
+			abort();
 		break;
 	default:
 		/* the frame splitter on raw bytes */

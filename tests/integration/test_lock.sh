@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # A part file whose lock is still held: by a stale agent of an earlier
-# attempt of the same transfer (the field case: a control connection lost
-# in an outage while its agent lives on), which the new sink stops and
-# takes over; or by a different transfer, which fails at once with the
-# LOCKED status (6 at a remote sink) and is not retried.
+# attempt of the same run (the field case: a control connection lost in
+# an outage while its agent lives on), which the new sink stops and takes
+# over once the stale agent has confirmed the run's takeover key; or by
+# a different transfer, or another invocation that only names the same
+# transfer id, which fails at once with the LOCKED status (6 at a remote
+# sink) and is not retried.
 set -euo pipefail
 . "$LC_SRC_DIR/tests/integration/lib.sh"
 lc_need_test_hooks	# LANECP_TEST_TRANSFER, LANECP_TEST_GRACE_S
@@ -70,17 +72,23 @@ lc_log_lacks "another lanecp" "$d/field.err"
 kill -9 "$sess"
 rm -f "$d/remote/big"
 
-lc_note "a later invocation with the same transfer id takes over too"
+lc_note "a later invocation with the same transfer id does not take over"
+# The id is public (ps): only the run that made it holds the takeover key
+# its agents answer to, so another invocation naming the id stops nothing.
 slow_copy $ID1
 stale=$(agent_of $ID1)
 kill -STOP "$COPY"	# the controller is gone silent; its agent lives on
-LANECP_TEST_TRANSFER=$ID1 lc_lanecp -T "$d/agent" -a -f \
-	"$d/local/big" "$H:$d/remote/big"
-cmp "$d/local/big" "$d/remote/big" || lc_fail "the second copy differs"
-lc_log_has "an earlier attempt of this transfer \(pid $stale\) still holds the partial file; stopping it" "$LC_ERR"
+LANECP_TEST_TRANSFER=$ID1 lc_lanecp_expect 6 \
+	"big: an agent with this transfer id \(pid $stale\) holds this file, and it is not of this run" \
+	-T "$d/agent" -a -f --retries 3 "$d/local/big" "$H:$d/remote/big"
+lc_log_lacks "stopping it" "$LC_ERR"
+lc_log_lacks "retrying" "$LC_ERR"
+kill -0 "$stale" || lc_fail "another invocation stopped the agent"
+[[ ! -e $d/remote/big ]] || lc_fail "renamed into place despite the lock"
 kill -9 "$COPY"
 wait "$COPY" 2>/dev/null || true
-rm -f "$d/remote/big"
+lc_wait_no_pids "$d/agent --agent" 60
+rm -f "$d/remote/big" "$part"
 
 lc_note "a lock held by a different transfer fails at once, not retried"
 slow_copy $ID1
@@ -103,25 +111,37 @@ wait "$COPY" 2>/dev/null || true
 lc_wait_no_pids "$d/agent --agent" 60
 rm -f "$d/remote/big" "$part"
 
-lc_note "a forced-command agent (authorized_keys command=) takes the id too"
+lc_note "a forced-command agent (authorized_keys command=) is taken over by --retries too"
 # sshd runs the forced command instead of ours: the agent takes the id
-# from SSH_ORIGINAL_COMMAND and runs again with it on its command line
+# from SSH_ORIGINAL_COMMAND and runs again with it on its command line;
+# the takeover key comes in SINK_TARGET as always.  The field case again,
+# through a restricted key.
 ssh-keygen -q -t ed25519 -N '' -f "$d/cron_key" </dev/null
 printf 'command="%s --agent --restrict %s",no-pty %s\n' \
 	"$d/agent" "$d/remote" "$(cat "$d/cron_key.pub")" >>"$d/authorized_keys"
 lc_ssh_config "$d/cron_config" IdentityFile="$d/cron_key"
-LANECP_TEST_TRANSFER=$ID1 "$LANECP" -F "$d/cron_config" -x 512k -B 64k \
-	-s 2 -f "$d/local/big" "$H:big" 2>"$d/slow.err" &
+LANECP_TEST_TRANSFER=$ID1 "$LANECP" -F "$d/cron_config" -v -x 512k -B 64k \
+	-s 2 -f --timeout 3 --retries 2 "$d/local/big" "$H:big" \
+	2>"$d/cron.err" &
 COPY=$!
 lc_on_exit "kill -9 $COPY"
 lc_wait_size "$part" 65536 120
 stale=$(agent_of $ID1)
-kill -STOP "$COPY"
-LANECP_TEST_TRANSFER=$ID1 "$LANECP" -F "$d/cron_config" -a -f \
-	"$d/local/big" "$H:big" 2>"$d/cron.err" ||
-	{ lc__show "$d/cron.err"; lc_fail "restricted takeover failed"; }
+sess=$(awk '{print $4}' "/proc/$stale/stat")
+[[ $(cat "/proc/$sess/comm") == sshd* ]] ||
+	lc_fail "the agent's parent is $(cat "/proc/$sess/comm"), not sshd"
+lc_on_exit "kill -9 $sess"
+kill -STOP "$sess"
+rc=0
+wait "$COPY" || rc=$?
+if [[ $rc != 0 ]]; then
+	lc__show "$d/cron.err"
+	lc_fail "the retried restricted copy exited $rc"
+fi
 cmp "$d/local/big" "$d/remote/big" || lc_fail "the restricted copy differs"
+lc_log_has "attempt 1 of 3 failed" "$d/cron.err"
 lc_log_has "an earlier attempt of this transfer \(pid $stale\) still holds the partial file; stopping it" "$d/cron.err"
-kill -9 "$COPY"
-wait "$COPY" 2>/dev/null || true
+[[ ! -e /proc/$stale || $(awk '{print $3}' "/proc/$stale/stat") == Z ]] ||
+	lc_fail "the stale agent $stale is still running"
+kill -9 "$sess"
 echo "ok"

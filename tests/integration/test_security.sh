@@ -179,23 +179,27 @@ sys.exit(0 if found else 1)
 PY
 }
 
-lc_note "the transfer key is in no command line, environment or log"
+lc_note "the transfer key and the takeover key are in no command line, environment or log"
 # The relay agent (lc_evil_agent with LC_EVIL_REAL) runs the real agent
 # and writes down the key the controller sends it over SSH, so the test
 # knows the key it looks for.
 keyf=$d/key.hex
+tkeyf=$d/takeover.hex
 mkfifo "$d/remote/fifo3"
 sleep 900 <"$d/remote/fifo3" &
 holder=$!
 lc_on_exit "kill $holder"
 "$LANECP" -F "$LC_SSH_CONFIG" -vv -f \
-	-T "LC_EVIL_REAL=$(printf '%q' "$LANECP") LC_EVIL_KEY_FILE=$(printf '%q' "$keyf") $(printf '%q' "$LC_TOOLS_DIR/lc_evil_agent")" \
+	-T "LC_EVIL_REAL=$(printf '%q' "$LANECP") LC_EVIL_KEY_FILE=$(printf '%q' "$keyf") LC_EVIL_TAKEOVER_FILE=$(printf '%q' "$tkeyf") $(printf '%q' "$LC_TOOLS_DIR/lc_evil_agent")" \
 	"$d/local/big" "$H:$d/remote/fifo3" 2>"$d/key.log" &
 copy=$!
 lc_on_exit "kill -9 $copy"
 lc_wait_for '[0-9]+ data streams connected' "$d/key.log" 60
 lc_wait_for '^[0-9a-f]{64}$' "$keyf" 10
 key=$(head -1 "$keyf")
+lc_wait_for '^[0-9a-f]{64}$' "$tkeyf" 10
+tkey=$(head -1 "$tkeyf")
+[[ $tkey != "$key" && $tkey =~ [1-9a-f] ]] || lc_fail "takeover key '$tkey'"
 # the scan can fail: it finds the key in each form it looks for
 python3 - "$key" "$d/ctl" <<'PY'
 import base64, sys
@@ -215,7 +219,19 @@ key_found "$key" "/proc/$control/cmdline" >/dev/null ||
 	lc_fail "key scan is blind to /proc/PID/cmdline"
 kill "$control"
 wait "$control" 2>/dev/null || true
-agents=$(lc_pids_matching "lanecp --agent")
+# our agents: under our sshd (other tests' agents run the same binary)
+our_agents() {
+	local p
+	for p in $(lc__descendants "$LC_SSHD_PID"); do
+		[[ $(tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null) == *--agent* ]] &&
+			echo "$p"
+	done
+	return 0
+}
+agents=$(for p in $(our_agents); do
+	[[ $(tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null) == *"lanecp --agent"* ]] &&
+		echo "$p"
+done; true)
 [[ -n $agents ]] || lc_fail "no agent found"
 for p in $agents $copy; do
 	cmd=$(tr '\0' ' ' <"/proc/$p/cmdline")
@@ -234,18 +250,13 @@ done
 if where=$(key_found "$key" "${procs[@]}"); then
 	lc_fail "the transfer key is in $where"
 fi
+if where=$(key_found "$tkey" "${procs[@]}"); then
+	lc_fail "the takeover key is in $where"
+fi
 kill -9 "$copy"
 wait "$copy" 2>/dev/null || true
-# our agents (under our sshd; other tests' agents run the same binary)
-# have flushed their last log lines once they are gone
-our_agents() {
-	local p
-	for p in $(lc__descendants "$LC_SSHD_PID"); do
-		[[ $(tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null) == *--agent* ]] &&
-			echo "$p"
-	done
-	return 0
-}
+# our agents (under our sshd) have flushed their last log lines once
+# they are gone
 end=$((SECONDS + 60))
 while [[ -n $(our_agents) ]]; do
 	((SECONDS < end)) || lc_fail "agents still running: $(our_agents)"
@@ -255,6 +266,9 @@ done
 # it) and sshd's log, after both ends are gone
 if where=$(key_found "$key" "$d/key.log" "$LC_SSHD_LOG"); then
 	lc_fail "the transfer key is in $where"
+fi
+if where=$(key_found "$tkey" "$d/key.log" "$LC_SSHD_LOG"); then
+	lc_fail "the takeover key is in $where"
 fi
 # both ends' logs were really there: the controller's and the remote
 # agent's (relayed with its host name)

@@ -45,7 +45,8 @@
  * of each LISTEN or CONNECT the controller sends (one line of hex) to PATH:
  * the test sees the key where it legitimately travels, on the SSH control
  * channel, and can then look for it where it must never be (command
- * lines, environments, logs).
+ * lines, environments, logs).  LC_EVIL_TAKEOVER_FILE=PATH likewise writes
+ * the takeover key of the SINK_TARGET the controller sends.
  */
 #include "lanecp/buf.h"
 #include "lanecp/err.h"
@@ -301,11 +302,11 @@ standalone(void)
 	return 0;
 }
 
-/* Append the key to $LC_EVIL_KEY_FILE as a line of hex, if that is set. */
+/* Append the key to $var (a file) as a line of hex, if that is set. */
 static void
-record_key(const uint8_t *key, size_t len)
+record_key_in(const char *var, const uint8_t *key, size_t len)
 {
-	const char *path = getenv("LC_EVIL_KEY_FILE");
+	const char *path = getenv(var);
 	FILE *f;
 
 	if (path == NULL || (f = fopen(path, "a")) == NULL)
@@ -316,6 +317,12 @@ record_key(const uint8_t *key, size_t len)
 	fclose(f);
 }
 
+static void
+record_key(const uint8_t *key, size_t len)
+{
+	record_key_in("LC_EVIL_KEY_FILE", key, len);
+}
+
 /* Frames from the controller: passed on, except SRC_ADD with an error. */
 static int
 from_ctl(struct lc_buf *in, int to_child, struct lc_buf *out)
@@ -323,6 +330,7 @@ from_ctl(struct lc_buf *in, int to_child, struct lc_buf *out)
 	const uint8_t *payload;
 	size_t plen, flen;
 	uint8_t type;
+	static struct lc_msg_sink_target t;
 	struct lc_msg_listen l;
 	struct lc_msg_connect c;
 	struct lc_msg_file f;
@@ -336,6 +344,10 @@ from_ctl(struct lc_buf *in, int to_child, struct lc_buf *out)
 		else if (type == LC_MSG_CONNECT &&
 		    lc_msg_get_connect(payload, plen, &c) == 0)
 			record_key(c.key, sizeof(c.key));
+		else if (type == LC_MSG_SINK_TARGET &&
+		    lc_msg_get_sink_target(payload, plen, &t) == 0)
+			record_key_in("LC_EVIL_TAKEOVER_FILE", t.takeover,
+			    sizeof(t.takeover));
 		if (type == LC_MSG_FILE && getenv("LC_EVIL_SINK_NAME") != NULL &&
 		    lc_msg_get_file(payload, plen, &f) == 0) {
 			int r;

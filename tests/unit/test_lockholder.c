@@ -8,6 +8,7 @@
 
 #include "lanecp/err.h"
 #include "lanecp/lockholder.h"
+#include "lanecp/takeover.h"
 
 #include <fcntl.h>
 #include <sys/file.h>
@@ -17,6 +18,20 @@
 
 #define ID_A "0123456789abcdef0123456789abcdef"
 #define ID_B "fedcba9876543210fedcba9876543210"
+#define KEY_A "a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1a1"
+#define KEY_B "b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2b2"
+
+/* 32 key bytes from 64 hex digits */
+static void
+t_key(const char *hex, uint8_t key[LC_KEY_LEN])
+{
+	unsigned v;
+
+	for (size_t i = 0; i < LC_KEY_LEN; i++) {
+		LC_CHECK(sscanf(hex + 2 * i, "%2x", &v) == 1);
+		key[i] = (uint8_t)v;
+	}
+}
 
 LC_TEST(transfer_ids)
 {
@@ -335,6 +350,8 @@ LC_TEST(holder_of_another_transfer_is_named)
 {
 	const char *argv[] = { "lanecp", "-c", "read x", "--agent", "--transfer",
 		ID_B, NULL };
+	uint8_t key[LC_KEY_LEN];
+	struct lc_lock_self me = { .transfer = ID_A, .key = key, .root = "" };
 	struct lc_holder h;
 	struct lc_err e;
 	char want[64];
@@ -352,7 +369,8 @@ LC_TEST(holder_of_another_transfer_is_named)
 	LC_CHECK(strstr(e.msg, "dst/f: another lanecp") == e.msg);
 	/* takeover refuses anything but our own transfer */
 	lc_err_clear(&e);
-	LC_CHECK_EQ_I(lc_lock_takeover(fd, &h, ID_A, 1000, "dst/f", &e),
+	t_key(KEY_A, key);
+	LC_CHECK_EQ_I(lc_lock_takeover(fd, &h, &me, 1000, "dst/f", &e),
 	    -LC_ERR_LOCKED);
 	LC_CHECK(kill(child, 0) == 0);
 	t_close(fd, child, in);
@@ -404,20 +422,88 @@ LC_TEST(unlocked_file_has_no_holder)
 	close(fd);
 }
 
-LC_TEST(stale_agent_of_the_same_transfer_is_taken_over)
+/*
+ * Run as "test_lockholder helper_serving_holder --agent --transfer ID"
+ * (t_serving): hold the flock on $LC_T_HOLD and answer takeovers with key
+ * $LC_T_KEY and root $LC_T_ROOT, as a sink agent does, until stdin ends.
+ * In the normal run it does nothing.
+ */
+LC_TEST(helper_serving_holder)
 {
-	const char *argv[] = { "lanecp", "-c", "read x", "--agent", "--transfer",
-		ID_A, NULL };
+	const char *path = getenv("LC_T_HOLD");
+	struct lc_takeover *t = NULL;
+	uint8_t key[LC_KEY_LEN];
+	struct lc_err e;
+	char c;
+	int fd;
+
+	if (path == NULL)
+		return;
+	t_key(getenv("LC_T_KEY"), key);
+	lc_err_clear(&e);
+	if ((fd = open(path, O_RDWR)) < 0 || flock(fd, LOCK_EX | LOCK_NB) != 0 ||
+	    lc_takeover_serve(key, getenv("LC_T_ROOT"), &t, &e) != 0)
+		_exit(99);
+	if (write(1, "r", 1) != 1)
+		_exit(98);
+	while (read(0, &c, 1) > 0)
+		;
+	lc_takeover_stop(t);
+	_exit(0);
+}
+
+/*
+ * A child that holds the flock on path under the command line of an
+ * agent of transfer id and answers takeovers with key and root (as a
+ * sink agent of that run); returns once it answers.  *in is its stdin.
+ */
+static pid_t
+t_serving(const char *path, const char *id, const char *key,
+    const char *root, int *in)
+{
+	char a0[] = "test_lockholder", a1[] = "helper_serving_holder",
+	    a2[] = "--agent", a3[] = "--transfer", a4[LC_TRANSFER_HEX + 1];
+	char *av[] = { a0, a1, a2, a3, a4, NULL };
+	int ready[2], ctl[2];
+	char c;
+	pid_t pid;
+
+	snprintf(a4, sizeof(a4), "%s", id);
+	LC_CHECK(pipe2(ready, O_CLOEXEC) == 0 && pipe2(ctl, O_CLOEXEC) == 0);
+	LC_CHECK((pid = fork()) >= 0);
+	if (pid == 0) {
+		if (dup2(ctl[0], 0) != 0 || dup2(ready[1], 1) != 1 ||
+		    setenv("LC_T_HOLD", path, 1) != 0 ||
+		    setenv("LC_T_KEY", key, 1) != 0 ||
+		    setenv("LC_T_ROOT", root, 1) != 0)
+			_exit(97);
+		execv("/proc/self/exe", av);
+		_exit(96);
+	}
+	close(ready[1]);
+	close(ctl[0]);
+	LC_CHECK(read(ready[0], &c, 1) == 1 && c == 'r');
+	close(ready[0]);
+	*in = ctl[1];
+	return pid;
+}
+
+LC_TEST(stale_agent_of_this_run_is_taken_over)
+{
+	uint8_t key[LC_KEY_LEN];
+	struct lc_lock_self me = { .transfer = ID_A, .key = key, .root = "" };
 	struct lc_holder h;
 	struct lc_err e;
 	int fd = t_open(), in, st;
-	pid_t child = t_holder(t_file, argv, &in);
+	pid_t child = t_serving(t_file, ID_A, KEY_A, "", &in);
 
+	t_key(KEY_A, key);
 	lc_lock_holder(fd, ID_A, &h);
 	LC_CHECK_EQ_I(h.kind, LC_HOLDER_SAME);
+	LC_CHECK_EQ_I(h.pid, child);
 	lc_err_clear(&e);
 	/* the bound is generous; SIGTERM ends the holder at once */
-	LC_CHECK_EQ_I(lc_lock_takeover(fd, &h, ID_A, LC_TAKEOVER_WAIT_MS,
+	LC_CHECK_EQ_I(lc_lock_takeover(fd, &h, &me, LC_TAKEOVER_WAIT_MS,
 	    t_file, &e), 0);
 	/* we hold it now: the child is gone, killed by SIGTERM */
 	LC_CHECK(waitpid(child, &st, 0) == child);
@@ -427,6 +513,99 @@ LC_TEST(stale_agent_of_the_same_transfer_is_taken_over)
 	close(fd);
 	unlink(t_file);
 	rmdir(t_dir);
+}
+
+/* Asks h's holder (ours: same id) as me; it must refuse and live on. */
+static void
+t_refused(int fd, pid_t child, const struct lc_lock_self *me)
+{
+	struct lc_holder h;
+	struct lc_err e;
+	char want[128];
+
+	lc_lock_holder(fd, me->transfer, &h);
+	LC_CHECK_EQ_I(h.kind, LC_HOLDER_SAME);
+	lc_err_clear(&e);
+	LC_CHECK_EQ_I(lc_lock_takeover(fd, &h, me, 1000, "dst/f", &e),
+	    -LC_ERR_LOCKED);
+	snprintf(want, sizeof(want), "dst/f: an agent with this transfer id "
+	    "(pid %d) holds this file, and it is not of this run", (int)child);
+	LC_CHECK(strstr(e.msg, want) == e.msg);
+	LC_CHECK(kill(child, 0) == 0);
+}
+
+/* The transfer id is public (ps): without the run's key, nothing. */
+LC_TEST(same_transfer_id_of_another_run_is_not_stopped)
+{
+	uint8_t key[LC_KEY_LEN], none[LC_KEY_LEN];
+	struct lc_lock_self me = { .transfer = ID_A, .key = key, .root = "" };
+	int fd = t_open(), in;
+	pid_t child = t_serving(t_file, ID_A, KEY_A, "", &in);
+
+	t_key(KEY_B, key);
+	t_refused(fd, child, &me);
+	memset(none, 0, sizeof(none));
+	me.key = none;
+	t_refused(fd, child, &me);
+	me.key = NULL;
+	t_refused(fd, child, &me);
+	t_close(fd, child, in);
+}
+
+/*
+ * With the right key too, a restricted agent stops only an agent
+ * restricted to the same directory: never an unrestricted one, nor one of
+ * another directory, nor is it stopped by an unrestricted one.
+ */
+LC_TEST(agent_of_another_directory_is_not_stopped)
+{
+	uint8_t key[LC_KEY_LEN];
+	struct lc_lock_self me = { .transfer = ID_A, .key = key,
+		.root = "/srv/b" };
+	int fd = t_open(), in, st;
+	pid_t child = t_serving(t_file, ID_A, KEY_A, "/srv/a", &in);
+	struct lc_holder h;
+	struct lc_err e;
+
+	t_key(KEY_A, key);
+	t_refused(fd, child, &me);
+	me.root = "";
+	t_refused(fd, child, &me);
+	me.root = "/srv/a/sub";
+	t_refused(fd, child, &me);
+	me.root = "/srv/a";	/* the same directory: yes */
+	lc_lock_holder(fd, ID_A, &h);
+	lc_err_clear(&e);
+	LC_CHECK_EQ_I(lc_lock_takeover(fd, &h, &me, LC_TAKEOVER_WAIT_MS,
+	    t_file, &e), 0);
+	LC_CHECK(waitpid(child, &st, 0) == child);
+	LC_CHECK(WIFSIGNALED(st) && WTERMSIG(st) == SIGTERM);
+	close(in);
+	close(fd);
+	unlink(t_file);
+	rmdir(t_dir);
+
+	/* an unrestricted holder: a restricted asker is refused */
+	fd = t_open();
+	child = t_serving(t_file, ID_A, KEY_A, "", &in);
+	me.root = "/srv/a";
+	t_refused(fd, child, &me);
+	t_close(fd, child, in);
+}
+
+/* An agent of our id that does not answer (an older lanecp): kept. */
+LC_TEST(holder_that_does_not_answer_is_not_stopped)
+{
+	const char *argv[] = { "lanecp", "-c", "read x", "--agent", "--transfer",
+		ID_A, NULL };
+	uint8_t key[LC_KEY_LEN];
+	struct lc_lock_self me = { .transfer = ID_A, .key = key, .root = "" };
+	int fd = t_open(), in;
+	pid_t child = t_holder(t_file, argv, &in);
+
+	t_key(KEY_A, key);
+	t_refused(fd, child, &me);
+	t_close(fd, child, in);
 }
 
 LC_TEST_MAIN()

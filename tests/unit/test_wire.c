@@ -861,6 +861,8 @@ LC_TEST(src_add_and_sink_target_flags)
 	snprintf(t.target, sizeof(t.target), "/t/");
 	t.flags = LC_TGT_MASK;
 	t.inflight = LC_FILES_INFLIGHT;
+	for (size_t i = 0; i < sizeof(t.takeover); i++)
+		t.takeover[i] = (uint8_t)(0xc0 + i);	/* after the target */
 	LC_CHECK_EQ_U(LC_TGT_FORCE | LC_TGT_WANT_DIR | LC_TGT_RESUME |
 	    LC_TGT_NO_FSYNC | LC_TGT_NO_SPACE_CHECK | LC_TGT_PRESERVE |
 	    LC_TGT_UPDATE | LC_TGT_SKIP_EXISTING | LC_TGT_TREE | LC_TGT_OWNER |
@@ -883,6 +885,71 @@ LC_TEST(src_add_and_sink_target_flags)
 		one_frame(&b, LC_MSG_SINK_TARGET, &p, &n);
 		LC_CHECK(lc_msg_get_sink_target(p, n, &t2) == -LC_ERR_PROTO);
 	}
+	lc_buf_free(&b);
+}
+
+/* The takeover exchange (a local socket): round trips and rejections. */
+LC_TEST(takeover_exchange)
+{
+	uint8_t nonce[LC_TAKEOVER_NONCE_LEN], n2[LC_TAKEOVER_NONCE_LEN], v;
+	struct lc_takeover_req q, q2;
+	struct lc_buf b;
+	const uint8_t *p;
+	size_t n;
+
+	lc_buf_init(&b, LC_TAKEOVER_REQUEST_MAX + 8);
+	memset(nonce, 0x5c, sizeof(nonce));
+	LC_CHECK(lc_takeover_put_challenge(&b, nonce) == 0);
+	p = lc_buf_ptr(&b);
+	n = lc_buf_len(&b);
+	LC_CHECK_EQ_U(n, LC_TAKEOVER_CHALLENGE_LEN);
+	LC_CHECK(lc_takeover_get_challenge(p, n, n2) == 0);
+	LC_CHECK(memcmp(nonce, n2, sizeof(n2)) == 0);
+	for (size_t cut = 0; cut < n; cut++)
+		LC_CHECK(lc_takeover_get_challenge(p, cut, n2) ==
+		    -LC_ERR_PROTO);
+	LC_CHECK(lc_buf_put_u8(&b, 0) == 0);
+	LC_CHECK(lc_takeover_get_challenge(lc_buf_ptr(&b), n + 1, n2) ==
+	    -LC_ERR_PROTO);
+	lc_buf_reset(&b);
+	LC_CHECK(lc_takeover_put_challenge(&b, nonce) == 0);
+	((uint8_t *)(uintptr_t)lc_buf_ptr(&b))[4] = 2;	/* version 2 */
+	LC_CHECK(lc_takeover_get_challenge(lc_buf_ptr(&b), n, n2) ==
+	    -LC_ERR_PROTO);
+
+	memset(&q, 0, sizeof(q));
+	memset(q.mac, 0x3e, sizeof(q.mac));
+	snprintf(q.root, sizeof(q.root), "/srv/backup");
+	lc_buf_reset(&b);
+	LC_CHECK(lc_takeover_put_request(&b, &q) == 0);
+	p = lc_buf_ptr(&b);
+	n = lc_buf_len(&b);
+	LC_CHECK(lc_takeover_get_request(p, n, &q2) == 0);
+	LC_CHECK(memcmp(&q, &q2, sizeof(q)) == 0);
+	for (size_t cut = 0; cut < n; cut++)
+		LC_CHECK(lc_takeover_get_request(p, cut, &q2) == -LC_ERR_PROTO);
+	LC_CHECK(lc_buf_put_u8(&b, 0) == 0);
+	LC_CHECK(lc_takeover_get_request(lc_buf_ptr(&b), n + 1, &q2) ==
+	    -LC_ERR_PROTO);
+	q.root[0] = '\0';	/* unrestricted: an empty root */
+	lc_buf_reset(&b);
+	LC_CHECK(lc_takeover_put_request(&b, &q) == 0);
+	LC_CHECK(lc_takeover_get_request(lc_buf_ptr(&b), lc_buf_len(&b),
+	    &q2) == 0);
+	LC_CHECK_STR(q2.root, "");
+
+	for (unsigned verdict = 0; verdict < 6; verdict++) {
+		lc_buf_reset(&b);
+		LC_CHECK(lc_takeover_put_answer(&b, (uint8_t)verdict) == 0);
+		LC_CHECK_EQ_U(lc_buf_len(&b), LC_TAKEOVER_ANSWER_LEN);
+		LC_CHECK_EQ_I(lc_takeover_get_answer(lc_buf_ptr(&b),
+		    lc_buf_len(&b), &v), verdict >= LC_TAKEOVER_YES &&
+		    verdict <= LC_TAKEOVER_NO_ROOT ? 0 : -LC_ERR_PROTO);
+	}
+	LC_CHECK(lc_takeover_get_answer((const uint8_t *)"LCTA", 4, &v) ==
+	    -LC_ERR_PROTO);
+	LC_CHECK(lc_takeover_get_answer((const uint8_t *)"LCTQ\1", 5, &v) ==
+	    -LC_ERR_PROTO);
 	lc_buf_free(&b);
 }
 
