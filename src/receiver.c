@@ -5,7 +5,10 @@
  * an authenticated connection, then loops: frame header -> a buffer from
  * its own quota (or its spare, for the block the writer can take at once)
  * -> payload -> the file's ordered writer (writer.h); a HOLE frame goes to
- * the writer without a buffer.  It remembers the
+ * the writer without a buffer.  It holds a reference to the writer from
+ * the header to the end of the frame, so a file finished or dropped
+ * meanwhile (FILE_ABORT, or completed by another stream) costs it only
+ * a refused frame (a protocol error), never freed memory.  It remembers the
  * last whole block it got.  A compressed DATA frame (-c) is read into the
  * receiver's own input buffer (one block, lc_zinf) and inflated into the
  * pool buffer, capped at raw_len; a frame that is not exactly raw_len
@@ -64,26 +67,35 @@ lc_receiver_buffer(struct lc_receiver *rv, struct lc_wfile *wf, uint64_t off)
 }
 
 /*
- * Holes take no buffer, but a source that sent endless short ones ahead of
- * a block it never sends would fill the sink's memory: past
- * LC_WFILE_MAX_HOLES waiting in the file's writer, wait for it to move
- * (as for a quota; the hole the writer can take at once always goes in).
- * 0, or -LC_ERR_CANCELED.
+ * A HOLE frame to the writer.  Holes take no buffer, but one that has to
+ * wait in the writer takes memory: when the sink's budget (or the file's
+ * share) is used up the writer does not take it, and the stream waits for
+ * the writer to move, as for a quota (a source that sends endless holes
+ * ahead of a block it never sends only stalls itself).  0 or an error.
  */
 static int
-lc_receiver_hole_room(struct lc_receiver *rv, struct lc_wfile *wf,
-    uint64_t off)
+lc_receiver_hole(struct lc_receiver *rv, struct lc_wfile *wf,
+    const struct lc_frame *fr, int *complete, struct lc_err *e)
 {
-	if (lc_wfile_hole_room(wf, off))
-		return 0;
+	struct lc_sink *s = rv->sink;
+	int r;
+
+	if ((r = lc_wfile_submit_hole(wf, fr->offset, fr->raw_len, complete,
+	    e)) != 1)
+		return r;
 	atomic_store(&rv->state, LC_RV_QUOTA);
-	while (!lc_wfile_hole_room(wf, off)) {
+	if (!atomic_exchange(&s->hole_wait_said, true))
+		lc_log_verbose("data stream %u: holes waiting in the writers "
+		    "reached the memory bound; the stream waits for the writer "
+		    "to move", rv->idx);
+	while ((r = lc_wfile_submit_hole(wf, fr->offset, fr->raw_len,
+	    complete, e)) == 1) {
 		if (lc_pool_aborted(rv->pool))
-			return -LC_ERR_CANCELED;
+			return lc_err_set(e, LC_ERR_CANCELED, "canceled");
 		(void)poll(NULL, 0, 20);
 	}
 	atomic_store(&rv->state, LC_RV_RECV);
-	return 0;
+	return r;
 }
 
 /*
@@ -154,6 +166,76 @@ lc_receiver_refuse(struct lc_receiver *rv, const uint8_t *hdr,
 	return lc_err_set(e, LC_ERR_PROTO, "data stream %u: %s", rv->idx, why);
 }
 
+/* The writer refused a frame (-LC_ERR_PROTO): say which stream and file. */
+static int
+lc_receiver_refused(struct lc_receiver *rv, const struct lc_frame *fr, int r,
+    struct lc_err *e)
+{
+	char why[LC_ERR_MSG_MAX];
+
+	if (r != -LC_ERR_PROTO)
+		return r;
+	snprintf(why, sizeof(why), "%s", e->msg);
+	return lc_err_set(e, LC_ERR_PROTO, "data stream %u: file %u: %.400s",
+	    rv->idx, fr->file_id, why);
+}
+
+/*
+ * A HOLE or DATA frame whose header hdr was read, for the file whose
+ * writer is wf (a reference the caller holds until this returns: the
+ * file may be finished or dropped meanwhile, and the writer then refuses
+ * the frame).  0 or an error for the stream.
+ */
+static int
+lc_receiver_frame(struct lc_receiver *rv, const uint8_t *hdr,
+    const struct lc_frame *fr, struct lc_wfile *wf, struct lc_err *e)
+{
+	struct lc_sink *s = rv->sink;
+	struct lc_wbuf *b;
+	int r, complete;
+
+	if (fr->type == LC_FRAME_HOLE) {
+		rv->has_last = 1;
+		rv->last_file = fr->file_id;
+		rv->last_off = fr->offset;
+		if ((r = lc_receiver_hole(rv, wf, fr, &complete, e)) != 0)
+			return lc_receiver_refused(rv, fr, r, e);
+		/* file bytes, for progress: a hole counts whole */
+		atomic_fetch_add(&s->bytes, fr->raw_len);
+		if (complete)
+			lc_role_post(&s->port, LC_EV_FILE_WRITTEN, fr->file_id,
+			    0, NULL);
+		return 0;
+	}
+	if ((b = lc_receiver_buffer(rv, wf, fr->offset)) == NULL)
+		return lc_err_set(e, LC_ERR_CANCELED, "canceled");
+	b->off = fr->offset;
+	b->len = fr->raw_len;
+	if ((r = lc_receiver_payload(rv, hdr, fr, b, e)) != 0) {
+		/* a bad tag: the buffer goes back unwritten */
+		lc_pool_put(b);
+		if (r == -LC_ERR_EOF)
+			r = lc_err_set(e, LC_ERR_STREAM, "data stream %u "
+			    "closed in mid-frame", rv->idx);
+		return r;
+	}
+	rv->has_last = 1;
+	rv->last_file = fr->file_id;
+	rv->last_off = fr->offset;
+	if ((r = lc_wfile_submit(wf, b, &complete, e)) != 0)
+		return lc_receiver_refused(rv, fr, r, e);
+	atomic_fetch_add(&s->bytes, fr->raw_len);
+	if (complete)
+		lc_role_post(&s->port, LC_EV_FILE_WRITTEN, fr->file_id, 0,
+		    NULL);
+	else if (fr->offset / LC_STREAM_ACK_STEP != (fr->offset +
+	    fr->raw_len) / LC_STREAM_ACK_STEP && lc_wfile_is_open(wf))
+		/* a stream's source holds its bytes until acked */
+		lc_role_post(&s->port, LC_EV_STREAM_ACK, fr->file_id, 0,
+		    NULL);
+	return 0;
+}
+
 static int
 lc_receiver_loop(struct lc_receiver *rv, struct lc_err *e)
 {
@@ -161,8 +243,7 @@ lc_receiver_loop(struct lc_receiver *rv, struct lc_err *e)
 	uint8_t hdr[LC_FRAME_HDR_LEN];
 	struct lc_frame fr;
 	struct lc_wfile *wf;
-	struct lc_wbuf *b;
-	int r, complete;
+	int r;
 
 	for (;;) {
 		r = lc_conn_read_full(&rv->conn, hdr, sizeof(hdr), e);
@@ -201,49 +282,10 @@ lc_receiver_loop(struct lc_receiver *rv, struct lc_err *e)
 				    "data stream %u: %s", rv->idx, why);
 			return lc_receiver_refuse(rv, hdr, &fr, why, e);
 		}
-		if (fr.type == LC_FRAME_HOLE) {
-			if ((r = lc_receiver_hole_room(rv, wf, fr.offset)) != 0)
-				return lc_err_set(e, LC_ERR_CANCELED,
-				    "canceled");
-			rv->has_last = 1;
-			rv->last_file = fr.file_id;
-			rv->last_off = fr.offset;
-			if ((r = lc_wfile_submit_hole(wf, fr.offset, fr.raw_len,
-			    &complete, e)) != 0)
-				return r;
-			/* file bytes, for progress: a hole counts whole */
-			atomic_fetch_add(&s->bytes, fr.raw_len);
-			if (complete)
-				lc_role_post(&s->port, LC_EV_FILE_WRITTEN,
-				    fr.file_id, 0, NULL);
-			continue;
-		}
-		if ((b = lc_receiver_buffer(rv, wf, fr.offset)) == NULL)
-			return lc_err_set(e, LC_ERR_CANCELED, "canceled");
-		b->off = fr.offset;
-		b->len = fr.raw_len;
-		if ((r = lc_receiver_payload(rv, hdr, &fr, b, e)) != 0) {
-			/* a bad tag: the buffer goes back unwritten */
-			lc_pool_put(b);
-			if (r == -LC_ERR_EOF)
-				r = lc_err_set(e, LC_ERR_STREAM, "data stream "
-				    "%u closed in mid-frame", rv->idx);
+		r = lc_receiver_frame(rv, hdr, &fr, wf, e);
+		lc_wfile_unref(wf);
+		if (r != 0)
 			return r;
-		}
-		rv->has_last = 1;
-		rv->last_file = fr.file_id;
-		rv->last_off = fr.offset;
-		if ((r = lc_wfile_submit(wf, b, &complete, e)) != 0)
-			return r;
-		atomic_fetch_add(&s->bytes, fr.raw_len);
-		if (complete)
-			lc_role_post(&s->port, LC_EV_FILE_WRITTEN, fr.file_id, 0,
-			    NULL);
-		else if (fr.offset / LC_STREAM_ACK_STEP != (fr.offset +
-		    fr.raw_len) / LC_STREAM_ACK_STEP && lc_wfile_is_open(wf))
-			/* a stream's source holds its bytes until acked */
-			lc_role_post(&s->port, LC_EV_STREAM_ACK, fr.file_id, 0,
-			    NULL);
 	}
 }
 

@@ -60,9 +60,15 @@
  * (default 128 MiB) leaves after a fixed allowance for the process itself
  * (code and libraries, control buffers, TLS state, threads, hashing), and
  * the quota aims at LC_SINK_QUOTA_TARGET as it always has, so the default
- * copy uses what it did before.
+ * copy uses what it did before.  What the buffers leave of the bound
+ * (mem_left) is one budget for two things: quotas that grow (a block at a
+ * time) and holes that wait in the writers (LC_WFILE_HOLE_COST each,
+ * given back as they are written); growth leaves LC_SINK_HOLE_RESERVE of
+ * it to the holes.  A hole finding the budget spent waits for its writer
+ * to move (receiver.c), like a block finding its quota full.
  */
 #define LC_SINK_MEM_RESERVE (16u << 20)
+#define LC_SINK_HOLE_RESERVE (1u << 20)	/* 16384 waiting holes */
 #define LC_SINK_QUOTA_TARGET (32u << 20)
 #define LC_MIN_QUOTA 2
 #define LC_MAX_QUOTA 16
@@ -91,6 +97,8 @@ lc_sink_new(const struct lc_role_port *port, void **out)
 	atomic_init(&s->bytes, 0);
 	atomic_init(&s->written, 0);
 	atomic_init(&s->stopping, false);
+	atomic_init(&s->mem_left, 0);
+	atomic_init(&s->hole_wait_said, false);
 	s->accept_wake.rfd = s->accept_wake.wfd = -1;
 	s->tgt.dir_fd = -1;
 	s->pipe_fd = -1;
@@ -202,6 +210,15 @@ lc_sink_target(struct lc_sink *s, const struct lc_msg_sink_target *m,
 		return lc_err_set(e, LC_ERR_PROTO, "SINK_TARGET: %u files in "
 		    "flight asked for (1 to %u)", m->inflight,
 		    LC_SINK_MAX_FILES);
+	/*
+	 * A restricted agent's client may be anyone with the key: no more
+	 * file records (and open part files) than an honest controller
+	 * asks for.
+	 */
+	if (s->port.conf->root_fd >= 0 && m->inflight > LC_FILES_INFLIGHT)
+		return lc_err_set(e, LC_ERR_PROTO, "SINK_TARGET: %u files in "
+		    "flight asked for; a restricted agent takes at most %u",
+		    m->inflight, LC_FILES_INFLIGHT);
 	s->files_max = m->inflight;
 	if ((s->files = calloc(s->files_max, sizeof(*s->files))) == NULL)
 		return -LC_ERR_NOMEM;
@@ -274,7 +291,7 @@ lc_sink_table_get(struct lc_sink *s, uint32_t id)
 	return f;
 }
 
-/* A receiver's lookup (sink_int.h). */
+/* A receiver's lookup (sink_int.h): a reference of its own. */
 struct lc_wfile *
 lc_sink_writer(struct lc_sink *s, uint32_t id)
 {
@@ -282,8 +299,8 @@ lc_sink_writer(struct lc_sink *s, uint32_t id)
 	struct lc_sfile *f;
 
 	pthread_mutex_lock(&s->mu);
-	if ((f = lc_sink_table_get_locked(s, id)) != NULL)
-		wf = f->wf;
+	if ((f = lc_sink_table_get_locked(s, id)) != NULL && f->wf != NULL)
+		wf = lc_wfile_ref(f->wf);
 	pthread_mutex_unlock(&s->mu);
 	return wf;
 }
@@ -302,6 +319,7 @@ lc_sfile_free(struct lc_sfile *f)
 {
 	if (f == NULL)
 		return;
+	/* closed before the descriptor is: a receiver may hold a reference */
 	lc_wfile_free(f->wf);
 	lc_csum_free(f->csum);
 	free(f->prefix);
@@ -600,6 +618,7 @@ lc_sink_start_file(struct lc_sink *s, struct lc_sfile *f, struct lc_err *e)
 	if (f->csum != NULL && f->nspans == 0)
 		lc_wfile_set_csum(wf, f->csum);
 	lc_wfile_set_counter(wf, &s->written);
+	lc_wfile_set_budget(wf, &s->mem_left);
 	/* receivers look the writer up under the mutex */
 	pthread_mutex_lock(&s->mu);
 	f->wf = wf;
@@ -992,8 +1011,14 @@ lc_sink_file_abort(struct lc_sink *s, const struct lc_msg_file_abort *m,
 		    "file %u", m->id);
 	if (f->state != LC_SF_RECV || f->written)
 		return 0;
-	if (f->wf != NULL && lc_wfile_written(f->wf) != (f->nspans > 0 ?
-	    f->spans[0].off : f->start))
+	/*
+	 * Nothing is written from here on, whatever a source sends for it:
+	 * the descriptor is closed below.  A block written or being written
+	 * already is the source's protocol error (main never waits for a
+	 * write, which on a pipe target could take for ever).
+	 */
+	if (f->wf != NULL && !lc_wfile_close_unwritten(f->wf,
+	    f->nspans > 0 ? f->spans[0].off : f->start))
 		return lc_err_set(e, LC_ERR_PROTO, "FILE_ABORT for file %u "
 		    "after its data", m->id);
 	/* a part file with nothing to resume from is not worth keeping */
@@ -1078,16 +1103,17 @@ lc__sink_quota_wait(struct lc_sink *s, int waiting)
 int
 lc__sink_quota_grow(struct lc_sink *s, struct lc_receiver *rv)
 {
-	int_fast64_t left = atomic_load(&s->grow_left);
+	int_fast64_t left = atomic_load(&s->mem_left);
 
+	/* waiting holes keep LC_SINK_HOLE_RESERVE of it for themselves */
 	do {
-		if (left <= 0)
+		if (left < (int_fast64_t)s->block + LC_SINK_HOLE_RESERVE)
 			return 0;
-	} while (!atomic_compare_exchange_weak(&s->grow_left, &left,
-	    left - 1));
+	} while (!atomic_compare_exchange_weak(&s->mem_left, &left,
+	    left - s->block));
 	if (lc_pool_grow(rv->pool, s->quota_max))
 		return 1;
-	atomic_fetch_add(&s->grow_left, 1);
+	atomic_fetch_add(&s->mem_left, s->block);
 	return 0;
 }
 
@@ -1129,11 +1155,12 @@ lc_sink_hol_report(struct lc_sink *s)
  * Clamped in order: the quota (down to LC_MIN_QUOTA), then the block size
  * (to a multiple of 4 KiB, down to LC_MIN_BLOCK), then the streams.
  * Never more streams than max_streams (what our HELLO advertised) nor
- * more than asked for.
+ * more than asked for.  *left: the bytes of the bound that the buffers
+ * leave, for quotas to grow into and for waiting holes.
  */
 static void
 lc_sink_limits(uint64_t budget, uint32_t max_streams, uint32_t extra,
-    uint32_t *streams, uint32_t *block, uint32_t *quota, uint64_t *grow)
+    uint32_t *streams, uint32_t *block, uint32_t *quota, uint64_t *left)
 {
 	uint64_t bufs, st, b = *block, q;
 
@@ -1168,8 +1195,8 @@ lc_sink_limits(uint64_t budget, uint32_t max_streams, uint32_t extra,
 	*streams = (uint32_t)st;
 	*block = (uint32_t)b;
 	*quota = (uint32_t)q;
-	/* what the bound leaves, for quotas to grow into (receiver.c) */
-	*grow = bufs / b > st * (q + extra) ? bufs / b - st * (q + extra) : 0;
+	/* what the bound leaves: quota growth and waiting holes share it */
+	*left = bufs > st * (q + extra) * b ? bufs - st * (q + extra) * b : 0;
 }
 
 static int
@@ -1208,7 +1235,7 @@ lc_sink_listen(struct lc_sink *s, const struct lc_msg_listen *m,
 {
 	struct lc_msg_listening l;
 	char name[32];
-	uint64_t grow;
+	uint64_t left;
 	int r;
 
 	if (s->listening)
@@ -1218,8 +1245,8 @@ lc_sink_listen(struct lc_sink *s, const struct lc_msg_listen *m,
 	s->block = m->block;
 	lc_sink_limits(s->port.set.max_memory, s->port.set.max_streams,
 	    (m->flags & LC_XFER_COMPRESS) ? 2 : 1, &s->nstreams, &s->block,
-	    &s->quota, &grow);
-	atomic_store(&s->grow_left, (int_fast64_t)grow);
+	    &s->quota, &left);
+	atomic_store(&s->mem_left, (int_fast64_t)left);
 	s->quota_max = s->quota > LC_MAX_QUOTA ? s->quota : LC_MAX_QUOTA;
 	if (s->nstreams != m->streams || s->block != m->block)
 		lc_log_verbose("sink: %u streams of %u KiB blocks asked for, "

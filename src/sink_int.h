@@ -88,7 +88,9 @@ struct lc_sfile {
 	int written;		/* every byte is written (main) */
 	uint64_t start;		/* first byte received (resume; main) */
 	struct lc_wfile *wf;	/* set by main under mu; receivers look it
-				   up under mu (lc_sink_writer) */
+				   up and take a reference under mu
+				   (lc_sink_writer); closed before the part
+				   file's descriptor is */
 	struct lc_csum *csum;	/* -e: over what was written (the writer
 				   feeds it, the finish job reads it) */
 	char expect[LC_CSUM_MAX];	/* the source's checksum, "" = not yet
@@ -245,14 +247,18 @@ struct lc_sink {
 	atomic_bool stopping;	/* STOP: receivers end */
 	int stopped;		/* main: STOPPED sent, events ignored */
 	/*
-	 * Quota growth: blocks the memory bound has left beyond every
-	 * stream's starting quota (lc_sink_limits).  A receiver that waits
-	 * for a buffer while its file's writer is starved (the next block is
-	 * on a slower stream, not a slow disk) takes one and grows its quota
-	 * by a block, up to quota_max.  Taken with atomic decrements.
+	 * What the memory bound leaves beyond every stream's starting quota
+	 * (lc_sink_limits), in bytes: one budget for quota growth and for
+	 * holes waiting in the writers (sink.c, "Memory").  A receiver that
+	 * waits for a buffer while its file's writer is starved (the next
+	 * block is on a slower stream, not a slow disk) takes a block of it
+	 * and grows its quota by one, up to quota_max; a hole that has to
+	 * wait takes LC_WFILE_HOLE_COST (writer.c) until it is written.
+	 * Taken and given back with atomic operations.
 	 */
-	atomic_int_fast64_t grow_left;
+	atomic_int_fast64_t mem_left;
 	uint32_t quota_max;	/* setup */
+	atomic_bool hole_wait_said;	/* -v: said once that holes wait */
 	/*
 	 * Head-of-line blocking, measured (receiver.c): receivers waiting
 	 * for a buffer of their quota.  Under hol_mu; reported with -v at
@@ -265,7 +271,7 @@ struct lc_sink {
 
 /* A receiver starts (1) or stops (0) waiting for a quota buffer. */
 void lc__sink_quota_wait(struct lc_sink *s, int waiting);
-/* One more block for rv's quota, from grow_left: 1, or 0 if none left. */
+/* One more block for rv's quota, from mem_left: 1, or 0 if none left. */
 int lc__sink_quota_grow(struct lc_sink *s, struct lc_receiver *rv);
 
 /* 1 once receivers should end (the agent stops, or the controller's STOP). */
@@ -290,8 +296,11 @@ void *lc_acceptor_main(void *arg);
 void *lc_receiver_main(void *arg);
 
 /*
- * The writer of file id (any thread, takes mu), or NULL while the file is
- * unknown or not yet receiving.  The writer lives as long as the sink.
+ * The writer of file id (any thread, takes mu) with a reference for the
+ * caller, who drops it with lc_wfile_unref; NULL while the file is
+ * unknown or not yet receiving.  The file may be finished or dropped
+ * (and its record freed) while the caller holds it: the writer is then
+ * closed and refuses every block (writer.h, Lifetime).
  */
 struct lc_wfile *lc_sink_writer(struct lc_sink *s, uint32_t id);
 

@@ -23,13 +23,26 @@
  * at a time.
  *
  * Holes (sparse files): a hole is a block that is already zero.  It takes
- * no pool buffer (a small descriptor is allocated for it; holes are few,
- * mostly at least LC_HOLE_MIN long, so the ones waiting in the writer are
- * accepted outside the quotas, up to LC_WFILE_MAX_HOLES per file, which
- * only a hostile source reaches: see lc_wfile_hole_room).  Written in order like any
- * block: on a seekable target nothing is written (and the file is
+ * no pool buffer.  One the writer can take at once goes straight in; one
+ * that must wait merges into a waiting hole it touches, or else takes a
+ * small descriptor, LC_WFILE_HOLE_COST bytes charged to the sink's memory
+ * budget (lc_wfile_set_budget, shared with its quota growth), up to
+ * LC_WFILE_MAX_HOLES per file; past either the hole is not taken and its
+ * stream waits for the writer to move (lc_wfile_submit_hole returns 1),
+ * as for a quota.  This stays deadlock free for the reason above: the
+ * lowest block not yet written is always taken.  Written in order like
+ * any block: on a seekable target nothing is written (and the file is
  * extended with ftruncate(2) if it ends in a hole), on a non-seekable one
  * zeros are.  The checksum is fed zeros, and lc_wfile_written covers it.
+ *
+ * Lifetime: a writer is reference counted.  Its file's record owns the
+ * reference lc_wfile_new gives; a receiver takes one of its own for each
+ * frame (lc_wfile_ref, under the lock the writer was looked up under) and
+ * drops it when done, so the record can be freed (the file finished or
+ * dropped) while a receiver still waits for a frame's payload.  Before
+ * the file's descriptor is closed the owner closes the writer
+ * (lc_wfile_close: nothing is written after it); a block that comes
+ * later, through a reference still held, is a protocol error.
  */
 #ifndef LANECP_WRITER_H
 #define LANECP_WRITER_H
@@ -52,6 +65,7 @@ struct lc_wbuf {
 	uint8_t *data;		/* capacity: the pool's buffer size; NULL for
 				   a hole */
 	uint8_t hole;		/* zeros, no data (pool NULL) */
+	uint8_t charged;	/* a hole charged to its writer's budget */
 };
 
 /*
@@ -106,7 +120,8 @@ int lc_wfile_new(int fd, int seekable, uint64_t start, uint64_t end,
  * Hand a filled buffer (b->off, b->len) to the writer; the buffer always
  * goes back to its pool eventually, whatever the result.  Returns 0 or the
  * file's first error: -LC_ERR_IO / -LC_ERR_NOSPACE from a write, or
- * -LC_ERR_PROTO for a block outside [start, end) or overlapping another.
+ * -LC_ERR_PROTO for a block outside [start, end), below what is written
+ * (or being written), overlapping another, or for a closed writer.
  * *complete is set to 1 by exactly one call: the one that wrote the last
  * byte.
  */
@@ -114,20 +129,45 @@ int lc_wfile_submit(struct lc_wfile *f, struct lc_wbuf *b, int *complete,
     struct lc_err *e);
 
 /*
- * The same for a hole of len zero bytes at off (no buffer needed).  Also
- * -LC_ERR_NOMEM when its descriptor cannot be allocated.
+ * The same for a hole of len zero bytes at off (no buffer needed), and 1
+ * when it cannot be taken now (nothing done): it would wait and the
+ * budget or the file's LC_WFILE_MAX_HOLES waiting holes are used up; try
+ * again once the writer has moved.  A hole at the written offset, or one
+ * that merges into a waiting hole, is always taken.  Also -LC_ERR_NOMEM
+ * when its descriptor cannot be allocated.
  */
+#define LC_WFILE_MAX_HOLES 4096
+/* What a waiting hole's descriptor costs: the struct and malloc's share. */
+#define LC_WFILE_HOLE_COST 64
 int lc_wfile_submit_hole(struct lc_wfile *f, uint64_t off, uint32_t len,
     int *complete, struct lc_err *e);
 
 /*
- * May a hole at off be submitted now?  1 while fewer than
- * LC_WFILE_MAX_HOLES holes wait in the writer, or when off is where the
- * writer is (it takes that hole at once, so waiting for room could
- * deadlock); 0: wait for the writer to move.
+ * Charge waiting holes to *budget (bytes left, shared with other writers
+ * and the sink's quota growth; decremented and given back atomically).
+ * Before any block is submitted; without it holes are bounded per file
+ * only.
  */
-#define LC_WFILE_MAX_HOLES 4096
-int lc_wfile_hole_room(struct lc_wfile *f, uint64_t off);
+void lc_wfile_set_budget(struct lc_wfile *f, atomic_int_fast64_t *budget);
+
+/* Another reference to f (returned), for a receiver; see Lifetime. */
+struct lc_wfile *lc_wfile_ref(struct lc_wfile *f);
+/* Drop a reference; the last one frees f (NULL is fine). */
+void lc_wfile_unref(struct lc_wfile *f);
+/*
+ * Stop writing: waits for a write in progress to end; afterwards nothing
+ * is written and every submit is refused (-LC_ERR_PROTO), the waiting
+ * blocks go back to their pools (holes to the budget).  Returns the
+ * offset written up to (lc_wfile_written) at that point.  Idempotent.
+ */
+uint64_t lc_wfile_close(struct lc_wfile *f);
+/*
+ * The same, never waiting, and only if nothing of f has been written and
+ * nothing is being written: the written offset is still first (FILE_ABORT:
+ * the source says it sent nothing).  1 if closed; 0 if not, f left as it
+ * is.
+ */
+int lc_wfile_close_unwritten(struct lc_wfile *f, uint64_t first);
 
 /*
  * Streams (data of unknown length): end given to lc_wfile_new is only a
@@ -138,8 +178,8 @@ void lc_wfile_open_end(struct lc_wfile *f);
 /*
  * The stream ended at end.  0 with *complete = 1 if every byte is written
  * already (else the submit that writes the last byte completes it), or
- * -LC_ERR_PROTO: not an open stream, end beyond the bound, or blocks
- * written or waiting beyond end.
+ * -LC_ERR_PROTO: not an open stream, end beyond the bound, blocks
+ * written or waiting beyond end, or a closed writer.
  */
 int lc_wfile_set_end(struct lc_wfile *f, uint64_t end, int *complete);
 /* 1 while f is a stream whose end is not known yet. */
@@ -181,7 +221,10 @@ void lc_wfile_set_csum(struct lc_wfile *f, struct lc_csum *csum);
  */
 void lc_wfile_set_counter(struct lc_wfile *f, atomic_uint_fast64_t *count);
 
-/* Free; blocks still waiting go back to their pools.  Does not close fd. */
+/*
+ * The owner is done with f: lc_wfile_close, then its reference dropped
+ * (NULL is fine).  Does not close fd.
+ */
 void lc_wfile_free(struct lc_wfile *f);
 
 #endif

@@ -9,6 +9,8 @@
 #define LC_TEST_TIMEOUT 60
 #include "role_host.h"
 
+#include "../../src/sink_int.h"	/* the receivers' quota waits */
+
 #include "lanecp/aead.h"
 #include "lanecp/stream.h"
 #include "lanecp/tls.h"
@@ -406,6 +408,90 @@ LC_TEST(sink_stop_drops_an_empty_part_file)
 	LC_CHECK_EQ_U(d.bytes, 0);
 	LC_CHECK(stat(path, &sb) != 0 && errno == ENOENT);
 	t_stop(&t);
+}
+
+/* 1 once a receiver of the sink has waited for a buffer of its quota. */
+static int
+t_quota_waited(void *arg)
+{
+	struct lc_sink *s = arg;
+	int v;
+
+	pthread_mutex_lock(&s->hol_mu);
+	v = s->hol_waiting > 0 || s->quota_wait_ns != 0;
+	pthread_mutex_unlock(&s->hol_mu);
+	return v;
+}
+
+/*
+ * A frame for a file dropped while the receiver holds its writer (issue
+ * 20): stream 0 fills its quota with blocks of file 1 that wait for its
+ * first block, then sends the header of one more.  The receiver has
+ * looked up file 1's writer and waits for a buffer (the sink's quota-wait
+ * counters say so: no guessing).  FILE_ABORT drops file 1 (nothing of it
+ * is written, so the sink takes it) and frees its record; then the
+ * payload comes.  The frame is a protocol error and nothing is written,
+ * and the receiver never touched freed memory (ASan).
+ */
+static void
+t_dropped_under_receiver(uint32_t flags)
+{
+	static uint8_t buf[LC_FRAME_HDR_LEN + T_BLOCK + LC_AEAD_TAG_LEN];
+	struct lc_msg_file_abort ab;
+	struct lc_stream *st;
+	struct lc_frame fr;
+	struct lc_err e;
+	struct t_sink t;
+	struct stat sb;
+	char path[128];
+	size_t n, out;
+	uint32_t quota;
+
+	t_start(&t, 1, flags, 1);
+	quota = t.l.quota;
+	t_file(&t, 1, "one", (uint64_t)(quota + 3) * T_BLOCK);
+	st = t_dial(&t, 0);
+	for (uint32_t k = 1; k <= quota; k++)
+		t_data(st, 1, (uint64_t)k * T_BLOCK, T_BLOCK);
+	/* the next header alone: the receiver holds the writer and waits */
+	memset(&fr, 0, sizeof(fr));
+	fr.type = LC_FRAME_DATA;
+	fr.file_id = 1;
+	fr.offset = (uint64_t)(quota + 1) * T_BLOCK;
+	fr.len = fr.raw_len = T_BLOCK;
+	lc_frame_put(buf, &fr);
+	t_fill(1, fr.offset, buf + LC_FRAME_HDR_LEN, T_BLOCK);
+	lc_err_clear(&e);
+	LC_CHECK_EQ_I(lc_stream_seal(st, buf, LC_FRAME_HDR_LEN,
+	    LC_FRAME_HDR_LEN + T_BLOCK, &out, &e), 0);
+	LC_CHECK_EQ_I(lc_stream_write(st, buf, LC_FRAME_HDR_LEN, &e), 0);
+	host_wait_for(&t.h, t_quota_waited, t.h.role, "a quota wait");
+	memset(&ab, 0, sizeof(ab));
+	ab.id = 1;
+	host_send(&t.h, lc_msg_put_file_abort, &ab);
+	host_wait_msg(&t.h, LC_MSG_FILE_SKIP, &n);
+	LC_CHECK_EQ_I(lc_stream_write(st, buf + LC_FRAME_HDR_LEN,
+	    out - LC_FRAME_HDR_LEN, &e), 0);
+	host_wait_failed(&t.h, LC_ERR_PROTO);
+	fprintf(stderr, "sink: %s\n", t.h.err.msg);
+	LC_CHECK(strstr(t.h.err.msg, "data stream 0: file 1: ") != NULL);
+	LC_CHECK(strstr(t.h.err.msg, "no longer received") != NULL);
+	snprintf(path, sizeof(path), "%s/.one.lanecp-part", t.dir);
+	LC_CHECK(stat(path, &sb) != 0 && errno == ENOENT);
+	snprintf(path, sizeof(path), "%s/one", t.dir);
+	LC_CHECK(stat(path, &sb) != 0 && errno == ENOENT);
+	lc_stream_free(st);
+	t_stop(&t);
+}
+
+LC_TEST(sink_frame_for_a_dropped_file)
+{
+	t_dropped_under_receiver(0);
+}
+
+LC_TEST(sink_frame_for_a_dropped_file_tls)
+{
+	t_dropped_under_receiver(LC_XFER_ENCRYPT);
 }
 
 /* ---- compressed frames (-c) ---- */

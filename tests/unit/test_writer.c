@@ -6,6 +6,7 @@
 #include "lanecp/writer.h"
 
 #include <fcntl.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <signal.h>
@@ -501,26 +502,209 @@ LC_TEST(waiting_holes_are_bounded)
 {
 	struct lc_wfile *w;
 	uint64_t end = (uint64_t)(LC_WFILE_MAX_HOLES + 1) * 10 + 100;
-	int fd = tmpfile_fd(), complete;
+	int fd = tmpfile_fd(), complete, ncomplete = 0;
 
 	LC_CHECK(lc_wfile_new(fd, 1, 0, end, "t", &w) == 0);
-	/* every hole waits for [0, 100) */
-	for (uint64_t i = 0; i < LC_WFILE_MAX_HOLES; i++) {
-		LC_CHECK(lc_wfile_hole_room(w, 100 + i * 10));
-		LC_CHECK(lc_wfile_submit_hole(w, 100 + i * 10, 10, &complete,
+	/* every hole waits for [0, 100), a gap after each: none merges */
+	for (uint64_t i = 0; i < LC_WFILE_MAX_HOLES; i++)
+		LC_CHECK(lc_wfile_submit_hole(w, 100 + i * 10, 5, &complete,
 		    NULL) == 0);
-	}
-	LC_CHECK(!lc_wfile_hole_room(w, 100 + LC_WFILE_MAX_HOLES * 10));
+	/* one more is not taken (nothing done): its stream waits */
+	LC_CHECK(lc_wfile_submit_hole(w, 100 + LC_WFILE_MAX_HOLES * 10, 5,
+	    &complete, NULL) == 1);
+	/* one that touches waiting holes merges, and so makes room */
+	LC_CHECK(lc_wfile_submit_hole(w, 105, 5, &complete, NULL) == 0);
+	LC_CHECK(lc_wfile_submit_hole(w, 100 + LC_WFILE_MAX_HOLES * 10, 5,
+	    &complete, NULL) == 0);
+	LC_CHECK(lc_wfile_submit_hole(w, 100 + (LC_WFILE_MAX_HOLES + 1) * 10,
+	    5, &complete, NULL) == -LC_ERR_PROTO);	/* past the end */
 	/* the one the writer can take is always let in */
-	LC_CHECK(lc_wfile_hole_room(w, 0));
 	LC_CHECK(lc_wfile_submit_hole(w, 0, 100, &complete, NULL) == 0);
-	LC_CHECK_EQ_U(lc_wfile_written(w), end - 10);
-	LC_CHECK(lc_wfile_hole_room(w, end - 10));
-	LC_CHECK(lc_wfile_submit_hole(w, end - 10, 10, &complete, NULL) == 0);
-	LC_CHECK_EQ_I(complete, 1);
+	LC_CHECK_EQ_U(lc_wfile_written(w), 115);
+	for (uint64_t i = 1; i <= LC_WFILE_MAX_HOLES; i++) {
+		LC_CHECK(lc_wfile_submit_hole(w, 105 + i * 10, 5, &complete,
+		    NULL) == 0);
+		ncomplete += complete;
+	}
+	LC_CHECK_EQ_I(ncomplete, 1);
+	LC_CHECK_EQ_U(lc_wfile_written(w), end);
 	check_sparse(fd, end, 0, 0);
 	lc_wfile_free(w);
 	close(fd);
+}
+
+/*
+ * Waiting holes are charged to the budget they are given (the sink's
+ * memory bound) and the charge comes back as they are written, merged or
+ * freed; a spent budget makes a hole wait, except the one the writer
+ * takes at once.  Holes that touch merge whatever order they come in.
+ */
+LC_TEST(waiting_holes_are_charged_and_merged)
+{
+	atomic_int_fast64_t budget;
+	struct lc_wfile *w;
+	int fd = tmpfile_fd(), complete;
+
+	atomic_init(&budget, 2 * LC_WFILE_HOLE_COST + LC_WFILE_HOLE_COST / 2);
+	LC_CHECK(lc_wfile_new(fd, 1, 0, 1000, "t", &w) == 0);
+	lc_wfile_set_budget(w, &budget);
+	LC_CHECK(lc_wfile_submit_hole(w, 100, 100, &complete, NULL) == 0);
+	LC_CHECK(lc_wfile_submit_hole(w, 300, 100, &complete, NULL) == 0);
+	LC_CHECK_EQ_I(atomic_load(&budget), LC_WFILE_HOLE_COST / 2);
+	/* spent: a third one apart from the others waits */
+	LC_CHECK(lc_wfile_submit_hole(w, 500, 100, &complete, NULL) == 1);
+	/* one touching a waiting hole costs nothing: after, before, between */
+	LC_CHECK(lc_wfile_submit_hole(w, 400, 50, &complete, NULL) == 0);
+	LC_CHECK(lc_wfile_submit_hole(w, 80, 20, &complete, NULL) == 0);
+	LC_CHECK_EQ_I(atomic_load(&budget), LC_WFILE_HOLE_COST / 2);
+	LC_CHECK(lc_wfile_submit_hole(w, 200, 100, &complete, NULL) == 0);
+	/* [80, 450) is one hole now: one charge given back */
+	LC_CHECK_EQ_I(atomic_load(&budget), LC_WFILE_HOLE_COST +
+	    LC_WFILE_HOLE_COST / 2);
+	LC_CHECK(lc_wfile_submit_hole(w, 500, 100, &complete, NULL) == 0);
+	LC_CHECK(lc_wfile_submit_hole(w, 700, 100, &complete, NULL) == 1);
+	/* a hole overlapping a waiting one is refused, never merged */
+	LC_CHECK(lc_wfile_submit_hole(w, 440, 20, &complete, NULL) ==
+	    -LC_ERR_PROTO);
+	/* at the writer's offset: taken at once, the waiting ones follow */
+	LC_CHECK(lc_wfile_submit_hole(w, 0, 80, &complete, NULL) == 0);
+	LC_CHECK_EQ_U(lc_wfile_written(w), 450);
+	/* [80, 450) written: its charge is back; [500, 600) still waits */
+	LC_CHECK_EQ_I(atomic_load(&budget), LC_WFILE_HOLE_COST +
+	    LC_WFILE_HOLE_COST / 2);
+	LC_CHECK(lc_wfile_submit_hole(w, 700, 100, &complete, NULL) == 0);
+	LC_CHECK_EQ_I(atomic_load(&budget), LC_WFILE_HOLE_COST / 2);
+	/* freed with the writer: every charge back */
+	lc_wfile_free(w);
+	LC_CHECK_EQ_I(atomic_load(&budget), 2 * LC_WFILE_HOLE_COST +
+	    LC_WFILE_HOLE_COST / 2);
+	close(fd);
+}
+
+/*
+ * A closed writer writes nothing more: a block that comes later (through
+ * a receiver's reference, after the file was finished or dropped) is a
+ * protocol error, and its buffer goes back to the pool; so do the blocks
+ * that were waiting.  The last reference frees it.
+ */
+LC_TEST(a_closed_writer_refuses_every_block)
+{
+	struct lc_pool *pool;
+	struct lc_wfile *w, *held;
+	struct lc_wbuf *b;
+	struct lc_err e;
+	struct stat st;
+	int fd = tmpfile_fd(), complete;
+
+	LC_CHECK(lc_pool_new(1, 100, &pool) == 0);
+	LC_CHECK(lc_wfile_new(fd, 1, 0, 300, "t", &w) == 0);
+	held = lc_wfile_ref(w);		/* a receiver's */
+	LC_CHECK(lc_wfile_submit(w, fill(pool, 100, 100), &complete,
+	    NULL) == 0);	/* waits for [0, 100) */
+	LC_CHECK(lc_pool_get_timed(pool, 0) == NULL);	/* the quota is used */
+	/* nothing written: FILE_ABORT may drop it (not if it were at 100) */
+	LC_CHECK_EQ_I(lc_wfile_close_unwritten(w, 100), 0);
+	LC_CHECK_EQ_I(lc_wfile_close_unwritten(w, 0), 1);
+	lc_wfile_free(w);	/* the owner: the file is dropped */
+	/* the waiting block's buffer is back */
+	LC_CHECK_EQ_U(lc_pool_allocated(pool), 1);
+	lc_err_clear(&e);
+	LC_CHECK(lc_wfile_submit(held, fill(pool, 0, 100), &complete,
+	    &e) == -LC_ERR_PROTO);
+	LC_CHECK(strstr(e.msg, "no longer received (finished or dropped)") !=
+	    NULL);
+	LC_CHECK(lc_wfile_submit_hole(held, 200, 100, &complete, &e) ==
+	    -LC_ERR_PROTO);
+	LC_CHECK_EQ_I(complete, 0);
+	LC_CHECK_EQ_U(lc_wfile_close(held), 0);	/* again: the same */
+	LC_CHECK(fstat(fd, &st) == 0);
+	LC_CHECK_EQ_U(st.st_size, 0);
+	lc_wfile_unref(held);	/* the last: freed (ASan would see a leak) */
+	LC_CHECK((b = lc_pool_get_timed(pool, 0)) != NULL);
+	lc_pool_put(b);
+	lc_pool_free(pool);
+	close(fd);
+}
+
+struct t_drain {
+	struct lc_wfile *w;
+	struct lc_pool *pool;
+	int r;
+	uint64_t closed_at;
+};
+
+static void *
+t_drain_submit(void *arg)
+{
+	struct t_drain *t = arg;
+	int complete;
+
+	t->r = lc_wfile_submit(t->w, fill(t->pool, 0, 100), &complete, NULL);
+	return NULL;
+}
+
+static void *
+t_drain_close(void *arg)
+{
+	struct t_drain *t = arg;
+
+	t->closed_at = lc_wfile_close(t->w);
+	return NULL;
+}
+
+/*
+ * lc_wfile_close waits for a write in progress (the descriptor may be
+ * closed right after it), and while a block is being written a second
+ * block at its offset is refused, not queued behind it for ever.
+ */
+LC_TEST(close_waits_for_the_write_in_progress)
+{
+	struct t_drain t;
+	pthread_t a, b;
+	char junk[4096];
+	int p[2], fl, complete;
+	size_t total = 0;
+	ssize_t n;
+
+	memset(&t, 0, sizeof(t));
+	LC_CHECK(pipe(p) == 0);
+	/* a full pipe: the drainer's write blocks until we read */
+	fl = fcntl(p[1], F_GETFL);
+	LC_CHECK(fcntl(p[1], F_SETFL, fl | O_NONBLOCK) == 0);
+	memset(junk, 0x5a, sizeof(junk));
+	while ((n = write(p[1], junk, sizeof(junk))) > 0)
+		total += (size_t)n;
+	LC_CHECK(fcntl(p[1], F_SETFL, fl) == 0);
+	LC_CHECK(lc_pool_new(4, 100, &t.pool) == 0);
+	LC_CHECK(lc_wfile_new(p[1], 0, 0, 300, "t", &t.w) == 0);
+	LC_CHECK_EQ_I(lc_wfile_starved(t.w), 1);
+	LC_CHECK(pthread_create(&a, NULL, t_drain_submit, &t) == 0);
+	/* the drainer is at work once the writer is no longer starved */
+	while (lc_wfile_starved(t.w))
+		(void)poll(NULL, 0, 1);
+	LC_CHECK(lc_wfile_submit(t.w, fill(t.pool, 0, 100), &complete,
+	    NULL) == -LC_ERR_PROTO);
+	/* FILE_ABORT's close does not wait: a block is being written */
+	LC_CHECK_EQ_I(lc_wfile_close_unwritten(t.w, 0), 0);
+	LC_CHECK(pthread_create(&b, NULL, t_drain_close, &t) == 0);
+	/* drain the pipe: the write ends, then the close returns */
+	while (total > 0) {
+		n = read(p[0], junk, sizeof(junk) < total ? sizeof(junk) :
+		    total);
+		LC_CHECK(n > 0);
+		total -= (size_t)n;
+	}
+	LC_CHECK(read(p[0], junk, 100) == 100);
+	LC_CHECK(pthread_join(a, NULL) == 0);
+	LC_CHECK(pthread_join(b, NULL) == 0);
+	LC_CHECK_EQ_I(t.r, 0);
+	LC_CHECK_EQ_U(t.closed_at, 100);
+	LC_CHECK(lc_wfile_submit(t.w, fill(t.pool, 100, 100), &complete,
+	    NULL) == -LC_ERR_PROTO);
+	lc_wfile_free(t.w);
+	lc_pool_free(t.pool);
+	close(p[0]);
+	close(p[1]);
 }
 
 /*
