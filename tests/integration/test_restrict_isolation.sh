@@ -151,4 +151,9 @@ want="^6 lanecp: [^ ]+@$H: PATH: refused by the restricted agent\$"
 # an unrestricted agent keeps the helpful messages
 lc_lanecp_expect 6 "~lanecp-no-such-user: no such user" "$H:~lanecp-no-such-user/x" "$d/local/out"
 
+# the agents' stderr comes back through these (sanitizer builds)
+for f in "$d"/*.err "$d/err"; do
+	! grep -Eq 'Sanitizer|runtime error:' "$f" || { lc__show "$f"; lc_fail "sanitizer report in $f"; }
+done
+
 echo PASS
