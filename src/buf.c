@@ -18,6 +18,17 @@ lc_buf_free(struct lc_buf *b)
 	memset(b, 0, sizeof(*b));
 }
 
+const uint8_t *
+lc_buf_ptr(const struct lc_buf *b)
+{
+	/* NULL + 0 is undefined (clang's UBSan stops there), and memcpy()
+	   must not get NULL even for 0 bytes.  Not inline: gcc's
+	   -Warray-bounds would then see callers index "" */
+	if (b->d == NULL)
+		return (const uint8_t *)"";
+	return b->d + b->off;
+}
+
 void
 lc_buf_reset(struct lc_buf *b)
 {
@@ -52,6 +63,8 @@ lc_buf_reserve(struct lc_buf *b, size_t n, uint8_t **p)
 		b->d = nd;
 		b->alloc = nalloc;
 	}
+	if (b->d == NULL)
+		return 0;	/* n == 0 and nothing allocated yet: *p stays NULL */
 	*p = b->d + b->len;
 	b->len += n;
 	return 0;
@@ -151,7 +164,9 @@ lc_rd_get_bytes(struct lc_rd *r, void *v, size_t n)
 {
 	if (r->len < n)
 		return -LC_ERR_PROTO;
-	if (n > 0 && v != NULL)
+	if (n == 0)
+		return 0;	/* the view may be (NULL, 0): no NULL + 0 */
+	if (v != NULL)
 		memcpy(v, r->p, n);
 	r->p += n;
 	r->len -= n;

@@ -28,11 +28,12 @@ void lc_buf_init(struct lc_buf *b, size_t max);
 void lc_buf_free(struct lc_buf *b);
 void lc_buf_reset(struct lc_buf *b);
 
-static inline const uint8_t *
-lc_buf_ptr(const struct lc_buf *b)
-{
-	return b->d + b->off;
-}
+/*
+ * The data (lc_buf_len() bytes); never NULL: a buffer that never grew
+ * gives a constant empty string, so the result may go to memcpy() and
+ * friends with a length of 0.
+ */
+const uint8_t *lc_buf_ptr(const struct lc_buf *b);
 
 static inline size_t
 lc_buf_len(const struct lc_buf *b)
@@ -42,7 +43,8 @@ lc_buf_len(const struct lc_buf *b)
 
 /*
  * Make room for n more bytes and return a pointer to them in *p; the bytes
- * count as data at once (lc_buf_unappend() gives back what was not used).
+ * count as data at once (lc_buf_unappend() gives back what was not used);
+ * n == 0 on a buffer that was never grown leaves *p NULL.
  * Returns 0 or -LC_ERR_TOOBIG / -LC_ERR_NOMEM.
  */
 int lc_buf_reserve(struct lc_buf *b, size_t n, uint8_t **p);

@@ -76,4 +76,38 @@ LC_TEST(reader_rejects_short_and_trailing)
 	}
 }
 
+/*
+ * An empty buffer that never grew has no memory (d == NULL): its data
+ * pointer, a reserve of 0 bytes and a 0-byte read from an empty view must
+ * not compute NULL + 0, which is undefined (clang's UBSan stops there:
+ * every copy did, at lc_buf_ptr), nor pass NULL to memcpy.
+ */
+LC_TEST(empty_buffer_and_view_have_no_null_arithmetic)
+{
+	struct lc_buf b;
+	struct lc_rd rd;
+	uint8_t out[4], *p = out;
+	uint32_t v;
+
+	lc_buf_init(&b, 64);
+	LC_CHECK(lc_buf_ptr(&b) != NULL);
+	LC_CHECK_EQ_U(lc_buf_len(&b), 0);
+	memcpy(out, lc_buf_ptr(&b), lc_buf_len(&b));
+	LC_CHECK_EQ_I(lc_buf_reserve(&b, 0, &p), 0);
+	LC_CHECK_EQ_U(lc_buf_len(&b), 0);
+	LC_CHECK_EQ_I(lc_buf_put(&b, NULL, 0), 0);
+	LC_CHECK_EQ_I(lc_buf_put_string(&b, NULL, 0), 0);
+	LC_CHECK_EQ_U(lc_buf_len(&b), 4);
+	lc_buf_consume(&b, 4);
+	LC_CHECK(lc_buf_ptr(&b) != NULL);
+	lc_buf_free(&b);
+	LC_CHECK(lc_buf_ptr(&b) != NULL);
+
+	lc_rd_init(&rd, NULL, 0);
+	LC_CHECK_EQ_I(lc_rd_get_bytes(&rd, out, 0), 0);
+	LC_CHECK_EQ_I(lc_rd_get_bytes(&rd, NULL, 0), 0);
+	LC_CHECK(lc_rd_get_u32(&rd, &v) != 0);
+	LC_CHECK_EQ_I(lc_rd_end(&rd), 0);
+}
+
 LC_TEST_MAIN()

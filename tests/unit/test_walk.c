@@ -183,7 +183,7 @@ t_walk(const char *path, uint32_t flags)
 			fputc('\n', f);
 			break;
 		default:
-			LC_CHECK(!"unknown kind");
+			LC_CHECK(0 && "unknown kind");
 		}
 	}
 	/* the end stays the end */
