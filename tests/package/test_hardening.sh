@@ -20,6 +20,10 @@ skip() {
 : "${LANECP:?}" "${LC_AGENT:?}"
 command -v readelf >/dev/null || skip "readelf is not installed (binutils)"
 [[ ${LC_HARDEN:-1} == 1 ]] || skip "built with -DLC_HARDEN=OFF"
+# FORTIFY is off in sanitizer and Debug builds (cmake/Hardening.cmake), and
+# neither is what ships: the product build is the one to check
+[[ ${LC_SANITIZED:-0} == 0 ]] || skip "a sanitizer build (not the shipped flags)"
+[[ ${LC_DEBUG:-0} == 0 ]] || skip "a Debug build (no _FORTIFY_SOURCE)"
 
 check_common() { # PROGRAM
 	local p=$1 hdr dyn
