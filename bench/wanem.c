@@ -97,10 +97,10 @@
  * The filter and cut happen before the link model, so --seed's loss
  * sequence is unchanged by them only if nothing was filtered.
  */
-#include "lanecp/buf.h"
-#include "lanecp/err.h"
-#include "lanecp/log.h"
-#include "lanecp/parse.h"
+#include "buf.h"
+#include "err.h"
+#include "log.h"
+#include "parse.h"
 
 #include <errno.h>
 #include <fcntl.h>

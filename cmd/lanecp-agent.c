@@ -6,13 +6,13 @@
  * table, and is linked statically where the toolchain allows
  * (LC_STATIC_AGENT).
  */
-#include "lanecp/agent.h"
-#include "lanecp/lockholder.h"
-#include "lanecp/log.h"
-#include "lanecp/parse.h"
-#include "lanecp/secmem.h"
-#include "lanecp/version.h"
-#include "lanecp/wire.h"
+#include "agent.h"
+#include "lockholder.h"
+#include "log.h"
+#include "parse.h"
+#include "secmem.h"
+#include "version.h"
+#include "wire.h"
 
 #include <signal.h>
 #include <stdio.h>

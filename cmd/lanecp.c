@@ -2,18 +2,18 @@
  * lanecp: main().  The option table and the exit codes live here; all the
  * work is in the core library.
  */
-#include "lanecp/agent.h"
-#include "lanecp/lockholder.h"
-#include "lanecp/checksum.h"
-#include "lanecp/controller.h"
-#include "lanecp/err.h"
-#include "lanecp/log.h"
-#include "lanecp/parse.h"
-#include "lanecp/runlog.h"
-#include "lanecp/secmem.h"
-#include "lanecp/util.h"
-#include "lanecp/version.h"
-#include "lanecp/wire.h"
+#include "agent.h"
+#include "lockholder.h"
+#include "checksum.h"
+#include "controller.h"
+#include "err.h"
+#include "log.h"
+#include "parse.h"
+#include "runlog.h"
+#include "secmem.h"
+#include "wake.h"
+#include "version.h"
+#include "wire.h"
 
 #include <getopt.h>
 #include <stddef.h>

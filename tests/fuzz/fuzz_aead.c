@@ -9,8 +9,8 @@
  * bounds (the sanitizers watch).  A second open of the same bytes (a
  * replay) must always fail.
  */
-#include "lanecp/aead.h"
-#include "lanecp/wire.h"
+#include "aead.h"
+#include "wire.h"
 
 #include <stdint.h>
 #include <stdlib.h>

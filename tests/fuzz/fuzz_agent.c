@@ -17,11 +17,11 @@
  * this harness owns and never accepts on: every CONNECT, built or raw, is
  * rewritten to them before it is sent.  Nothing leaves the machine.
  */
-#include "lanecp/agent.h"
-#include "lanecp/buf.h"
-#include "lanecp/log.h"
-#include "lanecp/util.h"
-#include "lanecp/wire.h"
+#include "agent.h"
+#include "buf.h"
+#include "log.h"
+#include "fdio.h"
+#include "wire.h"
 
 #include <arpa/inet.h>
 #include <fcntl.h>

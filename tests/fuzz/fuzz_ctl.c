@@ -9,8 +9,8 @@
  * 29 FILE_LEN, 30 the takeover exchange (a local socket, wire.h), the
  * rest the frame splitter.
  */
-#include "lanecp/buf.h"
-#include "lanecp/wire.h"
+#include "buf.h"
+#include "wire.h"
 
 #include <stdint.h>
 #include <stdlib.h>

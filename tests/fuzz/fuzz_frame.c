@@ -2,7 +2,7 @@
  * Data frame header decoder: whatever decodes re-encodes identically and
  * keeps the documented bounds (compressed DATA: 1 <= len < raw_len).
  */
-#include "lanecp/wire.h"
+#include "wire.h"
 
 #include <stdint.h>
 #include <stdlib.h>

@@ -10,8 +10,8 @@
  * exactly what the encoder makes of the decoded fields; an encoded
  * message verifies; one flipped bit makes it fail.
  */
-#include "lanecp/stream.h"
-#include "lanecp/util.h"
+#include "stream.h"
+#include "fdio.h"
 
 #include <stdint.h>
 #include <stdlib.h>

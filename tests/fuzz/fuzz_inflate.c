@@ -4,7 +4,7 @@
  * inflate writes at most raw_len bytes (guard bytes behind the buffer stay
  * untouched), and success means exactly raw_len bytes that deflate back.
  */
-#include "lanecp/zframe.h"
+#include "zframe.h"
 
 #include <stdint.h>
 #include <stdlib.h>

@@ -3,8 +3,8 @@
  * reaches it, issue #9 item 11).  The decoded key material must be wiped
  * from the scratch buffer whatever the outcome.
  */
-#include "lanecp/err.h"
-#include "lanecp/ssh.h"
+#include "err.h"
+#include "ssh.h"
 
 #include <stdint.h>
 #include <stdlib.h>

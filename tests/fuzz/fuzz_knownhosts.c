@@ -5,9 +5,9 @@
  * catches libssh2 leaking on lines it should never be given (issue #9
  * item 12).
  */
-#include "lanecp/err.h"
-#include "lanecp/knownhosts.h"
-#include "lanecp/log.h"
+#include "err.h"
+#include "knownhosts.h"
+#include "log.h"
 
 #include <stdint.h>
 #include <stdlib.h>

@@ -2,9 +2,9 @@
  * Command line location parser, the remote agent's ~ expansion of its
  * path, and the size parser on arbitrary text.
  */
-#include "lanecp/location.h"
-#include "lanecp/parse.h"
-#include "lanecp/path.h"
+#include "location.h"
+#include "parse.h"
+#include "path.h"
 
 #include <stdint.h>
 #include <stdlib.h>

@@ -4,9 +4,9 @@
  * it holds, the check must stay in bounds and give a verdict or a one-line
  * error naming the file.
  */
-#include "lanecp/err.h"
-#include "lanecp/log.h"
-#include "lanecp/revokedkeys.h"
+#include "err.h"
+#include "log.h"
+#include "revokedkeys.h"
 
 #include <stdint.h>
 #include <stdlib.h>

@@ -3,9 +3,9 @@
  * through, resolved for two hosts.  Include lines are checked, not read.
  * A result must be sane; a failure must say what failed.
  */
-#include "lanecp/err.h"
-#include "lanecp/log.h"
-#include "lanecp/sshconf.h"
+#include "err.h"
+#include "log.h"
+#include "sshconf.h"
 
 #include <stdint.h>
 #include <stdlib.h>

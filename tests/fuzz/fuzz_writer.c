@@ -22,9 +22,9 @@
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE	/* memfd_create (the libFuzzer build sets no flags) */
 #endif
-#include "lanecp/err.h"
-#include "lanecp/wire.h"
-#include "lanecp/writer.h"
+#include "err.h"
+#include "wire.h"
+#include "writer.h"
 
 #include <stdatomic.h>
 #include <stdint.h>

@@ -83,9 +83,10 @@ done
 grep -Eq '^\.It 130 , 143$' "$T/exit" || lc_fail "EXIT STATUS lacks 130, 143"
 
 lc_note "ENVIRONMENT lists exactly the variables the product code reads"
-# src/testhook.c is left out of product builds (src/CMakeLists.txt), so
+# src/base/testhook.c and src/ctl/testhook_ctl.c are left out of product
+# builds (src/CMakeLists.txt), so
 # its LANECP_TEST_* variables are not the user's business.
-find "$LC_SRC_DIR/src" "$LC_SRC_DIR/cmd" -name '*.c' ! -name testhook.c \
+find "$LC_SRC_DIR/src" "$LC_SRC_DIR/cmd" -name '*.c' ! -name 'testhook*.c' \
 	-exec grep -ohE '(secure_)?getenv\("[A-Za-z_][A-Za-z0-9_]*"\)' {} + |
 	sed -E 's/.*\("(.*)"\)/\1/' | sort -u >"$T/read"
 [[ -s $T/read ]] || lc_fail "found no getenv() in src/ and cmd/"

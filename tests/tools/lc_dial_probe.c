@@ -18,11 +18,11 @@
  *   eof                 the agent closed the control channel
  * Exit status 0 when something was printed, 1 on a local failure.
  */
-#include "lanecp/buf.h"
-#include "lanecp/err.h"
-#include "lanecp/clock.h"
-#include "lanecp/fdio.h"
-#include "lanecp/wire.h"
+#include "buf.h"
+#include "err.h"
+#include "clock.h"
+#include "fdio.h"
+#include "wire.h"
 
 #include <arpa/inet.h>
 #include <netdb.h>

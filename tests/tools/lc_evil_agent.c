@@ -48,10 +48,10 @@
  * lines, environments, logs).  LC_EVIL_TAKEOVER_FILE=PATH likewise writes
  * the takeover key of the SINK_TARGET the controller sends.
  */
-#include "lanecp/buf.h"
-#include "lanecp/err.h"
-#include "lanecp/util.h"
-#include "lanecp/wire.h"
+#include "buf.h"
+#include "err.h"
+#include "fdio.h"
+#include "wire.h"
 
 #include <errno.h>
 #include <poll.h>

@@ -41,10 +41,10 @@
  * controller announced (LISTEN's streams, each FILE's id and size) to make
  * its lies precise.  A case it never gets to apply leaves the copy alone.
  */
-#include "lanecp/buf.h"
-#include "lanecp/err.h"
-#include "lanecp/util.h"
-#include "lanecp/wire.h"
+#include "buf.h"
+#include "err.h"
+#include "fdio.h"
+#include "wire.h"
 
 #include <errno.h>
 #include <poll.h>

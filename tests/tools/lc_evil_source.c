@@ -36,14 +36,14 @@
  * "outcome: TARGET_OK".  The agent's stderr (log lines, sanitizer
  * reports) comes out on stderr as "lanecp: [host] ..." lines.
  */
-#include "lanecp/buf.h"
-#include "lanecp/err.h"
-#include "lanecp/fdio.h"
-#include "lanecp/log.h"
-#include "lanecp/ssh.h"
-#include "lanecp/stream.h"
-#include "lanecp/tls.h"
-#include "lanecp/wire.h"
+#include "buf.h"
+#include "err.h"
+#include "fdio.h"
+#include "log.h"
+#include "ssh.h"
+#include "stream.h"
+#include "tls.h"
+#include "wire.h"
 
 #include <errno.h>
 #include <linux/sockios.h>

@@ -17,10 +17,10 @@
  * lost, killed by a signal).  Local errors: 2 config or usage, 3 connect or
  * authentication, 4 host key, 1 anything else.
  */
-#include "lanecp/err.h"
-#include "lanecp/log.h"
-#include "lanecp/parse.h"
-#include "lanecp/ssh.h"
+#include "err.h"
+#include "log.h"
+#include "parse.h"
+#include "ssh.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -24,10 +24,10 @@
  * Prints "ok BYTES" on success.  Exit status: 0 ok, 1 data mismatch or
  * local failure, 3 connect/forward error (message on stderr).
  */
-#include "lanecp/err.h"
-#include "lanecp/log.h"
-#include "lanecp/parse.h"
-#include "lanecp/ssh.h"
+#include "err.h"
+#include "log.h"
+#include "parse.h"
+#include "ssh.h"
 
 #include <arpa/inet.h>
 #include <errno.h>

@@ -20,13 +20,13 @@
 
 #include "harness.h"
 
-#include "../../src/role.h"
+#include "role.h"
 
-#include "lanecp/buf.h"
-#include "lanecp/confine.h"
-#include "lanecp/err.h"
-#include "lanecp/util.h"
-#include "lanecp/wire.h"
+#include "buf.h"
+#include "confine.h"
+#include "err.h"
+#include "clock.h"
+#include "wire.h"
 
 #include <pthread.h>
 #include <signal.h>

@@ -10,11 +10,11 @@
 #define LC_TEST_TIMEOUT 60
 #include "harness.h"
 
-#include "lanecp/aead.h"
-#include "lanecp/err.h"
-#include "lanecp/stream.h"
-#include "lanecp/tls.h"
-#include "lanecp/wire.h"
+#include "aead.h"
+#include "err.h"
+#include "stream.h"
+#include "tls.h"
+#include "wire.h"
 
 #include <pthread.h>
 #include <signal.h>

@@ -1,7 +1,7 @@
 #include "harness.h"
 
-#include "lanecp/buf.h"
-#include "lanecp/err.h"
+#include "buf.h"
+#include "err.h"
 
 LC_TEST(put_get_roundtrip)
 {

@@ -1,7 +1,7 @@
 #include "harness.h"
 
-#include "lanecp/checksum.h"
-#include "lanecp/err.h"
+#include "checksum.h"
+#include "err.h"
 
 static void
 text_of(int alg, const char *data, char out[LC_CSUM_TEXT_MAX])

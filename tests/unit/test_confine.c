@@ -1,7 +1,7 @@
 #include "harness.h"
 
-#include "lanecp/confine.h"
-#include "lanecp/err.h"
+#include "confine.h"
+#include "err.h"
 
 #include <fcntl.h>
 #include <pwd.h>

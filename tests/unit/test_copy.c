@@ -16,9 +16,9 @@ main(void)
 #else
 #include "harness.h"
 
-#include "lanecp/controller.h"
-#include "lanecp/err.h"
-#include "lanecp/log.h"
+#include "controller.h"
+#include "err.h"
+#include "log.h"
 
 #include <fcntl.h>
 #include <ftw.h>

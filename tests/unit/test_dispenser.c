@@ -1,9 +1,9 @@
 #include "harness.h"
 
-#include "lanecp/dispenser.h"
-#include "lanecp/err.h"
+#include "dispenser.h"
+#include "err.h"
 
-#include "lanecp/wire.h"
+#include "wire.h"
 
 #include <errno.h>
 #include <fcntl.h>

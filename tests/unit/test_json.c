@@ -6,10 +6,10 @@
  */
 #include "harness.h"
 
-#include "lanecp/buf.h"
-#include "lanecp/controller.h"
-#include "lanecp/err.h"
-#include "lanecp/json.h"
+#include "buf.h"
+#include "controller.h"
+#include "err.h"
+#include "json.h"
 
 #include <stdint.h>
 

@@ -1,9 +1,9 @@
 #include "harness.h"
 
-#include "lanecp/err.h"
-#include "lanecp/knownhosts.h"
-#include "lanecp/log.h"
-#include "lanecp/revokedkeys.h"
+#include "err.h"
+#include "knownhosts.h"
+#include "log.h"
+#include "revokedkeys.h"
 
 #include <fcntl.h>
 #include <stdint.h>

@@ -1,7 +1,7 @@
 #include "harness.h"
 
-#include "lanecp/err.h"
-#include "lanecp/location.h"
+#include "err.h"
+#include "location.h"
 
 static void
 parse(const char *arg, const char *user, const char *host, const char *path)

@@ -6,9 +6,9 @@
  */
 #include "harness.h"
 
-#include "lanecp/err.h"
-#include "lanecp/lockholder.h"
-#include "lanecp/takeover.h"
+#include "err.h"
+#include "lockholder.h"
+#include "takeover.h"
 
 #include <fcntl.h>
 #include <sys/file.h>

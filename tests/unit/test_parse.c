@@ -1,7 +1,7 @@
 #include "harness.h"
 
-#include "lanecp/err.h"
-#include "lanecp/parse.h"
+#include "err.h"
+#include "parse.h"
 
 LC_TEST(sizes)
 {

@@ -4,10 +4,10 @@
  */
 #include "harness.h"
 
-#include "lanecp/confine.h"
-#include "lanecp/err.h"
-#include "lanecp/partfile.h"
-#include "lanecp/wire.h"
+#include "confine.h"
+#include "err.h"
+#include "partfile.h"
+#include "wire.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -1,7 +1,7 @@
 #include "harness.h"
 
-#include "lanecp/err.h"
-#include "lanecp/path.h"
+#include "err.h"
+#include "path.h"
 
 #include <pwd.h>
 #include <stdlib.h>

@@ -8,8 +8,8 @@
  */
 #include "harness.h"
 
-#include "lanecp/lockholder.h"
-#include "lanecp/push.h"
+#include "lockholder.h"
+#include "push.h"
 
 #include <limits.h>
 #include <openssl/evp.h>

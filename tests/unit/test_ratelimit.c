@@ -1,8 +1,8 @@
 #include "harness.h"
 
-#include "lanecp/err.h"
-#include "lanecp/ratelimit.h"
-#include "lanecp/util.h"
+#include "err.h"
+#include "ratelimit.h"
+#include "clock.h"
 
 #include <pthread.h>
 #include <stdatomic.h>

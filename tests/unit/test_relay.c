@@ -9,9 +9,9 @@
 #define LC_TEST_TIMEOUT 60
 #include "harness.h"
 
-#include "lanecp/err.h"
-#include "lanecp/relay.h"
-#include "lanecp/stream.h"
+#include "err.h"
+#include "relay.h"
+#include "stream.h"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>

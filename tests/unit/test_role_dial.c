@@ -4,10 +4,10 @@
  */
 #include "harness.h"
 
-#include "../../src/role.h"
+#include "role.h"
 
-#include "lanecp/err.h"
-#include "lanecp/stream.h"
+#include "err.h"
+#include "stream.h"
 
 #include <string.h>
 

@@ -9,11 +9,11 @@
 #define LC_TEST_TIMEOUT 60
 #include "role_host.h"
 
-#include "../../src/sink_int.h"	/* the receivers' quota waits */
+#include "sink_int.h"	/* the receivers' quota waits */
 
-#include "lanecp/aead.h"
-#include "lanecp/stream.h"
-#include "lanecp/tls.h"
+#include "aead.h"
+#include "stream.h"
+#include "tls.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>

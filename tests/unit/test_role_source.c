@@ -10,8 +10,8 @@
 #define LC_TEST_TIMEOUT 90
 #include "role_host.h"
 
-#include "lanecp/stream.h"
-#include "lanecp/tls.h"
+#include "stream.h"
+#include "tls.h"
 
 #include <fcntl.h>
 #include <sys/socket.h>

@@ -5,7 +5,7 @@
  */
 #include "harness.h"
 
-#include "lanecp/secmem.h"
+#include "secmem.h"
 
 #include <stdint.h>
 #include <sys/prctl.h>

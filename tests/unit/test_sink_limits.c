@@ -9,9 +9,9 @@
 #define LC_TEST_TIMEOUT 30
 #include "harness.h"
 
-#include "lanecp/agent.h"
-#include "lanecp/buf.h"
-#include "lanecp/wire.h"
+#include "agent.h"
+#include "buf.h"
+#include "wire.h"
 
 #include <errno.h>
 #include <pthread.h>

@@ -1,7 +1,7 @@
 #include "harness.h"
 
-#include "lanecp/knownhosts.h"
-#include "lanecp/ssh.h"
+#include "knownhosts.h"
+#include "ssh.h"
 
 #include <stdint.h>
 

@@ -1,8 +1,8 @@
 #include "harness.h"
 
-#include "lanecp/err.h"
-#include "lanecp/log.h"
-#include "lanecp/sshconf.h"
+#include "err.h"
+#include "log.h"
+#include "sshconf.h"
 
 #include <errno.h>
 #include <fcntl.h>

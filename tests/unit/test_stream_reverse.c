@@ -8,10 +8,10 @@
 #define LC_TEST_TIMEOUT 60
 #include "harness.h"
 
-#include "lanecp/clock.h"
-#include "lanecp/err.h"
-#include "lanecp/stream.h"
-#include "lanecp/tls.h"
+#include "clock.h"
+#include "err.h"
+#include "stream.h"
+#include "tls.h"
 
 #include <arpa/inet.h>
 #include <errno.h>

@@ -5,8 +5,8 @@
  */
 #include "harness.h"
 
-#include "lanecp/err.h"
-#include "lanecp/takeover.h"
+#include "err.h"
+#include "takeover.h"
 
 #include <poll.h>
 #include <string.h>

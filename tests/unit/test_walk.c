@@ -6,10 +6,10 @@
  */
 #include "harness.h"
 
-#include "lanecp/confine.h"
-#include "lanecp/err.h"
-#include "lanecp/walk.h"
-#include "lanecp/wire.h"
+#include "confine.h"
+#include "err.h"
+#include "walk.h"
+#include "wire.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -1,8 +1,8 @@
 #include "harness.h"
 
-#include "lanecp/buf.h"
-#include "lanecp/err.h"
-#include "lanecp/wire.h"
+#include "buf.h"
+#include "err.h"
+#include "wire.h"
 
 /* Split one frame off b, check its type, return payload view. */
 

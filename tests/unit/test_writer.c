@@ -1,9 +1,9 @@
 #include "harness.h"
 
-#include "lanecp/checksum.h"
-#include "lanecp/err.h"
-#include "lanecp/wire.h"
-#include "lanecp/writer.h"
+#include "checksum.h"
+#include "err.h"
+#include "wire.h"
+#include "writer.h"
 
 #include <fcntl.h>
 #include <poll.h>

@@ -6,7 +6,7 @@
  */
 #include "harness.h"
 
-#include "lanecp/zframe.h"
+#include "zframe.h"
 
 #include <stdint.h>
 #include <zlib.h>

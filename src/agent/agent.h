@@ -1,0 +1,49 @@
+/*
+ * The agent: one endpoint of a transfer (source or sink), speaking the
+ * control protocol on a pair of file descriptors.  `lanecp --agent` runs
+ * it on stdin/stdout under sshd; the controller runs the same code in a
+ * thread on a socketpair for the local side.  One protocol, one
+ * implementation.
+ */
+#ifndef LANECP_AGENT_H
+#define LANECP_AGENT_H
+
+#include "err.h"
+
+#include <stdint.h>
+
+#define LC_AGENT_DEFAULT_MEMORY (128ull << 20)
+#define LC_AGENT_MIN_MEMORY (32ull << 20)
+#define LC_AGENT_MAX_MEMORY (64ull << 30)
+
+struct lc_agent_opts {
+	const char *restrict_dir;	/* --restrict DIR, or NULL */
+	int local;			/* in-process (log lines unprefixed) */
+	/*
+	 * Standalone agent process: once the controller is gone, give the
+	 * threads this long to stop, then let SIGALRM end the process (a
+	 * thread can be stuck in a write to a FIFO or a hung filesystem).
+	 */
+	unsigned exit_deadline_s;
+	/*
+	 * --max-memory: the sink keeps its peak memory under this many bytes
+	 * (0: LC_AGENT_DEFAULT_MEMORY) by clamping quota, block size and
+	 * streams; see lc_sink_limits() in sink.c.
+	 */
+	uint64_t max_memory;
+	/*
+	 * --transfer ID: the controller's transfer id (lockholder.h), valid
+	 * or NULL.  A sink stops a stale agent of the same id that still
+	 * holds a part file it needs.
+	 */
+	const char *transfer;
+};
+
+/*
+ * Serve one controller until BYE or EOF on in_fd.  Returns 0 after a BYE,
+ * or a negative LC_ERR code (the controller went away, a fatal error was
+ * reported to it).  Never exits the process.
+ */
+int lc_agent_run(int in_fd, int out_fd, const struct lc_agent_opts *o);
+
+#endif

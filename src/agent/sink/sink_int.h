@@ -1,0 +1,308 @@
+/*
+ * The sink role's shared state, for sink.c (the role: state, dispatch,
+ * jobs), acceptor.c (the acceptor and its handshake threads) and
+ * receiver.c (the per-stream receivers).  Not for anyone else.
+ *
+ * Who writes what.  "main" is the host's main thread (ops->handle, event,
+ * tick, abort, free).  "setup" fields are written by main in LISTEN (or
+ * SINK_TARGET) before any worker thread starts and only read afterwards.
+ * "mu" fields are read and written under lc_sink.mu; lc_sink.cv is
+ * broadcast when a receiver gets its connection and on abort.
+ */
+#ifndef LANECP_SINK_INT_H
+#define LANECP_SINK_INT_H
+
+#include "role.h"
+
+#include "checksum.h"
+#include "jobq.h"
+#include "partfile.h"
+#include "stream.h"
+#include "tls.h"
+#include "clock.h"
+#include "wake.h"
+#include "writer.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+
+/*
+ * Handshakes in progress at once: room for every stream of the transfer
+ * (on a long path all of them are in their handshake together) plus some
+ * strangers.  One peer address may hold at most nstreams +
+ * LC_AUTH_PER_HOST_SPARE of them (every stream and a few reconnects), so
+ * never all.  A new connection always gets a slot: when its address
+ * has its share, or every slot is busy, the handshake that has waited
+ * longest is dropped (acceptor.c, lc_hs_admit in stream.h).  Each
+ * handshake has LC_HANDSHAKE_TIMEOUT_MS in all.
+ */
+#define LC_MAX_PENDING_AUTH (LC_MAX_STREAMS + 16)
+#define LC_AUTH_PER_HOST_SPARE 8
+
+/*
+ * A stream's source keeps its bytes in memory until they are acked (it
+ * cannot read them again): the sink sends its low-water mark whenever a
+ * stream's writing crosses a multiple of this, not only once a second.
+ */
+#define LC_STREAM_ACK_STEP (8u << 20)
+
+enum lc_sfile_state {
+	LC_SF_PREFIX,		/* hashing the partial file (resume) */
+	LC_SF_MATCH,		/* waiting for the source's verdict */
+	LC_SF_SEED,		/* seeding the checksum after a resume */
+	LC_SF_RECV,		/* receiving blocks */
+	LC_SF_FINISH,		/* queued for (or in) the finish job */
+	LC_SF_DONE,
+};
+
+/*
+ * A directory of the target tree that files are made in: opened once for
+ * all the files in it (beneath the target, no symlink followed), shared
+ * by reference count (main thread only; the finish job only reads fd).
+ */
+struct lc_tdir {
+	int fd;
+	uint32_t refs;
+	char rel[];		/* "" for the target directory itself */
+};
+
+/* A directory made or kept in a tree: its mode and times come last. */
+struct lc_sdir {
+	char *rel;
+	struct lc_attrs a;
+};
+
+/*
+ * One file.  Made by main (FILE) and owned by lc_sink.files; main hands it
+ * to the job thread by pushing a job (prefix, seed, finish) and reads it
+ * again after the job's event.  Receivers only reach its writer, wf.
+ */
+struct lc_sfile {
+	uint32_t id;
+	uint8_t kind;		/* LC_KIND_*: directories and links are done
+				   at once and only hold their id's place */
+	struct lc_tdir *dir;	/* tree: the directory it is in (a ref) */
+	struct lc_part p;	/* fd, names (partfile.h): main, then the
+				   job it is pushed to */
+	int state;		/* enum lc_sfile_state (main thread) */
+	int written;		/* every byte is written (main) */
+	uint64_t start;		/* first byte received (resume; main) */
+	struct lc_wfile *wf;	/* set by main under mu; receivers look it
+				   up and take a reference under mu
+				   (lc_sink_writer); closed before the part
+				   file's descriptor is */
+	struct lc_csum *csum;	/* -e: over what was written (the writer
+				   feeds it, the finish job reads it) */
+	char expect[LC_CSUM_MAX];	/* the source's checksum, "" = not yet
+					   (main) */
+	uint64_t prefix_len;	/* resume: bytes in the partial file */
+	uint32_t chunk;
+	uint32_t nchunks;
+	uint8_t *prefix;	/* nchunks SHA-256 hashes (the prefix job) */
+	struct lc_span *spans;	/* resume: chunks below start to rewrite
+				   (main; -e: the finish job hashes the
+				   whole file from disk when there are any) */
+	uint32_t nspans;
+	struct lc_sink *sink;
+};
+
+struct lc_zinf;		/* zframe.h */
+
+enum lc_recv_state {
+	LC_RV_WAIT,		/* no connection yet */
+	LC_RV_RECV,		/* waiting for bytes */
+	LC_RV_QUOTA,		/* waiting for a buffer */
+	LC_RV_END,		/* got END */
+	LC_RV_DEAD,		/* lost */
+};
+
+/* One data stream's receiving end (receiver.c). */
+struct lc_receiver {
+	struct lc_sink *sink;	/* setup */
+	uint32_t idx;		/* setup */
+	pthread_t thread;	/* main */
+	int started;		/* main */
+	int listen_fd;		/* setup; owned by the sink, polled by the
+				   acceptor, closed by main in free */
+	uint16_t port;		/* setup */
+	struct lc_pool *pool;	/* setup: this stream's quota */
+	struct lc_zinf *zinf;	/* -c: the receiver thread's inflater and
+				   input buffer (made at the first compressed
+				   frame, freed as the thread ends) */
+	/*
+	 * mu: handed over by an auth thread (has_conn 0 -> 1), shut down by
+	 * main (stall, abort) and closed by main after the receiver thread
+	 * has been joined.  The receiver thread reads and writes through it
+	 * without the lock once has_conn is 1: it owns the socket.
+	 */
+	struct lc_conn conn;
+	int has_conn;		/* mu */
+	atomic_int state;	/* enum lc_recv_state (receiver; main reads) */
+	atomic_uint_fast64_t last_rx_ms;	/* the connection's reads */
+	atomic_bool stalled;	/* the main thread gave up on it */
+	int has_last;		/* last whole block received (the receiver
+				   thread; main reads it after the join) */
+	uint32_t last_file;
+	uint64_t last_off;
+	uint32_t losses;	/* times this stream broke (main thread) */
+};
+
+/* One connection in its handshake (acceptor.c). */
+struct lc_auth {
+	struct lc_sink *sink;
+	pthread_t thread;	/* acceptor thread */
+	int used;		/* acceptor thread */
+	atomic_bool finished;	/* set by the auth thread as it exits */
+	uint32_t listener;	/* the port it came in on, or (reverse) the
+				   stream it dials (acceptor) */
+	int dial;		/* reverse: the thread dials first */
+	int dial_failed;	/* reverse: the dial failed (auth thread) */
+	struct lc_err dial_err;	/* reverse: why (auth thread) */
+	struct lc_conn conn;	/* the auth thread's; closed under mu, shut
+				   down by the acceptor under mu */
+	char host[LC_PEER_MAX];	/* the peer's address (acceptor) */
+	uint64_t t0;		/* accepted at (lc_now_ms; acceptor) */
+	atomic_bool evicted;	/* dropped for room (acceptor sets) */
+	int handed;		/* got through (auth thread; the acceptor
+				   reads it after the join) */
+};
+
+struct lc_sink {
+	struct lc_role_port port;	/* read-only */
+	pthread_mutex_t mu;
+	pthread_cond_t cv;	/* has_conn set (receivers wait); abort */
+	struct lc_jobq *jobs;	/* main */
+	int target_set;		/* main */
+	struct lc_target tgt;	/* where files go (partfile.h): main, in
+				   SINK_TARGET; jobs use dir_fd */
+	struct lc_takeover *takeover;	/* main: answers a later attempt of
+					   this run (takeover.h), or NULL */
+	/*
+	 * Files in flight, by id modulo files_max (SINK_TARGET's inflight):
+	 * ids lo .. files_total, each freed when it is done and every lower
+	 * one is too.  Under mu (receivers look writers up).
+	 */
+	struct lc_sfile **files;
+	uint32_t files_max;
+	uint32_t lo;		/* lowest id not yet freed (main) */
+	uint32_t files_total;	/* main */
+	uint32_t files_done;	/* main */
+	uint32_t lw_file;	/* low-water mark: lowest incomplete file */
+	int listening;		/* main */
+	uint32_t nstreams;	/* setup (LISTEN), as granted */
+	uint32_t block;		/* setup */
+	uint32_t window;	/* setup */
+	uint32_t quota;		/* setup */
+	uint32_t flags;		/* setup */
+	uint32_t csum;		/* setup */
+	uint32_t stall_s;	/* setup */
+	uint32_t quiet_s;	/* setup: all streams silent -> reconnect */
+	uint8_t *key;		/* setup: LC_KEY_LEN bytes, secmem.h */
+	struct lc_tls *tls;	/* setup; NULL: --no-encrypt */
+	struct lc_receiver recv[LC_MAX_STREAMS];
+	pthread_t acceptor;	/* main */
+	int acceptor_started;	/* main */
+	struct lc_wake accept_wake;	/* setup; signalled by any thread */
+	struct lc_auth auth[LC_MAX_PENDING_AUTH];	/* the acceptor's */
+	/*
+	 * Reverse (LISTEN flag LC_XFER_REVERSE): no listening sockets; DIAL
+	 * gives the source's address and ports (setup, before the acceptor
+	 * starts) and the acceptor dials each stream that has no connection.
+	 */
+	int dial_mode;		/* setup */
+	char dial_addr[LC_ADDR_MAX];	/* setup */
+	uint16_t dial_ports[LC_MAX_STREAMS];	/* setup */
+	uint32_t ended;		/* main: receivers that got END */
+	struct lc_tdir *cur_dir;	/* main: the last directory used */
+	struct lc_sdir *dirs;	/* main: directories to finish last */
+	size_t ndirs;
+	size_t dirs_cap;
+	int dirs_state;		/* main: 0, 1 job queued, 2 done */
+	struct lc_sfile **fin;	/* main: complete files waiting to finish */
+	size_t nfin;
+	size_t fin_cap;
+	int fin_busy;		/* main: a finish batch job is queued */
+	struct lc_fin_batch *fin_batch;	/* main: that batch, freed here */
+	struct lc_sink_idmap {	/* main: --owner, the last name mapped */
+		int valid;
+		uint32_t id;
+		char name[LC_OWNER_MAX];
+	} map_user, map_group;
+	uint64_t space_avail;	/* main: free at the first file (trees) */
+	uint64_t space_need;	/* main: what the files announced need */
+	int space_known;
+	int done_sent;		/* main */
+	/*
+	 * A pipe target (SINK_TARGET LC_TGT_STDOUT or LC_TGT_PROGRAM): one
+	 * file, written in order to pipe_fd (main; the file's part owns it
+	 * once it is announced).  prog_pid is the -N o program (under mu:
+	 * abort kills it; the finish job waits for it), or -1.
+	 */
+	int pipe_fd;
+	pid_t prog_pid;
+	char prog_cmd[LC_PATH_MAX];
+	atomic_uint_fast64_t bytes;	/* receivers add: received */
+	atomic_uint_fast64_t written;	/* writers add: on disk (holes
+					   whole), what PROGRESS reports */
+	atomic_bool stopping;	/* STOP: receivers end */
+	int stopped;		/* main: STOPPED sent, events ignored */
+	/*
+	 * What the memory bound leaves beyond every stream's starting quota
+	 * (lc_sink_limits), in bytes: one budget for quota growth and for
+	 * holes waiting in the writers (sink.c, "Memory").  A receiver that
+	 * waits for a buffer while its file's writer is starved (the next
+	 * block is on a slower stream, not a slow disk) takes a block of it
+	 * and grows its quota by one, up to quota_max; a hole that has to
+	 * wait takes LC_WFILE_HOLE_COST (writer.c) until it is written.
+	 * Taken and given back with atomic operations.
+	 */
+	atomic_int_fast64_t mem_left;
+	uint32_t quota_max;	/* setup */
+	atomic_bool hole_wait_said;	/* -v: said once that holes wait */
+	/*
+	 * Head-of-line blocking, measured (receiver.c): receivers waiting
+	 * for a buffer of their quota.  Under hol_mu; reported with -v at
+	 * the end.
+	 */
+	pthread_mutex_t hol_mu;
+	uint32_t hol_waiting;
+	uint64_t quota_wait_ns;	/* summed over the receivers */
+};
+
+/* A receiver starts (1) or stops (0) waiting for a quota buffer. */
+void lc__sink_quota_wait(struct lc_sink *s, int waiting);
+/* One more block for rv's quota, from mem_left: 1, or 0 if none left. */
+int lc__sink_quota_grow(struct lc_sink *s, struct lc_receiver *rv);
+
+/* 1 once receivers should end (the agent stops, or the controller's STOP). */
+static inline int
+lc_sink_halted(struct lc_sink *s)
+{
+	return lc_role_canceled(&s->port) || atomic_load(&s->stopping);
+}
+
+/*
+ * The acceptor thread (arg: struct lc_sink *): polls the listening sockets
+ * until *port.cancel, handing each connection to a handshake thread, and
+ * joins them all before it returns NULL.
+ */
+void *lc_acceptor_main(void *arg);
+
+/*
+ * A receiver thread (arg: struct lc_receiver *): waits for its connection,
+ * receives until END, and posts LC_EV_RECEIVER_DONE, LC_EV_STREAM_LOST or
+ * LC_EV_ERROR (none when canceled).  Returns NULL; main joins it.
+ */
+void *lc_receiver_main(void *arg);
+
+/*
+ * The writer of file id (any thread, takes mu) with a reference for the
+ * caller, who drops it with lc_wfile_unref; NULL while the file is
+ * unknown or not yet receiving.  The file may be finished or dropped
+ * (and its record freed) while the caller holds it: the writer is then
+ * closed and refuses every block (writer.h, Lifetime).
+ */
+struct lc_wfile *lc_sink_writer(struct lc_sink *s, uint32_t id);
+
+#endif

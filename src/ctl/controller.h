@@ -1,0 +1,182 @@
+/*
+ * The controller: the lanecp the user ran.  It opens the two endpoints
+ * (local agent thread and/or remote agents over SSH), negotiates streams,
+ * window and block size, hands each endpoint its part, relays file
+ * announcements between them and reports the outcome.  It never touches
+ * file data.
+ */
+#ifndef LANECP_CONTROLLER_H
+#define LANECP_CONTROLLER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "checksum.h"
+#include "err.h"
+#include "lockholder.h"
+
+/* How the data streams travel (-v and --json "path" name it). */
+enum lc_path {
+	LC_PATH_AUTO = 0,	/* direct, else the fallbacks (copy.c) */
+	LC_PATH_DIRECT,		/* --direct: the source dials the sink */
+	LC_PATH_REVERSE,	/* -z: the sink dials the source */
+	LC_PATH_RELAY,		/* --relay: both dialled by the controller */
+	LC_PATH_SSH,		/* --via-ssh: one SSH connection per stream */
+};
+
+/* "direct", "reverse", "relay", "ssh" (the --json names). */
+const char *lc_path_name(int path);
+
+struct lc_copy_opts {
+	const char *const *sources;
+	size_t nsources;
+	const char *dest;
+	uint32_t streams;	/* requested (-s) */
+	uint32_t window;	/* -w, 0 = leave autotuning on */
+	uint32_t block;		/* -B */
+	uint32_t progress_ms;	/* -P: plain lines, 0 = off */
+	int live_progress;	/* the live line on stderr (a terminal) */
+	int json_progress;	/* --json-progress: a line on stdout a second */
+	uint64_t t_run;		/* internal (copy.c): when the run began, ns */
+	int force;		/* -f */
+	int encrypt;		/* data stream encryption */
+	int no_fsync;
+	const char *config_file;	/* -F */
+	const char *identity_file;	/* -i */
+	const char *jump;	/* -J LIST, "none", or NULL: ssh_config */
+	const char *agent_cmd;	/* -T, default "lanecp" */
+	int no_push;		/* never push the agent (push.h): 1
+				   --no-push, 2 LANECP_NO_PUSH */
+	int batch;		/* never prompt */
+#ifdef LC_TEST_HOOKS
+	int allow_local;	/* test builds only: both ends local (loopback) */
+#endif
+	int resume;		/* -a: continue from a verified partial file */
+	int csum_alg;		/* -e / -E: enum lc_csum_alg, 0: none */
+	int print_sums;		/* -E: print "ALG value host:path" lines */
+	char expect[LC_CSUM_TEXT_MAX];	/* -E ALG=VALUE, "" if none */
+	uint64_t rate;		/* -x: bytes per second, 0: unlimited */
+	uint32_t zlevel;	/* -c: deflate level 1..9, 0: no compression */
+	uint32_t timeout_s;	/* --timeout: no progress this long fails */
+	uint32_t stall_s;	/* --stream-timeout: give up on one stream */
+	uint32_t retries;	/* --retries: extra attempts, resuming */
+	int no_space_check;	/* --no-space-check */
+	int recursive;		/* -r */
+	int follow;		/* -L */
+	int preserve;		/* -p */
+	int update;		/* -u */
+	int skip_existing;	/* -O */
+	int owner;		/* --owner: owner and group, if root there */
+	int numeric_ids;	/* --numeric-ids: by number, not by name */
+	int path;		/* enum lc_path: -z, --relay, --via-ssh, --direct */
+	int prog_src;		/* -N i: the source names a program (its
+				   stdout is the data) */
+	int prog_dst;		/* -N o: the target names a program (its
+				   stdin gets the data) */
+	int path_stage;		/* internal (copy.c): LC_PATH_AUTO's fallbacks
+				   tried so far */
+	const char *path_why;	/* internal: why the last one failed */
+	const char *log_path;	/* -l FILE */
+	const char *cmdline;	/* for the -l log */
+	/*
+	 * The transfer id given to every agent (lockholder.h): lc_copy makes
+	 * one when this is "", the same for all attempts; lc_copy_run uses
+	 * it as it is ("": the agents get none).
+	 */
+	char transfer[LC_TRANSFER_HEX + 1];
+	/*
+	 * The run's takeover key (takeover.h), sent to the sink in
+	 * SINK_TARGET: lc_copy makes it with the id, secret, the same for all
+	 * attempts; all zero: none (nothing can be taken over).
+	 */
+	uint8_t takeover[32];
+};
+
+/*
+ * 1 if the copy reads or writes a pipe ("-" on either side, or -N): no
+ * resume, one source, no retries (what was read cannot be read again).
+ */
+int lc_copy_opts_pipes(const struct lc_copy_opts *o);
+
+#define LC_RESULT_SUMS 16
+#define LC_RESULT_FAILED 64	/* failed files kept for --json */
+
+struct lc_copy_result {
+	uint64_t bytes;		/* bytes the sink wrote to the files, all
+				   attempts (holes whole; see lanecp(1)) */
+	uint64_t sent;		/* payload bytes sent, all attempts */
+	uint64_t wire;		/* of those, DATA payload bytes on the wire
+				   (less than sent when -c compressed some) */
+	uint32_t zlevel;	/* -c level used, 0: none */
+	uint64_t resumed;	/* bytes kept from partial files (the first
+				   attempt's: what earlier runs left) */
+	uint32_t files;		/* regular files written */
+	uint32_t entries;	/* files, directories and links done */
+	uint32_t skipped;	/* -u / -O: left as they were */
+	uint32_t nfailed;	/* files that could not be copied */
+	uint64_t ns;		/* wall time of the run (lc_copy: from its
+				   start to its end, all attempts) */
+	uint64_t stalled_ms;	/* time data did not move (>= 3 s at a time,
+				   all attempts, and between attempts) */
+	uint64_t t_first_ms;	/* this attempt: when data first and last */
+	uint64_t t_last_ms;	/* moved (lc_now_ms), 0 if it never did */
+	uint32_t streams;
+	uint32_t window;	/* effective, 0 = autotuned */
+	uint32_t block;
+	int encrypted;
+	int path;		/* enum lc_path the data took (last attempt) */
+	char path_why[200];	/* why that path, "" when asked for */
+	int path_stage;		/* internal (copy.c): the LC_PATH_AUTO stage
+				   the last attempt took */
+	uint32_t attempts;
+	uint32_t nsums;		/* checksums of the files written (-e/-E) */
+	struct {
+		char path[512];
+		char sum[LC_CSUM_TEXT_MAX];
+	} sums[LC_RESULT_SUMS];
+	struct {
+		char path[512];	/* host:path */
+		char err[256];
+	} failed[LC_RESULT_FAILED];	/* the first nfailed (up to 64) */
+};
+
+/*
+ * Run one copy.  signal_fd (or -1) is polled; a byte on it is a signal
+ * number and cancels the copy (-LC_ERR_CANCELED, e->signo set).  Returns 0
+ * or -LC_ERR_*; e says what and e->remote where.
+ */
+int lc_copy_run(const struct lc_copy_opts *o, int signal_fd,
+    struct lc_copy_result *res, struct lc_err *e);
+
+/*
+ * lc_copy_run with --retries: after a transient failure (connection,
+ * agent or stream lost, stall, integrity or checksum failure) it waits
+ * (1, 2, 4 ... 60 s) and tries again with resume on, up to o->retries
+ * more times.  Also keeps the -l log.  Same contract as lc_copy_run.
+ */
+int lc_copy(const struct lc_copy_opts *o, int signal_fd,
+    struct lc_copy_result *res, struct lc_err *e);
+
+/*
+ * Write the --json summary (report.c): one object and a newline.
+ * exit_status is what the process will exit with; e is NULL or clear on
+ * success.
+ */
+void lc_copy_json(int fd, const struct lc_copy_opts *o,
+    const struct lc_copy_result *res, const struct lc_err *e,
+    int exit_status);
+
+/* One --json-progress line (report.c). */
+struct lc_json_progress {
+	uint64_t elapsed_ns;	/* since the run began */
+	uint64_t bytes;		/* of the files, in place (resumed too) */
+	uint64_t total;		/* of the files listed so far */
+	int total_final;	/* every source listed */
+	uint64_t rate;		/* bytes/s since the line before */
+	uint32_t files;		/* entries done, of files_total listed */
+	uint32_t files_total;
+	uint32_t streams;	/* data streams (0 until they connect) */
+};
+void lc_json_progress(int fd, const struct lc_json_progress *p);
+
+#endif

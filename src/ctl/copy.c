@@ -1,0 +1,224 @@
+/*
+ * One copy as the user asked for it: attempts with retries and backoff
+ * around lc_copy_run (controller.c).  The -l run log is runlog.c, the
+ * --json summary report.c.
+ */
+#include "controller.h"
+#include "clock.h"
+#include "log.h"
+#include "progress.h"
+#include "testhook.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <poll.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <openssl/crypto.h>
+#include <openssl/rand.h>
+
+#define LC_BACKOFF_MAX_S 60
+
+static int
+lc_copy_retryable(int code)
+{
+	switch (code) {
+	case LC_ERR_CONNECT:
+	case LC_ERR_AGENT:
+	case LC_ERR_EOF:
+	case LC_ERR_STREAM:
+	case LC_ERR_NOPATH:
+	case LC_ERR_TIMEOUT:
+	case LC_ERR_INTEGRITY:
+	case LC_ERR_CHECKSUM:
+		return 1;
+	/*
+	 * Not LC_ERR_LOCKED: a stale agent of an earlier attempt of this
+	 * copy is recognized by its transfer id and stopped by the sink
+	 * (lockholder.c), so a lock that stays held belongs to a different
+	 * lanecp (or someone else): contention, not an outage.
+	 */
+	default:
+		return 0;
+	}
+}
+
+int
+lc_copy_opts_pipes(const struct lc_copy_opts *o)
+{
+	if (o->prog_src || o->prog_dst || strcmp(o->dest, "-") == 0)
+		return 1;
+	for (size_t i = 0; i < o->nsources; i++)
+		if (strcmp(o->sources[i], "-") == 0)
+			return 1;
+	return 0;
+}
+
+/*
+ * "-" and -N: what goes with a pipe, checked before anything connects.
+ * A pipe is read once, in order, so nothing can resume or retry it; it is
+ * one stream of bytes, so it is one source and one target file.
+ */
+static int
+lc_copy_check_pipes(const struct lc_copy_opts *o, struct lc_err *e)
+{
+	const char *what = o->prog_src || o->prog_dst ? "-N" : "'-'";
+
+	if (!lc_copy_opts_pipes(o))
+		return 0;
+	if (o->resume)
+		return lc_err_set(e, LC_ERR_USAGE, "-a: resuming needs a file "
+		    "source and a file target; a pipe (%s) cannot be read "
+		    "again", what);
+	if (o->retries != 0)
+		return lc_err_set(e, LC_ERR_USAGE, "--retries: a pipe (%s) "
+		    "cannot be read again; copy it without retries", what);
+	if (o->recursive)
+		return lc_err_set(e, LC_ERR_USAGE, "-r: a pipe (%s) is one "
+		    "stream of bytes, not a tree", what);
+	if (o->nsources != 1)
+		return lc_err_set(e, LC_ERR_USAGE, "%s: a pipe takes exactly "
+		    "one source (%zu given)", what, o->nsources);
+	if (o->prog_src && strcmp(o->sources[0], "-") == 0)
+		return lc_err_set(e, LC_ERR_USAGE, "-N i: the source names a "
+		    "program, not '-'");
+	if (o->prog_dst && strcmp(o->dest, "-") == 0)
+		return lc_err_set(e, LC_ERR_USAGE, "-N o: the target names a "
+		    "program, not '-'");
+	return 0;
+}
+
+/* Sleep s seconds unless a signal arrives (then its error). */
+static int
+lc_copy_backoff(unsigned s, int signal_fd, struct lc_err *e)
+{
+	struct pollfd p = { .fd = signal_fd, .events = POLLIN };
+	unsigned char signo;
+	int r;
+
+	do {
+		r = poll(&p, signal_fd >= 0 ? 1 : 0, (int)s * 1000);
+	} while (r < 0 && errno == EINTR);
+	if (r > 0 && read(signal_fd, &signo, 1) == 1) {
+		lc_err_set(e, LC_ERR_CANCELED, "interrupted by signal %d",
+		    signo);
+		e->signo = signo;
+		return -LC_ERR_CANCELED;
+	}
+	return 0;
+}
+
+static void
+lc_copy_merge(struct lc_copy_result *all, const struct lc_copy_result *one)
+{
+	uint64_t sent = all->sent + one->sent, bytes = all->bytes + one->bytes;
+	uint64_t wire = all->wire + one->wire;
+	/*
+	 * Bytes kept from partial files are those earlier runs left: a
+	 * retry resumes what the attempts before it wrote (counted there).
+	 */
+	uint64_t resumed = all->bytes != 0 || all->resumed != 0 ?
+	    all->resumed : one->resumed;
+	uint64_t stalled = all->stalled_ms + one->stalled_ms;
+	uint64_t last = one->t_last_ms != 0 ? one->t_last_ms : all->t_last_ms;
+	uint32_t attempts = all->attempts + 1;
+
+	/*
+	 * An outage that ended an attempt: from the last data of an earlier
+	 * attempt to the first of this one (the lost connection, the back-off
+	 * and the new start) is time lost too.
+	 */
+	if (all->t_last_ms != 0 && one->t_first_ms > all->t_last_ms) {
+		uint64_t gap = one->t_first_ms - all->t_last_ms;
+		stalled += gap;
+		lc_log_warn("data is moving again after %.1f s without progress "
+		    "(across attempts)", (double)gap / 1000);
+	}
+	*all = *one;
+	all->t_last_ms = last;
+	all->sent = sent;
+	all->wire = wire;
+	all->bytes = bytes;
+	all->resumed = resumed;
+	all->stalled_ms = stalled;
+	all->attempts = attempts;
+}
+
+int
+lc_copy(const struct lc_copy_opts *o, int signal_fd,
+    struct lc_copy_result *res, struct lc_err *e)
+{
+	struct lc_copy_opts oo = *o;
+	struct lc_copy_result one;
+	unsigned backoff = 1;
+	char why[LC_ERR_MSG_MAX];
+	int r;
+
+	memset(res, 0, sizeof(*res));
+	/* "seconds" is the wall time of it all: connecting, every attempt,
+	   the back-offs between them and stopping */
+	oo.t_run = lc_now_ns();
+	if ((r = lc_copy_check_pipes(o, e)) != 0)
+		return r;
+	/* one id for all attempts: a retry's sink knows the agents of the
+	   attempts before it */
+	{
+		const char *t = lc_testhook_str("LANECP_TEST_TRANSFER", NULL);
+		if (t != NULL && lc_transfer_valid(t))
+			snprintf(oo.transfer, sizeof(oo.transfer), "%s", t);
+	}
+	if (oo.transfer[0] == '\0' && lc_transfer_new(oo.transfer) != 0)
+		return lc_err_set(e, LC_ERR_INTERNAL, "cannot make a transfer "
+		    "id (RAND_bytes)");
+	lc_log_debug("transfer id %s", oo.transfer);
+	/* and the secret that lets those agents stop each other (takeover.h) */
+	if (RAND_bytes(oo.takeover, sizeof(oo.takeover)) != 1)
+		return lc_err_set(e, LC_ERR_INTERNAL, "cannot make a takeover "
+		    "key (RAND_bytes)");
+	for (;;) {
+		lc_err_clear(e);
+		r = lc_copy_run(&oo, signal_fd, &one, e);
+		lc_copy_merge(res, &one);
+		/*
+		 * The data streams could not connect: unless the user chose
+		 * the path, try the next one at once (reverse, the relay
+		 * between two remote hosts, then over SSH: datapath.c); this
+		 * is not a retry.
+		 */
+		if (r == -LC_ERR_NOPATH && o->path == LC_PATH_AUTO &&
+		    one.path != LC_PATH_SSH) {
+			snprintf(why, sizeof(why), "%.*s", (int)sizeof(why) - 40,
+			    e->msg);
+			/* the stage it took: it may have skipped some */
+			oo.path_stage = (one.path_stage > oo.path_stage ?
+			    one.path_stage : oo.path_stage) + 1;
+			oo.path_why = why;
+			lc_log_warn("%s; trying another data path", e->msg);
+			res->attempts--;
+			continue;
+		}
+		if (r == 0 || res->attempts > o->retries ||
+		    !lc_copy_retryable(e->code))
+			break;
+		lc_log_warn("attempt %u of %u failed: %s; retrying in %u s, "
+		    "resuming", res->attempts, o->retries + 1, e->msg, backoff);
+		if ((r = lc_copy_backoff(backoff, signal_fd, e)) != 0)
+			break;
+		backoff = backoff * 2 > LC_BACKOFF_MAX_S ? LC_BACKOFF_MAX_S :
+		    backoff * 2;
+		oo.resume = 1;
+	}
+	OPENSSL_cleanse(oo.takeover, sizeof(oo.takeover));
+	res->ns = lc_now_ns() - oo.t_run;
+	if (r == 0) {
+		char rate[32];
+
+		lc_fmt_rate(rate, sizeof(rate), res->bytes, res->ns);
+		lc_log_info("copied %u file%s, %llu bytes in %.3f s (%s) to %s",
+		    res->files, res->files == 1 ? "" : "s",
+		    (unsigned long long)res->bytes, (double)res->ns / 1e9,
+		    rate, o->dest);
+	}
+	return r;
+}

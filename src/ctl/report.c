@@ -1,0 +1,117 @@
+/*
+ * The --json summary of a copy: one object, built whole in a bounded
+ * buffer and written with one write (the string escaper is json.c).
+ */
+#include "controller.h"
+#include "buf.h"
+#include "fdio.h"
+#include "json.h"
+#include "log.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+
+/* the --json object: every string field escaped at 6 bytes a byte */
+#define LC_JSON_MAX (1u << 20)
+
+/* Append printf output (short: numbers and keys) to b. */
+static int __attribute__((format(printf, 2, 3)))
+lc_json_raw(struct lc_buf *b, const char *fmt, ...)
+{
+	char tmp[512];
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(tmp, sizeof(tmp), fmt, ap);
+	va_end(ap);
+	if (n < 0 || (size_t)n >= sizeof(tmp))
+		return -LC_ERR_INTERNAL;
+	return lc_buf_put(b, tmp, (size_t)n);
+}
+
+/*
+ * Every string goes through lc_json_put_str (peer names and error text
+ * may hold any bytes), and the object is built whole in a bounded buffer
+ * big enough for every field escaped at its worst (6 bytes a byte), so it
+ * is never cut short.
+ */
+void
+lc_copy_json(int fd, const struct lc_copy_opts *o,
+    const struct lc_copy_result *res, const struct lc_err *e,
+    int exit_status)
+{
+	struct lc_buf b;
+	int ok = e == NULL || e->code == 0, r;
+
+	(void)o;
+	lc_buf_init(&b, LC_JSON_MAX);
+	r = lc_json_raw(&b, "{\"type\":\"result\",\"ok\":%s,\"files\":%u,"
+	    "\"bytes\":%llu,\"compressed_bytes\":%llu,\"compression\":%u,"
+	    "\"bytes_written\":%llu,\"resumed_bytes\":%llu,"
+	    "\"seconds\":%.3f,\"streams\":%u,\"window\":%u,\"block\":%u,"
+	    "\"encrypted\":%s,\"attempts\":%u,\"stalled_seconds\":%.1f,"
+	    "\"path\":\"%s\",\"path_why\":",
+	    ok ? "true" : "false", res->files, (unsigned long long)res->sent,
+	    (unsigned long long)res->wire, res->zlevel,
+	    (unsigned long long)res->bytes, (unsigned long long)res->resumed,
+	    (double)res->ns / 1e9, res->streams, res->window, res->block,
+	    res->encrypted ? "true" : "false", res->attempts,
+	    (double)res->stalled_ms / 1000, lc_path_name(res->path));
+	if (r == 0)
+		r = lc_json_put_str(&b, res->path_why);
+	if (r == 0)
+		r = lc_json_raw(&b, ",\"checksums\":[");
+	for (uint32_t i = 0; r == 0 && i < res->nsums && i < LC_RESULT_SUMS;
+	    i++) {
+		(void)((r = lc_json_raw(&b, "%s{\"path\":", i ? "," : "")) != 0 ||
+		    (r = lc_json_put_str(&b, res->sums[i].path)) != 0 ||
+		    (r = lc_json_raw(&b, ",\"checksum\":")) != 0 ||
+		    (r = lc_json_put_str(&b, res->sums[i].sum)) != 0 ||
+		    (r = lc_json_raw(&b, "}")) != 0);
+	}
+	if (r == 0)
+		r = lc_json_raw(&b, "],\"entries\":%u,\"skipped\":%u,"
+		    "\"failed_count\":%u,\"failed\":[", res->entries,
+		    res->skipped, res->nfailed);
+	for (uint32_t i = 0; r == 0 && i < res->nfailed &&
+	    i < LC_RESULT_FAILED; i++) {
+		(void)((r = lc_json_raw(&b, "%s{\"path\":", i ? "," : "")) !=
+		    0 ||
+		    (r = lc_json_put_str(&b, res->failed[i].path)) != 0 ||
+		    (r = lc_json_raw(&b, ",\"error\":")) != 0 ||
+		    (r = lc_json_put_str(&b, res->failed[i].err)) != 0 ||
+		    (r = lc_json_raw(&b, "}")) != 0);
+	}
+	if (r == 0)
+		r = lc_json_raw(&b, "],\"exit_status\":%d", exit_status);
+	if (r == 0 && !ok)
+		(void)((r = lc_json_raw(&b, ",\"error\":")) != 0 ||
+		    (r = lc_json_put_str(&b, e->msg)) != 0);
+	if (r == 0)
+		r = lc_json_raw(&b, "}\n");
+	if (r == 0)
+		(void)lc_write_all(fd, lc_buf_ptr(&b), lc_buf_len(&b));
+	else
+		lc_log_error("--json: cannot format the summary: %s",
+		    lc_strerror(r));
+	lc_buf_free(&b);
+}
+
+void
+lc_json_progress(int fd, const struct lc_json_progress *p)
+{
+	char line[512];
+	int n;
+
+	n = snprintf(line, sizeof(line), "{\"type\":\"progress\","
+	    "\"elapsed\":%.3f,\"bytes\":%llu,\"total\":%llu,"
+	    "\"total_final\":%s,\"rate\":%llu,\"files\":%u,"
+	    "\"files_total\":%u,\"streams\":%u}\n",
+	    (double)p->elapsed_ns / 1e9, (unsigned long long)p->bytes,
+	    (unsigned long long)p->total, p->total_final ? "true" : "false",
+	    (unsigned long long)p->rate, p->files, p->files_total,
+	    p->streams);
+	if (n > 0 && (size_t)n < sizeof(line))
+		(void)lc_write_all(fd, line, (size_t)n);
+}

@@ -1,0 +1,71 @@
+/*
+ * The controller's test hooks, compiled in only with -DLC_TEST_HOOKS=ON
+ * (test builds; never an installed lanecp), and even then off unless a
+ * test turns them on.  Without the option the functions below are inline
+ * no-ops and testhook_ctl.c is not built.  The hooks that only tune a
+ * value are in src/base/testhook.h.
+ *
+ * LANECP_TEST_PROXY=PROGRAM: after the sink reports its data ports, the
+ * controller starts "PROGRAM ADDR PORT..." and has the source connect to
+ * the ports PROGRAM prints on its first line instead, so a test can put a
+ * proxy that corrupts, resets or stalls a stream between source and sink
+ * (tests/tools/lc_proxy.c).  The program is stopped when the copy ends.
+ *
+ * lc_copy_opts.allow_local: both ends on this host, data over loopback
+ * (tests/unit/test_copy.c).
+ *
+ * "lanecp --test-hooks" exits 0 in a hook build (an unknown option, exit
+ * 2, otherwise): the integration tests that need a hook skip (exit 77)
+ * without them.
+ */
+#ifndef LANECP_TESTHOOK_CTL_H
+#define LANECP_TESTHOOK_CTL_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "controller.h"
+#include "err.h"
+
+#ifdef LC_TEST_HOOKS
+/*
+ * If the hook is on, start the proxy for addr:ports[0..n) and replace
+ * ports with the proxy's; *pid gets its pid.  0 when off or done.
+ */
+int lc_testhook_proxy(const char *addr, uint16_t *ports, uint32_t n,
+    pid_t *pid, struct lc_err *e);
+
+/* Stop a proxy started above (pid <= 0: nothing). */
+void lc_testhook_proxy_stop(pid_t pid);
+
+/* 1 when the options allow a copy with both ends local. */
+static inline int
+lc_testhook_allow_local(const struct lc_copy_opts *o)
+{
+	return o->allow_local;
+}
+#else
+static inline int
+lc_testhook_proxy(const char *addr, uint16_t *ports, uint32_t n,
+    pid_t *pid, struct lc_err *e)
+{
+	(void)addr, (void)ports, (void)n, (void)e;
+	*pid = -1;
+	return 0;
+}
+
+static inline void
+lc_testhook_proxy_stop(pid_t pid)
+{
+	(void)pid;
+}
+
+static inline int
+lc_testhook_allow_local(const struct lc_copy_opts *o)
+{
+	(void)o;
+	return 0;
+}
+#endif
+
+#endif

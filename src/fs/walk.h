@@ -1,0 +1,88 @@
+/*
+ * The source side's directory walker: a stream of entries (directories,
+ * symlinks, opened regular files) in pre-order, each directory's entries
+ * sorted by strcmp(3), so the names come out strictly increasing in
+ * component-wise order.
+ *
+ * Bounded: one directory's names are read, sorted and held at a time per
+ * level of the current path (never the whole tree), and at most
+ * LC_WALK_MAX_FDS directory descriptors are open whatever the depth;
+ * deeper levels are reopened one component at a time from the nearest
+ * open ancestor (O_NOFOLLOW, the (st_dev, st_ino) checked at each step), so
+ * nothing is resolved through a symlink that appeared meanwhile.
+ *
+ * Not thread-safe: one walk belongs to one thread.
+ */
+#ifndef LANECP_WALK_H
+#define LANECP_WALK_H
+
+#include <stdint.h>
+#include <sys/stat.h>
+
+#include "confine.h"
+#include "err.h"
+#include "wire.h"
+
+#define LC_WALK_RECURSIVE 0x1u	/* -r */
+#define LC_WALK_FOLLOW 0x2u	/* -L: follow symlinks (to files and dirs) */
+#define LC_WALK_CONTENTS 0x4u	/* "dir/": the root's entries, unprefixed */
+#define LC_WALK_NOOPEN 0x8u	/* regular files below the root: stat only,
+				   fd -1 (the caller opens them by path and
+				   checks st_dev and st_ino) */
+#define LC_WALK_MASK 0xfu
+
+/* lc_walk_next() results besides 0 (end) and -LC_ERR_* */
+#define LC_WALK_ENTRY 1		/* *ent filled */
+#define LC_WALK_SKIP 2		/* ent->name skipped; e says why (a warning) */
+#define LC_WALK_FAIL 3		/* ent->name could not be read; e says why */
+
+/* Directory descriptors a walk keeps open at most (plus one briefly). */
+#define LC_WALK_MAX_FDS 24
+
+struct lc_walk;
+
+struct lc_walk_entry {
+	int kind;		/* LC_KIND_REG, _DIR, _SYMLINK; 0: SKIP/FAIL */
+	const char *name;	/* relative name, '/'-joined; valid until the
+				 * next lc_walk_next() or lc_walk_free() */
+	struct stat st;		/* REG: fstat of fd; DIR: lstat (stat with
+				 * FOLLOW); SYMLINK: lstat with st_size 0 */
+	int fd;			/* REG: O_RDONLY, blocking, owned by the
+				 * caller; else -1 */
+	const char *link;	/* SYMLINK: its target; else NULL */
+};
+
+/*
+ * Open a walk of the user path path (through lc_confine_open(conf, -1,
+ * ...); a root symlink is followed).  flags: LC_WALK_*.  Fatal, with e
+ * naming path: a missing or unreadable root (-LC_ERR_IO, or -LC_ERR_DENIED
+ * from confinement), a root directory without LC_WALK_RECURSIVE ("PATH: is
+ * a directory (use -r)"), a root that is not a regular file or directory
+ * ("PATH: not a regular file"), a root whose basename is "", ".", ".." or
+ * "/" without LC_WALK_CONTENTS (-LC_ERR_IO).  On success *out owns an open
+ * descriptor of the root; free it with lc_walk_free().  *out is NULL on
+ * error.
+ */
+int lc_walk_open(const struct lc_confine *conf, const char *path,
+    uint32_t flags, struct lc_walk **out, struct lc_err *e);
+
+/*
+ * The next entry.  Returns LC_WALK_ENTRY with *ent filled; 0 at the end
+ * (and every call after); LC_WALK_SKIP for an entry left out with a warning
+ * (a device, FIFO or socket, a symlink loop under FOLLOW, a name longer
+ * than LC_PATH_MAX - 1 bytes); LC_WALK_FAIL for an entry that could not be
+ * read (a file or directory that cannot be opened or listed, a dangling
+ * symlink under FOLLOW).  On SKIP and FAIL ent->name names the entry, e
+ * holds one line naming it as the user wrote it ("root/sub/f: Permission
+ * denied") and the walk goes on with the next entry.  Entries that vanish
+ * during the walk are left out silently.  A directory is returned before
+ * it is listed: if listing it fails, the next call returns LC_WALK_FAIL
+ * naming it.  -LC_ERR_NOMEM (fatal; the walk is then finished).
+ */
+int lc_walk_next(struct lc_walk *w, struct lc_walk_entry *ent,
+    struct lc_err *e);
+
+/* Close every descriptor the walk holds (not those handed out) and free. */
+void lc_walk_free(struct lc_walk *w);
+
+#endif

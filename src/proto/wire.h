@@ -1,0 +1,618 @@
+/*
+ * Wire formats: control messages (over the agent's stdin/stdout) and data
+ * stream frames.  docs/PROTOCOL.md describes both in prose.
+ *
+ * Control frame:  u32 length | u8 type | payload      (length = 1 + payload)
+ * All integers are big-endian; strings are u32 length + bytes (no NUL).
+ * Structures are never cast onto the wire: each message has an encoder that
+ * appends a whole frame to a struct lc_buf and a decoder that parses a
+ * payload on a bounded view and rejects trailing bytes.
+ */
+#ifndef LANECP_WIRE_H
+#define LANECP_WIRE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "buf.h"
+
+#define LC_PROTO_MAGIC 0x4c4e4350u	/* "LNCP" */
+#define LC_PROTO_VERSION 3
+#define LC_CTL_MAX (1u << 20)		/* largest control frame */
+#define LC_KEY_LEN 32			/* per-transfer secret */
+#define LC_MAX_STREAMS 64
+#define LC_DEFAULT_STREAMS 4
+#define LC_MIN_BLOCK (4u << 10)
+#define LC_MAX_BLOCK (64u << 20)
+#define LC_DEFAULT_BLOCK (1u << 20)
+#define LC_MAX_WINDOW (1u << 30)
+#define LC_PATH_MAX 4096
+#define LC_SOFT_MAX 64			/* software version string */
+#define LC_HOST_MAX 256
+#define LC_ADDR_MAX 64			/* numeric IPv4/IPv6 address */
+#define LC_CSUM_MAX 160			/* "alg=hex" checksum text */
+#define LC_OWNER_MAX 64			/* a user or group name */
+
+enum lc_msg_type {
+	LC_MSG_HELLO = 1,
+	LC_MSG_ERROR = 2,
+	LC_MSG_BYE = 3,
+	LC_MSG_PING = 4,		/* ctl -> agents, once a second */
+	LC_MSG_SRC_ADD = 10,		/* ctl -> source */
+	LC_MSG_FILE = 11,		/* source -> ctl -> sink */
+	LC_MSG_SRC_LISTED = 12,		/* source -> ctl */
+	LC_MSG_SINK_TARGET = 13,	/* ctl -> sink */
+	LC_MSG_TARGET_OK = 14,		/* sink -> ctl */
+	LC_MSG_FILE_READY = 15,		/* sink -> ctl -> source */
+	LC_MSG_SRC_NOMORE = 16,		/* ctl -> source */
+	LC_MSG_SRC_CREDIT = 17,		/* ctl -> source: ids it may announce */
+	LC_MSG_LISTEN = 20,		/* ctl -> sink */
+	LC_MSG_LISTENING = 21,		/* sink -> ctl */
+	LC_MSG_CONNECT = 22,		/* ctl -> source */
+	LC_MSG_CONNECTED = 23,		/* source -> ctl */
+	LC_MSG_DIAL = 24,		/* ctl -> sink: reverse, dial these */
+	LC_MSG_FILE_DONE = 30,		/* sink -> ctl */
+	LC_MSG_SRC_DONE = 31,		/* source -> ctl */
+	LC_MSG_SINK_DONE = 32,		/* sink -> ctl */
+	LC_MSG_PROGRESS = 33,		/* agents -> ctl, heartbeat */
+	LC_MSG_FILE_SUM = 34,		/* source -> ctl -> sink */
+	LC_MSG_FILE_PREFIX = 35,	/* sink -> ctl -> source (resume) */
+	LC_MSG_PREFIX_MATCH = 36,	/* source -> ctl -> sink (resume) */
+	LC_MSG_STREAM_LOST = 37,	/* sink -> ctl -> source */
+	LC_MSG_ACK = 38,		/* ctl -> source: written up to here */
+	LC_MSG_FILE_SKIP = 39,		/* sink -> ctl (-> source) */
+	LC_MSG_FILE_FAIL = 40,		/* source -> ctl: could not read one */
+	LC_MSG_FILE_ABORT = 41,		/* source -> ctl -> sink: after
+					   FILE_READY, it cannot be sent */
+	LC_MSG_STOP = 42,		/* ctl -> sink: the copy failed; end
+					   the streams and answer STOPPED */
+	LC_MSG_SINK_STOPPED = 43,	/* sink -> ctl: bytes on disk, final */
+	LC_MSG_FILE_LEN = 44,		/* source -> ctl -> sink: a stream's
+					   final length */
+};
+
+/* HELLO flags */
+#define LC_HELLO_RESTRICTED 0x1u	/* agent serves one directory only */
+#define LC_HELLO_PIPES 0x2u	/* agent knows LC_KIND_STREAM, FILE_LEN, the
+				   stdin/program SRC_ADD and SINK_TARGET
+				   flags (issue 14) */
+
+/* File kinds in LC_MSG_FILE */
+enum lc_file_kind {
+	LC_KIND_REG = 1,
+	LC_KIND_DIR = 2,
+	LC_KIND_SYMLINK = 3,
+	LC_KIND_STREAM = 4,	/* data of unknown length (a pipe): size 0 in
+				   FILE, the length comes in FILE_LEN */
+};
+
+/*
+ * The longest stream (LC_KIND_STREAM) a sink takes: offsets and FILE_LEN
+ * are bounded by it before the length is known.
+ */
+#define LC_STREAM_MAX (1ull << 62)
+
+/* SRC_ADD flags */
+#define LC_ADD_RECURSIVE 0x1u	/* -r */
+#define LC_ADD_FOLLOW 0x2u	/* -L */
+#define LC_ADD_CONTENTS 0x4u	/* "dir/": the contents, not dir itself */
+#define LC_ADD_NAMES 0x8u	/* --owner: send user and group names */
+#define LC_ADD_STDIN 0x10u	/* path "-": the local agent's stdin */
+#define LC_ADD_PROGRAM 0x20u	/* -N i: path is a command for /bin/sh -c,
+				   its stdout is the data */
+#define LC_ADD_MASK 0x3fu
+
+/* FILE_SKIP reasons */
+enum lc_skip_why {
+	LC_SKIP_UPTODATE = 1,	/* -u: same size and mtime */
+	LC_SKIP_EXISTS = 2,	/* -O: the target exists */
+	LC_SKIP_FAILED = 3,	/* could not be written: reported, not fatal */
+};
+
+/*
+ * Files in flight: the controller lets the source announce file ids only
+ * this far beyond the lowest one not yet done, and the sink holds at most
+ * this many (each may hold a descriptor at both ends).
+ */
+#define LC_FILES_INFLIGHT 512u
+
+/* SINK_TARGET flags */
+#define LC_TGT_FORCE 0x1u	/* overwrite an existing target (-f) */
+#define LC_TGT_WANT_DIR 0x2u	/* several sources: target must be a dir */
+#define LC_TGT_RESUME 0x4u	/* -a */
+#define LC_TGT_NO_FSYNC 0x8u
+#define LC_TGT_NO_SPACE_CHECK 0x10u
+#define LC_TGT_PRESERVE 0x20u	/* -p: times and permission bits */
+#define LC_TGT_UPDATE 0x40u	/* -u: skip files with the same size, mtime */
+#define LC_TGT_SKIP_EXISTING 0x80u	/* -O */
+#define LC_TGT_TREE 0x100u	/* names are relative paths; dirs, links */
+#define LC_TGT_OWNER 0x200u	/* --owner: owner and group (as root) */
+#define LC_TGT_NUMERIC_IDS 0x400u	/* --numeric-ids: no name mapping */
+#define LC_TGT_SETID 0x800u	/* -p, root, local source: set-id bits too */
+#define LC_TGT_STDOUT 0x1000u	/* target "-": the local agent's stdout */
+#define LC_TGT_PROGRAM 0x2000u	/* -N o: target is a command for /bin/sh -c,
+				   its stdin gets the data */
+#define LC_TGT_MASK 0x3fffu
+
+/* LISTEN / CONNECT flags */
+#define LC_XFER_ENCRYPT 0x1u
+/*
+ * Reverse: in LISTEN, the sink does not listen but dials the addresses a
+ * DIAL gives; in CONNECT, the source listens (no address, no ports) and
+ * names its ports in CONNECTED.  The TLS and key handshake keep their
+ * roles (the sink is the server), whichever side dialled.
+ */
+#define LC_XFER_REVERSE 0x2u
+/* Listen on the loopback address only (streams carried by the controller
+ * over SSH arrive from the host itself). */
+#define LC_XFER_LOOPBACK 0x4u
+/*
+ * Compression (-c): in LISTEN, DATA frames may come deflated
+ * (LC_FRAME_F_ZLIB); without it the sink rejects them.  In CONNECT, set
+ * exactly when zlevel is 1..9: the source deflates at that level.
+ */
+#define LC_XFER_COMPRESS 0x8u
+#define LC_XFER_MASK 0xfu
+#define LC_ZLEVEL_MAX 9
+#define LC_CSUM_ALG_MAX 3u		/* highest enum lc_csum_alg value */
+
+/* Decoded messages.  Strings are copied into fixed arrays. */
+struct lc_msg_hello {
+	uint32_t magic;
+	uint16_t proto;
+	char software[LC_SOFT_MAX];
+	/* the fields below are only decoded when proto matches */
+	uint32_t flags;
+	uint32_t max_streams;
+	uint64_t rmem_max;
+	uint64_t wmem_max;
+	uint32_t log_level;
+	char hostname[LC_HOST_MAX];
+};
+
+struct lc_msg_error {
+	uint32_t code;
+	char msg[1024];
+};
+
+struct lc_msg_src_add {
+	uint32_t flags;
+	char path[LC_PATH_MAX];
+};
+
+struct lc_msg_file {
+	uint32_t id;
+	uint8_t kind;
+	uint32_t mode;
+	uint64_t size;
+	int64_t mtime_sec;
+	uint32_t mtime_nsec;
+	char name[LC_PATH_MAX];	/* relative: components joined by '/' */
+	char link[LC_PATH_MAX];	/* LC_KIND_SYMLINK: its target, else "" */
+	uint32_t uid;		/* the source's owner and group */
+	uint32_t gid;
+	char user[LC_OWNER_MAX];	/* their names (LC_ADD_NAMES), or "" */
+	char group[LC_OWNER_MAX];
+};
+
+/*
+ * The controller's heartbeat: an agent that hears nothing at all from the
+ * controller for grace_s seconds stops (its partial files stay for -a).
+ */
+#define LC_PING_GRACE_MAX 3600
+struct lc_msg_ping {
+	uint32_t grace_s;	/* 1 .. LC_PING_GRACE_MAX */
+};
+
+struct lc_msg_src_credit {
+	uint32_t upto;		/* the source may announce ids < upto */
+};
+
+struct lc_msg_file_skip {
+	uint32_t id;
+	uint8_t why;		/* enum lc_skip_why */
+	char msg[1024];
+};
+
+struct lc_msg_file_abort {
+	uint32_t id;
+	char msg[1024];
+};
+
+struct lc_msg_file_fail {
+	char name[LC_PATH_MAX];
+	char msg[1024];
+};
+
+struct lc_msg_src_listed {
+	uint32_t files;
+	uint64_t bytes;
+};
+
+struct lc_msg_sink_target {
+	uint32_t flags;
+	uint32_t inflight;	/* file ids not yet done at once, at most */
+	char target[LC_PATH_MAX];
+	/*
+	 * The run's takeover key (lockholder.h, takeover.h): the same for
+	 * every attempt of one lanecp invocation, random, secret; all zero:
+	 * none (no takeover either way).
+	 */
+	uint8_t takeover[LC_KEY_LEN];
+};
+
+struct lc_msg_target_ok {
+	uint8_t is_dir;
+	char resolved[LC_PATH_MAX];
+};
+
+struct lc_msg_file_ready {
+	uint32_t id;
+	uint64_t start;		/* first byte to send (resume) */
+};
+
+struct lc_msg_listen {
+	uint32_t streams;
+	uint32_t window;	/* 0: leave autotuning on */
+	uint32_t block;
+	uint32_t flags;
+	uint32_t csum;		/* enum lc_csum_alg, 0: none */
+	uint32_t stall_s;	/* a stream idle this long is lost; 0: never */
+	uint32_t quiet_s;	/* every stream silent this long: the path went
+				   away, reconnect them all; 0: never */
+	uint8_t key[LC_KEY_LEN];
+};
+
+struct lc_msg_listening {
+	uint32_t streams;
+	uint32_t window;	/* effective SO_RCVBUF, 0 = autotuned */
+	uint32_t block;
+	uint32_t quota;		/* buffers per stream at the sink */
+	uint32_t nports;	/* 0 (reverse) or streams */
+	uint16_t ports[LC_MAX_STREAMS];
+};
+
+struct lc_msg_connect {
+	char addr[LC_ADDR_MAX];
+	uint32_t streams;
+	uint32_t window;
+	uint32_t block;
+	uint32_t flags;
+	uint32_t csum;		/* enum lc_csum_alg, 0: none */
+	uint64_t rate;		/* bytes per second over all streams, 0: any */
+	uint32_t zlevel;	/* deflate level 1..9 with LC_XFER_COMPRESS,
+				   else 0 */
+	uint8_t key[LC_KEY_LEN];
+	uint16_t ports[LC_MAX_STREAMS];
+};
+
+struct lc_msg_connected {
+	uint32_t streams;
+	uint32_t window;	/* effective SO_SNDBUF, 0 = autotuned */
+	uint32_t nports;	/* streams (reverse: the source listens) or 0 */
+	uint16_t ports[LC_MAX_STREAMS];
+};
+
+/* DIAL (reverse): where the sink's streams connect to. */
+struct lc_msg_dial {
+	char addr[LC_ADDR_MAX];	/* numeric */
+	uint32_t streams;
+	uint16_t ports[LC_MAX_STREAMS];
+};
+
+struct lc_msg_file_done {
+	uint32_t id;
+	uint64_t bytes;
+	char checksum[LC_CSUM_MAX];
+};
+
+struct lc_msg_xfer_done {	/* SRC_DONE and SINK_DONE */
+	uint64_t bytes;
+	uint32_t files;
+	uint64_t wire;		/* SRC_DONE: DATA payload bytes on the wire
+				   (less than bytes when compressed); <= bytes;
+				   SINK_DONE: 0 */
+};
+
+/* FILE_LEN: a stream (LC_KIND_STREAM) ended after length bytes. */
+struct lc_msg_file_len {
+	uint32_t id;
+	uint64_t length;	/* <= LC_STREAM_MAX */
+};
+
+/*
+ * Heartbeat, about once a second from both agents.  bytes: received and
+ * written (sink) or sent (source).  The sink adds its low-water mark:
+ * every block before (file, written) in the global order is on disk.
+ */
+struct lc_msg_progress {
+	uint64_t bytes;
+	uint32_t file;
+	uint64_t written;
+	uint64_t wire;		/* source: DATA payload bytes on the wire
+				   (<= bytes); sink: 0 */
+};
+
+struct lc_msg_file_sum {
+	uint32_t id;
+	char checksum[LC_CSUM_MAX];
+};
+
+#define LC_PREFIX_MAX_CHUNKS 16384
+#define LC_PREFIX_HASH_LEN 32
+
+/* Resume: the sink's partial file, hashed in chunks (SHA-256 each). */
+struct lc_msg_file_prefix {
+	uint32_t id;
+	uint64_t length;	/* bytes in the partial file */
+	uint32_t chunk;		/* chunk size; the last chunk may be short */
+	uint32_t n;		/* ceil(length / chunk) */
+	const uint8_t *hashes;	/* n * 32 bytes, points into the frame */
+};
+
+/*
+ * Resume: at most this many runs of differing chunks are rewritten in
+ * place; a partial file with more is cut at the first chunk of the next
+ * run (everything from there is sent again).
+ */
+#define LC_PREFIX_MAX_RUNS 256
+
+/* A run of differing chunks: chunks first .. first + count - 1. */
+struct lc_chunk_run {
+	uint32_t first;
+	uint32_t count;
+};
+
+/*
+ * The source's verdict on a FILE_PREFIX: the partial file is kept below
+ * match except for the runs, which are sent again, as is [match, size).
+ */
+struct lc_msg_prefix_match {
+	uint32_t id;
+	uint64_t match;		/* the partial file is cut here */
+	uint32_t n;		/* runs, in order, not touching */
+	struct lc_chunk_run runs[LC_PREFIX_MAX_RUNS];
+};
+
+/* A byte range [off, off + len). */
+struct lc_span {
+	uint64_t off;
+	uint64_t len;
+};
+
+struct lc_msg_stream_lost {
+	uint32_t stream;
+	uint8_t has_last;	/* 0: nothing arrived on it */
+	uint32_t last_file;	/* last whole block received on it */
+	uint64_t last_off;
+	char reason[256];
+};
+
+struct lc_msg_ack {
+	uint32_t file;
+	uint64_t written;
+};
+
+/*
+ * Encoders append one whole frame to out.  Return 0, -LC_ERR_TOOBIG or
+ * -LC_ERR_NOMEM.
+ */
+int lc_msg_put_hello(struct lc_buf *out, const struct lc_msg_hello *m);
+int lc_msg_put_error(struct lc_buf *out, uint32_t code, const char *msg);
+int lc_msg_put_empty(struct lc_buf *out, uint8_t type);
+int lc_msg_put_src_add(struct lc_buf *out, const struct lc_msg_src_add *m);
+int lc_msg_put_file(struct lc_buf *out, const struct lc_msg_file *m);
+int lc_msg_put_src_listed(struct lc_buf *out,
+    const struct lc_msg_src_listed *m);
+int lc_msg_put_sink_target(struct lc_buf *out,
+    const struct lc_msg_sink_target *m);
+int lc_msg_put_target_ok(struct lc_buf *out, const struct lc_msg_target_ok *m);
+int lc_msg_put_file_ready(struct lc_buf *out,
+    const struct lc_msg_file_ready *m);
+int lc_msg_put_listen(struct lc_buf *out, const struct lc_msg_listen *m);
+int lc_msg_put_listening(struct lc_buf *out,
+    const struct lc_msg_listening *m);
+int lc_msg_put_connect(struct lc_buf *out, const struct lc_msg_connect *m);
+int lc_msg_put_connected(struct lc_buf *out,
+    const struct lc_msg_connected *m);
+int lc_msg_put_dial(struct lc_buf *out, const struct lc_msg_dial *m);
+int lc_msg_put_file_done(struct lc_buf *out, const struct lc_msg_file_done *m);
+int lc_msg_put_xfer_done(struct lc_buf *out, uint8_t type,
+    const struct lc_msg_xfer_done *m);
+int lc_msg_put_progress(struct lc_buf *out, const struct lc_msg_progress *m);
+int lc_msg_put_file_sum(struct lc_buf *out, const struct lc_msg_file_sum *m);
+int lc_msg_put_file_len(struct lc_buf *out, const struct lc_msg_file_len *m);
+int lc_msg_put_file_prefix(struct lc_buf *out,
+    const struct lc_msg_file_prefix *m);
+int lc_msg_put_prefix_match(struct lc_buf *out,
+    const struct lc_msg_prefix_match *m);
+int lc_msg_put_stream_lost(struct lc_buf *out,
+    const struct lc_msg_stream_lost *m);
+int lc_msg_put_ack(struct lc_buf *out, const struct lc_msg_ack *m);
+int lc_msg_put_ping(struct lc_buf *out, const struct lc_msg_ping *m);
+int lc_msg_put_src_credit(struct lc_buf *out,
+    const struct lc_msg_src_credit *m);
+int lc_msg_put_file_skip(struct lc_buf *out, const struct lc_msg_file_skip *m);
+int lc_msg_put_file_fail(struct lc_buf *out, const struct lc_msg_file_fail *m);
+int lc_msg_put_file_abort(struct lc_buf *out,
+    const struct lc_msg_file_abort *m);
+
+/*
+ * Frame splitting: if buf holds a whole frame, set *type, *payload, *plen
+ * and *framelen (bytes to consume) and return 1; 0 if more bytes are
+ * needed; -LC_ERR_PROTO for a zero or oversized length.
+ */
+int lc_msg_peek(const uint8_t *buf, size_t len, uint8_t *type,
+    const uint8_t **payload, size_t *plen, size_t *framelen);
+
+/*
+ * Decoders parse a payload (without the length and type bytes).  Return 0
+ * or -LC_ERR_PROTO; lc_msg_get_hello returns -LC_ERR_VERSION with magic,
+ * proto and software filled when the peer speaks another version.
+ */
+int lc_msg_get_hello(const uint8_t *p, size_t n, struct lc_msg_hello *m);
+int lc_msg_get_error(const uint8_t *p, size_t n, struct lc_msg_error *m);
+int lc_msg_get_empty(const uint8_t *p, size_t n);
+int lc_msg_get_src_add(const uint8_t *p, size_t n, struct lc_msg_src_add *m);
+int lc_msg_get_file(const uint8_t *p, size_t n, struct lc_msg_file *m);
+int lc_msg_get_src_listed(const uint8_t *p, size_t n,
+    struct lc_msg_src_listed *m);
+int lc_msg_get_sink_target(const uint8_t *p, size_t n,
+    struct lc_msg_sink_target *m);
+int lc_msg_get_target_ok(const uint8_t *p, size_t n,
+    struct lc_msg_target_ok *m);
+int lc_msg_get_file_ready(const uint8_t *p, size_t n,
+    struct lc_msg_file_ready *m);
+int lc_msg_get_listen(const uint8_t *p, size_t n, struct lc_msg_listen *m);
+int lc_msg_get_listening(const uint8_t *p, size_t n,
+    struct lc_msg_listening *m);
+int lc_msg_get_connect(const uint8_t *p, size_t n, struct lc_msg_connect *m);
+int lc_msg_get_connected(const uint8_t *p, size_t n,
+    struct lc_msg_connected *m);
+int lc_msg_get_dial(const uint8_t *p, size_t n, struct lc_msg_dial *m);
+int lc_msg_get_file_done(const uint8_t *p, size_t n,
+    struct lc_msg_file_done *m);
+int lc_msg_get_xfer_done(const uint8_t *p, size_t n,
+    struct lc_msg_xfer_done *m);
+int lc_msg_get_progress(const uint8_t *p, size_t n,
+    struct lc_msg_progress *m);
+int lc_msg_get_file_len(const uint8_t *p, size_t n,
+    struct lc_msg_file_len *m);
+int lc_msg_get_file_sum(const uint8_t *p, size_t n,
+    struct lc_msg_file_sum *m);
+/* m->hashes points into p: valid while the frame is. */
+int lc_msg_get_file_prefix(const uint8_t *p, size_t n,
+    struct lc_msg_file_prefix *m);
+int lc_msg_get_prefix_match(const uint8_t *p, size_t n,
+    struct lc_msg_prefix_match *m);
+/*
+ * Check a decoded PREFIX_MATCH against the FILE_PREFIX it answers
+ * (length, chunk): match at most length and at a chunk boundary or at
+ * length, every run inside [0, match).  0 or -LC_ERR_PROTO.
+ */
+int lc_prefix_match_check(const struct lc_msg_prefix_match *m,
+    uint64_t length, uint32_t chunk);
+/*
+ * The runs of a checked PREFIX_MATCH as byte ranges (out: m->n spans, the
+ * last chunk of the partial file may be short); returns their total.
+ */
+uint64_t lc_prefix_match_spans(const struct lc_msg_prefix_match *m,
+    uint64_t length, uint32_t chunk, struct lc_span *out);
+int lc_msg_get_stream_lost(const uint8_t *p, size_t n,
+    struct lc_msg_stream_lost *m);
+int lc_msg_get_ack(const uint8_t *p, size_t n, struct lc_msg_ack *m);
+int lc_msg_get_ping(const uint8_t *p, size_t n, struct lc_msg_ping *m);
+int lc_msg_get_src_credit(const uint8_t *p, size_t n,
+    struct lc_msg_src_credit *m);
+int lc_msg_get_file_skip(const uint8_t *p, size_t n,
+    struct lc_msg_file_skip *m);
+int lc_msg_get_file_fail(const uint8_t *p, size_t n,
+    struct lc_msg_file_fail *m);
+int lc_msg_get_file_abort(const uint8_t *p, size_t n,
+    struct lc_msg_file_abort *m);
+
+/*
+ * 1 if name is a relative name as FILE carries it: non-empty components
+ * joined by single '/', none of them "." or "..", no leading or trailing
+ * '/'.  Else 0.
+ */
+int lc_relname_ok(const char *name);
+
+/*
+ * Order of relative names in a listing (pre-order, each directory's
+ * entries sorted by bytes): compares component by component.  Negative,
+ * zero or positive like strcmp.
+ */
+int lc_relname_cmp(const char *a, const char *b);
+
+/* Name of a message type for logs ("FILE_READY"), "?" if unknown. */
+const char *lc_msg_name(uint8_t type);
+
+/*
+ * Data stream frame header, 24 bytes:
+ *   u8 type | u8 flags | u16 reserved (0) | u32 file id | u64 offset |
+ *   u32 length (payload bytes on the wire) | u32 raw length
+ */
+#define LC_FRAME_HDR_LEN 24
+/*
+ * DATA flag: the payload is one complete zlib stream (RFC 1950, deflate
+ * inside, adler32 of the raw bytes at the end) that inflates to exactly
+ * raw_len bytes; 1 <= len < raw_len <= block.  Only with LC_XFER_COMPRESS.
+ */
+#define LC_FRAME_F_ZLIB 0x01u
+
+enum lc_frame_type {
+	LC_FRAME_DATA = 1,	/* payload: file bytes at offset */
+	LC_FRAME_END = 2,	/* no more frames on this stream */
+	LC_FRAME_IDLE = 3,	/* nothing to send right now (heartbeat) */
+	LC_FRAME_HOLE = 4,	/* raw_len zero bytes at offset, no payload */
+};
+
+#define LC_MAX_HOLE (1u << 30)	/* longest HOLE frame */
+
+struct lc_frame {
+	uint8_t type;
+	uint8_t flags;
+	uint32_t file_id;
+	uint64_t offset;
+	uint32_t len;
+	uint32_t raw_len;
+};
+
+void lc_frame_put(uint8_t out[LC_FRAME_HDR_LEN], const struct lc_frame *f);
+/*
+ * Decode and validate a header against the negotiated block size: type
+ * known, reserved bits zero, flags zero except LC_FRAME_F_ZLIB on DATA;
+ * DATA: raw_len in 1..max_block, offset + raw_len not overflowing, and
+ * len == raw_len, or with LC_FRAME_F_ZLIB 1 <= len < raw_len; HOLE with
+ * len 0 and raw_len in 1..LC_MAX_HOLE, offset + raw_len not overflowing;
+ * END and IDLE all zero.  Whether compressed frames were negotiated is the
+ * caller's to check.  Returns 0 or -LC_ERR_PROTO.
+ */
+int lc_frame_get(const uint8_t in[LC_FRAME_HDR_LEN], uint32_t max_block,
+    struct lc_frame *f);
+
+/*
+ * The takeover exchange (takeover.h, docs/PROTOCOL.md "Stale agents"), on
+ * a local AF_UNIX socket between two agents of one account, never on the
+ * network or the control channel:
+ *
+ *   holder -> asker   challenge  "LCTC" u8 version (1) nonce[32]
+ *   asker -> holder   request    "LCTQ" mac[32] string root
+ *   holder -> asker   answer     "LCTA" u8 verdict (LC_TAKEOVER_*)
+ *
+ * root is the asker's --restrict directory ("" for none), at most
+ * LC_PATH_MAX - 1 bytes, no NUL.  Decoders reject short input, trailing
+ * bytes, another version and unknown verdicts: 0 or -LC_ERR_PROTO.
+ */
+#define LC_TAKEOVER_VERSION 1
+#define LC_TAKEOVER_NONCE_LEN 32
+#define LC_TAKEOVER_MAC_LEN 32
+#define LC_TAKEOVER_CHALLENGE_LEN (4 + 1 + LC_TAKEOVER_NONCE_LEN)
+#define LC_TAKEOVER_REQUEST_MAX (4 + LC_TAKEOVER_MAC_LEN + 4 + LC_PATH_MAX)
+#define LC_TAKEOVER_ANSWER_LEN 5
+
+enum lc_takeover_verdict {
+	LC_TAKEOVER_YES = 1,		/* stop me */
+	LC_TAKEOVER_NO_KEY = 2,		/* not this run's key */
+	LC_TAKEOVER_NO_ROOT = 3,	/* restricted to another directory
+					   (or one of us is not restricted) */
+};
+
+struct lc_takeover_req {
+	uint8_t mac[LC_TAKEOVER_MAC_LEN];
+	char root[LC_PATH_MAX];
+};
+
+int lc_takeover_put_challenge(struct lc_buf *out,
+    const uint8_t nonce[LC_TAKEOVER_NONCE_LEN]);
+int lc_takeover_get_challenge(const uint8_t *p, size_t n,
+    uint8_t nonce[LC_TAKEOVER_NONCE_LEN]);
+int lc_takeover_put_request(struct lc_buf *out,
+    const struct lc_takeover_req *m);
+int lc_takeover_get_request(const uint8_t *p, size_t n,
+    struct lc_takeover_req *m);
+int lc_takeover_put_answer(struct lc_buf *out, uint8_t verdict);
+int lc_takeover_get_answer(const uint8_t *p, size_t n, uint8_t *verdict);
+
+#endif
