@@ -738,43 +738,6 @@ lc_on_signal(int signo)
 	}
 }
 
-/*
- * Under a forced command (command="lanecp --agent --restrict DIR" in
- * authorized_keys) sshd runs that instead of the controller's command, so
- * our command line lacks its --transfer ID; the controller's command is
- * in SSH_ORIGINAL_COMMAND.  Run again with the id added, where a later
- * attempt's sink looks for it (lockholder.h).  Returns only if that is
- * not needed or fails (then the agent runs without an id).
- */
-static void
-lc_agent_adopt_transfer(const struct lc_cli *c, int argc, char **argv)
-{
-	char id[LC_TRANSFER_HEX + 1], flag[] = "--transfer", *av[256];
-	const char *orig = getenv("SSH_ORIGINAL_COMMAND");
-
-	if (c->transfer != NULL || orig == NULL || argc + 3 > 256 ||
-	    !lc_transfer_from_command(orig, id))
-		return;
-	memcpy(av, argv, (size_t)argc * sizeof(*av));
-	av[argc] = flag;
-	av[argc + 1] = id;
-	av[argc + 2] = NULL;
-	execv("/proc/self/exe", av);
-}
-
-static int
-lc_run_agent(const struct lc_cli *c)
-{
-	struct lc_agent_opts o = { .restrict_dir = c->restrict_dir,
-		.local = 0, .exit_deadline_s = 1,
-		.max_memory = c->max_memory, .transfer = c->transfer };
-	int r;
-
-	lc_log_init("agent", LC_LOG_WARN, 2);
-	r = lc_agent_run(0, 1, &o);
-	return r == 0 ? 0 : 1;
-}
-
 int
 main(int argc, char **argv)
 {
@@ -785,6 +748,10 @@ main(int argc, char **argv)
 	struct sigaction sa;
 	int first = 0, logfd = -1, r, level;
 
+	/* the agent has its own small command line, shared with
+	   lanecp-agent (src/agent/agent_main.c) */
+	if (lc_agent_wanted(argc, argv))
+		return lc_agent_main(argc, argv, "lanecp");
 	/* no core dump, no ptrace by the same user: the transfer key (and
 	   what is copied) stays in this process (secmem.h) */
 	(void)lc_secmem_nodump_process();
@@ -826,10 +793,6 @@ main(int argc, char **argv)
 		    LC_VERSION_STRING, LC_PROTO_VERSION, libssh2_version(0),
 		    OpenSSL_version(OPENSSL_VERSION), zlibVersion());
 		return LC_EXIT_OK;
-	}
-	if (c.agent) {
-		lc_agent_adopt_transfer(&c, argc, argv);
-		return lc_run_agent(&c);
 	}
 	if (c.restrict_dir != NULL || c.max_memory != 0 || c.transfer != NULL) {
 		lc_err_set(&e, LC_ERR_USAGE, "%s only applies to --agent",

@@ -46,4 +46,22 @@ struct lc_agent_opts {
  */
 int lc_agent_run(int in_fd, int out_fd, const struct lc_agent_opts *o);
 
+/*
+ * 1 if argv (up to a "--") asks for the agent: "--agent" is there.
+ */
+int lc_agent_wanted(int argc, char **argv);
+
+/*
+ * The agent program: the one argument parser of `lanecp --agent` and
+ * `lanecp-agent` (prog names the program in messages).  Options:
+ * --agent, --transfer ID, --restrict DIR, --max-memory SIZE (each also
+ * as --opt=VALUE), --version.  Under a forced command without --transfer
+ * the id is taken from SSH_ORIGINAL_COMMAND (the process execs itself
+ * with it added).  Makes the process non-dumpable, runs lc_agent_run on
+ * stdin/stdout and returns the exit status: 0 after a BYE, 1 when the
+ * controller went away or a fatal error was reported, 2 for a usage
+ * error (one line on stderr).
+ */
+int lc_agent_main(int argc, char **argv, const char *prog);
+
 #endif
