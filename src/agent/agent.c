@@ -38,6 +38,7 @@
 #include <string.h>
 #include <sys/queue.h>
 #include <sys/resource.h>
+#include <sys/time.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -460,8 +461,13 @@ lc_agent_run(int in_fd, int out_fd, const struct lc_agent_opts *o)
 	}
 	if (rc != 0) {
 		lc_log_debug("control channel closed; stopping");
-		if (o->exit_deadline_s > 0)
-			alarm(o->exit_deadline_s);
+		if (o->exit_deadline_ms > 0) {
+			struct itimerval t = { .it_value = {
+				.tv_sec = o->exit_deadline_ms / 1000,
+				.tv_usec = (suseconds_t)(o->exit_deadline_ms %
+				    1000) * 1000 } };
+			(void)setitimer(ITIMER_REAL, &t, NULL);
+		}
 	}
  out:
 	lc_agent_abort(&a);

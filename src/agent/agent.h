@@ -15,16 +15,21 @@
 #define LC_AGENT_DEFAULT_MEMORY (128ull << 20)
 #define LC_AGENT_MIN_MEMORY (32ull << 20)
 #define LC_AGENT_MAX_MEMORY (64ull << 30)
+/* How long a standalone agent's threads get to stop once the controller
+ * is gone (struct lc_agent_opts.exit_deadline_ms). */
+#define LC_AGENT_EXIT_DEADLINE_MS 200u
 
 struct lc_agent_opts {
 	const char *restrict_dir;	/* --restrict DIR, or NULL */
 	int local;			/* in-process (log lines unprefixed) */
 	/*
 	 * Standalone agent process: once the controller is gone, give the
-	 * threads this long to stop, then let SIGALRM end the process (a
-	 * thread can be stuck in a write to a FIFO or a hung filesystem).
+	 * threads this many ms to stop, then let SIGALRM end the process (a
+	 * thread can be stuck in a write to a FIFO or a hung filesystem;
+	 * nobody is left to report to, and part files are kept for -a
+	 * whatever state their last write left).  0: wait for the threads.
 	 */
-	unsigned exit_deadline_s;
+	unsigned exit_deadline_ms;
 	/*
 	 * --max-memory: the sink keeps its peak memory under this many bytes
 	 * (0: LC_AGENT_DEFAULT_MEMORY) by clamping quota, block size and

@@ -90,7 +90,8 @@ int
 lc_agent_main(int argc, char **argv, const char *prog)
 {
 	struct lc_agent_opts o = { .restrict_dir = NULL, .local = 0,
-		.exit_deadline_s = 1, .max_memory = 0, .transfer = NULL };
+		.exit_deadline_ms = LC_AGENT_EXIT_DEADLINE_MS, .max_memory = 0,
+		.transfer = NULL };
 	int agent = 0;
 
 	/* no core dump, no ptrace by the same user: the transfer key (and
