@@ -1,5 +1,5 @@
 /*
- * JSON string escaping for --json (see include/lanecp/json.h).
+ * JSON string escaping for --json (see json.h).
  */
 #include "json.h"
 #include "err.h"

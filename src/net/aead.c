@@ -1,5 +1,5 @@
 /*
- * One AES-128-GCM message per data frame: see include/lanecp/aead.h.
+ * One AES-128-GCM message per data frame: see aead.h.
  * The EVP context keeps the expanded key of the current epoch; each frame
  * only sets its nonce, so a frame costs one pass of the cipher and GHASH.
  */

@@ -1,5 +1,5 @@
 /*
- * zlib per DATA block: see include/lanecp/zframe.h.  zlib format (not raw
+ * zlib per DATA block: see zframe.h.  zlib format (not raw
  * deflate): its adler32 trailer makes a stream that inflates to the right
  * length but the wrong bytes an error, and its end is unambiguous.
  */

@@ -210,7 +210,7 @@ const char *lc_ssh_name(const struct lc_ssh *s);
 void lc_ssh_free(struct lc_ssh *s);
 
 /*
- * Internal (src/keyfile.c), for the identity probe, its tests and
+ * Internal (src/ssh/keyfile.c), for the identity probe, its tests and
  * fuzz_keyfile: find the public key and whether the private key is
  * encrypted in the text of an "openssh-key-v1" file (NUL terminated).  The
  * base64 between the BEGIN and END markers is decoded into scratch

@@ -1,5 +1,5 @@
 /*
- * Stateful harness for the agent's control loop (src/agent.c and the
+ * Stateful harness for the agent's control loop (src/agent/agent.c and the
  * source and sink roles behind it): lc_agent_run() runs in-process on a
  * socketpair, restricted (--restrict) to a fresh temp dir holding a small
  * source file, and gets a sequence of control messages built from the

@@ -1,5 +1,5 @@
 /*
- * Data stream handshake messages (src/stream.c): the pure decoders of the
+ * Data stream handshake messages (src/net/stream.c): the pure decoders of the
  * sink hello, the source's response, the sink's proof and the stream
  * announcement inside TLS, and the handshakes themselves run on a
  * socketpair whose peer end holds the fuzz bytes.

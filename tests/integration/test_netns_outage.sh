@@ -9,7 +9,7 @@
 #   * its --json "attempts" is at least $LC_NS_OUTAGE_MIN_ATTEMPTS
 #     (default 1; 2 for 120 s, which outlasts SSH's keepalive of 15 s x 3:
 #     the control connection dies and a later attempt takes over the stale
-#     agent's part file, see src/lockholder.c);
+#     agent's part file, see src/fs/lockholder.c);
 #   * no agent is left on either side afterwards (waited for longer than
 #     the agents' 60 s PING grace).
 # The time an outage cost is printed, not bounded: "stalled_seconds" and

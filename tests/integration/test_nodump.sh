@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Core dumps and ptrace (issue 20): the controller and every agent mark
-# themselves non-dumpable (prctl(PR_SET_DUMPABLE, 0), src/secmem.c), so no
+# themselves non-dumpable (prctl(PR_SET_DUMPABLE, 0), src/base/secmem.c), so no
 # core file holds the transfer key and another process of the same user
 # cannot attach to them or read their memory.  Seen from outside: the
 # kernel gives /proc/PID of a non-dumpable process to root, and its

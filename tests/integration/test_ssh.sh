@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 #
-# The ssh module (include/lanecp/ssh.h) against a real sshd, driven with
+# The ssh module (src/ssh/ssh.h) against a real sshd, driven with
 # tests/tools/lc_sshexec: data through the exec channel, exit statuses,
 # host key checking, authentication, connect errors, stderr relay.
 #
@@ -59,7 +59,7 @@ rm -f "$T/both.out"
 
 lc_note "8 MiB both ways with a 4 KiB send buffer: packets sent in parts"
 # libssh2 queues the rest of a packet the socket did not take; the pump
-# must retry that very call before anything else sends (see src/pump.c).
+# must retry that very call before anything else sends (see src/ssh/pump.c).
 head -c 8388608 /dev/urandom >"$T/in8"
 lc_expect_exit 0 x small -S 4k -F "$LC_SSH_CONFIG" "$H" \
 	'head -c 8388608 /dev/zero; cat' <"$T/in8"

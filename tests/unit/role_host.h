@@ -1,5 +1,5 @@
 /*
- * A test host for one role (src/role.h): what agent.c is to a role, minus
+ * A test host for one role (src/agent/role/role.h): what agent.c is to a role, minus
  * the control channel.  The host owns the role's out buffer, the cancel
  * flag, an unconfined lc_confine and the event queue; worker threads post
  * into the queue under a mutex and wake the test's main thread through a

@@ -1,7 +1,7 @@
 /*
  * --json output: lc_json_put_str over hostile strings, and the whole
  * lc_copy_json object, checked by a strict JSON validator written here
- * (independent of src/json.c: it decodes UTF-8 to code points and
+ * (independent of src/base/json.c: it decodes UTF-8 to code points and
  * rejects overlongs, surrogates, raw controls and bad escapes).
  */
 #include "harness.h"

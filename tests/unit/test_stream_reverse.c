@@ -2,7 +2,7 @@
  * lc_stream_dial in accept mode (reverse, -z, relays): the source waits
  * on its own listening socket and the sink dials in, then both run the
  * usual handshake with the usual roles (the sink is the TLS server and
- * runs lc_stream_accept_auth, as src/acceptor.c does).  The test plays
+ * runs lc_stream_accept_auth, as src/agent/sink/acceptor.c does).  The test plays
  * the sink (and strangers) in threads that dial the listening socket.
  */
 #define LC_TEST_TIMEOUT 60
