@@ -62,66 +62,47 @@ struct lc_cli {
 
 typedef int (*lc_opt_set)(struct lc_cli *, const char *, struct lc_err *);
 
+/*
+ * What an option's argument is.  A number in a range is a row of the
+ * table, not a function: its field, its range and its default are
+ * columns, and one parser (lc_opt_number) checks it and words the error.
+ */
+enum lc_opt_kind {
+	LC_OPT_FLAG,		/* no argument: the int at off becomes 1 */
+	LC_OPT_FUNC,		/* set() does the work */
+	LC_OPT_UINT,		/* a number in [min, max] */
+	LC_OPT_SIZE,		/* a size with k/m/g/t suffixes in [min, max] */
+	LC_OPT_MS		/* seconds (fractions allowed), kept in ms */
+};
+
 struct lc_opt {
 	const char *lname;
 	int sname;
 	const char *arg;	/* NULL: no argument */
-	const char *help;
-	lc_opt_set set;		/* NULL: a flag, flag_off says which */
-	size_t flag_off;	/* an int in struct lc_cli, set to 1 */
+	const char *help;	/* for numbers "(default X)" is added */
+	enum lc_opt_kind kind;
+	lc_opt_set set;		/* LC_OPT_FUNC */
+	size_t off;		/* LC_OPT_FLAG: an int in struct lc_cli;
+				   numbers: the field (uint32_t or uint64_t) */
+	size_t size;		/* numbers: the field's size */
+	uint64_t min, max;	/* numbers: the range (LC_OPT_MS: in ms) */
+	uint64_t dflt;		/* numbers: the default (0: none) */
+	const char *what;	/* numbers: what the value is, for errors */
 	int optional;		/* the argument may be left out (-c, -c9,
 				   --compress=9): set gets NULL then */
 };
 
-#define LC_FLAG(field) offsetof(struct lc_cli, field)
+#define LC_FLAG(field) \
+	.kind = LC_OPT_FLAG, .off = offsetof(struct lc_cli, field)
+#define LC_FUNC(fn) .kind = LC_OPT_FUNC, .set = (fn)
+#define LC_NUM(k, field, lo, hi, def, name) .kind = (k), \
+	.off = offsetof(struct lc_cli, field), \
+	.size = sizeof(((struct lc_cli *)0)->field), .min = (lo), .max = (hi), \
+	.dflt = (def), .what = (name)
 
-static int
-lc_opt_streams(struct lc_cli *c, const char *a, struct lc_err *e)
-{
-	uint64_t v;
 
-	if (lc_parse_uint(a, 1, LC_MAX_STREAMS, &v) != 0)
-		return lc_err_set(e, LC_ERR_USAGE, "-s %s: streams must be a "
-		    "number from 1 to %u", a, LC_MAX_STREAMS);
-	c->copy.streams = (uint32_t)v;
-	return 0;
-}
 
-static int
-lc_opt_window(struct lc_cli *c, const char *a, struct lc_err *e)
-{
-	uint64_t v;
 
-	if (lc_parse_size(a, 1024, LC_MAX_WINDOW, &v) != 0)
-		return lc_err_set(e, LC_ERR_USAGE, "-w %s: window must be a "
-		    "size from 1k to 1g (k, m, g suffixes)", a);
-	c->copy.window = (uint32_t)v;
-	return 0;
-}
-
-static int
-lc_opt_block(struct lc_cli *c, const char *a, struct lc_err *e)
-{
-	uint64_t v;
-
-	if (lc_parse_size(a, LC_MIN_BLOCK, LC_MAX_BLOCK, &v) != 0)
-		return lc_err_set(e, LC_ERR_USAGE, "-B %s: block size must be "
-		    "a size from 4k to 64m", a);
-	c->copy.block = (uint32_t)v;
-	return 0;
-}
-
-static int
-lc_opt_progress(struct lc_cli *c, const char *a, struct lc_err *e)
-{
-	uint64_t ms;
-
-	if (lc_parse_seconds(a, 0, 86400, &ms) != 0 || ms < 100)
-		return lc_err_set(e, LC_ERR_USAGE, "-P %s: progress interval "
-		    "must be seconds from 0.1 to 86400", a);
-	c->copy.progress_ms = (uint32_t)ms;
-	return 0;
-}
 
 static int
 lc_opt_verbose(struct lc_cli *c, const char *a, struct lc_err *e)
@@ -223,14 +204,6 @@ lc_opt_checksum(struct lc_cli *c, const char *a, struct lc_err *e)
 	return 0;
 }
 
-static int
-lc_opt_rate(struct lc_cli *c, const char *a, struct lc_err *e)
-{
-	if (lc_parse_size(a, 1024, 1ULL << 40, &c->copy.rate) != 0)
-		return lc_err_set(e, LC_ERR_USAGE, "-x %s: rate must be bytes "
-		    "per second from 1k to 1t (k, m, g suffixes)", a);
-	return 0;
-}
 
 /* -c alone: level 1, the fast one; -cN / --compress=N: N in 1..9. */
 static int
@@ -246,29 +219,7 @@ lc_opt_compress(struct lc_cli *c, const char *a, struct lc_err *e)
 	return 0;
 }
 
-static int
-lc_opt_timeout(struct lc_cli *c, const char *a, struct lc_err *e)
-{
-	uint64_t v;
 
-	if (lc_parse_uint(a, 0, 7 * 86400, &v) != 0)
-		return lc_err_set(e, LC_ERR_USAGE, "--timeout %s: seconds from "
-		    "0 (none) to 604800", a);
-	c->copy.timeout_s = (uint32_t)v;
-	return 0;
-}
-
-static int
-lc_opt_stream_timeout(struct lc_cli *c, const char *a, struct lc_err *e)
-{
-	uint64_t v;
-
-	if (lc_parse_uint(a, 0, 86400, &v) != 0)
-		return lc_err_set(e, LC_ERR_USAGE, "--stream-timeout %s: "
-		    "seconds from 0 (never) to 86400", a);
-	c->copy.stall_s = (uint32_t)v;
-	return 0;
-}
 
 /* -z, --relay, --via-ssh, --direct: one data path, not two. */
 static int
@@ -313,17 +264,6 @@ lc_opt_direct(struct lc_cli *c, const char *a, struct lc_err *e)
 	return lc_opt_path(c, LC_PATH_DIRECT, e);
 }
 
-static int
-lc_opt_retries(struct lc_cli *c, const char *a, struct lc_err *e)
-{
-	uint64_t v;
-
-	if (lc_parse_uint(a, 0, 1000, &v) != 0)
-		return lc_err_set(e, LC_ERR_USAGE, "--retries %s: a number "
-		    "from 0 to 1000", a);
-	c->copy.retries = (uint32_t)v;
-	return 0;
-}
 
 static int
 lc_opt_log(struct lc_cli *c, const char *a, struct lc_err *e)
@@ -366,128 +306,208 @@ lc_opt_transfer(struct lc_cli *c, const char *a, struct lc_err *e)
 	return 0;
 }
 
-static int
-lc_opt_max_memory(struct lc_cli *c, const char *a, struct lc_err *e)
-{
-	uint64_t v;
 
-	if (lc_parse_size(a, LC_AGENT_MIN_MEMORY, LC_AGENT_MAX_MEMORY,
-	    &v) != 0)
-		return lc_err_set(e, LC_ERR_USAGE, "--max-memory %s: must be a "
-		    "size from 32m to 64g (k, m, g suffixes)", a);
-	c->max_memory = v;
-	return 0;
+/* A size bound as a user writes it: 4096 -> "4k", 1 << 30 -> "1g". */
+static void
+lc_opt_fmt_size(uint64_t v, char *out, size_t outsz)
+{
+	static const char sfx[] = "kmgt";
+	int i = -1;
+
+	while (i < 3 && v >= 1024 && v % 1024 == 0) {
+		v /= 1024;
+		i++;
+	}
+	snprintf(out, outsz, "%llu%.*s", (unsigned long long)v, i >= 0,
+	    i >= 0 ? &sfx[i] : "");
+}
+
+/* A row's bound or default, as --help and the errors show it. */
+static void
+lc_opt_fmt(const struct lc_opt *o, uint64_t v, char *out, size_t outsz)
+{
+	if (o->kind == LC_OPT_SIZE)
+		lc_opt_fmt_size(v, out, outsz);
+	else if (o->kind == LC_OPT_MS && v % 1000 != 0)
+		snprintf(out, outsz, "%llu.%03llu", (unsigned long long)(v / 1000),
+		    (unsigned long long)(v % 1000));
+	else
+		snprintf(out, outsz, "%llu", (unsigned long long)(o->kind ==
+		    LC_OPT_MS ? v / 1000 : v));
+	if (o->kind == LC_OPT_MS && strchr(out, '.') != NULL) {
+		size_t n = strlen(out);
+		while (out[n - 1] == '0')
+			out[--n] = '\0';
+	}
+}
+
+/* Store v in the row's field (uint32_t or uint64_t). */
+static void
+lc_opt_store(struct lc_cli *c, const struct lc_opt *o, uint64_t v)
+{
+	char *p = (char *)c + o->off;
+
+	if (o->size == sizeof(uint32_t)) {
+		uint32_t v32 = (uint32_t)v;
+		memcpy(p, &v32, sizeof(v32));
+	} else {
+		memcpy(p, &v, sizeof(v));
+	}
+}
+
+/* Parse a number option's argument against its row. */
+static int
+lc_opt_number(struct lc_cli *c, const struct lc_opt *o, const char *a,
+    struct lc_err *e)
+{
+	static const char *const noun[] = { [LC_OPT_UINT] = "a number",
+		[LC_OPT_SIZE] = "a size", [LC_OPT_MS] = "seconds" };
+	char name[40], lo[24], hi[24];
+	uint64_t v;
+	int r;
+
+	if (o->kind == LC_OPT_SIZE)
+		r = lc_parse_size(a, o->min, o->max, &v);
+	else if (o->kind == LC_OPT_MS)
+		r = lc_parse_seconds(a, 0, o->max / 1000, &v) != 0 ||
+		    v < o->min ? -1 : 0;
+	else
+		r = lc_parse_uint(a, o->min, o->max, &v);
+	if (r == 0) {
+		lc_opt_store(c, o, v);
+		return 0;
+	}
+	if (o->sname != 0)
+		snprintf(name, sizeof(name), "-%c", o->sname);
+	else
+		snprintf(name, sizeof(name), "--%s", o->lname);
+	lc_opt_fmt(o, o->min, lo, sizeof(lo));
+	lc_opt_fmt(o, o->max, hi, sizeof(hi));
+	return lc_err_set(e, LC_ERR_USAGE, "%s %.64s: %s must be %s from %s "
+	    "to %s%s", name, a, o->what, noun[o->kind], lo, hi,
+	    o->kind == LC_OPT_SIZE ? " (k, m, g suffixes)" : "");
 }
 
 static const struct lc_opt lc_opts[] = {
-	{ "streams", 's', "N", "parallel TCP data streams, 1-64 (default 4)",
-	    lc_opt_streams, 0, 0 },
+	{ "streams", 's', "N", "parallel TCP data streams",
+	    LC_NUM(LC_OPT_UINT, copy.streams, 1, LC_MAX_STREAMS,
+	    LC_DEFAULT_STREAMS, "streams") },
 	{ "window", 'w', "SIZE", "TCP window per stream, e.g. 256k (default: "
-	    "kernel autotuning)", lc_opt_window, 0, 0 },
-	{ "block", 'B', "SIZE", "block size, 4k-64m (default 1m)",
-	    lc_opt_block, 0, 0 },
+	    "kernel autotuning)",
+	    LC_NUM(LC_OPT_SIZE, copy.window, 1024, LC_MAX_WINDOW, 0, "window") },
+	{ "block", 'B', "SIZE", "block size",
+	    LC_NUM(LC_OPT_SIZE, copy.block, LC_MIN_BLOCK, LC_MAX_BLOCK,
+	    LC_DEFAULT_BLOCK, "block size") },
 	{ "progress", 'P', "SEC", "plain progress lines every SEC seconds "
 	    "(for logs), instead of the live line on a terminal",
-	    lc_opt_progress, 0, 0 },
+	    LC_NUM(LC_OPT_MS, copy.progress_ms, 100, 86400000, 0,
+	    "progress interval") },
 	{ "recursive", 'r', NULL, "copy directories: files, directories and "
-	    "symlinks (as links)", NULL,
-	    LC_FLAG(copy.recursive), 0 },
-	{ "dereference", 'L', NULL, "with -r, follow symlinks at the source", NULL,
-	    LC_FLAG(copy.follow), 0 },
+	    "symlinks (as links)",
+	    LC_FLAG(copy.recursive) },
+	{ "dereference", 'L', NULL, "with -r, follow symlinks at the source",
+	    LC_FLAG(copy.follow) },
 	{ "preserve", 'p', NULL, "keep modification times and permission "
-	    "bits", NULL,
-	    LC_FLAG(copy.preserve), 0 },
+	    "bits",
+	    LC_FLAG(copy.preserve) },
 	{ "update", 'u', NULL, "skip files whose size and mtime match the "
-	    "target; replace the rest (keeps mtimes)", NULL,
-	    LC_FLAG(copy.update), 0 },
+	    "target; replace the rest (keeps mtimes)",
+	    LC_FLAG(copy.update) },
 	{ "ignore-existing", 'O', NULL, "skip every file that already exists "
-	    "at the target", NULL,
-	    LC_FLAG(copy.skip_existing), 0 },
+	    "at the target",
+	    LC_FLAG(copy.skip_existing) },
 	{ "owner", 0, NULL, "keep owner and group (when the receiving side "
-	    "runs as root)", NULL, LC_FLAG(copy.owner), 0 },
+	    "runs as root)",  LC_FLAG(copy.owner) },
 	{ "numeric-ids", 0, NULL, "with --owner, keep ids by number, not by "
-	    "user and group name", NULL, LC_FLAG(copy.numeric_ids), 0 },
-	{ "force", 'f', NULL, "overwrite an existing target file", NULL,
-	    LC_FLAG(copy.force), 0 },
+	    "user and group name",  LC_FLAG(copy.numeric_ids) },
+	{ "force", 'f', NULL, "overwrite an existing target file",
+	    LC_FLAG(copy.force) },
 	{ "append", 'a', NULL, "resume: keep each chunk of a partial "
 	    "copy whose SHA-256 matches the source's, send only the chunks "
 	    "that differ and the missing rest (chunk: the block size, "
-	    "doubled until at most 16384 chunks)", NULL,
-	    LC_FLAG(copy.resume), 0 },
+	    "doubled until at most 16384 chunks)",
+	    LC_FLAG(copy.resume) },
 	{ "check", 'e', NULL, "verify end to end with a whole-file sha256",
-	    lc_opt_check, 0, 0 },
+	    LC_FUNC(lc_opt_check) },
 	{ "checksum", 'E', "ALG[=HEX]", "verify with ALG (sha256, crc32, "
-	    "adler32), print it; =HEX: must match", lc_opt_checksum, 0, 0 },
+	    "adler32), print it; =HEX: must match", LC_FUNC(lc_opt_checksum) },
 	{ "rate", 'x', "RATE", "cap the total rate, bytes/s (k/m/g "
-	    "suffixes)", lc_opt_rate, 0, 0 },
+	    "suffixes)", LC_NUM(LC_OPT_SIZE, copy.rate, 1024, 1ull << 40, 0,
+	    "rate (bytes per second)") },
 	{ "compress", 'c', "N", "compress blocks with zlib at level N, 1-9 "
 	    "(-c alone: 1); for compressible data on slow links",
-	    lc_opt_compress, 0, 1 },
+	    LC_FUNC(lc_opt_compress), .optional = 1 },
 	{ "programs", 'N', "i|o|io", "the source (i) and/or target (o) is a "
 	    "command run with /bin/sh -c on its host, read from its stdout "
-	    "or written to its stdin", lc_opt_programs, 0, 0 },
+	    "or written to its stdin", LC_FUNC(lc_opt_programs) },
 	{ "retries", 0, "N", "retry transient failures N times, resuming "
-	    "(backoff 1 s to 60 s)", lc_opt_retries, 0, 0 },
-	{ "timeout", 0, "SEC", "fail when nothing moves for SEC seconds "
-	    "(default 300, 0: never)", lc_opt_timeout, 0, 0 },
+	    "(backoff 1 s to 60 s)",
+	    LC_NUM(LC_OPT_UINT, copy.retries, 0, 1000, 0, "retries") },
+	{ "timeout", 0, "SEC", "fail when nothing moves for SEC seconds, "
+	    "0: never", LC_NUM(LC_OPT_UINT, copy.timeout_s, 0, 7 * 86400,
+	    LC_TIMEOUT_DEFAULT_S, "timeout (seconds)") },
 	{ "reverse", 'z', NULL, "reverse: the receiving host connects out "
 	    "to the sending one (a receiver behind NAT or a firewall)",
-	    lc_opt_reverse, 0, 0 },
+	    LC_FUNC(lc_opt_reverse) },
 	{ "relay", 0, NULL, "host to host: the data flows through this "
-	    "machine (the two hosts cannot reach each other)", lc_opt_relay,
-	    0, 0 },
+	    "machine (the two hosts cannot reach each other)", LC_FUNC(lc_opt_relay)
+	    },
 	{ "via-ssh", 0, NULL, "carry the data streams over SSH, one SSH "
-	    "connection per stream (only port 22 is open)", lc_opt_via_ssh,
-	    0, 0 },
+	    "connection per stream (only port 22 is open)", LC_FUNC(lc_opt_via_ssh)
+	    },
 	{ "direct", 0, NULL, "only the direct path: no fallback; with a jump "
-	    "host, try the target's data ports directly", lc_opt_direct, 0, 0 },
+	    "host, try the target's data ports directly", LC_FUNC(lc_opt_direct) },
 	{ "stream-timeout", 0, "SEC", "give up on one stalled stream after "
-	    "SEC s, resend on others (default 30)", lc_opt_stream_timeout, 0, 0 },
+	    "SEC s, resend on others; 0: never",
+	    LC_NUM(LC_OPT_UINT, copy.stall_s, 0, 86400,
+	    LC_STALL_DEFAULT_S, "stream timeout (seconds)") },
 	{ "no-space-check", 0, NULL, "do not check free space at the target "
-	    "first", NULL,
-	    LC_FLAG(copy.no_space_check), 0 },
-	{ "json", 0, NULL, "print a JSON summary on stdout at the end", NULL,
-	    LC_FLAG(json), 0 },
+	    "first",
+	    LC_FLAG(copy.no_space_check) },
+	{ "json", 0, NULL, "print a JSON summary on stdout at the end",
+	    LC_FLAG(json) },
 	{ "json-progress", 0, NULL, "a JSON progress line on stdout every "
-	    "second, then the --json summary", NULL,
-	    LC_FLAG(copy.json_progress), 0 },
+	    "second, then the --json summary",
+	    LC_FLAG(copy.json_progress) },
 	{ "log", 'l', "FILE", "append a timestamped record of the run to "
-	    "FILE", lc_opt_log, 0, 0 },
+	    "FILE", LC_FUNC(lc_opt_log) },
 	{ "ssh-config", 'F', "FILE", "read this ssh_config instead of "
 	    "~/.ssh/config then /etc/ssh/ssh_config (none: no file)",
-	    lc_opt_config, 0, 0 },
+	    LC_FUNC(lc_opt_config) },
 	{ "identity", 'i', "FILE", "private key file for SSH",
-	    lc_opt_identity, 0, 0 },
+	    LC_FUNC(lc_opt_identity) },
 	{ "jump", 'J', "LIST", "reach the remote host through these SSH jump "
 	    "hosts, [user@]host[:port],...; none: direct (as ssh -J)",
-	    lc_opt_jump, 0, 0 },
+	    LC_FUNC(lc_opt_jump) },
 	{ "agent-path", 'T', "PATH", "remote lanecp program (default: "
-	    "lanecp on the remote PATH)", lc_opt_agent_cmd, 0, 0 },
+	    "lanecp on the remote PATH)", LC_FUNC(lc_opt_agent_cmd) },
 	{ "no-push", 0, NULL, "never copy lanecp's agent to a remote host "
-	    "that lacks lanecp (also LANECP_NO_PUSH=1)", lc_opt_no_push, 0, 0 },
+	    "that lacks lanecp (also LANECP_NO_PUSH=1)", LC_FUNC(lc_opt_no_push) },
 	{ "no-encrypt", 0, NULL, "send data in the clear (streams are still "
-	    "authenticated); for trusted networks", lc_opt_no_encrypt, 0, 0 },
+	    "authenticated); for trusted networks", LC_FUNC(lc_opt_no_encrypt) },
 	{ "no-fsync", 0, NULL, "do not fsync files before renaming them "
-	    "into place", NULL,
-	    LC_FLAG(copy.no_fsync), 0 },
+	    "into place",
+	    LC_FLAG(copy.no_fsync) },
 	{ "verbose", 'v', NULL, "say more (negotiated settings, per-file "
-	    "results); twice for debug", lc_opt_verbose, 0, 0 },
+	    "results); twice for debug", LC_FUNC(lc_opt_verbose) },
 	{ "quiet", 'q', NULL, "print errors only (no progress, no summary)",
-	    NULL,
-	    LC_FLAG(quiet), 0 },
-	{ "help", 'h', NULL, "show this help", NULL,
-	    LC_FLAG(help), 0 },
-	{ "version", 'V', NULL, "show the version", NULL,
-	    LC_FLAG(version), 0 },
+
+	    LC_FLAG(quiet) },
+	{ "help", 'h', NULL, "show this help",
+	    LC_FLAG(help) },
+	{ "version", 'V', NULL, "show the version",
+	    LC_FLAG(version) },
 	{ "agent", 0, NULL, "(internal) run as the remote agent on "
-	    "stdin/stdout", NULL,
-	    LC_FLAG(agent), 0 },
+	    "stdin/stdout",
+	    LC_FLAG(agent) },
 	{ "restrict", 0, "DIR", "(with --agent) serve only paths inside DIR, "
-	    "e.g. as a forced command", lc_opt_restrict, 0, 0 },
+	    "e.g. as a forced command", LC_FUNC(lc_opt_restrict) },
 	{ "max-memory", 0, "SIZE", "(with --agent) keep a receiving agent's "
-	    "memory under SIZE (default 128m)", lc_opt_max_memory, 0, 0 },
+	    "memory under SIZE (default 128m)",
+	    LC_NUM(LC_OPT_SIZE, max_memory, LC_AGENT_MIN_MEMORY,
+	    LC_AGENT_MAX_MEMORY, 0, "--max-memory") },
 	{ "transfer", 0, "ID", "(internal, with --agent) the controller's "
-	    "transfer id", lc_opt_transfer, 0, 0 },
+	    "transfer id", LC_FUNC(lc_opt_transfer) },
 };
 #define LC_NOPTS (sizeof(lc_opts) / sizeof(lc_opts[0]))
 
@@ -524,7 +544,16 @@ lc_usage(FILE *f)
 		else
 			snprintf(left, sizeof(left), "    --%s%s%s", o->lname,
 			    o->arg ? " " : "", o->arg ? o->arg : "");
-		fprintf(f, "  %-26s %s\n", left, o->help);
+		if (o->dflt != 0) {
+			char lo[24], hi[24], d[24];
+			lc_opt_fmt(o, o->min, lo, sizeof(lo));
+			lc_opt_fmt(o, o->max, hi, sizeof(hi));
+			lc_opt_fmt(o, o->dflt, d, sizeof(d));
+			fprintf(f, "  %-26s %s (%s-%s, default %s)\n", left,
+			    o->help, lo, hi, d);
+		} else {
+			fprintf(f, "  %-26s %s\n", left, o->help);
+		}
 	}
 	fprintf(f,
 	    "\nexit status:\n"
@@ -616,7 +645,7 @@ lc_parse_cli(int argc, char **argv, struct lc_cli *c, int *first_arg,
 	opterr = 0;
 	while ((ch = getopt_long(argc, argv, sopts, lopts, &idx)) != -1) {
 		const struct lc_opt *o = NULL;
-		int r;
+		int r = 0;
 		if (ch == '?' || ch == ':') {
 			if (optopt != 0 && optopt < 256)
 				return lc_err_set(e, LC_ERR_USAGE,
@@ -631,9 +660,13 @@ lc_parse_cli(int argc, char **argv, struct lc_cli *c, int *first_arg,
 				o = &lc_opts[i];
 		if (o == NULL)
 			return lc_err_set(e, LC_ERR_INTERNAL, "option table");
-		if (o->set == NULL)
-			*(int *)(void *)((char *)c + o->flag_off) = 1;
-		else if ((r = o->set(c, optarg, e)) != 0)
+		if (o->kind == LC_OPT_FLAG)
+			*(int *)(void *)((char *)c + o->off) = 1;
+		else if (o->kind == LC_OPT_FUNC)
+			r = o->set(c, optarg, e);
+		else
+			r = lc_opt_number(c, o, optarg, e);
+		if (r != 0)
 			return r;
 	}
 	*first_arg = optind;
@@ -758,11 +791,11 @@ main(int argc, char **argv)
 	memset(&c, 0, sizeof(c));
 	memset(&res, 0, sizeof(res));
 	lc_err_clear(&e);
-	c.copy.streams = LC_DEFAULT_STREAMS;
-	c.copy.block = LC_DEFAULT_BLOCK;
+	/* the defaults are the option table's */
+	for (size_t i = 0; i < LC_NOPTS; i++)
+		if (lc_opts[i].dflt != 0)
+			lc_opt_store(&c, &lc_opts[i], lc_opts[i].dflt);
 	c.copy.encrypt = 1;
-	c.copy.timeout_s = 300;
-	c.copy.stall_s = 30;
 	signal(SIGPIPE, SIG_IGN);
 	lc_log_init("lanecp", LC_LOG_INFO, 2);
 #ifdef LC_TEST_HOOKS

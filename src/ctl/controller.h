@@ -27,6 +27,10 @@ enum lc_path {
 /* "direct", "reverse", "relay", "ssh" (the --json names). */
 const char *lc_path_name(int path);
 
+/* The defaults of --timeout and --stream-timeout, in seconds. */
+#define LC_TIMEOUT_DEFAULT_S 300u
+#define LC_STALL_DEFAULT_S 30u
+
 struct lc_copy_opts {
 	const char *const *sources;
 	size_t nsources;
@@ -57,8 +61,10 @@ struct lc_copy_opts {
 	char expect[LC_CSUM_TEXT_MAX];	/* -E ALG=VALUE, "" if none */
 	uint64_t rate;		/* -x: bytes per second, 0: unlimited */
 	uint32_t zlevel;	/* -c: deflate level 1..9, 0: no compression */
-	uint32_t timeout_s;	/* --timeout: no progress this long fails */
-	uint32_t stall_s;	/* --stream-timeout: give up on one stream */
+	uint32_t timeout_s;	/* --timeout: no progress this long fails
+				   (LC_TIMEOUT_DEFAULT_S; 0: never) */
+	uint32_t stall_s;	/* --stream-timeout: give up on one stream
+				   (LC_STALL_DEFAULT_S; 0: never) */
 	uint32_t retries;	/* --retries: extra attempts, resuming */
 	int no_space_check;	/* --no-space-check */
 	int recursive;		/* -r */

@@ -101,7 +101,7 @@ mkdir -p "$T/w/zz dir" "$T/w/zzsub"
 cd "$T/w"
 
 lc_note "whether an option takes the next word agrees with cmd/lanecp.c"
-# rows "{ "name", 'x' or 0, NULL or "ARG", ..., optional }": after an
+# rows "{ "name", 'x' or 0, NULL or "ARG", ... [, .optional = 1] }": after an
 # option without an argument (or with an optional one) the next word is a
 # source, and host names are offered; after one with an argument, never
 # "host:".
@@ -112,9 +112,10 @@ sed -n '/^static const struct lc_opt lc_opts\[\] = {/,/^};/p' \
 	lc_fail "cmd/lanecp.c has $(wc -l <"$T/rows") option rows, --help ${#longs[@]}"
 n=0
 while IFS= read -r row; do
-	[[ $row =~ ^\{\ \"([a-z0-9-]+)\",\ [^,]+,\ (NULL|\"[^\"]*\"),.*,\ ([01])\ *\}$ ]] ||
+	[[ $row =~ ^\{\ \"([a-z0-9-]+)\",\ [^,]+,\ (NULL|\"[^\"]*\"),.*\}$ ]] ||
 		lc_fail "cannot parse option row: $row"
-	name=${BASH_REMATCH[1]} arg=${BASH_REMATCH[2]} optional=${BASH_REMATCH[3]}
+	name=${BASH_REMATCH[1]} arg=${BASH_REMATCH[2]} optional=0
+	[[ $row == *".optional = 1"* ]] && optional=1
 	comp "$L" -F "$CFG" "--$name" lct
 	if [[ $arg == NULL || $optional == 1 ]]; then
 		has "$H:"
