@@ -3,6 +3,7 @@
  * lanecp/knownhosts.h).
  */
 #include "lanecp/knownhosts.h"
+#include "lanecp/base64.h"
 #include "lanecp/err.h"
 #include "lanecp/log.h"
 #include "lanecp/sshconf.h"
@@ -127,52 +128,6 @@ lc_knownhosts_type_label(int type)
 }
 
 int
-lc__b64_encode(const unsigned char *in, size_t len, char *out, size_t outsz)
-{
-	size_t need;
-
-	if (len > (size_t)INT_MAX / 2)
-		return -LC_ERR_TOOBIG;
-	need = 4 * ((len + 2) / 3) + 1;
-	if (outsz < need)
-		return -LC_ERR_TOOBIG;
-	return EVP_EncodeBlock((unsigned char *)out, in, (int)len);
-}
-
-/*
- * EVP_DecodeUpdate() skips space, tab, CR and LF anywhere, takes lines of
- * any length and checks the padding; but it takes a '-' for the start of
- * a PEM END line and stops there, so anything outside the alphabet is
- * refused here first.
- */
-int
-lc__b64_decode(const char *in, size_t len, unsigned char *out, size_t outsz)
-{
-	static const char ok[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
-	    "abcdefghijklmnopqrstuvwxyz0123456789+/= \t\r\n";
-	EVP_ENCODE_CTX *ctx = NULL;
-	int n = 0, m = 0, r;
-	size_t i;
-
-	if (len > INT_MAX || outsz < len / 4 * 3)
-		return -LC_ERR_TOOBIG;
-	for (i = 0; i < len; i++)
-		if (in[i] == '\0' || strchr(ok, in[i]) == NULL)
-			return -LC_ERR_PROTO;
-	if ((ctx = EVP_ENCODE_CTX_new()) == NULL)
-		return -LC_ERR_NOMEM;
-	EVP_DecodeInit(ctx);
-	/* both write 3 bytes per 4 characters at most: fits in outsz */
-	if (EVP_DecodeUpdate(ctx, out, &n, (const unsigned char *)in,
-	    (int)len) < 0 || EVP_DecodeFinal(ctx, out + n, &m) < 0)
-		r = -LC_ERR_PROTO;
-	else
-		r = n + m;
-	EVP_ENCODE_CTX_free(ctx);
-	return r;
-}
-
-int
 lc_knownhosts_blob_type(const unsigned char *blob, size_t len, char *out,
     size_t outsz)
 {
@@ -209,7 +164,7 @@ lc_knownhosts_fingerprint(const unsigned char *blob, size_t len, char *out,
 	if (outsz == 0)
 		return;
 	if (EVP_Digest(blob, len, md, &mdlen, EVP_sha256(), NULL) != 1 ||
-	    (n = lc__b64_encode(md, mdlen, b64, sizeof(b64))) < 0) {
+	    (n = lc_base64_encode(md, mdlen, b64, sizeof(b64))) < 0) {
 		snprintf(out, outsz, "SHA256:?");
 		return;
 	}
@@ -271,36 +226,6 @@ lc_kh_readline(struct lc_knownhosts *kh, const char *line, size_t len,
 }
 
 /*
- * Decode base64 of exactly len bytes with OpenSSL into out; the length
- * without the padding, or -LC_ERR_PROTO.  EVP_DecodeBlock() wants whole quantums and
- * counts the padding's zero bytes in what it returns.
- */
-static int
-lc_kh_b64_exact(const char *in, size_t len, unsigned char *out,
-    size_t outsz)
-{
-	static const char alpha[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
-	    "abcdefghijklmnopqrstuvwxyz0123456789+/";
-	size_t data, pad = 0;
-	int n;
-
-	if (len == 0 || len % 4 != 0 || len > INT_MAX ||
-	    outsz < len / 4 * 3)
-		return -LC_ERR_PROTO;
-	while (pad < 2 && in[len - 1 - pad] == '=')
-		pad++;
-	data = len - pad;
-	/* no whitespace, no '=' inside, nothing EVP would skip */
-	for (size_t i = 0; i < data; i++)
-		if (in[i] == '\0' || strchr(alpha, in[i]) == NULL)
-			return -LC_ERR_PROTO;
-	n = EVP_DecodeBlock(out, (const unsigned char *)in, (int)len);
-	if (n < 0 || (size_t)n < pad)
-		return -LC_ERR_PROTO;
-	return n - (int)pad;
-}
-
-/*
  * A hashed host field, "|1|salt|hash" (the first hlen bytes of f): both
  * base64 of 20 bytes (SHA-1 size), as ssh's extract_salt() wants.
  * libssh2 1.10 leaks an HMAC context on every lookup for a hash of another
@@ -317,10 +242,10 @@ lc_kh_hashed_ok(const char *f, size_t hlen)
 		return 0;
 	slen = (size_t)(bar - salt);
 	hash = bar + 1;
-	return lc_kh_b64_exact(salt, slen, buf, sizeof(buf)) ==
+	return lc_base64_decode_strict(salt, slen, buf, sizeof(buf)) ==
 	    LC_KH_SALT_LEN &&
-	    lc_kh_b64_exact(hash, hlen - 3 - slen - 1, buf, sizeof(buf)) ==
-	    LC_KH_SALT_LEN;
+	    lc_base64_decode_strict(hash, hlen - 3 - slen - 1, buf,
+	    sizeof(buf)) == LC_KH_SALT_LEN;
 }
 
 /* Next blank-separated field of *pp (advanced past it), or NULL. */
@@ -353,9 +278,9 @@ lc_kh_hashed_match(const char *f, size_t hlen, const char *name)
 	if (bar == NULL)
 		return 0;
 	slen = (size_t)(bar - (f + 3));
-	if (lc_kh_b64_exact(f + 3, slen, salt, sizeof(salt)) !=
+	if (lc_base64_decode_strict(f + 3, slen, salt, sizeof(salt)) !=
 	    LC_KH_SALT_LEN ||
-	    lc_kh_b64_exact(bar + 1, hlen - 3 - slen - 1, hash,
+	    lc_base64_decode_strict(bar + 1, hlen - 3 - slen - 1, hash,
 	    sizeof(hash)) != LC_KH_SALT_LEN ||
 	    HMAC(EVP_sha1(), salt, LC_KH_SALT_LEN,
 	    (const unsigned char *)name, strlen(name), mac, &maclen) == NULL ||
@@ -405,7 +330,7 @@ lc_kh_key_digest(const char *b, size_t blen, unsigned char md[32])
 		return -LC_ERR_PROTO;
 	if ((blob = malloc(blen / 4 * 3 + 3)) == NULL)
 		return -LC_ERR_NOMEM;
-	n = lc__b64_decode(b, blen, blob, blen / 4 * 3 + 3);
+	n = lc_base64_decode(b, blen, blob, blen / 4 * 3 + 3);
 	if (n == -LC_ERR_NOMEM)
 		r = n;
 	if (n > 0 && lc_knownhosts_blob_type(blob, (size_t)n, type,
@@ -913,8 +838,8 @@ lc_kh_hash_name(const char *name, char *out, size_t outsz)
 	if (RAND_bytes(salt, sizeof(salt)) != 1 ||
 	    HMAC(EVP_sha1(), salt, (int)sizeof(salt),
 	    (const unsigned char *)name, strlen(name), mac, &maclen) == NULL ||
-	    lc__b64_encode(salt, sizeof(salt), bs, sizeof(bs)) < 0 ||
-	    lc__b64_encode(mac, maclen, bm, sizeof(bm)) < 0)
+	    lc_base64_encode(salt, sizeof(salt), bs, sizeof(bs)) < 0 ||
+	    lc_base64_encode(mac, maclen, bm, sizeof(bm)) < 0)
 		return -LC_ERR_INTERNAL;
 	n = snprintf(out, outsz, "|1|%s|%s", bs, bm);
 	return n < 0 || (size_t)n >= outsz ? -LC_ERR_TOOBIG : 0;
@@ -960,7 +885,7 @@ lc_knownhosts_add(const char *file, const char *home, const char *name,
 		return lc_err_set(e, LC_ERR_NOMEM, "out of memory");
 	n = snprintf(line, linesz, "\n%s %s ", hostfield, type);
 	if (n < 0 || (size_t)n >= linesz ||
-	    lc__b64_encode(blob, len, line + n, linesz - (size_t)n) < 0) {
+	    lc_base64_encode(blob, len, line + n, linesz - (size_t)n) < 0) {
 		r = lc_err_set(e, LC_ERR_INTERNAL, "known hosts line");
 		goto out;
 	}
