@@ -254,8 +254,8 @@ int lc__ssh_authenticate(struct lc_ssh *s, const struct lc_sshconf *c,
 /*
  * Receive window of a forwarding channel (lc_ssh_forward): libssh2 1.10
  * opens direct-tcpip channels with LIBSSH2_CHANNEL_WINDOW_DEFAULT (2 MiB,
- * 40 MiB/s on a 50 ms path); ssh.c raises it to this right after the open
- * and the pump tops it up whenever it falls below half.
+ * 40 MiB/s on a 50 ms path); ssh_channel.c raises it to this right after
+ * the open and the pump tops it up whenever it falls below half.
  */
 #define LC_SSH_FWD_WINDOW (16u * 1024 * 1024)
 

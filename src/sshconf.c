@@ -92,7 +92,7 @@ struct sc {
 	int af;				/* AddressFamily: -1 unset, 0, 4, 6 */
 	struct passwd pw;
 	char *pwbuf;
-	unsigned decided;		/* SC_R_* bits: first value was seen */
+	unsigned decided;		/* sc_route[].bit: first value was seen */
 	int revoked_decided;		/* RevokedHostKeys: first value seen */
 	int no_include;			/* text from memory: Include is only
 					 * checked, never read */
@@ -121,7 +121,8 @@ enum {
 	SC_W_PORT,
 	SC_W_USER,
 	SC_W_AF,
-	SC_W_REFUSED,	/* arg indexes sc_refused[] */
+	SC_W_ROUTE,	/* arg indexes sc_route[]: ProxyJump, ProxyCommand and
+			 * the refused routing keywords */
 	SC_W_REVOKED,	/* RevokedHostKeys: which host keys are refused */
 };
 
@@ -872,7 +873,8 @@ sc_kw_knownhosts(struct sc *s, const struct sc_line *l, size_t global)
  * RevokedHostKeys FILE: the first value wins; "none" (any case) means no
  * file.  ssh 9.2 takes the name as written (no ~, %-tokens or ${}
  * expansion: a relative name is relative to the working directory), and
- * so does lanecp.  The file is read when the host key is checked (ssh.c).
+ * so does lanecp.  The file is read when the host key is checked
+ * (ssh_hostkey.c).
  */
 static int
 sc_kw_revoked(struct sc *s, const struct sc_line *l, size_t unused)
@@ -894,8 +896,8 @@ sc_kw_revoked(struct sc *s, const struct sc_line *l, size_t unused)
 }
 
 /*
- * Keywords that change where or how ssh connects.  ProxyJump and
- * ProxyCommand are implemented (ssh.c: the first value of the pair wins,
+ * The routing keywords: they change where or how ssh connects.  ProxyJump and
+ * ProxyCommand are implemented (ssh_jump.c; the first value of the pair wins,
  * as in ssh; "none" means a direct connection) and kept in this table for
  * their shared first-value bit and for the Match checks below.  The others
  * lanecp does not implement: ignoring them would make lanecp reach another
@@ -924,11 +926,11 @@ sc_kw_revoked(struct sc *s, const struct sc_line *l, size_t unused)
  * ConnectionAttempts, TCPKeepAlive, IPQoS and everything else.
  */
 enum {
-	SC_REF_JUMP,
-	SC_REF_COMMAND,
-	SC_REF_BINDADDR,
-	SC_REF_BINDIF,
-	SC_REF_CANON,
+	SC_ROUTE_JUMP,
+	SC_ROUTE_COMMAND,
+	SC_ROUTE_BINDADDR,
+	SC_ROUTE_BINDIF,
+	SC_ROUTE_CANON,
 };
 
 static const struct {
@@ -937,29 +939,29 @@ static const struct {
 	const char *off[2];	/* values meaning "not in use" */
 	int fold;		/* compare off values without case */
 	const char *what;	/* what it changes */
-} sc_refused[] = {
-	[SC_REF_JUMP] = { "ProxyJump", 0x1, { "none", NULL }, 1,
+} sc_route[] = {
+	[SC_ROUTE_JUMP] = { "ProxyJump", 0x1, { "none", NULL }, 1,
 	    "reaches the host through another host" },
-	[SC_REF_COMMAND] = { "ProxyCommand", 0x1, { "none", NULL }, 0,
+	[SC_ROUTE_COMMAND] = { "ProxyCommand", 0x1, { "none", NULL }, 0,
 	    "reaches the host through a command" },
-	[SC_REF_BINDADDR] = { "BindAddress", 0x2, { NULL, NULL }, 0,
+	[SC_ROUTE_BINDADDR] = { "BindAddress", 0x2, { NULL, NULL }, 0,
 	    "sets the source address" },
-	[SC_REF_BINDIF] = { "BindInterface", 0x4, { NULL, NULL }, 0,
+	[SC_ROUTE_BINDIF] = { "BindInterface", 0x4, { NULL, NULL }, 0,
 	    "sets the source interface" },
-	[SC_REF_CANON] = { "CanonicalizeHostname", 0x8, { "no", "false" },
+	[SC_ROUTE_CANON] = { "CanonicalizeHostname", 0x8, { "no", "false" },
 	    1, "rewrites the host name" },
 };
 
-/* Is v a value that turns refused keyword which off?  1/0. */
+/* Is v a value that turns routing keyword which off?  1/0. */
 static int
-sc_refused_off(size_t which, const char *v)
+sc_route_off(size_t which, const char *v)
 {
 	size_t i;
 
-	for (i = 0; i < 2 && sc_refused[which].off[i] != NULL; i++) {
-		if (sc_refused[which].fold ?
-		    strcasecmp(v, sc_refused[which].off[i]) == 0 :
-		    strcmp(v, sc_refused[which].off[i]) == 0)
+	for (i = 0; i < 2 && sc_route[which].off[i] != NULL; i++) {
+		if (sc_route[which].fold ?
+		    strcasecmp(v, sc_route[which].off[i]) == 0 :
+		    strcmp(v, sc_route[which].off[i]) == 0)
 			return 1;
 	}
 	return 0;
@@ -973,10 +975,10 @@ sc_refused_off(size_t which, const char *v)
 static int
 sc_first_on(struct sc *s, const struct sc_line *l, size_t which)
 {
-	if (!*l->activep || (s->decided & sc_refused[which].bit))
+	if (!*l->activep || (s->decided & sc_route[which].bit))
 		return 0;
-	s->decided |= sc_refused[which].bit;
-	return !sc_refused_off(which, l->argv[0]);
+	s->decided |= sc_route[which].bit;
+	return !sc_route_off(which, l->argv[0]);
 }
 
 static int
@@ -984,18 +986,18 @@ sc_kw_refuse(struct sc *s, const struct sc_line *l, size_t which)
 {
 	const char *v = l->argv[0];
 
-	if (which == SC_REF_CANON && strcasecmp(v, "yes") != 0 &&
+	if (which == SC_ROUTE_CANON && strcasecmp(v, "yes") != 0 &&
 	    strcasecmp(v, "true") != 0 && strcasecmp(v, "always") != 0 &&
-	    !sc_refused_off(which, v))
+	    !sc_route_off(which, v))
 		return sc_bad(s, l, v);
 	if (!sc_first_on(s, l, which))
 		return 0;
 	return sc_err(s, l, "%s is not supported by lanecp (it %s); "
-	    "refusing to connect to %s", l->kw, sc_refused[which].what,
+	    "refusing to connect to %s", l->kw, sc_route[which].what,
 	    s->out->host);
 }
 
-/* Tokens ProxyCommand may use (expanded by ssh.c when connecting). */
+/* Tokens ProxyCommand may use (expanded by ssh_jump.c when connecting). */
 #define SC_PROXY_TOKENS	"hnpr"
 
 /*
@@ -1011,15 +1013,15 @@ sc_kw_proxy(struct sc *s, const struct sc_line *l, size_t which)
 	const char *v = l->argv[0];
 	int r;
 
-	if (which == SC_REF_JUMP && v[strcspn(v, " \t")] != '\0')
+	if (which == SC_ROUTE_JUMP && v[strcspn(v, " \t")] != '\0')
 		return sc_bad(s, l, v);
 	if (!sc_first_on(s, l, which))
 		return 0;
 	/* only when it takes effect: configs use %C etc. for other hosts */
-	if (which == SC_REF_COMMAND &&
+	if (which == SC_ROUTE_COMMAND &&
 	    (r = sc_check_tokens(s, l, v, SC_PROXY_TOKENS, 0)) != 0)
 		return r;
-	if (which == SC_REF_JUMP)
+	if (which == SC_ROUTE_JUMP)
 		s->out->proxy_jump = strdup(v);
 	else
 		s->out->proxy_command = strdup(v);
@@ -1064,9 +1066,9 @@ sc_where_unset(const struct sc *s, const struct sc_keyword *k,
 		return s->user == NULL && s->cmdline_user == NULL;
 	case SC_W_AF:
 		return s->af == -1;
-	case SC_W_REFUSED:
-		return !(s->decided & sc_refused[k->arg].bit) &&
-		    (l->argc == 0 || !sc_refused_off(k->arg, l->argv[0]));
+	case SC_W_ROUTE:
+		return !(s->decided & sc_route[k->arg].bit) &&
+		    (l->argc == 0 || !sc_route_off(k->arg, l->argv[0]));
 	case SC_W_REVOKED:
 		/* ignoring it could let in a key ssh would refuse */
 		return !s->revoked_decided &&
@@ -1123,11 +1125,11 @@ static const struct sc_keyword sc_keywords[] = {
 	{ "BatchMode", sc_kw_flag,
 	    offsetof(struct lc_sshconf, batch_mode), SC_W_NONE },
 	{ "AddressFamily", sc_kw_af, 0, SC_W_AF },
-	{ "ProxyJump", sc_kw_proxy, SC_REF_JUMP, SC_W_REFUSED },
-	{ "ProxyCommand", sc_kw_proxy, SC_REF_COMMAND, SC_W_REFUSED },
-	{ "BindAddress", sc_kw_refuse, SC_REF_BINDADDR, SC_W_REFUSED },
-	{ "BindInterface", sc_kw_refuse, SC_REF_BINDIF, SC_W_REFUSED },
-	{ "CanonicalizeHostname", sc_kw_refuse, SC_REF_CANON, SC_W_REFUSED },
+	{ "ProxyJump", sc_kw_proxy, SC_ROUTE_JUMP, SC_W_ROUTE },
+	{ "ProxyCommand", sc_kw_proxy, SC_ROUTE_COMMAND, SC_W_ROUTE },
+	{ "BindAddress", sc_kw_refuse, SC_ROUTE_BINDADDR, SC_W_ROUTE },
+	{ "BindInterface", sc_kw_refuse, SC_ROUTE_BINDIF, SC_W_ROUTE },
+	{ "CanonicalizeHostname", sc_kw_refuse, SC_ROUTE_CANON, SC_W_ROUTE },
 };
 
 static const struct sc_keyword *
