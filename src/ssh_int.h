@@ -118,8 +118,6 @@ const char *lc__ssh_liberr(struct lc_ssh *s);
 
 /* Is rc a session-level libssh2 error (connection unusable)?  1/0. */
 int lc__ssh_fatal(int rc);
-/* Log and forget the held early stderr lines (pump.c). */
-void lc__ssh_log_early(struct lc_ssh *s);
 
 /* Deadline for one waiting step from now, in lc_now_ms() time; 0: none. */
 uint64_t lc__ssh_deadline(const struct lc_ssh *s);
@@ -266,5 +264,8 @@ int lc__ssh_authenticate(struct lc_ssh *s, const struct lc_sshconf *c,
  * status, big reads and a receive window of LC_SSH_FWD_WINDOW.
  */
 void *lc__ssh_pump_main(void *arg);
+
+/* Log and forget the held early stderr lines (takes s->mu). */
+void lc__ssh_log_early(struct lc_ssh *s);
 
 #endif
