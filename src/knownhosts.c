@@ -163,7 +163,7 @@ lc_knownhosts_name(const char *host, unsigned port, char *out, size_t outsz)
 
 /* Every line of f, which is read as kh->files[file]. */
 static int
-lc_kh_load_stream(struct lc_knownhosts *kh, size_t file, FILE *f,
+lc_kh_load_fp(struct lc_knownhosts *kh, size_t file, FILE *f,
     const char *const *names, size_t nnames)
 {
 	const char *path = kh->files[file];
@@ -219,7 +219,7 @@ lc_kh_load_file(struct lc_knownhosts *kh, size_t file,
 			    strerror(errno));
 		return 0;
 	}
-	r = lc_kh_load_stream(kh, file, f, names, nnames);
+	r = lc_kh_load_fp(kh, file, f, names, nnames);
 	fclose(f);
 	return r;
 }
@@ -277,7 +277,7 @@ lc__knownhosts_load_mem(LIBSSH2_SESSION *sess, const char *text,
 		r = lc_err_sys(e, LC_ERR_NOMEM, errno, "fmemopen");
 		goto out;
 	}
-	if (f != NULL && (r = lc_kh_load_stream(kh, 0, f, names,
+	if (f != NULL && (r = lc_kh_load_fp(kh, 0, f, names,
 	    nnames)) != 0) {
 		lc_err_set(e, -r, "reading %s: %s", name, lc_strerror(r));
 		goto out;
