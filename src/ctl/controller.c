@@ -4,7 +4,7 @@
  *   HELLO both; the source's HELLO in -> negotiate -> sink: SINK_TARGET,
  *                       LISTEN (behind its HELLO); source: SRC_ADD*
  *   sink LISTENING   -> source CONNECT (address the controller itself used)
- *                       (those two steps: negotiate.c, dataaddr.c)
+ *                       (those two steps: negotiate.c, datapath.c)
  *   source FILE      -> sink FILE
  *   sink FILE_READY  -> source FILE_READY
  *   all listed and ready -> source SRC_NOMORE

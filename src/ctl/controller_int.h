@@ -1,8 +1,8 @@
 /*
  * Internal to the controller: its state, shared by controller.c (the poll
  * loop and the checked relay of agent messages), negotiate.c (HELLO,
- * stream/window/block settlement, LISTENING -> CONNECT) and dataaddr.c
- * (the address the source's data streams connect to).
+ * stream/window/block settlement, LISTENING -> CONNECT) and datapath.c
+ * (the data path and the addresses each side dials).
  */
 #ifndef LANECP_CONTROLLER_INT_H
 #define LANECP_CONTROLLER_INT_H

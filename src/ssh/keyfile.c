@@ -5,6 +5,7 @@
  * which public key it has.
  */
 #include "buf.h"
+#include "base64.h"
 #include "knownhosts.h"
 #include "log.h"
 #include "ssh.h"
@@ -110,7 +111,7 @@ lc_ssh_read_pub(const char *path, unsigned char **blob, size_t *len)
 		r = -LC_ERR_NOMEM;
 		goto out;
 	}
-	if ((n = lc__b64_decode(b64, blen, out, blen)) <= 0 ||
+	if ((n = lc_base64_decode(b64, blen, out, blen)) <= 0 ||
 	    lc_knownhosts_blob_type(out, (size_t)n, t2, sizeof(t2)) != 0 ||
 	    strlen(t2) != tlen || strncmp(t2, type, tlen) != 0)
 		goto out;
@@ -157,7 +158,7 @@ lc__ssh_openssh_key(const char *text, uint8_t *scratch, size_t scratchsz,
 	if (rawsz > scratchsz)
 		return -LC_ERR_TOOBIG;
 	used = rawsz;	/* the decoder writes at most this much */
-	if ((n = lc__b64_decode(b, rawsz, scratch, scratchsz)) < 0)
+	if ((n = lc_base64_decode(b, rawsz, scratch, scratchsz)) < 0)
 		goto out;
 	lc_rd_init(&rd, scratch, (size_t)n);
 	if (lc_rd_get_bytes(&rd, m, sizeof(m)) != 0 ||

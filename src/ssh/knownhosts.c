@@ -1,13 +1,17 @@
 /*
  * known_hosts files on top of libssh2's knownhost API (see
- * lanecp/knownhosts.h).
+ * lanecp/knownhosts.h): key types, names, loading the files and looking
+ * a host key up.  One line's parsing (plain, wildcard and hashed host
+ * lists, @revoked and @cert-authority) is in knownhosts_line.c, adding a
+ * key to a file in knownhosts_add.c; their shared state is in
+ * knownhosts_int.h.
  */
 #include "knownhosts.h"
+#include "base64.h"
 #include "err.h"
 #include "log.h"
 #include "sshconf.h"
-#include "fdio.h"
-#include "path.h"
+#include "knownhosts_int.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -24,40 +28,6 @@
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
 #include <openssl/rand.h>
-
-#define LC_KH_LINE_MAX (16 * 1024)	/* longer lines are skipped */
-#define LC_KH_BLOB_MAX (16 * 1024)	/* largest key blob we write */
-#define LC_KH_SALT_LEN 20		/* as ssh: SHA-1 size */
-
-struct lc_kh_origin {
-	const void *node;	/* libssh2's entry */
-	size_t file;		/* index into files */
-	unsigned long line;
-};
-
-/* A key a @revoked line names: its SHA-256 and where the line is. */
-struct lc_kh_revoked {
-	unsigned char sha256[32];
-	size_t file;
-	unsigned long line;
-};
-
-struct lc_knownhosts {
-	LIBSSH2_KNOWNHOSTS *h;
-	char **files;
-	size_t nfiles;
-	struct lc_kh_origin *orig;
-	size_t norig;
-	size_t aorig;
-	struct libssh2_knownhost *last;	/* last entry given an origin */
-	struct lc_kh_revoked *rev;	/* @revoked lines, any host */
-	size_t nrev;
-	size_t arev;
-	/* the first @cert-authority line covering one of the names */
-	size_t ca_file;
-	unsigned long ca_line;	/* 0: none */
-	size_t ca_name;		/* index of the name it covers */
-};
 
 /* Host key algorithm name -> the key type known_hosts records for it. */
 static const struct {
@@ -128,52 +98,6 @@ lc_knownhosts_type_label(int type)
 }
 
 int
-lc__b64_encode(const unsigned char *in, size_t len, char *out, size_t outsz)
-{
-	size_t need;
-
-	if (len > (size_t)INT_MAX / 2)
-		return -LC_ERR_TOOBIG;
-	need = 4 * ((len + 2) / 3) + 1;
-	if (outsz < need)
-		return -LC_ERR_TOOBIG;
-	return EVP_EncodeBlock((unsigned char *)out, in, (int)len);
-}
-
-/*
- * EVP_DecodeUpdate() skips space, tab, CR and LF anywhere, takes lines of
- * any length and checks the padding; but it takes a '-' for the start of
- * a PEM END line and stops there, so anything outside the alphabet is
- * refused here first.
- */
-int
-lc__b64_decode(const char *in, size_t len, unsigned char *out, size_t outsz)
-{
-	static const char ok[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
-	    "abcdefghijklmnopqrstuvwxyz0123456789+/= \t\r\n";
-	EVP_ENCODE_CTX *ctx = NULL;
-	int n = 0, m = 0, r;
-	size_t i;
-
-	if (len > INT_MAX || outsz < len / 4 * 3)
-		return -LC_ERR_TOOBIG;
-	for (i = 0; i < len; i++)
-		if (in[i] == '\0' || strchr(ok, in[i]) == NULL)
-			return -LC_ERR_PROTO;
-	if ((ctx = EVP_ENCODE_CTX_new()) == NULL)
-		return -LC_ERR_NOMEM;
-	EVP_DecodeInit(ctx);
-	/* both write 3 bytes per 4 characters at most: fits in outsz */
-	if (EVP_DecodeUpdate(ctx, out, &n, (const unsigned char *)in,
-	    (int)len) < 0 || EVP_DecodeFinal(ctx, out + n, &m) < 0)
-		r = -LC_ERR_PROTO;
-	else
-		r = n + m;
-	EVP_ENCODE_CTX_free(ctx);
-	return r;
-}
-
-int
 lc_knownhosts_blob_type(const unsigned char *blob, size_t len, char *out,
     size_t outsz)
 {
@@ -210,7 +134,7 @@ lc_knownhosts_fingerprint(const unsigned char *blob, size_t len, char *out,
 	if (outsz == 0)
 		return;
 	if (EVP_Digest(blob, len, md, &mdlen, EVP_sha256(), NULL) != 1 ||
-	    (n = lc__b64_encode(md, mdlen, b64, sizeof(b64))) < 0) {
+	    (n = lc_base64_encode(md, mdlen, b64, sizeof(b64))) < 0) {
 		snprintf(out, outsz, "SHA256:?");
 		return;
 	}
@@ -236,321 +160,9 @@ lc_knownhosts_name(const char *host, unsigned port, char *out, size_t outsz)
 	return 0;
 }
 
-/* Give every entry libssh2 added since the last call its file and line. */
-static int
-lc_kh_note_new(struct lc_knownhosts *kh, size_t file, unsigned long line)
-{
-	struct libssh2_knownhost *n;
-
-	while (libssh2_knownhost_get(kh->h, &n, kh->last) == 0) {
-		if (kh->norig == kh->aorig) {
-			size_t na = kh->aorig ? kh->aorig * 2 : 64;
-			struct lc_kh_origin *o;
-
-			if ((o = realloc(kh->orig, na * sizeof(*o))) == NULL)
-				return -LC_ERR_NOMEM;
-			kh->orig = o;
-			kh->aorig = na;
-		}
-		kh->orig[kh->norig].node = n->node;
-		kh->orig[kh->norig].file = file;
-		kh->orig[kh->norig].line = line;
-		kh->norig++;
-		kh->last = n;
-	}
-	return 0;
-}
-
-static void
-lc_kh_readline(struct lc_knownhosts *kh, const char *line, size_t len,
-    size_t file, unsigned long lineno)
-{
-	if (libssh2_knownhost_readline(kh->h, line, len,
-	    LIBSSH2_KNOWNHOST_FILE_OPENSSH) != 0)
-		lc_log_debug("%s:%lu: cannot parse, ignored", kh->files[file],
-		    lineno);
-}
-
-/*
- * Decode base64 of exactly len bytes with OpenSSL into out; the length
- * without the padding, or -LC_ERR_PROTO.  EVP_DecodeBlock() wants whole quantums and
- * counts the padding's zero bytes in what it returns.
- */
-static int
-lc_kh_b64_exact(const char *in, size_t len, unsigned char *out,
-    size_t outsz)
-{
-	static const char alpha[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
-	    "abcdefghijklmnopqrstuvwxyz0123456789+/";
-	size_t data, pad = 0;
-	int n;
-
-	if (len == 0 || len % 4 != 0 || len > INT_MAX ||
-	    outsz < len / 4 * 3)
-		return -LC_ERR_PROTO;
-	while (pad < 2 && in[len - 1 - pad] == '=')
-		pad++;
-	data = len - pad;
-	/* no whitespace, no '=' inside, nothing EVP would skip */
-	for (size_t i = 0; i < data; i++)
-		if (in[i] == '\0' || strchr(alpha, in[i]) == NULL)
-			return -LC_ERR_PROTO;
-	n = EVP_DecodeBlock(out, (const unsigned char *)in, (int)len);
-	if (n < 0 || (size_t)n < pad)
-		return -LC_ERR_PROTO;
-	return n - (int)pad;
-}
-
-/*
- * A hashed host field, "|1|salt|hash" (the first hlen bytes of f): both
- * base64 of 20 bytes (SHA-1 size), as ssh's extract_salt() wants.
- * libssh2 1.10 leaks an HMAC context on every lookup for a hash of another
- * length, so such lines never reach it.  Well formed?  1/0.
- */
-static int
-lc_kh_hashed_ok(const char *f, size_t hlen)
-{
-	unsigned char buf[64];
-	const char *salt = f + 3, *bar, *hash;
-	size_t slen;
-
-	if (hlen < 3 || (bar = memchr(salt, '|', hlen - 3)) == NULL)
-		return 0;
-	slen = (size_t)(bar - salt);
-	hash = bar + 1;
-	return lc_kh_b64_exact(salt, slen, buf, sizeof(buf)) ==
-	    LC_KH_SALT_LEN &&
-	    lc_kh_b64_exact(hash, hlen - 3 - slen - 1, buf, sizeof(buf)) ==
-	    LC_KH_SALT_LEN;
-}
-
-/* Next blank-separated field of *pp (advanced past it), or NULL. */
-static char *
-lc_kh_field(char **pp, size_t *len)
-{
-	char *p = *pp, *f;
-
-	p += strspn(p, " \t");
-	if (*p == '\0')
-		return NULL;
-	f = p;
-	*len = strcspn(p, " \t");
-	*pp = p + *len;
-	return f;
-}
-
-/*
- * Does the hashed host field "|1|salt|hash" (first hlen bytes of f,
- * checked by lc_kh_hashed_ok) stand for name?  1/0.
- */
-static int
-lc_kh_hashed_match(const char *f, size_t hlen, const char *name)
-{
-	unsigned char salt[64], hash[64], mac[EVP_MAX_MD_SIZE];
-	const char *bar = memchr(f + 3, '|', hlen - 3);
-	unsigned int maclen = 0;
-	size_t slen;
-
-	if (bar == NULL)
-		return 0;
-	slen = (size_t)(bar - (f + 3));
-	if (lc_kh_b64_exact(f + 3, slen, salt, sizeof(salt)) !=
-	    LC_KH_SALT_LEN ||
-	    lc_kh_b64_exact(bar + 1, hlen - 3 - slen - 1, hash,
-	    sizeof(hash)) != LC_KH_SALT_LEN ||
-	    HMAC(EVP_sha1(), salt, LC_KH_SALT_LEN,
-	    (const unsigned char *)name, strlen(name), mac, &maclen) == NULL ||
-	    maclen != LC_KH_SALT_LEN)
-		return 0;
-	return CRYPTO_memcmp(mac, hash, LC_KH_SALT_LEN) == 0;
-}
-
-/*
- * Does the host field hosts (hlen bytes: a hashed name, or a pattern list
- * as ssh's match_hostname takes it) cover names[i]?  The index, or -1.
- */
-static long
-lc_kh_hosts_cover(char *hosts, size_t hlen, const char *const *names,
-    size_t nnames)
-{
-	size_t i;
-	char save = hosts[hlen];
-	long r = -1;
-
-	if (strncmp(hosts, "|1|", 3) == 0) {
-		if (!lc_kh_hashed_ok(hosts, hlen))
-			return -1;
-		for (i = 0; i < nnames && r < 0; i++)
-			if (lc_kh_hashed_match(hosts, hlen, names[i]))
-				r = (long)i;
-		return r;
-	}
-	hosts[hlen] = '\0';
-	for (i = 0; i < nnames && r < 0; i++)
-		if (lc_sshconf_match_list(names[i], hosts) == 1)
-			r = (long)i;
-	hosts[hlen] = save;
-	return r;
-}
-
-/* The key (base64 field b, blen bytes) as an SSH blob: SHA-256 into md. */
-static int
-lc_kh_key_digest(const char *b, size_t blen, unsigned char md[32])
-{
-	unsigned char *blob = NULL;
-	char type[64];
-	unsigned int mdlen = 0;
-	int n, r = -LC_ERR_PROTO;
-
-	if (blen > LC_KH_LINE_MAX)
-		return -LC_ERR_PROTO;
-	if ((blob = malloc(blen / 4 * 3 + 3)) == NULL)
-		return -LC_ERR_NOMEM;
-	n = lc__b64_decode(b, blen, blob, blen / 4 * 3 + 3);
-	if (n == -LC_ERR_NOMEM)
-		r = n;
-	if (n > 0 && lc_knownhosts_blob_type(blob, (size_t)n, type,
-	    sizeof(type)) == 0 &&
-	    EVP_Digest(blob, (size_t)n, md, &mdlen, EVP_sha256(),
-	    NULL) == 1 && mdlen == 32)
-		r = 0;
-	free(blob);
-	return r;
-}
-
-static int
-lc_kh_add_revoked(struct lc_knownhosts *kh, const unsigned char md[32],
-    size_t file, unsigned long line)
-{
-	if (kh->nrev == kh->arev) {
-		size_t na = kh->arev ? kh->arev * 2 : 8;
-		struct lc_kh_revoked *v;
-
-		if ((v = realloc(kh->rev, na * sizeof(*v))) == NULL)
-			return -LC_ERR_NOMEM;
-		kh->rev = v;
-		kh->arev = na;
-	}
-	memcpy(kh->rev[kh->nrev].sha256, md, 32);
-	kh->rev[kh->nrev].file = file;
-	kh->rev[kh->nrev].line = line;
-	kh->nrev++;
-	return 0;
-}
-
-/*
- * A marker line ("@revoked HOSTS TYPE KEY", "@cert-authority HOSTS TYPE
- * KEY").  A revoked key is kept whatever its host patterns say: a key
- * that is known to be stolen must never be trusted, for any name (ssh
- * itself only applies the lines whose patterns match).  A CA line only
- * notes that it covers one of the names: lanecp cannot check host
- * certificates, so the check can say why the key is not known.
- */
-static int
-lc_kh_marker_line(struct lc_knownhosts *kh, char *p, size_t file,
-    unsigned long lineno, const char *const *names, size_t nnames)
-{
-	unsigned char md[32];
-	char *rest, *hosts, *type, *key;
-	size_t ml, hlen = 0, tlen = 0, klen = 0, i;
-	int revoked, r;
-	long which;
-
-	ml = strcspn(p, " \t");
-	revoked = ml == 8 && strncmp(p, "@revoked", 8) == 0;
-	if (!revoked && !(ml == 15 && strncmp(p, "@cert-authority", 15) == 0)) {
-		lc_log_debug("%s:%lu: unknown marker, line ignored",
-		    kh->files[file], lineno);
-		return 0;
-	}
-	rest = p + ml;
-	hosts = lc_kh_field(&rest, &hlen);
-	type = hosts != NULL ? lc_kh_field(&rest, &tlen) : NULL;
-	key = type != NULL ? lc_kh_field(&rest, &klen) : NULL;
-	r = key != NULL ? lc_kh_key_digest(key, klen, md) : -LC_ERR_PROTO;
-	if (r == -LC_ERR_NOMEM)
-		return r;
-	if (r != 0) {
-		if (revoked)
-			lc_log_warn("%s line %lu: cannot read the key of this "
-			    "@revoked line, ignored", kh->files[file], lineno);
-		else
-			lc_log_debug("%s:%lu: malformed @cert-authority line, "
-			    "ignored", kh->files[file], lineno);
-		return 0;
-	}
-	if (revoked)
-		return lc_kh_add_revoked(kh, md, file, lineno);
-	if (kh->ca_line != 0)
-		return 0;
-	if (strncmp(hosts, "|1|", 3) != 0) {
-		for (i = 0; i < hlen; i++)
-			hosts[i] = (char)tolower((unsigned char)hosts[i]);
-	}
-	if ((which = lc_kh_hosts_cover(hosts, hlen, names, nnames)) >= 0) {
-		kh->ca_file = file;
-		kh->ca_line = lineno;
-		kh->ca_name = (size_t)which;
-	}
-	return 0;
-}
-
-/*
- * One line.  Plain host lists are lowercased (ssh compares host names
- * without case); a list with wildcards is matched here and, where it
- * matches, the entry is added under the lookup name itself.
- */
-static int
-lc_kh_add_line(struct lc_knownhosts *kh, char *line, size_t file,
-    unsigned long lineno, const char *const *names, size_t nnames)
-{
-	char *p = line, *hosts, *rest, *buf = NULL;
-	size_t hlen, i;
-	int r = 0;
-
-	while (*p == ' ' || *p == '\t')
-		p++;
-	if (*p == '\0' || *p == '#')
-		return 0;
-	if (*p == '@')
-		return lc_kh_marker_line(kh, p, file, lineno, names, nnames);
-	hosts = p;
-	hlen = strcspn(hosts, " \t");
-	rest = hosts + hlen;
-	if (strncmp(hosts, "|1|", 3) != 0) {
-		for (i = 0; i < hlen; i++)
-			hosts[i] = (char)tolower((unsigned char)hosts[i]);
-	}
-	if (strncmp(hosts, "|1|", 3) == 0 && !lc_kh_hashed_ok(hosts, hlen)) {
-		lc_log_warn("%s:%lu: malformed hashed host name, line ignored",
-		    kh->files[file], lineno);
-		return 0;
-	}
-	if (strncmp(hosts, "|1|", 3) == 0 || strcspn(hosts, "*?!") >= hlen) {
-		lc_kh_readline(kh, hosts, strlen(hosts), file, lineno);
-		return lc_kh_note_new(kh, file, lineno);
-	}
-	/* wildcard list */
-	if (*rest == '\0')
-		return 0;
-	*rest++ = '\0';
-	if ((buf = malloc(LC_KH_NAME_MAX + 2 + strlen(rest))) == NULL)
-		return -LC_ERR_NOMEM;
-	for (i = 0; i < nnames && r == 0; i++) {
-		if (lc_sshconf_match_list(names[i], hosts) != 1)
-			continue;
-		snprintf(buf, LC_KH_NAME_MAX + 2 + strlen(rest), "%s %s",
-		    names[i], rest);
-		lc_kh_readline(kh, buf, strlen(buf), file, lineno);
-		r = lc_kh_note_new(kh, file, lineno);
-	}
-	free(buf);
-	return r;
-}
-
 /* Every line of f, which is read as kh->files[file]. */
 static int
-lc_kh_load_stream(struct lc_knownhosts *kh, size_t file, FILE *f,
+lc_kh_load_fp(struct lc_knownhosts *kh, size_t file, FILE *f,
     const char *const *names, size_t nnames)
 {
 	const char *path = kh->files[file];
@@ -581,7 +193,7 @@ lc_kh_load_stream(struct lc_knownhosts *kh, size_t file, FILE *f,
 		while (len > 0 && (line[len - 1] == '\n' ||
 		    line[len - 1] == '\r'))
 			line[--len] = '\0';
-		if ((r = lc_kh_add_line(kh, line, file, lineno, names,
+		if ((r = lc__knownhosts_add_line(kh, line, file, lineno, names,
 		    nnames)) != 0)
 			goto out;
 	}
@@ -606,7 +218,7 @@ lc_kh_load_file(struct lc_knownhosts *kh, size_t file,
 			    strerror(errno));
 		return 0;
 	}
-	r = lc_kh_load_stream(kh, file, f, names, nnames);
+	r = lc_kh_load_fp(kh, file, f, names, nnames);
 	fclose(f);
 	return r;
 }
@@ -664,7 +276,7 @@ lc__knownhosts_load_mem(LIBSSH2_SESSION *sess, const char *text,
 		r = lc_err_sys(e, LC_ERR_NOMEM, errno, "fmemopen");
 		goto out;
 	}
-	if (f != NULL && (r = lc_kh_load_stream(kh, 0, f, names,
+	if (f != NULL && (r = lc_kh_load_fp(kh, 0, f, names,
 	    nnames)) != 0) {
 		lc_err_set(e, -r, "reading %s: %s", name, lc_strerror(r));
 		goto out;
@@ -877,118 +489,4 @@ lc_knownhosts_check(struct lc_knownhosts *kh, const char *const *names,
 		}
 	}
 	return lc_kh_ca(kh, names, nnames, res);
-}
-
-/* Create home/.ssh (0700) if path's directory is it and it is missing. */
-static int
-lc_kh_ensure_dir(const char *path, const char *home, struct lc_err *e)
-{
-	char dir[PATH_MAX], sshdir[PATH_MAX];
-	struct stat st;
-	int n;
-
-	lc_path_dirname(path, dir, sizeof(dir));
-	if (stat(dir, &st) == 0)
-		return 0;
-	if (errno != ENOENT)
-		return lc_err_sys(e, LC_ERR_IO, errno, "%s", dir);
-	if (home == NULL)
-		return lc_err_set(e, LC_ERR_IO, "%s: no such directory", dir);
-	n = snprintf(sshdir, sizeof(sshdir), "%s/.ssh", home);
-	if (n < 0 || (size_t)n >= sizeof(sshdir) || strcmp(dir, sshdir) != 0)
-		return lc_err_set(e, LC_ERR_IO, "%s: no such directory", dir);
-	if (mkdir(dir, 0700) != 0 && errno != EEXIST)
-		return lc_err_sys(e, LC_ERR_IO, errno, "mkdir %s", dir);
-	return 0;
-}
-
-/* "|1|salt|hash" of name into out. */
-static int
-lc_kh_hash_name(const char *name, char *out, size_t outsz)
-{
-	unsigned char salt[LC_KH_SALT_LEN], mac[EVP_MAX_MD_SIZE];
-	char bs[64], bm[64];
-	unsigned int maclen = 0;
-	int n;
-
-	if (RAND_bytes(salt, sizeof(salt)) != 1 ||
-	    HMAC(EVP_sha1(), salt, (int)sizeof(salt),
-	    (const unsigned char *)name, strlen(name), mac, &maclen) == NULL ||
-	    lc__b64_encode(salt, sizeof(salt), bs, sizeof(bs)) < 0 ||
-	    lc__b64_encode(mac, maclen, bm, sizeof(bm)) < 0)
-		return -LC_ERR_INTERNAL;
-	n = snprintf(out, outsz, "|1|%s|%s", bs, bm);
-	return n < 0 || (size_t)n >= outsz ? -LC_ERR_TOOBIG : 0;
-}
-
-/* Does the (non-empty) file end without a newline?  1/0. */
-static int
-lc_kh_needs_newline(int fd)
-{
-	struct stat st;
-	char c;
-
-	if (fstat(fd, &st) != 0 || st.st_size <= 0 || !S_ISREG(st.st_mode))
-		return 0;
-	if (pread(fd, &c, 1, st.st_size - 1) != 1)
-		return 0;
-	return c != '\n';
-}
-
-int
-lc_knownhosts_add(const char *file, const char *home, const char *name,
-    const unsigned char *blob, size_t len, int hash, struct lc_err *e)
-{
-	char type[64], hostfield[LC_KH_NAME_MAX + 64], *line = NULL;
-	size_t linesz;
-	int fd = -1, r, n, nl;
-
-	if (len == 0 || len > LC_KH_BLOB_MAX ||
-	    lc_knownhosts_blob_type(blob, len, type, sizeof(type)) != 0)
-		return lc_err_set(e, LC_ERR_PROTO, "malformed host key");
-	if (hash) {
-		if ((r = lc_kh_hash_name(name, hostfield,
-		    sizeof(hostfield))) != 0)
-			return lc_err_set(e, -r, "cannot hash host name %s",
-			    name);
-	} else {
-		n = snprintf(hostfield, sizeof(hostfield), "%s", name);
-		if (n < 0 || (size_t)n >= sizeof(hostfield))
-			return lc_err_set(e, LC_ERR_TOOBIG, "host name too long");
-	}
-	linesz = strlen(hostfield) + strlen(type) + 4 * ((len + 2) / 3) + 8;
-	if ((line = malloc(linesz)) == NULL)
-		return lc_err_set(e, LC_ERR_NOMEM, "out of memory");
-	n = snprintf(line, linesz, "\n%s %s ", hostfield, type);
-	if (n < 0 || (size_t)n >= linesz ||
-	    lc__b64_encode(blob, len, line + n, linesz - (size_t)n) < 0) {
-		r = lc_err_set(e, LC_ERR_INTERNAL, "known hosts line");
-		goto out;
-	}
-	strcat(line, "\n");
-	if ((r = lc_kh_ensure_dir(file, home, e)) != 0)
-		goto out;
-	if ((fd = open(file, O_RDWR | O_APPEND | O_CREAT | O_CLOEXEC,
-	    0600)) < 0) {
-		r = lc_err_sys(e, LC_ERR_IO, errno, "cannot open %s", file);
-		goto out;
-	}
-	nl = lc_kh_needs_newline(fd);
-	if ((r = lc_write_all(fd, line + (nl ? 0 : 1),
-	    strlen(line) - (nl ? 0 : 1))) != 0) {
-		r = lc_err_sys(e, LC_ERR_IO, errno, "cannot write %s", file);
-		goto out;
-	}
-	if (close(fd) != 0) {
-		fd = -1;
-		r = lc_err_sys(e, LC_ERR_IO, errno, "cannot write %s", file);
-		goto out;
-	}
-	fd = -1;
-	r = 0;
- out:
-	if (fd >= 0)
-		close(fd);
-	free(line);
-	return r;
 }

@@ -139,19 +139,4 @@ const char *lc_knownhosts_type_label(int type);
 int lc_knownhosts_blob_type(const unsigned char *blob, size_t len,
     char *out, size_t outsz);
 
-/*
- * Base64 helpers for key material, on OpenSSL's EVP encoder.
- * lc__b64_encode writes a NUL-terminated string (outsz >= 4 * ((len + 2) /
- * 3) + 1) and returns its length, or -LC_ERR_TOOBIG if out is too small.
- * lc__b64_decode decodes padded base64 (as OpenSSH writes it), skipping
- * space, tab, CR and LF anywhere; out must hold 3 * (len / 4) bytes.  It
- * returns the decoded length, -LC_ERR_PROTO (a character outside the
- * alphabet, missing or misplaced padding), -LC_ERR_TOOBIG (out too small)
- * or -LC_ERR_NOMEM.
- */
-int lc__b64_encode(const unsigned char *in, size_t len, char *out,
-    size_t outsz);
-int lc__b64_decode(const char *in, size_t len, unsigned char *out,
-    size_t outsz);
-
 #endif

@@ -72,7 +72,7 @@
 #define LC_SSH_FWD_READ (256 * 1024)	/* buflen of every read, forward */
 #define LC_SSH_FWD_WRITES 64		/* channel writes per round, forward */
 #define LC_SSH_ERRLINE_MAX 900		/* longer stderr lines are split */
-#define LC_SSH_READS 16			/* reads per stream per pump round */
+#define LC_SSH_READS 16			/* stdout, stderr reads per round */
 #define LC_SSH_WRITES 8			/* channel writes per pump round */
 
 enum lc_pump_op {

@@ -4,6 +4,7 @@
  */
 #include "revokedkeys.h"
 #include "err.h"
+#include "base64.h"
 #include "knownhosts.h"
 
 #include <errno.h>
@@ -293,7 +294,7 @@ lc_rk_keyline(struct lc_rk *k, const unsigned char *p, size_t n)
 		return -LC_ERR_HOSTKEY;
 	if ((blob = malloc(blen / 4 * 3 + 3)) == NULL)
 		return -LC_ERR_NOMEM;
-	dn = lc__b64_decode((const char *)b64, blen, blob, blen / 4 * 3 + 3);
+	dn = lc_base64_decode((const char *)b64, blen, blob, blen / 4 * 3 + 3);
 	if (dn == -LC_ERR_NOMEM)
 		r = dn;
 	else if (dn <= 0 || lc_knownhosts_blob_type(blob, (size_t)dn, btype,

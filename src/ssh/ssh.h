@@ -14,7 +14,7 @@
  * bytes between the channel and one end of a socketpair; the caller gets
  * the other end and speaks the control protocol on it like on any fd.  The
  * libssh2 session is touched only by the pump thread from then on (libssh2
- * sessions are not thread safe).  The remote's stderr is relayed to the
+ * sessions are not thread safe).  The remote's stderr is copied to the
  * local log line by line, prefixed with the host.  When the caller closes
  * its fd the pump sends EOF on the channel; when the channel reaches EOF the
  * pump shuts down its end of the socketpair, so the caller reads EOF.

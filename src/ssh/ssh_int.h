@@ -1,8 +1,10 @@
 /*
- * SSH internals shared by ssh.c (session, connect, exec), auth.c
- * (authentication), keyfile.c (identity files), askpass.c (passphrase
- * prompt) and pump.c (the exec channel pump).  Not part of the library's
- * interface: see lanecp/ssh.h for that.
+ * SSH internals shared by ssh.c (session, login, connect, free),
+ * ssh_tcp.c (TCP connect), ssh_hostkey.c (host key check), ssh_jump.c
+ * (ProxyJump and ProxyCommand), ssh_channel.c (exec and forward
+ * channels), auth.c (authentication), keyfile.c (identity files),
+ * askpass.c (passphrase prompt) and pump.c (the channel pump).  Not part
+ * of the library's interface: see lanecp/ssh.h for that.
  */
 #ifndef LANECP_SSH_INT_H
 #define LANECP_SSH_INT_H
@@ -19,6 +21,7 @@
 #include <libssh2.h>
 
 #include "err.h"
+#include "knownhosts.h"
 #include "sshconf.h"
 #include "clock.h"
 #include "wake.h"
@@ -83,6 +86,32 @@ struct lc_ssh_id {
 	size_t bloblen;
 };
 
+/* The local user and home directory, shared by every hop. */
+struct lc_ssh_env {
+	char luser[256];
+	char home[PATH_MAX];
+};
+
+/* One machine to log in to: a jump host or the target. */
+struct lc_ssh_hop {
+	const char *host;	/* name as given (an alias, say) */
+	const char *user;	/* user@ or NULL */
+	unsigned port;		/* :port, 0: from the config */
+	const char *identity_file;	/* -i (the target only) */
+	int jump;		/* a jump host (its proxy config is ignored) */
+};
+
+/* The known_hosts files to read, and the user file new keys go to. */
+struct lc_ssh_khfiles {
+	const char *user[LC_SSHCONF_MAX_FILES];
+	size_t nuser;
+	const char *all[2 * LC_SSHCONF_MAX_FILES];
+	size_t nall;
+	char defaults[2][PATH_MAX];
+};
+
+struct lc_ssh_opts;
+
 /* ssh.c */
 
 /* The session's last libssh2 error message ("no session" without one). */
@@ -90,8 +119,6 @@ const char *lc__ssh_liberr(struct lc_ssh *s);
 
 /* Is rc a session-level libssh2 error (connection unusable)?  1/0. */
 int lc__ssh_fatal(int rc);
-/* Log and forget the held early stderr lines (pump.c). */
-void lc__ssh_log_early(struct lc_ssh *s);
 
 /* Deadline for one waiting step from now, in lc_now_ms() time; 0: none. */
 uint64_t lc__ssh_deadline(const struct lc_ssh *s);
@@ -102,6 +129,93 @@ uint64_t lc__ssh_deadline(const struct lc_ssh *s);
  * then says so) or -LC_ERR_CONNECT (poll failed).
  */
 int lc__ssh_waitsock(struct lc_ssh *s, uint64_t deadline);
+
+/*
+ * Resolve hop through ssh_config into conf, with the hop's user and port
+ * filled in (conf->user: the user to log in as; conf->port: never 0).  A
+ * jump host's own ProxyJump and ProxyCommand are dropped.  Returns 0 or
+ * an error from lc_sshconf_resolve() (e says it).
+ */
+int lc__ssh_resolve(const struct lc_ssh_opts *o, const struct lc_ssh_env *env,
+    const struct lc_ssh_hop *hop, struct lc_sshconf *conf, struct lc_err *e);
+
+/*
+ * Log in to one machine: a new lc_ssh on fd (a socketpair end from a
+ * forward or a ProxyCommand) or, with fd < 0, over TCP to conf's HostName;
+ * host key check and authentication as for any host.  fd, via and pid
+ * pass to the new connection in every case (freed with it on error).
+ * Returns 0 with *out set, or -LC_ERR_* (e says why).
+ */
+int lc__ssh_login(const struct lc_ssh_opts *o, const struct lc_ssh_env *env,
+    const struct lc_ssh_hop *hop, const struct lc_sshconf *conf, int fd,
+    struct lc_ssh *via, pid_t pid, struct lc_ssh **out, struct lc_err *e);
+
+/* ssh_tcp.c */
+
+/* ServerAliveInterval * ServerAliveCountMax in ms, at most INT_MAX. */
+int lc__ssh_alive_ms(unsigned interval_s, unsigned count);
+
+/*
+ * Connect to host port (af: 4, 6 or 0 for either) by the deadline (0:
+ * none), trying each address in turn; s->sock, s->peer and s->local are
+ * set and the socket options applied (keepalive from s->keepalive_s and
+ * alive_count, SO_SNDBUF sndbuf if > 0).  Returns 0 or -LC_ERR_CONNECT.
+ */
+int lc__ssh_tcp(struct lc_ssh *s, const char *host, unsigned port, int af,
+    uint64_t deadline, unsigned alive_count, int sndbuf, struct lc_err *e);
+
+/* ssh_hostkey.c */
+
+/*
+ * Before the handshake: prefer the host key algorithms whose key type kh
+ * has for names.  Returns 0 or -LC_ERR_INTERNAL.
+ */
+int lc__ssh_hostkey_prefs(struct lc_ssh *s, struct lc_knownhosts *kh,
+    const char *const *names, size_t nnames, struct lc_err *e);
+
+/* The known_hosts files c names (or ssh's defaults under home) into f. */
+void lc__ssh_khfiles(const struct lc_sshconf *c, const char *home,
+    struct lc_ssh_khfiles *f);
+
+/*
+ * After the handshake: check the server's host key against
+ * RevokedHostKeys and kh (loaded from f) under StrictHostKeyChecking,
+ * recording a new key in f's first user file when that allows it.
+ * Returns 0 (accepted), -LC_ERR_HOSTKEY (refused: e says why),
+ * -LC_ERR_CONNECT (no host key), -LC_ERR_NOMEM or -LC_ERR_INTERNAL.
+ */
+int lc__ssh_verify_host(struct lc_ssh *s, struct lc_knownhosts *kh,
+    const struct lc_sshconf *c, const struct lc_ssh_khfiles *f,
+    const char *home, const char *const *names, size_t nnames,
+    struct lc_err *e);
+
+/* ssh_jump.c */
+
+/* Reap a ProxyCommand child (pid <= 0: none), killing it first if it
+ * still runs. */
+void lc__ssh_reap(pid_t pid);
+
+/*
+ * Log in to each host of the comma-separated ProxyJump list in turn, the
+ * first over TCP, each later one through a forward on the one before,
+ * and open a forward from the last to thost:tport.  *via receives the
+ * last jump host (owning the ones before), *fd the socketpair end for the
+ * target's session; names gets "JUMP1, JUMP2" for the -v line.  Returns
+ * 0 or -LC_ERR_* (e names the jump host).
+ */
+int lc__ssh_chain(const struct lc_ssh_opts *o, const struct lc_ssh_env *env,
+    const char *list, const char *thost, unsigned tport,
+    struct lc_ssh **via, int *fd, char *names, size_t namesz,
+    struct lc_err *e);
+
+/*
+ * Start the ProxyCommand tmpl (tokens expanded from c) as "/bin/sh -c
+ * CMD" on one end of a socketpair; *fd receives the other end, *pid the
+ * child.  Returns 0, -LC_ERR_CONFIG (bad token, too long),
+ * -LC_ERR_CONNECT (cannot run it), -LC_ERR_NOMEM or -LC_ERR_INTERNAL.
+ */
+int lc__ssh_proxy_command(const char *tmpl, const struct lc_sshconf *c,
+    pid_t *pid, int *fd, struct lc_err *e);
 
 /* keyfile.c */
 
@@ -139,8 +253,8 @@ int lc__ssh_authenticate(struct lc_ssh *s, const struct lc_sshconf *c,
 /*
  * Receive window of a forwarding channel (lc_ssh_forward): libssh2 1.10
  * opens direct-tcpip channels with LIBSSH2_CHANNEL_WINDOW_DEFAULT (2 MiB,
- * 40 MiB/s on a 50 ms path); ssh.c raises it to this right after the open
- * and the pump tops it up whenever it falls below half.
+ * 40 MiB/s on a 50 ms path); ssh_channel.c raises it to this right after
+ * the open and the pump tops it up whenever it falls below half.
  */
 #define LC_SSH_FWD_WINDOW (16u * 1024 * 1024)
 
@@ -151,5 +265,8 @@ int lc__ssh_authenticate(struct lc_ssh *s, const struct lc_sshconf *c,
  * status, big reads and a receive window of LC_SSH_FWD_WINDOW.
  */
 void *lc__ssh_pump_main(void *arg);
+
+/* Log and forget the held early stderr lines (takes s->mu). */
+void lc__ssh_log_early(struct lc_ssh *s);
 
 #endif

@@ -14,7 +14,7 @@
  * ConnectTimeout, ServerAliveInterval, ServerAliveCountMax,
  * HashKnownHosts, BatchMode, AddressFamily (and HostKeyAlias, only for
  * %k), ProxyJump and ProxyCommand (the first of the pair wins; "none"
- * is a direct connection; ssh.c acts on them).
+ * is a direct connection; ssh_jump.c acts on them).
  * Keywords that change where or how ssh connects but that lanecp does
  * not implement (BindAddress, BindInterface, CanonicalizeHostname
  * yes/always; the list

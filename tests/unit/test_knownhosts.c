@@ -1,6 +1,7 @@
 #include "harness.h"
 
 #include "err.h"
+#include "base64.h"
 #include "knownhosts.h"
 #include "log.h"
 #include "revokedkeys.h"
@@ -14,96 +15,6 @@
 #include <libssh2.h>
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
-
-/*
- * The base64 helpers (OpenSSL underneath): the decoder must take what
- * key files and known_hosts hold (padded base64, PEM-style bodies with
- * line breaks) and refuse the rest.
- */
-
-static int
-t_dec(const char *in, unsigned char *out, size_t outsz)
-{
-	return lc__b64_decode(in, strlen(in), out, outsz);
-}
-
-LC_TEST(b64_padding)
-{
-	unsigned char o[16];
-
-	LC_CHECK_EQ_I(t_dec("", o, sizeof(o)), 0);
-	LC_CHECK_EQ_I(t_dec("QUJD", o, sizeof(o)), 3);
-	LC_CHECK(memcmp(o, "ABC", 3) == 0);
-	LC_CHECK_EQ_I(t_dec("QUI=", o, sizeof(o)), 2);
-	LC_CHECK(memcmp(o, "AB", 2) == 0);
-	LC_CHECK_EQ_I(t_dec("QQ==", o, sizeof(o)), 1);
-	LC_CHECK_EQ_I(o[0], 'A');
-	LC_CHECK_EQ_I(t_dec("QUJDRA==", o, sizeof(o)), 4);
-	LC_CHECK(memcmp(o, "ABCD", 4) == 0);
-}
-
-/* What OpenSSH writes is always padded: a missing '=' is refused. */
-LC_TEST(b64_bad_padding)
-{
-	unsigned char o[16];
-
-	LC_CHECK(t_dec("QUI", o, sizeof(o)) < 0);
-	LC_CHECK(t_dec("QQ", o, sizeof(o)) < 0);
-	LC_CHECK(t_dec("Q", o, sizeof(o)) < 0);
-	LC_CHECK(t_dec("Q===", o, sizeof(o)) < 0);
-	LC_CHECK(t_dec("QQ=", o, sizeof(o)) < 0);
-	LC_CHECK(t_dec("QQ==QUJD", o, sizeof(o)) < 0);	/* data after '=' */
-	LC_CHECK(t_dec("QQ== QUJD", o, sizeof(o)) < 0);
-	LC_CHECK(t_dec("=QUJD", o, sizeof(o)) < 0);
-}
-
-/* Space, tab, CR and LF anywhere are skipped, as in a PEM body. */
-LC_TEST(b64_whitespace)
-{
-	unsigned char o[64];
-
-	LC_CHECK_EQ_I(t_dec(" QU\nJD\r\n\tRA=\n=\n", o, sizeof(o)), 4);
-	LC_CHECK(memcmp(o, "ABCD", 4) == 0);
-	LC_CHECK_EQ_I(t_dec("\n\n", o, sizeof(o)), 0);
-	/* a line longer than OpenSSL's 64-character block */
-	LC_CHECK_EQ_I(t_dec("QUJDQUJDQUJDQUJDQUJDQUJDQUJDQUJDQUJDQUJDQUJDQUJD"
-	    "QUJDQUJDQUJDQUJDQUJDQUJD\nQUJD", o, sizeof(o)), 57);
-}
-
-/* Anything outside the alphabet, '-' (a PEM marker) included. */
-LC_TEST(b64_invalid)
-{
-	unsigned char o[16];
-
-	LC_CHECK(t_dec("QU*D", o, sizeof(o)) < 0);
-	LC_CHECK(t_dec("QUJD-", o, sizeof(o)) < 0);
-	LC_CHECK(t_dec("QUJD----", o, sizeof(o)) < 0);
-	LC_CHECK(t_dec("QU\vJD", o, sizeof(o)) < 0);
-	LC_CHECK(t_dec("QUJ\xc3\xa9", o, sizeof(o)) < 0);
-	LC_CHECK(lc__b64_decode("QU\0D", 4, o, sizeof(o)) < 0);
-	LC_CHECK(t_dec("QUJD_A==", o, sizeof(o)) < 0);	/* base64url */
-}
-
-/* out must hold three bytes per four characters of input. */
-LC_TEST(b64_out_too_small)
-{
-	unsigned char o[8];
-
-	memset(o, 0xa5, sizeof(o));
-	LC_CHECK(t_dec("QUJDQUJD", o, 5) < 0);
-	LC_CHECK_EQ_I(o[0], 0xa5);
-	LC_CHECK_EQ_I(t_dec("QUJDQUJD", o, 6), 6);
-}
-
-LC_TEST(b64_encode)
-{
-	char o[16];
-
-	LC_CHECK_EQ_I(lc__b64_encode((const unsigned char *)"AB", 2, o,
-	    sizeof(o)), 4);
-	LC_CHECK_STR(o, "QUI=");
-	LC_CHECK(lc__b64_encode((const unsigned char *)"AB", 2, o, 4) < 0);
-}
 
 /* --- marker lines: @revoked and @cert-authority --- */
 
@@ -138,11 +49,11 @@ t_session(void)
 	t_mkblob(t_key_a, 0x11);
 	t_mkblob(t_key_b, 0x22);
 	t_mkblob(ca, 0x33);
-	LC_CHECK(lc__b64_encode(t_key_a, sizeof(t_key_a), t_b64_a,
+	LC_CHECK(lc_base64_encode(t_key_a, sizeof(t_key_a), t_b64_a,
 	    sizeof(t_b64_a)) > 0);
-	LC_CHECK(lc__b64_encode(t_key_b, sizeof(t_key_b), t_b64_b,
+	LC_CHECK(lc_base64_encode(t_key_b, sizeof(t_key_b), t_b64_b,
 	    sizeof(t_b64_b)) > 0);
-	LC_CHECK(lc__b64_encode(ca, sizeof(ca), t_b64_ca,
+	LC_CHECK(lc_base64_encode(ca, sizeof(ca), t_b64_ca,
 	    sizeof(t_b64_ca)) > 0);
 	return sess;
 }
@@ -317,8 +228,8 @@ t_hashed(const char *name, char *out, size_t outsz)
 	memset(salt, 0x42, sizeof(salt));
 	LC_CHECK(HMAC(EVP_sha1(), salt, (int)sizeof(salt),
 	    (const unsigned char *)name, strlen(name), mac, &maclen) != NULL);
-	LC_CHECK(lc__b64_encode(salt, sizeof(salt), bs, sizeof(bs)) > 0);
-	LC_CHECK(lc__b64_encode(mac, maclen, bm, sizeof(bm)) > 0);
+	LC_CHECK(lc_base64_encode(salt, sizeof(salt), bs, sizeof(bs)) > 0);
+	LC_CHECK(lc_base64_encode(mac, maclen, bm, sizeof(bm)) > 0);
 	snprintf(out, outsz, "|1|%s|%s", bs, bm);
 }
 

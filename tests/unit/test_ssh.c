@@ -1,5 +1,6 @@
 #include "harness.h"
 
+#include "base64.h"
 #include "knownhosts.h"
 #include "ssh.h"
 
@@ -53,7 +54,7 @@ LC_TEST(openssh_key_plain)
 	LC_CHECK_EQ_I(lc__ssh_openssh_key(t_plain_key, scratch,
 	    sizeof(scratch), &enc, &blob, &len), 0);
 	LC_CHECK_EQ_I(enc, 0);
-	n = lc__b64_decode(t_plain_pub, strlen(t_plain_pub), want,
+	n = lc_base64_decode(t_plain_pub, strlen(t_plain_pub), want,
 	    sizeof(want));
 	LC_CHECK(n > 0);
 	LC_CHECK_EQ_U(len, (size_t)n);
