@@ -68,6 +68,9 @@ struct lc_wbuf {
 	uint8_t charged;	/* a hole charged to its writer's budget */
 };
 
+/* A list of blocks: a pool's free list, a writer's waiting blocks. */
+TAILQ_HEAD(lc_wbuf_q, lc_wbuf);
+
 /*
  * A pool of count buffers of size bytes (allocated on first use, so an
  * idle stream costs no memory).  0, -LC_ERR_NOMEM or -LC_ERR_INTERNAL.
