@@ -63,8 +63,8 @@ lc_auth_main(void *arg)
 	lc_err_clear(&e);
 	if (au->dial) {
 		int fd;
-		r = lc_sock_connect(s->dial_addr, s->dial_ports[au->listener],
-		    s->window, LC_DIAL_TIMEOUT_MS, s->port.cancel, &fd, &e);
+		r = lc_sock_connect(s->acc.dial_addr, s->acc.dial_ports[au->listener],
+		    s->acc.window, LC_DIAL_TIMEOUT_MS, s->port.cancel, &fd, &e);
 		if (r != 0) {
 			if (!lc_role_canceled(&s->port))
 				lc_log_debug("stream %u: %s", au->listener,
@@ -72,7 +72,7 @@ lc_auth_main(void *arg)
 			au->dial_failed = 1;
 			au->dial_err = e;
 			atomic_store(&au->finished, true);
-			lc_wake_signal(&s->accept_wake);
+			lc_wake_signal(&s->acc.wake);
 			return NULL;
 		}
 		pthread_mutex_lock(&s->mu);
@@ -84,15 +84,15 @@ lc_auth_main(void *arg)
 	if (r != 0)
 		r = lc_err_set(&e, LC_ERR_STREAM, "cannot set the handshake "
 		    "deadline");
-	if (r == 0 && s->tls != NULL)
-		r = lc_tls_accept(s->tls, &au->conn, &e);
+	if (r == 0 && s->acc.tls != NULL)
+		r = lc_tls_accept(s->acc.tls, &au->conn, &e);
 	if (r == 0)
-		r = lc_stream_accept_auth(&au->conn, s->key, s->nstreams, &e);
+		r = lc_stream_accept_auth(&au->conn, s->acc.key, s->nstreams, &e);
 	if (r == 0 && au->conn.idx != au->listener)
 		r = lc_err_set(&e, LC_ERR_STREAM, "stream %u on the port of "
 		    "stream %u", au->conn.idx, au->listener);
 	if (r == 0) {
-		rv = &s->recv[au->conn.idx];
+		rv = &s->recv.rv[au->conn.idx];
 		pthread_mutex_lock(&s->mu);
 		if (rv->has_conn) {
 			r = lc_err_set(&e, LC_ERR_STREAM,
@@ -126,7 +126,7 @@ lc_auth_main(void *arg)
 	lc_conn_close(&au->conn);
 	pthread_mutex_unlock(&s->mu);
 	atomic_store(&au->finished, true);
-	lc_wake_signal(&s->accept_wake);	/* a slot is free */
+	lc_wake_signal(&s->acc.wake);	/* a slot is free */
 	return NULL;
 }
 
@@ -173,7 +173,7 @@ static void
 lc_acceptor_reap(struct lc_sink *s, int all, struct lc_dialstate *ds)
 {
 	for (int i = 0; i < LC_MAX_PENDING_AUTH; i++) {
-		struct lc_auth *au = &s->auth[i];
+		struct lc_auth *au = &s->acc.auth[i];
 		if (!au->used)
 			continue;
 		if (all) {
@@ -189,7 +189,7 @@ lc_acceptor_reap(struct lc_sink *s, int all, struct lc_dialstate *ds)
 			uint32_t k = au->listener;
 			int has;
 			pthread_mutex_lock(&s->mu);
-			has = s->recv[k].has_conn;
+			has = s->recv.rv[k].has_conn;
 			pthread_mutex_unlock(&s->mu);
 			if (au->dial_failed)
 				lc_acceptor_dial_failed(s, ds, au);
@@ -211,8 +211,8 @@ static struct lc_auth *
 lc_acceptor_slot(struct lc_sink *s)
 {
 	for (int i = 0; i < LC_MAX_PENDING_AUTH; i++)
-		if (!s->auth[i].used)
-			return &s->auth[i];
+		if (!s->acc.auth[i].used)
+			return &s->acc.auth[i];
 	return NULL;
 }
 
@@ -256,13 +256,13 @@ lc_acceptor_make_room(struct lc_sink *s, const char *host)
 	int k, why;
 
 	for (int i = 0; i < LC_MAX_PENDING_AUTH; i++) {
-		v[i].host = s->auth[i].used ? s->auth[i].host : NULL;
-		v[i].t0 = s->auth[i].t0;
+		v[i].host = s->acc.auth[i].used ? s->acc.auth[i].host : NULL;
+		v[i].t0 = s->acc.auth[i].t0;
 	}
 	if ((k = lc_hs_admit(v, LC_MAX_PENDING_AUTH, host, per_host,
 	    &why)) < 0)
 		return;
-	au = &s->auth[k];
+	au = &s->acc.auth[k];
 	atomic_store(&au->evicted, true);
 	pthread_mutex_lock(&s->mu);
 	lc_conn_shutdown(&au->conn);
@@ -286,7 +286,7 @@ static int
 lc_acceptor_busy(const struct lc_sink *s, uint32_t i)
 {
 	for (int k = 0; k < LC_MAX_PENDING_AUTH; k++)
-		if (s->auth[k].used && s->auth[k].listener == i)
+		if (s->acc.auth[k].used && s->acc.auth[k].listener == i)
 			return 1;
 	return 0;
 }
@@ -312,17 +312,17 @@ lc_acceptor_dial_main(struct lc_sink *s)
 			if (now < ds.next_dial[i] || lc_acceptor_busy(s, i))
 				continue;
 			pthread_mutex_lock(&s->mu);
-			has = s->recv[i].has_conn;
+			has = s->recv.rv[i].has_conn;
 			pthread_mutex_unlock(&s->mu);
 			if (has || (au = lc_acceptor_slot(s)) == NULL)
 				continue;
 			lc_acceptor_take(s, au, i, -1);
 		}
 		/* woken by a finished handshake, a lost stream, or a cancel */
-		pfd.fd = s->accept_wake.rfd;
+		pfd.fd = s->acc.wake.rfd;
 		pfd.events = POLLIN;
 		if (poll(&pfd, 1, LC_DIAL_BACKOFF_MIN_MS) > 0)
-			lc_wake_drain(&s->accept_wake);
+			lc_wake_drain(&s->acc.wake);
 	}
 	lc_acceptor_reap(s, 1, NULL);
 	return NULL;
@@ -336,20 +336,20 @@ lc_acceptor_main(void *arg)
 	uint32_t n = s->nstreams;
 
 	lc_log_set_tag("accept");
-	if (s->dial_mode)
+	if (s->acc.dial_mode)
 		return lc_acceptor_dial_main(s);
 	while (!lc_role_canceled(&s->port)) {
 		lc_acceptor_reap(s, 0, NULL);
 		for (uint32_t i = 0; i < n; i++) {
-			pfd[i].fd = s->recv[i].listen_fd;
+			pfd[i].fd = s->recv.rv[i].listen_fd;
 			pfd[i].events = POLLIN;
 		}
-		pfd[n].fd = s->accept_wake.rfd;
+		pfd[n].fd = s->acc.wake.rfd;
 		pfd[n].events = POLLIN;
 		if (poll(pfd, n + 1, 1000) < 0 && errno != EINTR)
 			break;
 		if (pfd[n].revents != 0)
-			lc_wake_drain(&s->accept_wake);
+			lc_wake_drain(&s->acc.wake);
 		for (uint32_t i = 0; i < n; i++) {
 			char host[LC_PEER_MAX];
 			struct lc_conn peer;

@@ -84,7 +84,7 @@ lc_receiver_hole(struct lc_receiver *rv, struct lc_wfile *wf,
 	    e)) != 1)
 		return r;
 	atomic_store(&rv->state, LC_RV_QUOTA);
-	if (!atomic_exchange(&s->hole_wait_said, true))
+	if (!atomic_exchange(&s->mem.hole_wait_said, true))
 		lc_log_verbose("data stream %u: holes waiting in the writers "
 		    "reached the memory bound; the stream waits for the writer "
 		    "to move", rv->idx);
@@ -201,7 +201,7 @@ lc_receiver_frame(struct lc_receiver *rv, const uint8_t *hdr,
 		if ((r = lc_receiver_hole(rv, wf, fr, &complete, e)) != 0)
 			return lc_receiver_refused(rv, fr, r, e);
 		/* file bytes, for progress: a hole counts whole */
-		atomic_fetch_add(&s->bytes, fr->raw_len);
+		atomic_fetch_add(&s->recv.bytes, fr->raw_len);
 		if (complete)
 			lc_role_post(&s->port, LC_EV_FILE_WRITTEN, fr->file_id,
 			    0, NULL);
@@ -224,7 +224,7 @@ lc_receiver_frame(struct lc_receiver *rv, const uint8_t *hdr,
 	rv->last_off = fr->offset;
 	if ((r = lc_wfile_submit(wf, b, &complete, e)) != 0)
 		return lc_receiver_refused(rv, fr, r, e);
-	atomic_fetch_add(&s->bytes, fr->raw_len);
+	atomic_fetch_add(&s->recv.bytes, fr->raw_len);
 	if (complete)
 		lc_role_post(&s->port, LC_EV_FILE_WRITTEN, fr->file_id, 0,
 		    NULL);
@@ -327,7 +327,7 @@ lc_receiver_main(void *arg)
 	    r == -LC_ERR_INTEGRITY) {
 		if (atomic_load(&rv->stalled))
 			lc_err_set(&e, LC_ERR_STREAM, "no data for %u s",
-			    s->stall_s);
+			    s->recv.stall_s);
 		lc_role_post(&s->port, LC_EV_STREAM_LOST, rv->idx, 0, &e);
 	} else {
 		lc_role_post(&s->port, LC_EV_ERROR, rv->idx, 0, &e);

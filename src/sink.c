@@ -92,25 +92,25 @@ lc_sink_new(const struct lc_role_port *port, void **out)
 		return -LC_ERR_NOMEM;
 	s->port = *port;
 	pthread_mutex_init(&s->mu, NULL);
-	pthread_mutex_init(&s->hol_mu, NULL);
+	pthread_mutex_init(&s->mem.hol_mu, NULL);
 	pthread_cond_init(&s->cv, NULL);
-	atomic_init(&s->bytes, 0);
+	atomic_init(&s->recv.bytes, 0);
 	atomic_init(&s->written, 0);
 	atomic_init(&s->stopping, false);
-	atomic_init(&s->mem_left, 0);
-	atomic_init(&s->hole_wait_said, false);
-	s->accept_wake.rfd = s->accept_wake.wfd = -1;
+	atomic_init(&s->mem.left, 0);
+	atomic_init(&s->mem.hole_wait_said, false);
+	s->acc.wake.rfd = s->acc.wake.wfd = -1;
 	s->tgt.dir_fd = -1;
-	s->pipe_fd = -1;
-	s->prog_pid = -1;
+	s->pipe.fd = -1;
+	s->pipe.prog_pid = -1;
 	s->lw_file = 1;
 	s->lo = 1;
 	for (uint32_t i = 0; i < LC_MAX_STREAMS; i++) {
-		s->recv[i].listen_fd = -1;
-		s->recv[i].conn.fd = -1;
-		atomic_init(&s->recv[i].state, LC_RV_WAIT);
-		atomic_init(&s->recv[i].last_rx_ms, 0);
-		atomic_init(&s->recv[i].stalled, false);
+		s->recv.rv[i].listen_fd = -1;
+		s->recv.rv[i].conn.fd = -1;
+		atomic_init(&s->recv.rv[i].state, LC_RV_WAIT);
+		atomic_init(&s->recv.rv[i].last_rx_ms, 0);
+		atomic_init(&s->recv.rv[i].stalled, false);
 	}
 	if ((s->jobs = lc_jobq_new("lc-sink-jobs")) == NULL) {
 		pthread_cond_destroy(&s->cv);
@@ -175,7 +175,7 @@ lc_sink_pipe_target(struct lc_sink *s, const struct lc_msg_sink_target *m,
 			return lc_err_set(e, LC_ERR_DENIED, "'-' (stdout) is a "
 			    "local target only: a remote agent's stdout is its "
 			    "control channel");
-		if ((s->pipe_fd = fcntl(1, F_DUPFD_CLOEXEC, 3)) < 0)
+		if ((s->pipe.fd = fcntl(1, F_DUPFD_CLOEXEC, 3)) < 0)
 			return lc_err_sys(e, LC_ERR_IO, errno, "stdout");
 		snprintf(s->tgt.path, sizeof(s->tgt.path), "stdout");
 		return 0;
@@ -184,15 +184,15 @@ lc_sink_pipe_target(struct lc_sink *s, const struct lc_msg_sink_target *m,
 		return lc_err_set(e, LC_ERR_DENIED, "this agent is restricted "
 		    "(--restrict %s): it runs no -N programs",
 		    s->port.conf->root);
-	snprintf(s->prog_cmd, sizeof(s->prog_cmd), "%s", m->target);
+	snprintf(s->pipe.prog_cmd, sizeof(s->pipe.prog_cmd), "%s", m->target);
 	/* a remote agent's stdout is the control channel: stderr instead */
-	if ((r = lc_prog_start(s->prog_cmd, 0, s->port.set.local ? 1 : 2,
-	    &s->prog_pid, &s->pipe_fd, e)) != 0)
+	if ((r = lc_prog_start(s->pipe.prog_cmd, 0, s->port.set.local ? 1 : 2,
+	    &s->pipe.prog_pid, &s->pipe.fd, e)) != 0)
 		return r;
-	lc_log_verbose("target program '%s' started (pid %ld)", s->prog_cmd,
-	    (long)s->prog_pid);
+	lc_log_verbose("target program '%s' started (pid %ld)", s->pipe.prog_cmd,
+	    (long)s->pipe.prog_pid);
 	snprintf(s->tgt.path, sizeof(s->tgt.path), "target program '%.200s'",
-	    s->prog_cmd);
+	    s->pipe.prog_cmd);
 	return 0;
 }
 
@@ -365,9 +365,9 @@ lc_sink_dir(struct lc_sink *s, const char *rel, struct lc_tdir **out,
 	int fd, r;
 
 	*out = NULL;
-	if (s->cur_dir != NULL && strcmp(s->cur_dir->rel, rel) == 0) {
-		s->cur_dir->refs++;
-		*out = s->cur_dir;
+	if (s->tree.cur_dir != NULL && strcmp(s->tree.cur_dir->rel, rel) == 0) {
+		s->tree.cur_dir->refs++;
+		*out = s->tree.cur_dir;
 		return 0;
 	}
 	if ((r = lc_tree_open_dir(&s->tgt, rel, &fd, e)) != 0)
@@ -379,8 +379,8 @@ lc_sink_dir(struct lc_sink *s, const char *rel, struct lc_tdir **out,
 	d->fd = fd;
 	d->refs = 2;	/* the cache's and the caller's */
 	memcpy(d->rel, rel, n + 1);
-	lc_tdir_put(s->cur_dir);
-	s->cur_dir = d;
+	lc_tdir_put(s->tree.cur_dir);
+	s->tree.cur_dir = d;
 	*out = d;
 	return 0;
 }
@@ -514,15 +514,15 @@ lc_sink_finish_job(void *arg)
 		pid_t pid;
 		siginfo_t si;
 		/* exited, not reaped: abort must not signal a reused pid */
-		while (waitid(P_PID, (id_t)s->prog_pid, &si, WEXITED |
+		while (waitid(P_PID, (id_t)s->pipe.prog_pid, &si, WEXITED |
 		    WNOWAIT) != 0 && errno == EINTR)
 			;
 		pthread_mutex_lock(&s->mu);
-		pid = s->prog_pid;
-		s->prog_pid = -1;
+		pid = s->pipe.prog_pid;
+		s->pipe.prog_pid = -1;
 		pthread_mutex_unlock(&s->mu);
 		if (pid > 0 && lc_prog_wait(pid, "target program",
-		    s->prog_cmd, &e) != 0)
+		    s->pipe.prog_cmd, &e) != 0)
 			goto fail;
 	}
 	if (syncfs_fd >= 0) {	/* the renames: one more */
@@ -563,16 +563,16 @@ lc_sink_fin_kick(struct lc_sink *s)
 {
 	struct lc_fin_batch *b;
 
-	if (s->fin_busy || s->nfin == 0)
+	if (s->fin.busy || s->fin.n == 0)
 		return 0;
-	if ((b = malloc(sizeof(*b) + s->nfin * sizeof(b->v[0]))) == NULL)
+	if ((b = malloc(sizeof(*b) + s->fin.n * sizeof(b->v[0]))) == NULL)
 		return -LC_ERR_NOMEM;
 	b->sink = s;
-	b->n = s->nfin;
-	memcpy(b->v, s->fin, s->nfin * sizeof(b->v[0]));
-	s->nfin = 0;
-	s->fin_busy = 1;
-	s->fin_batch = b;	/* main frees it: a dropped job would leak it */
+	b->n = s->fin.n;
+	memcpy(b->v, s->fin.wait, s->fin.n * sizeof(b->v[0]));
+	s->fin.n = 0;
+	s->fin.busy = 1;
+	s->fin.batch = b;	/* main frees it: a dropped job would leak it */
 	return lc_jobq_push(s->jobs, lc_sink_finish_job, b);
 }
 
@@ -584,15 +584,15 @@ lc_sink_maybe_finish(struct lc_sink *s, struct lc_sfile *f)
 	    (f->csum != NULL && f->expect[0] == '\0'))
 		return 0;
 	f->state = LC_SF_FINISH;
-	if (s->nfin == s->fin_cap) {
-		size_t ncap = s->fin_cap ? 2 * s->fin_cap : 64;
-		struct lc_sfile **n = realloc(s->fin, ncap * sizeof(*n));
+	if (s->fin.n == s->fin.cap) {
+		size_t ncap = s->fin.cap ? 2 * s->fin.cap : 64;
+		struct lc_sfile **n = realloc(s->fin.wait, ncap * sizeof(*n));
 		if (n == NULL)
 			return -LC_ERR_NOMEM;
-		s->fin = n;
-		s->fin_cap = ncap;
+		s->fin.wait = n;
+		s->fin.cap = ncap;
 	}
-	s->fin[s->nfin++] = f;
+	s->fin.wait[s->fin.n++] = f;
 	return lc_sink_fin_kick(s);
 }
 
@@ -618,7 +618,7 @@ lc_sink_start_file(struct lc_sink *s, struct lc_sfile *f, struct lc_err *e)
 	if (f->csum != NULL && f->nspans == 0)
 		lc_wfile_set_csum(wf, f->csum);
 	lc_wfile_set_counter(wf, &s->written);
-	lc_wfile_set_budget(wf, &s->mem_left);
+	lc_wfile_set_budget(wf, &s->mem.left);
 	/* receivers look the writer up under the mutex */
 	pthread_mutex_lock(&s->mu);
 	f->wf = wf;
@@ -698,7 +698,7 @@ lc_sink_file_error_ok(const struct lc_sink *s, int r)
 static uint32_t
 lc_sink_id(struct lc_sink *s, const char *name, uint32_t id, int group)
 {
-	struct lc_sink_idmap *c = group ? &s->map_group : &s->map_user;
+	struct lc_sink_idmap *c = group ? &s->tree.map_group : &s->tree.map_user;
 	char buf[4096];
 	struct passwd pw, *pwp = NULL;
 	struct group gr, *grp = NULL;
@@ -743,20 +743,20 @@ lc_sink_note_dir(struct lc_sink *s, const struct lc_msg_file *m, int made)
 
 	if (!made && !(s->tgt.flags & (LC_TGT_PRESERVE | LC_TGT_OWNER)))
 		return 0;
-	if (s->ndirs == s->dirs_cap) {
-		size_t ncap = s->dirs_cap ? 2 * s->dirs_cap : 64;
-		if ((d = realloc(s->dirs, ncap * sizeof(*d))) == NULL)
+	if (s->tree.ndirs == s->tree.dirs_cap) {
+		size_t ncap = s->tree.dirs_cap ? 2 * s->tree.dirs_cap : 64;
+		if ((d = realloc(s->tree.dirs, ncap * sizeof(*d))) == NULL)
 			return -LC_ERR_NOMEM;
-		s->dirs = d;
-		s->dirs_cap = ncap;
+		s->tree.dirs = d;
+		s->tree.dirs_cap = ncap;
 	}
-	d = &s->dirs[s->ndirs];
+	d = &s->tree.dirs[s->tree.ndirs];
 	if ((d->rel = strdup(m->name)) == NULL)
 		return -LC_ERR_NOMEM;
 	lc_sink_attrs(s, m, &d->a);
 	/* a directory that was there keeps its mode, unless -p */
 	d->a.set_mode = made || (s->tgt.flags & LC_TGT_PRESERVE);
-	s->ndirs++;
+	s->tree.ndirs++;
 	return 0;
 }
 
@@ -776,24 +776,24 @@ lc_sink_space(struct lc_sink *s, struct lc_sfile *f, uint64_t need,
 		return 0;
 	if (!s->tgt.is_dir)
 		return lc_part_space(&s->tgt, &f->p, need, e);
-	if (!s->space_known) {
+	if (!s->tree.space_known) {
 		if (fstatvfs(s->tgt.dir_fd, &sv) != 0)
 			return 0;
-		s->space_avail = (uint64_t)sv.f_bavail * sv.f_frsize;
-		s->space_known = 1;
+		s->tree.space_avail = (uint64_t)sv.f_bavail * sv.f_frsize;
+		s->tree.space_known = 1;
 	}
-	s->space_need += need;
-	if (s->space_need <= s->space_avail)
+	s->tree.space_need += need;
+	if (s->tree.space_need <= s->tree.space_avail)
 		return 0;
-	if (s->space_need == need)	/* the first file */
+	if (s->tree.space_need == need)	/* the first file */
 		return lc_err_set(e, LC_ERR_NOSPACE, "%s: needs %s but only "
 		    "%s is free there (--no-space-check to try anyway)",
 		    f->p.final, lc_fmt_bytes(a, sizeof(a), need),
-		    lc_fmt_bytes(b, sizeof(b), s->space_avail));
+		    lc_fmt_bytes(b, sizeof(b), s->tree.space_avail));
 	return lc_err_set(e, LC_ERR_NOSPACE, "%s: the files so far need %s "
 	    "but only %s is free there (--no-space-check to try anyway)",
-	    f->p.final, lc_fmt_bytes(a, sizeof(a), s->space_need),
-	    lc_fmt_bytes(b, sizeof(b), s->space_avail));
+	    f->p.final, lc_fmt_bytes(a, sizeof(a), s->tree.space_need),
+	    lc_fmt_bytes(b, sizeof(b), s->tree.space_avail));
 }
 
 /* The one file of a pipe target: straight into the pipe, in order. */
@@ -804,7 +804,7 @@ lc_sink_pipe_file(struct lc_sink *s, const struct lc_msg_file *m,
 	struct lc_sfile *f;
 	int r;
 
-	if (m->id != 1 || s->pipe_fd < 0)
+	if (m->id != 1 || s->pipe.fd < 0)
 		return lc_err_set(e, LC_ERR_PROTO, "FILE: a pipe target takes "
 		    "one file");
 	if ((f = calloc(1, sizeof(*f))) == NULL)
@@ -812,8 +812,8 @@ lc_sink_pipe_file(struct lc_sink *s, const struct lc_msg_file *m,
 	f->id = m->id;
 	f->kind = m->kind;
 	f->sink = s;
-	f->p.fd = s->pipe_fd;
-	s->pipe_fd = -1;	/* the part's now */
+	f->p.fd = s->pipe.fd;
+	s->pipe.fd = -1;	/* the part's now */
 	f->p.dfd = -1;
 	f->p.direct = 1;
 	f->p.size = m->size;
@@ -1088,32 +1088,32 @@ lc__sink_quota_wait(struct lc_sink *s, int waiting)
 {
 	uint64_t now = lc_now_ns();
 
-	pthread_mutex_lock(&s->hol_mu);
+	pthread_mutex_lock(&s->mem.hol_mu);
 	if (waiting) {
-		s->hol_waiting++;
-		s->quota_wait_ns -= now;
+		s->mem.hol_waiting++;
+		s->mem.quota_wait_ns -= now;
 	} else {
-		s->hol_waiting--;
-		s->quota_wait_ns += now;
+		s->mem.hol_waiting--;
+		s->mem.quota_wait_ns += now;
 	}
-	pthread_mutex_unlock(&s->hol_mu);
+	pthread_mutex_unlock(&s->mem.hol_mu);
 }
 
 /* See sink_int.h. */
 int
 lc__sink_quota_grow(struct lc_sink *s, struct lc_receiver *rv)
 {
-	int_fast64_t left = atomic_load(&s->mem_left);
+	int_fast64_t left = atomic_load(&s->mem.left);
 
 	/* waiting holes keep LC_SINK_HOLE_RESERVE of it for themselves */
 	do {
 		if (left < (int_fast64_t)s->block + LC_SINK_HOLE_RESERVE)
 			return 0;
-	} while (!atomic_compare_exchange_weak(&s->mem_left, &left,
+	} while (!atomic_compare_exchange_weak(&s->mem.left, &left,
 	    left - s->block));
-	if (lc_pool_grow(rv->pool, s->quota_max))
+	if (lc_pool_grow(rv->pool, s->mem.quota_max))
 		return 1;
-	atomic_fetch_add(&s->mem_left, s->block);
+	atomic_fetch_add(&s->mem.left, s->block);
 	return 0;
 }
 
@@ -1130,13 +1130,13 @@ lc_sink_hol_report(struct lc_sink *s)
 	uint64_t wait;
 	uint32_t qmax = 0, qsum = 0;
 
-	pthread_mutex_lock(&s->hol_mu);
-	wait = s->hol_waiting == 0 ? s->quota_wait_ns : 0;
-	pthread_mutex_unlock(&s->hol_mu);
+	pthread_mutex_lock(&s->mem.hol_mu);
+	wait = s->mem.hol_waiting == 0 ? s->mem.quota_wait_ns : 0;
+	pthread_mutex_unlock(&s->mem.hol_mu);
 	if (s->nstreams < 2)
 		return;
 	for (uint32_t i = 0; i < s->nstreams; i++) {
-		uint32_t q = lc_pool_quota(s->recv[i].pool);
+		uint32_t q = lc_pool_quota(s->recv.rv[i].pool);
 		qsum += q;
 		if (q > qmax)
 			qmax = q;
@@ -1202,10 +1202,10 @@ lc_sink_limits(uint64_t budget, uint32_t max_streams, uint32_t extra,
 static int
 lc_sink_start_acceptor(struct lc_sink *s, struct lc_err *e)
 {
-	if (lc_thread_start(&s->acceptor, "lc-accept", lc_acceptor_main,
+	if (lc_thread_start(&s->acc.thread, "lc-accept", lc_acceptor_main,
 	    s) != 0)
 		return lc_err_set(e, LC_ERR_INTERNAL, "thread");
-	s->acceptor_started = 1;
+	s->acc.started = 1;
 	return 0;
 }
 
@@ -1216,16 +1216,16 @@ lc_sink_dial(struct lc_sink *s, const struct lc_msg_dial *m,
 {
 	int r;
 
-	if (!s->listening || !s->dial_mode || s->acceptor_started ||
+	if (!s->listening || !s->acc.dial_mode || s->acc.started ||
 	    m->streams != s->nstreams)
 		return lc_err_set(e, LC_ERR_PROTO, "unexpected DIAL");
-	memcpy(s->dial_addr, m->addr, sizeof(s->dial_addr));
-	if ((r = lc_role_dial_check(&s->port, s->dial_addr,
-	    sizeof(s->dial_addr), e)) != 0)
+	memcpy(s->acc.dial_addr, m->addr, sizeof(s->acc.dial_addr));
+	if ((r = lc_role_dial_check(&s->port, s->acc.dial_addr,
+	    sizeof(s->acc.dial_addr), e)) != 0)
 		return r;
-	memcpy(s->dial_ports, m->ports, sizeof(s->dial_ports));
+	memcpy(s->acc.dial_ports, m->ports, sizeof(s->acc.dial_ports));
 	lc_log_debug("reverse: dialling %u streams to %s", s->nstreams,
-	    s->dial_addr);
+	    s->acc.dial_addr);
 	return lc_sink_start_acceptor(s, e);
 }
 
@@ -1246,56 +1246,56 @@ lc_sink_listen(struct lc_sink *s, const struct lc_msg_listen *m,
 	lc_sink_limits(s->port.set.max_memory, s->port.set.max_streams,
 	    (m->flags & LC_XFER_COMPRESS) ? 2 : 1, &s->nstreams, &s->block,
 	    &s->quota, &left);
-	atomic_store(&s->mem_left, (int_fast64_t)left);
-	s->quota_max = s->quota > LC_MAX_QUOTA ? s->quota : LC_MAX_QUOTA;
+	atomic_store(&s->mem.left, (int_fast64_t)left);
+	s->mem.quota_max = s->quota > LC_MAX_QUOTA ? s->quota : LC_MAX_QUOTA;
 	if (s->nstreams != m->streams || s->block != m->block)
 		lc_log_verbose("sink: %u streams of %u KiB blocks asked for, "
 		    "%u of %u KiB granted (memory bound %llu MiB)", m->streams,
 		    m->block >> 10, s->nstreams, s->block >> 10,
 		    (unsigned long long)(s->port.set.max_memory >> 20));
-	s->window = m->window;
+	s->acc.window = m->window;
 	s->flags = m->flags;
 	s->csum = m->csum;
-	s->stall_s = m->stall_s;
-	s->quiet_s = m->quiet_s;
-	if (s->key == NULL && (s->key = lc_secmem_alloc(LC_KEY_LEN)) == NULL)
+	s->recv.stall_s = m->stall_s;
+	s->recv.quiet_s = m->quiet_s;
+	if (s->acc.key == NULL && (s->acc.key = lc_secmem_alloc(LC_KEY_LEN)) == NULL)
 		return lc_err_set(e, LC_ERR_NOMEM, "out of memory");
-	memcpy(s->key, m->key, LC_KEY_LEN);
+	memcpy(s->acc.key, m->key, LC_KEY_LEN);
 	if ((s->flags & LC_XFER_ENCRYPT) &&
-	    (r = lc_tls_new(1, s->key, &s->tls, e)) != 0)
+	    (r = lc_tls_new(1, s->acc.key, &s->acc.tls, e)) != 0)
 		return r;
 	memset(&l, 0, sizeof(l));
 	for (uint32_t i = 0; i < s->nstreams; i++) {
-		struct lc_receiver *rv = &s->recv[i];
+		struct lc_receiver *rv = &s->recv.rv[i];
 		rv->sink = s;
 		rv->idx = i;
 		if ((r = lc_pool_new(s->quota, s->block, &rv->pool)) != 0)
 			return lc_err_set(e, LC_ERR_NOMEM, "out of memory");
 		if (s->flags & LC_XFER_REVERSE)
 			continue;	/* we dial: see DIAL */
-		if ((r = lc_sock_listen(s->window,
+		if ((r = lc_sock_listen(s->acc.window,
 		    !!(s->flags & LC_XFER_LOOPBACK), &rv->listen_fd, &rv->port,
 		    e)) != 0)
 			return r;
 		l.ports[i] = rv->port;
 	}
 	l.nports = (s->flags & LC_XFER_REVERSE) ? 0 : s->nstreams;
-	s->dial_mode = !!(s->flags & LC_XFER_REVERSE);
-	if (lc_wake_open(&s->accept_wake) != 0)
+	s->acc.dial_mode = !!(s->flags & LC_XFER_REVERSE);
+	if (lc_wake_open(&s->acc.wake) != 0)
 		return lc_err_set(e, LC_ERR_INTERNAL, "pipe");
 	for (uint32_t i = 0; i < s->nstreams; i++) {
 		snprintf(name, sizeof(name), "lc-recv-%u", i);
-		if (lc_thread_start(&s->recv[i].thread, name,
-		    lc_receiver_main, &s->recv[i]) != 0)
+		if (lc_thread_start(&s->recv.rv[i].thread, name,
+		    lc_receiver_main, &s->recv.rv[i]) != 0)
 			return lc_err_set(e, LC_ERR_INTERNAL, "thread");
-		s->recv[i].started = 1;
+		s->recv.rv[i].started = 1;
 	}
 	/* reverse: the acceptor starts dialling at DIAL */
-	if (!s->dial_mode && (r = lc_sink_start_acceptor(s, e)) != 0)
+	if (!s->acc.dial_mode && (r = lc_sink_start_acceptor(s, e)) != 0)
 		return r;
 	l.streams = s->nstreams;
-	l.window = s->window != 0 && !s->dial_mode ?
-	    lc_sock_rcvbuf(s->recv[0].listen_fd) : s->window;
+	l.window = s->acc.window != 0 && !s->acc.dial_mode ?
+	    lc_sock_rcvbuf(s->recv.rv[0].listen_fd) : s->acc.window;
 	l.block = s->block;
 	l.quota = s->quota;
 	lc_log_debug("listening on %u ports, quota %u x %u bytes",
@@ -1321,10 +1321,10 @@ lc_sink_stop(struct lc_sink *s)
 	atomic_store(&s->stopping, true);
 	lc_sink_abort(s);
 	for (uint32_t i = 0; i < s->nstreams; i++) {
-		if (!s->recv[i].started)
+		if (!s->recv.rv[i].started)
 			continue;
-		pthread_join(s->recv[i].thread, NULL);
-		s->recv[i].started = 0;
+		pthread_join(s->recv.rv[i].thread, NULL);
+		s->recv.rv[i].started = 0;
 	}
 	s->stopped = 1;
 	/* as after FILE_ABORT: an empty new part file is not worth keeping */
@@ -1453,19 +1453,19 @@ lc_sink_dirs_job(void *arg)
 	struct lc_err e;
 
 	lc_err_clear(&e);
-	for (size_t i = s->ndirs; i-- > 0;) {
-		const struct lc_sdir *d = &s->dirs[i];
+	for (size_t i = s->tree.ndirs; i-- > 0;) {
+		const struct lc_sdir *d = &s->tree.dirs[i];
 		if (lc_role_canceled(&s->port))
 			return;
 		if (lc_tree_dir_attrs(&s->tgt, d->rel, &d->a,
-		    fsync_on && s->ndirs < LC_SINK_SYNCFS_MIN, &e) != 0) {
+		    fsync_on && s->tree.ndirs < LC_SINK_SYNCFS_MIN, &e) != 0) {
 			lc_role_post(&s->port, LC_EV_ERROR, 0, 0, &e);
 			return;
 		}
 	}
 	/* many directories: one syncfs(2) for all of them */
 	if (fsync_on && s->tgt.dir_fd >= 0 &&
-	    (s->ndirs >= LC_SINK_SYNCFS_MIN ? syncfs(s->tgt.dir_fd) :
+	    (s->tree.ndirs >= LC_SINK_SYNCFS_MIN ? syncfs(s->tgt.dir_fd) :
 	    fsync(s->tgt.dir_fd)) != 0 && errno != EINVAL) {
 		lc_err_sys(&e, LC_ERR_IO, errno, "sync %s", s->tgt.path);
 		lc_role_post(&s->port, LC_EV_ERROR, 0, 0, &e);
@@ -1479,14 +1479,14 @@ lc_sink_maybe_done(struct lc_sink *s)
 {
 	struct lc_msg_xfer_done d;
 
-	if (s->done_sent || s->ended < s->nstreams ||
-	    s->files_done < s->files_total || s->fin_busy)
+	if (s->done_sent || s->recv.ended < s->nstreams ||
+	    s->files_done < s->files_total || s->fin.busy)
 		return 0;
-	if ((s->tgt.flags & LC_TGT_TREE) && s->dirs_state == 0) {
-		s->dirs_state = 1;
+	if ((s->tgt.flags & LC_TGT_TREE) && s->tree.dirs_state == 0) {
+		s->tree.dirs_state = 1;
 		return lc_jobq_push(s->jobs, lc_sink_dirs_job, s);
 	}
-	if ((s->tgt.flags & LC_TGT_TREE) && s->dirs_state != 2)
+	if ((s->tgt.flags & LC_TGT_TREE) && s->tree.dirs_state != 2)
 		return 0;
 	s->done_sent = 1;
 	lc_sink_hol_report(s);
@@ -1501,7 +1501,7 @@ static int
 lc_sink_stream_lost(struct lc_sink *s, uint32_t i, const struct lc_err *why,
     struct lc_err *e)
 {
-	struct lc_receiver *rv = &s->recv[i];
+	struct lc_receiver *rv = &s->recv.rv[i];
 	struct lc_msg_stream_lost m;
 	char name[32];
 
@@ -1523,8 +1523,8 @@ lc_sink_stream_lost(struct lc_sink *s, uint32_t i, const struct lc_err *why,
 	lc_conn_close(&rv->conn);
 	rv->has_conn = 0;
 	pthread_mutex_unlock(&s->mu);
-	if (s->acceptor_started)
-		lc_wake_signal(&s->accept_wake);	/* reverse: redial */
+	if (s->acc.started)
+		lc_wake_signal(&s->acc.wake);	/* reverse: redial */
 	atomic_store(&rv->stalled, false);
 	atomic_store(&rv->state, LC_RV_WAIT);
 	snprintf(name, sizeof(name), "lc-recv-%u", i);
@@ -1567,14 +1567,14 @@ lc_sink_event(void *role, const struct lc_event *ev, struct lc_err *e)
 		lc_sink_retire(s);
 		return 0;
 	case LC_EV_BATCH_DONE:
-		s->fin_busy = 0;
-		free(s->fin_batch);
-		s->fin_batch = NULL;
+		s->fin.busy = 0;
+		free(s->fin.batch);
+		s->fin.batch = NULL;
 		if ((r = lc_sink_fin_kick(s)) != 0)
 			return r;
 		return lc_sink_maybe_done(s);
 	case LC_EV_DIRS_DONE:
-		s->dirs_state = 2;
+		s->tree.dirs_state = 2;
 		return lc_sink_maybe_done(s);
 	case LC_EV_PREFIX_DONE:
 		if ((f = lc_sink_table_get(s, ev->a)) == NULL ||
@@ -1594,7 +1594,7 @@ lc_sink_event(void *role, const struct lc_event *ev, struct lc_err *e)
 			break;
 		return lc_sink_start_file(s, f, e);
 	case LC_EV_RECEIVER_DONE:
-		s->ended++;
+		s->recv.ended++;
 		return lc_sink_maybe_done(s);
 	case LC_EV_STREAM_ACK:
 		return lc_sink_progress(s);
@@ -1628,13 +1628,13 @@ lc_sink_drop_stream(struct lc_sink *s, struct lc_receiver *rv)
 static void
 lc_sink_quiet(struct lc_sink *s, uint64_t now_ms)
 {
-	uint64_t quiet_ms = (uint64_t)s->quiet_s * 1000;
+	uint64_t quiet_ms = (uint64_t)s->recv.quiet_s * 1000;
 	uint32_t n = 0;
 
 	if (quiet_ms == 0)
 		return;
 	for (uint32_t i = 0; i < s->nstreams; i++) {
-		struct lc_receiver *rv = &s->recv[i];
+		struct lc_receiver *rv = &s->recv.rv[i];
 		if (atomic_load(&rv->state) != LC_RV_RECV)
 			continue;
 		if (atomic_load(&rv->stalled) ||
@@ -1645,10 +1645,10 @@ lc_sink_quiet(struct lc_sink *s, uint64_t now_ms)
 	if (n == 0)
 		return;
 	lc_log_verbose("no data on any of %u streams for %u s: the path is "
-	    "gone; reconnecting them", n, s->quiet_s);
+	    "gone; reconnecting them", n, s->recv.quiet_s);
 	for (uint32_t i = 0; i < s->nstreams; i++)
-		if (atomic_load(&s->recv[i].state) == LC_RV_RECV)
-			lc_sink_drop_stream(s, &s->recv[i]);
+		if (atomic_load(&s->recv.rv[i].state) == LC_RV_RECV)
+			lc_sink_drop_stream(s, &s->recv.rv[i]);
 }
 
 /*
@@ -1664,20 +1664,20 @@ static int
 lc_sink_tick(void *role, uint64_t now_ms)
 {
 	struct lc_sink *s = role;
-	uint64_t stall_ms = (uint64_t)s->stall_s * 1000;
+	uint64_t stall_ms = (uint64_t)s->recv.stall_s * 1000;
 	int busy = 0;
 
 	if (!s->listening || s->done_sent || s->stopped)
 		return 0;
 	for (uint32_t i = 0; stall_ms > 0 && i < s->nstreams; i++) {
-		struct lc_receiver *rv = &s->recv[i];
+		struct lc_receiver *rv = &s->recv.rv[i];
 		int st = atomic_load(&rv->state);
 		if (st == LC_RV_QUOTA || (st == LC_RV_RECV &&
 		    now_ms - atomic_load(&rv->last_rx_ms) < stall_ms))
 			busy++;
 	}
 	for (uint32_t i = 0; busy > 0 && i < s->nstreams; i++) {
-		struct lc_receiver *rv = &s->recv[i];
+		struct lc_receiver *rv = &s->recv.rv[i];
 		if (atomic_load(&rv->state) != LC_RV_RECV ||
 		    atomic_load(&rv->stalled) ||
 		    now_ms - atomic_load(&rv->last_rx_ms) < stall_ms)
@@ -1698,15 +1698,15 @@ lc_sink_abort(void *role)
 		return;
 	pthread_mutex_lock(&s->mu);
 	for (uint32_t i = 0; i < s->nstreams; i++) {
-		lc_conn_shutdown(&s->recv[i].conn);
-		if (s->recv[i].pool != NULL)
-			lc_pool_abort(s->recv[i].pool);
+		lc_conn_shutdown(&s->recv.rv[i].conn);
+		if (s->recv.rv[i].pool != NULL)
+			lc_pool_abort(s->recv.rv[i].pool);
 	}
 	pthread_cond_broadcast(&s->cv);
-	if (s->prog_pid > 0)	/* a target program: the copy is over */
-		(void)kill(s->prog_pid, SIGTERM);
+	if (s->pipe.prog_pid > 0)	/* a target program: the copy is over */
+		(void)kill(s->pipe.prog_pid, SIGTERM);
 	pthread_mutex_unlock(&s->mu);
-	lc_wake_signal(&s->accept_wake);
+	lc_wake_signal(&s->acc.wake);
 }
 
 static void
@@ -1722,46 +1722,46 @@ lc_sink_free(void *role)
 	/* a target program that outlives SIGTERM must not hold up the
 	   finish job, which may be waiting for it */
 	pthread_mutex_lock(&s->mu);
-	if (s->prog_pid > 0)
-		(void)kill(s->prog_pid, SIGKILL);
+	if (s->pipe.prog_pid > 0)
+		(void)kill(s->pipe.prog_pid, SIGKILL);
 	pthread_mutex_unlock(&s->mu);
 	lc_jobq_free(s->jobs, NULL);
-	free(s->fin_batch);
-	if (s->acceptor_started)
-		pthread_join(s->acceptor, NULL);
+	free(s->fin.batch);
+	if (s->acc.started)
+		pthread_join(s->acc.thread, NULL);
 	for (uint32_t i = 0; i < s->nstreams; i++) {
-		if (s->recv[i].started)
-			pthread_join(s->recv[i].thread, NULL);
+		if (s->recv.rv[i].started)
+			pthread_join(s->recv.rv[i].thread, NULL);
 	}
 	/* files first: their waiting blocks go back to the pools */
 	for (uint32_t i = 0; s->files != NULL && i < s->files_max; i++)
 		lc_sfile_free(s->files[i]);
 	free(s->files);
-	free(s->fin);
-	for (size_t i = 0; i < s->ndirs; i++)
-		free(s->dirs[i].rel);
-	free(s->dirs);
-	lc_tdir_put(s->cur_dir);
+	free(s->fin.wait);
+	for (size_t i = 0; i < s->tree.ndirs; i++)
+		free(s->tree.dirs[i].rel);
+	free(s->tree.dirs);
+	lc_tdir_put(s->tree.cur_dir);
 	for (uint32_t i = 0; i < s->nstreams; i++) {
-		struct lc_receiver *rv = &s->recv[i];
+		struct lc_receiver *rv = &s->recv.rv[i];
 		lc_conn_close(&rv->conn);
 		if (rv->listen_fd >= 0)
 			close(rv->listen_fd);
 		lc_pool_free(rv->pool);
 	}
-	lc_wake_close(&s->accept_wake);
-	lc_tls_free(s->tls);
+	lc_wake_close(&s->acc.wake);
+	lc_tls_free(s->acc.tls);
 	lc_target_close(&s->tgt);
-	if (s->pipe_fd >= 0)
-		close(s->pipe_fd);
-	if (s->prog_pid > 0) {	/* did not finish: killed above */
-		while (waitpid(s->prog_pid, NULL, 0) < 0 && errno == EINTR)
+	if (s->pipe.fd >= 0)
+		close(s->pipe.fd);
+	if (s->pipe.prog_pid > 0) {	/* did not finish: killed above */
+		while (waitpid(s->pipe.prog_pid, NULL, 0) < 0 && errno == EINTR)
 			;
 	}
-	lc_secmem_free(s->key, LC_KEY_LEN);
+	lc_secmem_free(s->acc.key, LC_KEY_LEN);
 	pthread_cond_destroy(&s->cv);
 	pthread_mutex_destroy(&s->mu);
-	pthread_mutex_destroy(&s->hol_mu);
+	pthread_mutex_destroy(&s->mem.hol_mu);
 	free(s);
 }
 

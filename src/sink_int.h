@@ -167,6 +167,101 @@ struct lc_auth {
 				   reads it after the join) */
 };
 
+/*
+ * Tree entries (sink_tree.c): directories made or kept, --owner's names,
+ * the free space a tree's files need.  Main thread; the dirs job reads
+ * dirs once every entry is done.
+ */
+struct lc_sink_tree {
+	struct lc_tdir *cur_dir;	/* the last directory used */
+	struct lc_sdir *dirs;	/* directories to finish last */
+	size_t ndirs;
+	size_t dirs_cap;
+	int dirs_state;		/* 0, 1 job queued, 2 done */
+	struct lc_sink_idmap {	/* --owner, the last name mapped */
+		int valid;
+		uint32_t id;
+		char name[LC_OWNER_MAX];
+	} map_user, map_group;
+	uint64_t space_avail;	/* free at the first file (trees) */
+	uint64_t space_need;	/* what the files announced need */
+	int space_known;
+};
+
+/*
+ * A pipe target (sink_pipe.c; SINK_TARGET LC_TGT_STDOUT or
+ * LC_TGT_PROGRAM): one file, written in order to fd (main; the file's
+ * part owns it once it is announced).  prog_pid is the -N o program
+ * (under mu: abort kills it; the finish job waits for it), or -1.
+ */
+struct lc_sink_pipe {
+	int fd;
+	pid_t prog_pid;
+	char prog_cmd[LC_PATH_MAX];
+};
+
+/* Finishing batches (sink_finish.c).  Main thread. */
+struct lc_sink_fin {
+	struct lc_sfile **wait;	/* complete files waiting to finish */
+	size_t n;
+	size_t cap;
+	int busy;		/* a finish batch job is queued */
+	struct lc_fin_batch *batch;	/* that batch, freed here */
+};
+
+/* Memory and quotas (sink_mem.c). */
+struct lc_sink_mem {
+	/*
+	 * What the memory bound leaves beyond every stream's starting quota
+	 * (lc_sink_limits), in bytes: one budget for quota growth and for
+	 * holes waiting in the writers (sink_mem.c, "Memory").  A receiver
+	 * that waits for a buffer while its file's writer is starved (the
+	 * next block is on a slower stream, not a slow disk) takes a block
+	 * of it and grows its quota by one, up to quota_max; a hole that has
+	 * to wait takes LC_WFILE_HOLE_COST (writer.c) until it is written.
+	 * Taken and given back with atomic operations.
+	 */
+	atomic_int_fast64_t left;
+	uint32_t quota_max;	/* setup */
+	atomic_bool hole_wait_said;	/* -v: said once that holes wait */
+	/*
+	 * Head-of-line blocking, measured (receiver.c): receivers waiting
+	 * for a buffer of their quota.  Under hol_mu; reported with -v at
+	 * the end.
+	 */
+	pthread_mutex_t hol_mu;
+	uint32_t hol_waiting;
+	uint64_t quota_wait_ns;	/* summed over the receivers */
+};
+
+/* Accepting (acceptor.c): who may become a data stream. */
+struct lc_sink_accept {
+	pthread_t thread;	/* main */
+	int started;		/* main */
+	struct lc_wake wake;	/* setup; signalled by any thread */
+	struct lc_auth auth[LC_MAX_PENDING_AUTH];	/* the acceptor's */
+	uint32_t window;	/* setup */
+	uint8_t *key;		/* setup: LC_KEY_LEN bytes, secmem.h */
+	struct lc_tls *tls;	/* setup; NULL: --no-encrypt */
+	/*
+	 * Reverse (LISTEN flag LC_XFER_REVERSE): no listening sockets; DIAL
+	 * gives the source's address and ports (setup, before the acceptor
+	 * starts) and the acceptor dials each stream that has no connection.
+	 */
+	int dial_mode;		/* setup */
+	char dial_addr[LC_ADDR_MAX];	/* setup */
+	uint16_t dial_ports[LC_MAX_STREAMS];	/* setup */
+};
+
+/* Receiving (receiver.c): the streams' receiving ends. */
+struct lc_sink_recv {
+	struct lc_receiver rv[LC_MAX_STREAMS];
+	uint32_t ended;		/* main: receivers that got END */
+	uint32_t stall_s;	/* setup */
+	uint32_t quiet_s;	/* setup: all streams silent -> reconnect */
+	atomic_uint_fast64_t bytes;	/* receivers add: received */
+};
+
 struct lc_sink {
 	struct lc_role_port port;	/* read-only */
 	pthread_mutex_t mu;
@@ -178,9 +273,10 @@ struct lc_sink {
 	struct lc_takeover *takeover;	/* main: answers a later attempt of
 					   this run (takeover.h), or NULL */
 	/*
-	 * Files in flight, by id modulo files_max (SINK_TARGET's inflight):
-	 * ids lo .. files_total, each freed when it is done and every lower
-	 * one is too.  Under mu (receivers look writers up).
+	 * Files in flight (sink_file.c), by id modulo files_max
+	 * (SINK_TARGET's inflight): ids lo .. files_total, each freed when
+	 * it is done and every lower one is too.  Under mu (receivers look
+	 * writers up).
 	 */
 	struct lc_sfile **files;
 	uint32_t files_max;
@@ -191,82 +287,21 @@ struct lc_sink {
 	int listening;		/* main */
 	uint32_t nstreams;	/* setup (LISTEN), as granted */
 	uint32_t block;		/* setup */
-	uint32_t window;	/* setup */
 	uint32_t quota;		/* setup */
 	uint32_t flags;		/* setup */
 	uint32_t csum;		/* setup */
-	uint32_t stall_s;	/* setup */
-	uint32_t quiet_s;	/* setup: all streams silent -> reconnect */
-	uint8_t *key;		/* setup: LC_KEY_LEN bytes, secmem.h */
-	struct lc_tls *tls;	/* setup; NULL: --no-encrypt */
-	struct lc_receiver recv[LC_MAX_STREAMS];
-	pthread_t acceptor;	/* main */
-	int acceptor_started;	/* main */
-	struct lc_wake accept_wake;	/* setup; signalled by any thread */
-	struct lc_auth auth[LC_MAX_PENDING_AUTH];	/* the acceptor's */
-	/*
-	 * Reverse (LISTEN flag LC_XFER_REVERSE): no listening sockets; DIAL
-	 * gives the source's address and ports (setup, before the acceptor
-	 * starts) and the acceptor dials each stream that has no connection.
-	 */
-	int dial_mode;		/* setup */
-	char dial_addr[LC_ADDR_MAX];	/* setup */
-	uint16_t dial_ports[LC_MAX_STREAMS];	/* setup */
-	uint32_t ended;		/* main: receivers that got END */
-	struct lc_tdir *cur_dir;	/* main: the last directory used */
-	struct lc_sdir *dirs;	/* main: directories to finish last */
-	size_t ndirs;
-	size_t dirs_cap;
-	int dirs_state;		/* main: 0, 1 job queued, 2 done */
-	struct lc_sfile **fin;	/* main: complete files waiting to finish */
-	size_t nfin;
-	size_t fin_cap;
-	int fin_busy;		/* main: a finish batch job is queued */
-	struct lc_fin_batch *fin_batch;	/* main: that batch, freed here */
-	struct lc_sink_idmap {	/* main: --owner, the last name mapped */
-		int valid;
-		uint32_t id;
-		char name[LC_OWNER_MAX];
-	} map_user, map_group;
-	uint64_t space_avail;	/* main: free at the first file (trees) */
-	uint64_t space_need;	/* main: what the files announced need */
-	int space_known;
 	int done_sent;		/* main */
-	/*
-	 * A pipe target (SINK_TARGET LC_TGT_STDOUT or LC_TGT_PROGRAM): one
-	 * file, written in order to pipe_fd (main; the file's part owns it
-	 * once it is announced).  prog_pid is the -N o program (under mu:
-	 * abort kills it; the finish job waits for it), or -1.
-	 */
-	int pipe_fd;
-	pid_t prog_pid;
-	char prog_cmd[LC_PATH_MAX];
-	atomic_uint_fast64_t bytes;	/* receivers add: received */
 	atomic_uint_fast64_t written;	/* writers add: on disk (holes
 					   whole), what PROGRESS reports */
 	atomic_bool stopping;	/* STOP: receivers end */
 	int stopped;		/* main: STOPPED sent, events ignored */
-	/*
-	 * What the memory bound leaves beyond every stream's starting quota
-	 * (lc_sink_limits), in bytes: one budget for quota growth and for
-	 * holes waiting in the writers (sink.c, "Memory").  A receiver that
-	 * waits for a buffer while its file's writer is starved (the next
-	 * block is on a slower stream, not a slow disk) takes a block of it
-	 * and grows its quota by one, up to quota_max; a hole that has to
-	 * wait takes LC_WFILE_HOLE_COST (writer.c) until it is written.
-	 * Taken and given back with atomic operations.
-	 */
-	atomic_int_fast64_t mem_left;
-	uint32_t quota_max;	/* setup */
-	atomic_bool hole_wait_said;	/* -v: said once that holes wait */
-	/*
-	 * Head-of-line blocking, measured (receiver.c): receivers waiting
-	 * for a buffer of their quota.  Under hol_mu; reported with -v at
-	 * the end.
-	 */
-	pthread_mutex_t hol_mu;
-	uint32_t hol_waiting;
-	uint64_t quota_wait_ns;	/* summed over the receivers */
+	/* each feature's own state, in its own file */
+	struct lc_sink_tree tree;
+	struct lc_sink_pipe pipe;
+	struct lc_sink_fin fin;
+	struct lc_sink_mem mem;
+	struct lc_sink_accept acc;
+	struct lc_sink_recv recv;
 };
 
 /* A receiver starts (1) or stops (0) waiting for a quota buffer. */
