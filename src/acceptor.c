@@ -29,6 +29,8 @@
  * doubling to 2 s, so a stream the source lost comes back as soon as the
  * path does) and then runs the same server side of the handshake: the
  * sink still proves and checks the key, whichever side dialled.
+ * Main thread: starts the acceptor (LISTEN, or DIAL in reverse) and joins
+ * it in free.  State: struct lc_sink_accept (sink_int.h).
  * Descriptors: the listening sockets belong to the sink (acceptor reads
  * only); an accepted or dialled socket belongs to its auth thread until
  * the hand-over ("transferred"), then to the receiver.
@@ -63,8 +65,9 @@ lc_auth_main(void *arg)
 	lc_err_clear(&e);
 	if (au->dial) {
 		int fd;
-		r = lc_sock_connect(s->acc.dial_addr, s->acc.dial_ports[au->listener],
-		    s->acc.window, LC_DIAL_TIMEOUT_MS, s->port.cancel, &fd, &e);
+		r = lc_sock_connect(s->acc.dial_addr,
+		    s->acc.dial_ports[au->listener], s->acc.window,
+		    LC_DIAL_TIMEOUT_MS, s->port.cancel, &fd, &e);
 		if (r != 0) {
 			if (!lc_role_canceled(&s->port))
 				lc_log_debug("stream %u: %s", au->listener,
@@ -87,7 +90,8 @@ lc_auth_main(void *arg)
 	if (r == 0 && s->acc.tls != NULL)
 		r = lc_tls_accept(s->acc.tls, &au->conn, &e);
 	if (r == 0)
-		r = lc_stream_accept_auth(&au->conn, s->acc.key, s->nstreams, &e);
+		r = lc_stream_accept_auth(&au->conn, s->acc.key, s->nstreams,
+		    &e);
 	if (r == 0 && au->conn.idx != au->listener)
 		r = lc_err_set(&e, LC_ERR_STREAM, "stream %u on the port of "
 		    "stream %u", au->conn.idx, au->listener);
@@ -328,7 +332,7 @@ lc_acceptor_dial_main(struct lc_sink *s)
 	return NULL;
 }
 
-void *
+static void *
 lc_acceptor_main(void *arg)
 {
 	struct lc_sink *s = arg;
@@ -373,4 +377,43 @@ lc_acceptor_main(void *arg)
 	}
 	lc_acceptor_reap(s, 1, NULL);
 	return NULL;
+}
+
+/* See sink_int.h. */
+int
+lc__sink_accept_start(struct lc_sink *s, struct lc_err *e)
+{
+	if (lc_thread_start(&s->acc.thread, "lc-accept", lc_acceptor_main,
+	    s) != 0)
+		return lc_err_set(e, LC_ERR_INTERNAL, "thread");
+	s->acc.started = 1;
+	return 0;
+}
+
+/* See sink_int.h. */
+int
+lc__sink_dial(struct lc_sink *s, const struct lc_msg_dial *m,
+    struct lc_err *e)
+{
+	int r;
+
+	if (!s->listening || !s->acc.dial_mode || s->acc.started ||
+	    m->streams != s->nstreams)
+		return lc_err_set(e, LC_ERR_PROTO, "unexpected DIAL");
+	memcpy(s->acc.dial_addr, m->addr, sizeof(s->acc.dial_addr));
+	if ((r = lc_role_dial_check(&s->port, s->acc.dial_addr,
+	    sizeof(s->acc.dial_addr), e)) != 0)
+		return r;
+	memcpy(s->acc.dial_ports, m->ports, sizeof(s->acc.dial_ports));
+	lc_log_debug("reverse: dialling %u streams to %s", s->nstreams,
+	    s->acc.dial_addr);
+	return lc__sink_accept_start(s, e);
+}
+
+/* See sink_int.h. */
+void
+lc__sink_accept_join(struct lc_sink *s)
+{
+	if (s->acc.started)
+		pthread_join(s->acc.thread, NULL);
 }

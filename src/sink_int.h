@@ -1,7 +1,10 @@
 /*
- * The sink role's shared state, for sink.c (the role: state, dispatch,
- * jobs), acceptor.c (the acceptor and its handshake threads) and
- * receiver.c (the per-stream receivers).  Not for anyone else.
+ * The sink role's shared state, for sink.c (the role: state, dispatch)
+ * and its features, each in a file of its own with its state in a
+ * sub-struct of struct lc_sink: sink_file.c, sink_tree.c, sink_pipe.c,
+ * sink_resume.c, sink_finish.c, sink_mem.c, acceptor.c (the acceptor and
+ * its handshake threads) and receiver.c (the per-stream receivers).  Not
+ * for anyone else (a unit test reads the head-of-line counters).
  *
  * Who writes what.  "main" is the host's main thread (ops->handle, event,
  * tick, abort, free).  "setup" fields are written by main in LISTEN (or
@@ -304,11 +307,6 @@ struct lc_sink {
 	struct lc_sink_recv recv;
 };
 
-/* A receiver starts (1) or stops (0) waiting for a quota buffer. */
-void lc__sink_quota_wait(struct lc_sink *s, int waiting);
-/* One more block for rv's quota, from mem_left: 1, or 0 if none left. */
-int lc__sink_quota_grow(struct lc_sink *s, struct lc_receiver *rv);
-
 /* 1 once receivers should end (the agent stops, or the controller's STOP). */
 static inline int
 lc_sink_halted(struct lc_sink *s)
@@ -316,19 +314,54 @@ lc_sink_halted(struct lc_sink *s)
 	return lc_role_canceled(&s->port) || atomic_load(&s->stopping);
 }
 
-/*
- * The acceptor thread (arg: struct lc_sink *): polls the listening sockets
- * until *port.cancel, handing each connection to a handshake thread, and
- * joins them all before it returns NULL.
- */
-void *lc_acceptor_main(void *arg);
+struct lc_event;		/* role.h */
+struct lc_msg_dial;
+struct lc_msg_file;
+struct lc_msg_file_abort;
+struct lc_msg_file_len;
+struct lc_msg_file_sum;
+struct lc_msg_listen;
+struct lc_msg_prefix_match;
+struct lc_msg_sink_target;
+
+/* Finish batches (and dirs) this big are made durable with syncfs(2). */
+#define LC_SINK_SYNCFS_MIN 16
 
 /*
- * A receiver thread (arg: struct lc_receiver *): waits for its connection,
- * receives until END, and posts LC_EV_RECEIVER_DONE, LC_EV_STREAM_LOST or
- * LC_EV_ERROR (none when canceled).  Returns NULL; main joins it.
+ * sink.c, the role.  Main thread: SINK_DONE once every stream has ended,
+ * every file is done, no batch is finishing and (a tree) the directories
+ * have their modes and times; until then 0 and nothing sent.  0 or an
+ * error from the control channel or the job queue.
  */
-void *lc_receiver_main(void *arg);
+int lc__sink_maybe_done(struct lc_sink *s);
+
+/*
+ * sink_file.c, files in flight (main thread unless said).
+ *
+ * lc__sink_table_put: f (the next id, within the window) into the table;
+ * -LC_ERR_PROTO for an id out of order or a slot still taken.
+ * lc__sink_table_get: file id's record, or NULL (takes mu).
+ * lc__sink_sfile_free: a record and all it holds (NULL is fine); its
+ * writer is closed before its descriptor.
+ * lc__sink_retire: free the done records at the low end of the window.
+ * lc__sink_start_file: make f's writer and answer FILE_READY; a file with
+ * nothing to receive goes on to finish.  0, or an error in e.
+ * lc__sink_file, lc__sink_file_sum, lc__sink_file_abort: the messages
+ * FILE, FILE_SUM, FILE_ABORT.  0, or an error in e (LC_ERR_PROTO for what
+ * an honest controller never sends).
+ */
+int lc__sink_table_put(struct lc_sink *s, struct lc_sfile *f);
+struct lc_sfile *lc__sink_table_get(struct lc_sink *s, uint32_t id);
+void lc__sink_sfile_free(struct lc_sfile *f);
+void lc__sink_retire(struct lc_sink *s);
+int lc__sink_start_file(struct lc_sink *s, struct lc_sfile *f,
+    struct lc_err *e);
+int lc__sink_file(struct lc_sink *s, const struct lc_msg_file *m,
+    struct lc_err *e);
+int lc__sink_file_sum(struct lc_sink *s, const struct lc_msg_file_sum *m,
+    struct lc_err *e);
+int lc__sink_file_abort(struct lc_sink *s, const struct lc_msg_file_abort *m,
+    struct lc_err *e);
 
 /*
  * The writer of file id (any thread, takes mu) with a reference for the
@@ -338,5 +371,134 @@ void *lc_receiver_main(void *arg);
  * closed and refuses every block (writer.h, Lifetime).
  */
 struct lc_wfile *lc_sink_writer(struct lc_sink *s, uint32_t id);
+
+/*
+ * sink_tree.c, tree entries (main thread unless said).
+ *
+ * lc__sink_dir: the tree's directory rel with a new reference in *out
+ * (drop it with lc__sink_tdir_put, which takes NULL too).
+ * lc__sink_attrs: what entry m keeps here (mode, times, as root its
+ * owner, --owner's names mapped to this host's ids).
+ * lc__sink_note_dir: remember directory m (made: 1 if made here) for its
+ * mode and times at the end.
+ * lc__sink_space: is there room for need more bytes of f (the target
+ * file alone, or what every file so far needs)?  0, or LC_ERR_NOSPACE.
+ * lc__sink_dirs_job: the job (arg: the sink) that gives the directories
+ * their modes and times, deepest first, and posts LC_EV_DIRS_DONE.
+ * lc__sink_tree_free: free what the tree state holds (free).
+ */
+int lc__sink_dir(struct lc_sink *s, const char *rel, struct lc_tdir **out,
+    struct lc_err *e);
+void lc__sink_tdir_put(struct lc_tdir *d);
+void lc__sink_attrs(struct lc_sink *s, const struct lc_msg_file *m,
+    struct lc_attrs *a);
+int lc__sink_note_dir(struct lc_sink *s, const struct lc_msg_file *m,
+    int made);
+int lc__sink_space(struct lc_sink *s, struct lc_sfile *f, uint64_t need,
+    struct lc_err *e);
+void lc__sink_dirs_job(void *arg);
+void lc__sink_tree_free(struct lc_sink *s);
+
+/*
+ * sink_pipe.c, pipe targets and pipes.
+ *
+ * lc__sink_pipe_target: SINK_TARGET for stdout or a -N o program.
+ * lc__sink_pipe_file: FILE, the one file of such a target.
+ * lc__sink_file_len: FILE_LEN, a pipe input's length once it ended.
+ * All three: 0, or an error in e.
+ * lc__sink_pipe_wait (the finish job): wait for the target program to
+ * exit; 0, or an error in e if it failed.
+ * lc__sink_pipe_kill_locked (under mu): signal the program, if any.
+ * lc__sink_pipe_free: close the pipe and reap a program (free).
+ */
+int lc__sink_pipe_target(struct lc_sink *s,
+    const struct lc_msg_sink_target *m, struct lc_err *e);
+int lc__sink_pipe_file(struct lc_sink *s, const struct lc_msg_file *m,
+    struct lc_err *e);
+int lc__sink_file_len(struct lc_sink *s, const struct lc_msg_file_len *m,
+    struct lc_err *e);
+int lc__sink_pipe_wait(struct lc_sink *s, struct lc_err *e);
+void lc__sink_pipe_kill_locked(struct lc_sink *s, int sig);
+void lc__sink_pipe_free(struct lc_sink *s);
+
+/*
+ * sink_resume.c, resume (main thread).
+ *
+ * lc__sink_resume_prepare: f keeps *kept bytes of a partial file: its
+ * chunks for the prefix job (or, when they cannot be hashed, *kept = 0
+ * and the file starts over).  0, or an error in e.
+ * lc__sink_resume_start: queue the prefix job for f.
+ * lc__sink_send_prefix: the job is done: FILE_PREFIX to the source.
+ * lc__sink_prefix_match: PREFIX_MATCH, then the seed job.
+ */
+int lc__sink_resume_prepare(struct lc_sink *s, struct lc_sfile *f,
+    uint64_t *kept, struct lc_err *e);
+int lc__sink_resume_start(struct lc_sink *s, struct lc_sfile *f);
+int lc__sink_send_prefix(struct lc_sink *s, struct lc_sfile *f);
+int lc__sink_prefix_match(struct lc_sink *s,
+    const struct lc_msg_prefix_match *m, struct lc_err *e);
+
+/*
+ * sink_finish.c, finishing batches (main thread).
+ *
+ * lc__sink_maybe_finish: f to the next batch once it is written and its
+ * checksum known (else nothing).  lc__sink_file_finished: the finish job
+ * finished f (LC_EV_FILE_DONE ev): FILE_DONE.  lc__sink_batch_done: the
+ * batch is done (LC_EV_BATCH_DONE): the next one starts.  0 or an error.
+ */
+int lc__sink_maybe_finish(struct lc_sink *s, struct lc_sfile *f);
+int lc__sink_file_finished(struct lc_sink *s, struct lc_sfile *f,
+    const struct lc_event *ev);
+int lc__sink_batch_done(struct lc_sink *s);
+
+/*
+ * sink_mem.c, memory and quotas.
+ *
+ * lc__sink_mem_setup (main, LISTEN): streams, block size and quota within
+ * the memory bound, and what it leaves for quotas to grow into.
+ * lc__sink_quota_wait (a receiver): it starts (1) or stops (0) waiting
+ * for a quota buffer.  lc__sink_quota_grow (a receiver): one more block
+ * for rv's quota, from mem.left: 1, or 0 if none is left.
+ * lc__sink_hol_report (main, at the end): -v, the head-of-line measure.
+ */
+void lc__sink_mem_setup(struct lc_sink *s, const struct lc_msg_listen *m);
+void lc__sink_quota_wait(struct lc_sink *s, int waiting);
+int lc__sink_quota_grow(struct lc_sink *s, struct lc_receiver *rv);
+void lc__sink_hol_report(struct lc_sink *s);
+
+/*
+ * acceptor.c, accepting (main thread).
+ *
+ * lc__sink_accept_start: start the acceptor thread, which polls the
+ * listening sockets (or, reverse, dials) until *port.cancel and joins
+ * its handshakes before it ends.  lc__sink_dial: DIAL (reverse), then
+ * start it.  0, or an error in e.  lc__sink_accept_join: join it (free).
+ */
+int lc__sink_accept_start(struct lc_sink *s, struct lc_err *e);
+int lc__sink_dial(struct lc_sink *s, const struct lc_msg_dial *m,
+    struct lc_err *e);
+void lc__sink_accept_join(struct lc_sink *s);
+
+/*
+ * receiver.c, receiving (main thread).
+ *
+ * lc__sink_recv_start: a receiver thread per stream; each waits for its
+ * connection, receives until END, and posts LC_EV_RECEIVER_DONE,
+ * LC_EV_STREAM_LOST or LC_EV_ERROR (none when canceled).
+ * lc__sink_stream_lost: stream i broke (why): join its receiver, start a
+ * fresh one, and tell the source (STREAM_LOST); an error once it broke
+ * too often.  lc__sink_recv_tick: drop stalled streams, or every stream
+ * when the path is silent.  lc__sink_recv_abort_locked (under mu): shut
+ * the connections down and wake quota waiters.  lc__sink_recv_join: join
+ * the receivers.  lc__sink_recv_free: close connections and listening
+ * sockets, free the pools (after the join).
+ */
+int lc__sink_recv_start(struct lc_sink *s, struct lc_err *e);
+int lc__sink_stream_lost(struct lc_sink *s, uint32_t i,
+    const struct lc_err *why, struct lc_err *e);
+void lc__sink_recv_tick(struct lc_sink *s, uint64_t now_ms);
+void lc__sink_recv_abort_locked(struct lc_sink *s);
+void lc__sink_recv_join(struct lc_sink *s);
+void lc__sink_recv_free(struct lc_sink *s);
 
 #endif

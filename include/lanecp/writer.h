@@ -102,7 +102,7 @@ uint32_t lc_pool_allocated(struct lc_pool *p);
 /*
  * One more buffer in the quota (taken lazily, as the others), and wake a
  * waiter.  1 if grown; 0 when the quota is already `max` (the caller
- * holds the sink-wide allowance, see sink.c).
+ * holds the sink-wide allowance, see sink_mem.c).
  */
 int lc_pool_grow(struct lc_pool *p, uint32_t max);
 /* The quota now. */
