@@ -21,12 +21,14 @@
  *              auth thread, to the receiver of its stream.
  *   receiver   receiver.c: one per stream, frames -> quota buffers -> the
  *              file's ordered writer (writer.h).  A broken or stalled
- *              stream is joined here and a fresh receiver started for the
- *              source's new connection (lc__sink_stream_lost).
- *   jobs       one thread (jobq.h): hashes partial files for a resume and
- *              finishes complete files (checksum compare, then
- *              lc_part_finalize: fsync, rename).
- * The host's main thread runs everything else here; ops->tick watches for
+ *              stream is joined on main and a fresh receiver started for
+ *              the source's new connection (lc__sink_stream_lost).
+ *   jobs       one thread (jobq.h): hashes partial files for a resume
+ *              (sink_resume.c), finishes complete files in batches
+ *              (sink_finish.c: checksum compare, fsync, rename) and
+ *              gives a tree's directories their modes and times last
+ *              (sink_tree.c).
+ * The host's main thread runs everything else; ops->tick watches for
  * stalled streams once a second and sends the heartbeat with the
  * low-water mark that lets the source forget blocks that are on disk.
  * Workers report through lc_role_post() only.  Which thread owns which
