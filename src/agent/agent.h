@@ -33,7 +33,7 @@ struct lc_agent_opts {
 	/*
 	 * --max-memory: the sink keeps its peak memory under this many bytes
 	 * (0: LC_AGENT_DEFAULT_MEMORY) by clamping quota, block size and
-	 * streams; see lc_sink_limits() in sink.c.
+	 * streams; see lc_sink_limits() in sink_mem.c.
 	 */
 	uint64_t max_memory;
 	/*

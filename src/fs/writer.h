@@ -68,6 +68,9 @@ struct lc_wbuf {
 	uint8_t charged;	/* a hole charged to its writer's budget */
 };
 
+/* A list of blocks: a pool's free list, a writer's waiting blocks. */
+TAILQ_HEAD(lc_wbuf_q, lc_wbuf);
+
 /*
  * A pool of count buffers of size bytes (allocated on first use, so an
  * idle stream costs no memory).  0, -LC_ERR_NOMEM or -LC_ERR_INTERNAL.
@@ -99,7 +102,7 @@ uint32_t lc_pool_allocated(struct lc_pool *p);
 /*
  * One more buffer in the quota (taken lazily, as the others), and wake a
  * waiter.  1 if grown; 0 when the quota is already `max` (the caller
- * holds the sink-wide allowance, see sink.c).
+ * holds the sink-wide allowance, see sink_mem.c).
  */
 int lc_pool_grow(struct lc_pool *p, uint32_t max);
 /* The quota now. */

@@ -417,9 +417,9 @@ t_quota_waited(void *arg)
 	struct lc_sink *s = arg;
 	int v;
 
-	pthread_mutex_lock(&s->hol_mu);
-	v = s->hol_waiting > 0 || s->quota_wait_ns != 0;
-	pthread_mutex_unlock(&s->hol_mu);
+	pthread_mutex_lock(&s->mem.hol_mu);
+	v = s->mem.hol_waiting > 0 || s->mem.quota_wait_ns != 0;
+	pthread_mutex_unlock(&s->mem.hol_mu);
 	return v;
 }
 

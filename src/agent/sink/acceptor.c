@@ -29,6 +29,8 @@
  * doubling to 2 s, so a stream the source lost comes back as soon as the
  * path does) and then runs the same server side of the handshake: the
  * sink still proves and checks the key, whichever side dialled.
+ * Main thread: starts the acceptor (LISTEN, or DIAL in reverse) and joins
+ * it in free.  State: struct lc_sink_accept (sink_int.h).
  * Descriptors: the listening sockets belong to the sink (acceptor reads
  * only); an accepted or dialled socket belongs to its auth thread until
  * the hand-over ("transferred"), then to the receiver.
@@ -64,8 +66,9 @@ lc_auth_main(void *arg)
 	lc_err_clear(&e);
 	if (au->dial) {
 		int fd;
-		r = lc_sock_connect(s->dial_addr, s->dial_ports[au->listener],
-		    s->window, LC_DIAL_TIMEOUT_MS, s->port.cancel, &fd, &e);
+		r = lc_sock_connect(s->acc.dial_addr,
+		    s->acc.dial_ports[au->listener], s->acc.window,
+		    LC_DIAL_TIMEOUT_MS, s->port.cancel, &fd, &e);
 		if (r != 0) {
 			if (!lc_role_canceled(&s->port))
 				lc_log_debug("stream %u: %s", au->listener,
@@ -73,7 +76,7 @@ lc_auth_main(void *arg)
 			au->dial_failed = 1;
 			au->dial_err = e;
 			atomic_store(&au->finished, true);
-			lc_wake_signal(&s->accept_wake);
+			lc_wake_signal(&s->acc.wake);
 			return NULL;
 		}
 		pthread_mutex_lock(&s->mu);
@@ -85,15 +88,16 @@ lc_auth_main(void *arg)
 	if (r != 0)
 		r = lc_err_set(&e, LC_ERR_STREAM, "cannot set the handshake "
 		    "deadline");
-	if (r == 0 && s->tls != NULL)
-		r = lc_tls_accept(s->tls, &au->conn, &e);
+	if (r == 0 && s->acc.tls != NULL)
+		r = lc_tls_accept(s->acc.tls, &au->conn, &e);
 	if (r == 0)
-		r = lc_stream_accept_auth(&au->conn, s->key, s->nstreams, &e);
+		r = lc_stream_accept_auth(&au->conn, s->acc.key, s->nstreams,
+		    &e);
 	if (r == 0 && au->conn.idx != au->listener)
 		r = lc_err_set(&e, LC_ERR_STREAM, "stream %u on the port of "
 		    "stream %u", au->conn.idx, au->listener);
 	if (r == 0) {
-		rv = &s->recv[au->conn.idx];
+		rv = &s->recv.rv[au->conn.idx];
 		pthread_mutex_lock(&s->mu);
 		if (rv->has_conn) {
 			r = lc_err_set(&e, LC_ERR_STREAM,
@@ -127,7 +131,7 @@ lc_auth_main(void *arg)
 	lc_conn_close(&au->conn);
 	pthread_mutex_unlock(&s->mu);
 	atomic_store(&au->finished, true);
-	lc_wake_signal(&s->accept_wake);	/* a slot is free */
+	lc_wake_signal(&s->acc.wake);	/* a slot is free */
 	return NULL;
 }
 
@@ -174,7 +178,7 @@ static void
 lc_acceptor_reap(struct lc_sink *s, int all, struct lc_dialstate *ds)
 {
 	for (int i = 0; i < LC_MAX_PENDING_AUTH; i++) {
-		struct lc_auth *au = &s->auth[i];
+		struct lc_auth *au = &s->acc.auth[i];
 		if (!au->used)
 			continue;
 		if (all) {
@@ -190,7 +194,7 @@ lc_acceptor_reap(struct lc_sink *s, int all, struct lc_dialstate *ds)
 			uint32_t k = au->listener;
 			int has;
 			pthread_mutex_lock(&s->mu);
-			has = s->recv[k].has_conn;
+			has = s->recv.rv[k].has_conn;
 			pthread_mutex_unlock(&s->mu);
 			if (au->dial_failed)
 				lc_acceptor_dial_failed(s, ds, au);
@@ -212,8 +216,8 @@ static struct lc_auth *
 lc_acceptor_slot(struct lc_sink *s)
 {
 	for (int i = 0; i < LC_MAX_PENDING_AUTH; i++)
-		if (!s->auth[i].used)
-			return &s->auth[i];
+		if (!s->acc.auth[i].used)
+			return &s->acc.auth[i];
 	return NULL;
 }
 
@@ -257,13 +261,13 @@ lc_acceptor_make_room(struct lc_sink *s, const char *host)
 	int k, why;
 
 	for (int i = 0; i < LC_MAX_PENDING_AUTH; i++) {
-		v[i].host = s->auth[i].used ? s->auth[i].host : NULL;
-		v[i].t0 = s->auth[i].t0;
+		v[i].host = s->acc.auth[i].used ? s->acc.auth[i].host : NULL;
+		v[i].t0 = s->acc.auth[i].t0;
 	}
 	if ((k = lc_hs_admit(v, LC_MAX_PENDING_AUTH, host, per_host,
 	    &why)) < 0)
 		return;
-	au = &s->auth[k];
+	au = &s->acc.auth[k];
 	atomic_store(&au->evicted, true);
 	pthread_mutex_lock(&s->mu);
 	lc_conn_shutdown(&au->conn);
@@ -287,7 +291,7 @@ static int
 lc_acceptor_busy(const struct lc_sink *s, uint32_t i)
 {
 	for (int k = 0; k < LC_MAX_PENDING_AUTH; k++)
-		if (s->auth[k].used && s->auth[k].listener == i)
+		if (s->acc.auth[k].used && s->acc.auth[k].listener == i)
 			return 1;
 	return 0;
 }
@@ -313,23 +317,23 @@ lc_acceptor_dial_main(struct lc_sink *s)
 			if (now < ds.next_dial[i] || lc_acceptor_busy(s, i))
 				continue;
 			pthread_mutex_lock(&s->mu);
-			has = s->recv[i].has_conn;
+			has = s->recv.rv[i].has_conn;
 			pthread_mutex_unlock(&s->mu);
 			if (has || (au = lc_acceptor_slot(s)) == NULL)
 				continue;
 			lc_acceptor_take(s, au, i, -1);
 		}
 		/* woken by a finished handshake, a lost stream, or a cancel */
-		pfd.fd = s->accept_wake.rfd;
+		pfd.fd = s->acc.wake.rfd;
 		pfd.events = POLLIN;
 		if (poll(&pfd, 1, LC_DIAL_BACKOFF_MIN_MS) > 0)
-			lc_wake_drain(&s->accept_wake);
+			lc_wake_drain(&s->acc.wake);
 	}
 	lc_acceptor_reap(s, 1, NULL);
 	return NULL;
 }
 
-void *
+static void *
 lc_acceptor_main(void *arg)
 {
 	struct lc_sink *s = arg;
@@ -337,20 +341,20 @@ lc_acceptor_main(void *arg)
 	uint32_t n = s->nstreams;
 
 	lc_log_set_tag("accept");
-	if (s->dial_mode)
+	if (s->acc.dial_mode)
 		return lc_acceptor_dial_main(s);
 	while (!lc_role_canceled(&s->port)) {
 		lc_acceptor_reap(s, 0, NULL);
 		for (uint32_t i = 0; i < n; i++) {
-			pfd[i].fd = s->recv[i].listen_fd;
+			pfd[i].fd = s->recv.rv[i].listen_fd;
 			pfd[i].events = POLLIN;
 		}
-		pfd[n].fd = s->accept_wake.rfd;
+		pfd[n].fd = s->acc.wake.rfd;
 		pfd[n].events = POLLIN;
 		if (poll(pfd, n + 1, 1000) < 0 && errno != EINTR)
 			break;
 		if (pfd[n].revents != 0)
-			lc_wake_drain(&s->accept_wake);
+			lc_wake_drain(&s->acc.wake);
 		for (uint32_t i = 0; i < n; i++) {
 			char host[LC_PEER_MAX];
 			struct lc_conn peer;
@@ -374,4 +378,43 @@ lc_acceptor_main(void *arg)
 	}
 	lc_acceptor_reap(s, 1, NULL);
 	return NULL;
+}
+
+/* See sink_int.h. */
+int
+lc__sink_accept_start(struct lc_sink *s, struct lc_err *e)
+{
+	if (lc_thread_start(&s->acc.thread, "lc-accept", lc_acceptor_main,
+	    s) != 0)
+		return lc_err_set(e, LC_ERR_INTERNAL, "thread");
+	s->acc.started = 1;
+	return 0;
+}
+
+/* See sink_int.h. */
+int
+lc__sink_dial(struct lc_sink *s, const struct lc_msg_dial *m,
+    struct lc_err *e)
+{
+	int r;
+
+	if (!s->listening || !s->acc.dial_mode || s->acc.started ||
+	    m->streams != s->nstreams)
+		return lc_err_set(e, LC_ERR_PROTO, "unexpected DIAL");
+	memcpy(s->acc.dial_addr, m->addr, sizeof(s->acc.dial_addr));
+	if ((r = lc_role_dial_check(&s->port, s->acc.dial_addr,
+	    sizeof(s->acc.dial_addr), e)) != 0)
+		return r;
+	memcpy(s->acc.dial_ports, m->ports, sizeof(s->acc.dial_ports));
+	lc_log_debug("reverse: dialling %u streams to %s", s->nstreams,
+	    s->acc.dial_addr);
+	return lc__sink_accept_start(s, e);
+}
+
+/* See sink_int.h. */
+void
+lc__sink_accept_join(struct lc_sink *s)
+{
+	if (s->acc.started)
+		pthread_join(s->acc.thread, NULL);
 }

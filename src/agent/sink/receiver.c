@@ -20,15 +20,26 @@
  * and a new receiver thread takes the source's new connection for that
  * stream, on which the source resends the rest.  END ends it with
  * LC_EV_RECEIVER_DONE; anything else is LC_EV_ERROR.
+ *
+ * Main thread: starts the receivers (LISTEN), joins a lost one and
+ * starts its successor (lc__sink_stream_lost), watches for stalled and
+ * silent streams once a second (lc__sink_recv_tick), and joins them and
+ * frees their connections and pools at the end.  State: struct
+ * lc_sink_recv (sink_int.h).
  */
 #include "sink_int.h"
 
 #include "log.h"
+#include "thread.h"
 #include "zframe.h"
 
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define LC_MAX_STREAM_LOSSES 8	/* per stream: then the copy fails */
 
 /*
  * A buffer for the block at off of f: from the stream's quota, or, when
@@ -84,7 +95,7 @@ lc_receiver_hole(struct lc_receiver *rv, struct lc_wfile *wf,
 	    e)) != 1)
 		return r;
 	atomic_store(&rv->state, LC_RV_QUOTA);
-	if (!atomic_exchange(&s->hole_wait_said, true))
+	if (!atomic_exchange(&s->mem.hole_wait_said, true))
 		lc_log_verbose("data stream %u: holes waiting in the writers "
 		    "reached the memory bound; the stream waits for the writer "
 		    "to move", rv->idx);
@@ -201,7 +212,7 @@ lc_receiver_frame(struct lc_receiver *rv, const uint8_t *hdr,
 		if ((r = lc_receiver_hole(rv, wf, fr, &complete, e)) != 0)
 			return lc_receiver_refused(rv, fr, r, e);
 		/* file bytes, for progress: a hole counts whole */
-		atomic_fetch_add(&s->bytes, fr->raw_len);
+		atomic_fetch_add(&s->recv.bytes, fr->raw_len);
 		if (complete)
 			lc_role_post(&s->port, LC_EV_FILE_WRITTEN, fr->file_id,
 			    0, NULL);
@@ -224,7 +235,7 @@ lc_receiver_frame(struct lc_receiver *rv, const uint8_t *hdr,
 	rv->last_off = fr->offset;
 	if ((r = lc_wfile_submit(wf, b, &complete, e)) != 0)
 		return lc_receiver_refused(rv, fr, r, e);
-	atomic_fetch_add(&s->bytes, fr->raw_len);
+	atomic_fetch_add(&s->recv.bytes, fr->raw_len);
 	if (complete)
 		lc_role_post(&s->port, LC_EV_FILE_WRITTEN, fr->file_id, 0,
 		    NULL);
@@ -289,7 +300,7 @@ lc_receiver_loop(struct lc_receiver *rv, struct lc_err *e)
 	}
 }
 
-void *
+static void *
 lc_receiver_main(void *arg)
 {
 	struct lc_receiver *rv = arg;
@@ -327,10 +338,176 @@ lc_receiver_main(void *arg)
 	    r == -LC_ERR_INTEGRITY) {
 		if (atomic_load(&rv->stalled))
 			lc_err_set(&e, LC_ERR_STREAM, "no data for %u s",
-			    s->stall_s);
+			    s->recv.stall_s);
 		lc_role_post(&s->port, LC_EV_STREAM_LOST, rv->idx, 0, &e);
 	} else {
 		lc_role_post(&s->port, LC_EV_ERROR, rv->idx, 0, &e);
 	}
 	return NULL;
+}
+
+/* See sink_int.h. */
+int
+lc__sink_recv_start(struct lc_sink *s, struct lc_err *e)
+{
+	char name[32];
+
+	for (uint32_t i = 0; i < s->nstreams; i++) {
+		snprintf(name, sizeof(name), "lc-recv-%u", i);
+		if (lc_thread_start(&s->recv.rv[i].thread, name,
+		    lc_receiver_main, &s->recv.rv[i]) != 0)
+			return lc_err_set(e, LC_ERR_INTERNAL, "thread");
+		s->recv.rv[i].started = 1;
+	}
+	return 0;
+}
+
+/* See sink_int.h. */
+int
+lc__sink_stream_lost(struct lc_sink *s, uint32_t i, const struct lc_err *why,
+    struct lc_err *e)
+{
+	struct lc_receiver *rv = &s->recv.rv[i];
+	struct lc_msg_stream_lost m;
+	char name[32];
+
+	pthread_join(rv->thread, NULL);	/* it has just posted and exits */
+	rv->started = 0;
+	if (++rv->losses > LC_MAX_STREAM_LOSSES)
+		return lc_err_set(e, why->code != 0 ? why->code :
+		    LC_ERR_STREAM, "data stream %u broke %u times, giving up; "
+		    "the last time: %s", i, rv->losses, why->msg);
+	memset(&m, 0, sizeof(m));
+	m.stream = i;
+	m.has_last = (uint8_t)rv->has_last;
+	m.last_file = rv->last_file;
+	m.last_off = rv->last_off;
+	snprintf(m.reason, sizeof(m.reason), "%.200s", why->msg);
+	lc_log_debug("data stream %u lost: %s", i, why->msg);
+	/* a fresh receiver for the source's new connection */
+	pthread_mutex_lock(&s->mu);
+	lc_conn_close(&rv->conn);
+	rv->has_conn = 0;
+	pthread_mutex_unlock(&s->mu);
+	if (s->acc.started)
+		lc_wake_signal(&s->acc.wake);	/* reverse: redial */
+	atomic_store(&rv->stalled, false);
+	atomic_store(&rv->state, LC_RV_WAIT);
+	snprintf(name, sizeof(name), "lc-recv-%u", i);
+	if (lc_thread_start(&rv->thread, name, lc_receiver_main, rv) != 0)
+		return lc_err_set(e, LC_ERR_INTERNAL, "thread");
+	rv->started = 1;
+	return lc_msg_put_stream_lost(s->port.out, &m);
+}
+
+/* Give up on a stream's connection: the source reconnects and resends. */
+static void
+lc_sink_drop_stream(struct lc_sink *s, struct lc_receiver *rv)
+{
+	atomic_store(&rv->stalled, true);
+	pthread_mutex_lock(&s->mu);
+	lc_conn_shutdown(&rv->conn);
+	pthread_mutex_unlock(&s->mu);
+}
+
+/*
+ * The path went away: every connected stream has been silent for quiet_s
+ * (a healthy one brings an IDLE frame every second).  Drop them all now,
+ * so that the source dials fresh connections, which get through as soon
+ * as the path is back, instead of TCP's retransmissions on the old ones,
+ * backed off to tens of seconds by then.
+ */
+static void
+lc_sink_quiet(struct lc_sink *s, uint64_t now_ms)
+{
+	uint64_t quiet_ms = (uint64_t)s->recv.quiet_s * 1000;
+	uint32_t n = 0;
+
+	if (quiet_ms == 0)
+		return;
+	for (uint32_t i = 0; i < s->nstreams; i++) {
+		struct lc_receiver *rv = &s->recv.rv[i];
+		if (atomic_load(&rv->state) != LC_RV_RECV)
+			continue;
+		if (atomic_load(&rv->stalled) ||
+		    now_ms - atomic_load(&rv->last_rx_ms) < quiet_ms)
+			return;	/* one is alive (or already dropped) */
+		n++;
+	}
+	if (n == 0)
+		return;
+	lc_log_verbose("no data on any of %u streams for %u s: the path is "
+	    "gone; reconnecting them", n, s->recv.quiet_s);
+	for (uint32_t i = 0; i < s->nstreams; i++)
+		if (atomic_load(&s->recv.rv[i].state) == LC_RV_RECV)
+			lc_sink_drop_stream(s, &s->recv.rv[i]);
+}
+
+/*
+ * See sink_int.h.  An idle source sends an IDLE frame every second on
+ * each stream, so a stream that has brought no bytes for stall_s seconds
+ * while another one is busy (receiving, or blocked on its quota, which is
+ * waiting for the silent one) is stalled: shut it down, and the source
+ * reconnects it and resends.  When all are silent the whole transfer is
+ * stalled, which is for the controller's --timeout to judge.
+ */
+void
+lc__sink_recv_tick(struct lc_sink *s, uint64_t now_ms)
+{
+	uint64_t stall_ms = (uint64_t)s->recv.stall_s * 1000;
+	int busy = 0;
+
+	for (uint32_t i = 0; stall_ms > 0 && i < s->nstreams; i++) {
+		struct lc_receiver *rv = &s->recv.rv[i];
+		int st = atomic_load(&rv->state);
+		if (st == LC_RV_QUOTA || (st == LC_RV_RECV &&
+		    now_ms - atomic_load(&rv->last_rx_ms) < stall_ms))
+			busy++;
+	}
+	for (uint32_t i = 0; busy > 0 && i < s->nstreams; i++) {
+		struct lc_receiver *rv = &s->recv.rv[i];
+		if (atomic_load(&rv->state) != LC_RV_RECV ||
+		    atomic_load(&rv->stalled) ||
+		    now_ms - atomic_load(&rv->last_rx_ms) < stall_ms)
+			continue;
+		lc_sink_drop_stream(s, rv);
+	}
+	if (busy == 0)
+		lc_sink_quiet(s, now_ms);
+}
+
+/* See sink_int.h. */
+void
+lc__sink_recv_abort_locked(struct lc_sink *s)
+{
+	for (uint32_t i = 0; i < s->nstreams; i++) {
+		lc_conn_shutdown(&s->recv.rv[i].conn);
+		if (s->recv.rv[i].pool != NULL)
+			lc_pool_abort(s->recv.rv[i].pool);
+	}
+}
+
+/* See sink_int.h. */
+void
+lc__sink_recv_join(struct lc_sink *s)
+{
+	for (uint32_t i = 0; i < s->nstreams; i++) {
+		if (!s->recv.rv[i].started)
+			continue;
+		pthread_join(s->recv.rv[i].thread, NULL);
+		s->recv.rv[i].started = 0;
+	}
+}
+
+/* See sink_int.h. */
+void
+lc__sink_recv_free(struct lc_sink *s)
+{
+	for (uint32_t i = 0; i < s->nstreams; i++) {
+		struct lc_receiver *rv = &s->recv.rv[i];
+		lc_conn_close(&rv->conn);
+		if (rv->listen_fd >= 0)
+			close(rv->listen_fd);
+		lc_pool_free(rv->pool);
+	}
 }

@@ -1,7 +1,10 @@
 /*
- * The sink role's shared state, for sink.c (the role: state, dispatch,
- * jobs), acceptor.c (the acceptor and its handshake threads) and
- * receiver.c (the per-stream receivers).  Not for anyone else.
+ * The sink role's shared state, for sink.c (the role: state, dispatch)
+ * and its features, each in a file of its own with its state in a
+ * sub-struct of struct lc_sink: sink_file.c, sink_tree.c, sink_pipe.c,
+ * sink_resume.c, sink_finish.c, sink_mem.c, acceptor.c (the acceptor and
+ * its handshake threads) and receiver.c (the per-stream receivers).  Not
+ * for anyone else (a unit test reads the head-of-line counters).
  *
  * Who writes what.  "main" is the host's main thread (ops->handle, event,
  * tick, abort, free).  "setup" fields are written by main in LISTEN (or
@@ -168,96 +171,61 @@ struct lc_auth {
 				   reads it after the join) */
 };
 
-struct lc_sink {
-	struct lc_role_port port;	/* read-only */
-	pthread_mutex_t mu;
-	pthread_cond_t cv;	/* has_conn set (receivers wait); abort */
-	struct lc_jobq *jobs;	/* main */
-	int target_set;		/* main */
-	struct lc_target tgt;	/* where files go (partfile.h): main, in
-				   SINK_TARGET; jobs use dir_fd */
-	struct lc_takeover *takeover;	/* main: answers a later attempt of
-					   this run (takeover.h), or NULL */
-	/*
-	 * Files in flight, by id modulo files_max (SINK_TARGET's inflight):
-	 * ids lo .. files_total, each freed when it is done and every lower
-	 * one is too.  Under mu (receivers look writers up).
-	 */
-	struct lc_sfile **files;
-	uint32_t files_max;
-	uint32_t lo;		/* lowest id not yet freed (main) */
-	uint32_t files_total;	/* main */
-	uint32_t files_done;	/* main */
-	uint32_t lw_file;	/* low-water mark: lowest incomplete file */
-	int listening;		/* main */
-	uint32_t nstreams;	/* setup (LISTEN), as granted */
-	uint32_t block;		/* setup */
-	uint32_t window;	/* setup */
-	uint32_t quota;		/* setup */
-	uint32_t flags;		/* setup */
-	uint32_t csum;		/* setup */
-	uint32_t stall_s;	/* setup */
-	uint32_t quiet_s;	/* setup: all streams silent -> reconnect */
-	uint8_t *key;		/* setup: LC_KEY_LEN bytes, secmem.h */
-	struct lc_tls *tls;	/* setup; NULL: --no-encrypt */
-	struct lc_receiver recv[LC_MAX_STREAMS];
-	pthread_t acceptor;	/* main */
-	int acceptor_started;	/* main */
-	struct lc_wake accept_wake;	/* setup; signalled by any thread */
-	struct lc_auth auth[LC_MAX_PENDING_AUTH];	/* the acceptor's */
-	/*
-	 * Reverse (LISTEN flag LC_XFER_REVERSE): no listening sockets; DIAL
-	 * gives the source's address and ports (setup, before the acceptor
-	 * starts) and the acceptor dials each stream that has no connection.
-	 */
-	int dial_mode;		/* setup */
-	char dial_addr[LC_ADDR_MAX];	/* setup */
-	uint16_t dial_ports[LC_MAX_STREAMS];	/* setup */
-	uint32_t ended;		/* main: receivers that got END */
-	struct lc_tdir *cur_dir;	/* main: the last directory used */
-	struct lc_sdir *dirs;	/* main: directories to finish last */
+/*
+ * Tree entries (sink_tree.c): directories made or kept, --owner's names,
+ * the free space a tree's files need.  Main thread; the dirs job reads
+ * dirs once every entry is done.
+ */
+struct lc_sink_tree {
+	struct lc_tdir *cur_dir;	/* the last directory used */
+	struct lc_sdir *dirs;	/* directories to finish last */
 	size_t ndirs;
 	size_t dirs_cap;
-	int dirs_state;		/* main: 0, 1 job queued, 2 done */
-	struct lc_sfile **fin;	/* main: complete files waiting to finish */
-	size_t nfin;
-	size_t fin_cap;
-	int fin_busy;		/* main: a finish batch job is queued */
-	struct lc_fin_batch *fin_batch;	/* main: that batch, freed here */
-	struct lc_sink_idmap {	/* main: --owner, the last name mapped */
+	int dirs_state;		/* 0, 1 job queued, 2 done */
+	struct lc_sink_idmap {	/* --owner, the last name mapped */
 		int valid;
 		uint32_t id;
 		char name[LC_OWNER_MAX];
 	} map_user, map_group;
-	uint64_t space_avail;	/* main: free at the first file (trees) */
-	uint64_t space_need;	/* main: what the files announced need */
+	uint64_t space_avail;	/* free at the first file (trees) */
+	uint64_t space_need;	/* what the files announced need */
 	int space_known;
-	int done_sent;		/* main */
-	/*
-	 * A pipe target (SINK_TARGET LC_TGT_STDOUT or LC_TGT_PROGRAM): one
-	 * file, written in order to pipe_fd (main; the file's part owns it
-	 * once it is announced).  prog_pid is the -N o program (under mu:
-	 * abort kills it; the finish job waits for it), or -1.
-	 */
-	int pipe_fd;
+};
+
+/*
+ * A pipe target (sink_pipe.c; SINK_TARGET LC_TGT_STDOUT or
+ * LC_TGT_PROGRAM): one file, written in order to fd (main; the file's
+ * part owns it once it is announced).  prog_pid is the -N o program
+ * (under mu: abort kills it; the finish job waits for it), or -1.
+ */
+struct lc_sink_pipe {
+	int fd;
 	pid_t prog_pid;
 	char prog_cmd[LC_PATH_MAX];
-	atomic_uint_fast64_t bytes;	/* receivers add: received */
-	atomic_uint_fast64_t written;	/* writers add: on disk (holes
-					   whole), what PROGRESS reports */
-	atomic_bool stopping;	/* STOP: receivers end */
-	int stopped;		/* main: STOPPED sent, events ignored */
+};
+
+/* Finishing batches (sink_finish.c).  Main thread. */
+struct lc_sink_fin {
+	struct lc_sfile **wait;	/* complete files waiting to finish */
+	size_t n;
+	size_t cap;
+	int busy;		/* a finish batch job is queued */
+	struct lc_fin_batch *batch;	/* that batch, freed here */
+};
+
+/* Memory and quotas (sink_mem.c). */
+struct lc_sink_mem {
 	/*
 	 * What the memory bound leaves beyond every stream's starting quota
 	 * (lc_sink_limits), in bytes: one budget for quota growth and for
-	 * holes waiting in the writers (sink.c, "Memory").  A receiver that
-	 * waits for a buffer while its file's writer is starved (the next
-	 * block is on a slower stream, not a slow disk) takes a block of it
-	 * and grows its quota by one, up to quota_max; a hole that has to
-	 * wait takes LC_WFILE_HOLE_COST (writer.c) until it is written.
+	 * holes waiting in the writers (sink_mem.c, "Memory").  A receiver
+	 * that waits for a buffer while its file's writer is starved (the
+	 * next block is on a slower stream, not a slow disk) takes a block
+	 * of it and grows its quota by one, up to quota_max; a hole that has
+	 * to wait takes LC_WFILE_HOLE_COST (writer.c) until it is written.
 	 * Taken and given back with atomic operations.
 	 */
-	atomic_int_fast64_t mem_left;
+	atomic_int_fast64_t left;
 	uint32_t quota_max;	/* setup */
 	atomic_bool hole_wait_said;	/* -v: said once that holes wait */
 	/*
@@ -270,10 +238,75 @@ struct lc_sink {
 	uint64_t quota_wait_ns;	/* summed over the receivers */
 };
 
-/* A receiver starts (1) or stops (0) waiting for a quota buffer. */
-void lc__sink_quota_wait(struct lc_sink *s, int waiting);
-/* One more block for rv's quota, from mem_left: 1, or 0 if none left. */
-int lc__sink_quota_grow(struct lc_sink *s, struct lc_receiver *rv);
+/* Accepting (acceptor.c): who may become a data stream. */
+struct lc_sink_accept {
+	pthread_t thread;	/* main */
+	int started;		/* main */
+	struct lc_wake wake;	/* setup; signalled by any thread */
+	struct lc_auth auth[LC_MAX_PENDING_AUTH];	/* the acceptor's */
+	uint32_t window;	/* setup */
+	uint8_t *key;		/* setup: LC_KEY_LEN bytes, secmem.h */
+	struct lc_tls *tls;	/* setup; NULL: --no-encrypt */
+	/*
+	 * Reverse (LISTEN flag LC_XFER_REVERSE): no listening sockets; DIAL
+	 * gives the source's address and ports (setup, before the acceptor
+	 * starts) and the acceptor dials each stream that has no connection.
+	 */
+	int dial_mode;		/* setup */
+	char dial_addr[LC_ADDR_MAX];	/* setup */
+	uint16_t dial_ports[LC_MAX_STREAMS];	/* setup */
+};
+
+/* Receiving (receiver.c): the streams' receiving ends. */
+struct lc_sink_recv {
+	struct lc_receiver rv[LC_MAX_STREAMS];
+	uint32_t ended;		/* main: receivers that got END */
+	uint32_t stall_s;	/* setup */
+	uint32_t quiet_s;	/* setup: all streams silent -> reconnect */
+	atomic_uint_fast64_t bytes;	/* receivers add: received */
+};
+
+struct lc_sink {
+	struct lc_role_port port;	/* read-only */
+	pthread_mutex_t mu;
+	pthread_cond_t cv;	/* has_conn set (receivers wait); abort */
+	struct lc_jobq *jobs;	/* main */
+	int target_set;		/* main */
+	struct lc_target tgt;	/* where files go (partfile.h): main, in
+				   SINK_TARGET; jobs use dir_fd */
+	struct lc_takeover *takeover;	/* main: answers a later attempt of
+					   this run (takeover.h), or NULL */
+	/*
+	 * Files in flight (sink_file.c), by id modulo files_max
+	 * (SINK_TARGET's inflight): ids lo .. files_total, each freed when
+	 * it is done and every lower one is too.  Under mu (receivers look
+	 * writers up).
+	 */
+	struct lc_sfile **files;
+	uint32_t files_max;
+	uint32_t lo;		/* lowest id not yet freed (main) */
+	uint32_t files_total;	/* main */
+	uint32_t files_done;	/* main */
+	uint32_t lw_file;	/* low-water mark: lowest incomplete file */
+	int listening;		/* main */
+	uint32_t nstreams;	/* setup (LISTEN), as granted */
+	uint32_t block;		/* setup */
+	uint32_t quota;		/* setup */
+	uint32_t flags;		/* setup */
+	uint32_t csum;		/* setup */
+	int done_sent;		/* main */
+	atomic_uint_fast64_t written;	/* writers add: on disk (holes
+					   whole), what PROGRESS reports */
+	atomic_bool stopping;	/* STOP: receivers end */
+	int stopped;		/* main: STOPPED sent, events ignored */
+	/* each feature's own state, in its own file */
+	struct lc_sink_tree tree;
+	struct lc_sink_pipe pipe;
+	struct lc_sink_fin fin;
+	struct lc_sink_mem mem;
+	struct lc_sink_accept acc;
+	struct lc_sink_recv recv;
+};
 
 /* 1 once receivers should end (the agent stops, or the controller's STOP). */
 static inline int
@@ -282,19 +315,54 @@ lc_sink_halted(struct lc_sink *s)
 	return lc_role_canceled(&s->port) || atomic_load(&s->stopping);
 }
 
-/*
- * The acceptor thread (arg: struct lc_sink *): polls the listening sockets
- * until *port.cancel, handing each connection to a handshake thread, and
- * joins them all before it returns NULL.
- */
-void *lc_acceptor_main(void *arg);
+struct lc_event;		/* role.h */
+struct lc_msg_dial;
+struct lc_msg_file;
+struct lc_msg_file_abort;
+struct lc_msg_file_len;
+struct lc_msg_file_sum;
+struct lc_msg_listen;
+struct lc_msg_prefix_match;
+struct lc_msg_sink_target;
+
+/* Finish batches (and dirs) this big are made durable with syncfs(2). */
+#define LC_SINK_SYNCFS_MIN 16
 
 /*
- * A receiver thread (arg: struct lc_receiver *): waits for its connection,
- * receives until END, and posts LC_EV_RECEIVER_DONE, LC_EV_STREAM_LOST or
- * LC_EV_ERROR (none when canceled).  Returns NULL; main joins it.
+ * sink.c, the role.  Main thread: SINK_DONE once every stream has ended,
+ * every file is done, no batch is finishing and (a tree) the directories
+ * have their modes and times; until then 0 and nothing sent.  0 or an
+ * error from the control channel or the job queue.
  */
-void *lc_receiver_main(void *arg);
+int lc__sink_maybe_done(struct lc_sink *s);
+
+/*
+ * sink_file.c, files in flight (main thread unless said).
+ *
+ * lc__sink_table_put: f (the next id, within the window) into the table;
+ * -LC_ERR_PROTO for an id out of order or a slot still taken.
+ * lc__sink_table_get: file id's record, or NULL (takes mu).
+ * lc__sink_sfile_free: a record and all it holds (NULL is fine); its
+ * writer is closed before its descriptor.
+ * lc__sink_retire: free the done records at the low end of the window.
+ * lc__sink_start_file: make f's writer and answer FILE_READY; a file with
+ * nothing to receive goes on to finish.  0, or an error in e.
+ * lc__sink_file, lc__sink_file_sum, lc__sink_file_abort: the messages
+ * FILE, FILE_SUM, FILE_ABORT.  0, or an error in e (LC_ERR_PROTO for what
+ * an honest controller never sends).
+ */
+int lc__sink_table_put(struct lc_sink *s, struct lc_sfile *f);
+struct lc_sfile *lc__sink_table_get(struct lc_sink *s, uint32_t id);
+void lc__sink_sfile_free(struct lc_sfile *f);
+void lc__sink_retire(struct lc_sink *s);
+int lc__sink_start_file(struct lc_sink *s, struct lc_sfile *f,
+    struct lc_err *e);
+int lc__sink_file(struct lc_sink *s, const struct lc_msg_file *m,
+    struct lc_err *e);
+int lc__sink_file_sum(struct lc_sink *s, const struct lc_msg_file_sum *m,
+    struct lc_err *e);
+int lc__sink_file_abort(struct lc_sink *s, const struct lc_msg_file_abort *m,
+    struct lc_err *e);
 
 /*
  * The writer of file id (any thread, takes mu) with a reference for the
@@ -304,5 +372,134 @@ void *lc_receiver_main(void *arg);
  * closed and refuses every block (writer.h, Lifetime).
  */
 struct lc_wfile *lc_sink_writer(struct lc_sink *s, uint32_t id);
+
+/*
+ * sink_tree.c, tree entries (main thread unless said).
+ *
+ * lc__sink_dir: the tree's directory rel with a new reference in *out
+ * (drop it with lc__sink_tdir_put, which takes NULL too).
+ * lc__sink_attrs: what entry m keeps here (mode, times, as root its
+ * owner, --owner's names mapped to this host's ids).
+ * lc__sink_note_dir: remember directory m (made: 1 if made here) for its
+ * mode and times at the end.
+ * lc__sink_space: is there room for need more bytes of f (the target
+ * file alone, or what every file so far needs)?  0, or LC_ERR_NOSPACE.
+ * lc__sink_dirs_job: the job (arg: the sink) that gives the directories
+ * their modes and times, deepest first, and posts LC_EV_DIRS_DONE.
+ * lc__sink_tree_free: free what the tree state holds (free).
+ */
+int lc__sink_dir(struct lc_sink *s, const char *rel, struct lc_tdir **out,
+    struct lc_err *e);
+void lc__sink_tdir_put(struct lc_tdir *d);
+void lc__sink_attrs(struct lc_sink *s, const struct lc_msg_file *m,
+    struct lc_attrs *a);
+int lc__sink_note_dir(struct lc_sink *s, const struct lc_msg_file *m,
+    int made);
+int lc__sink_space(struct lc_sink *s, struct lc_sfile *f, uint64_t need,
+    struct lc_err *e);
+void lc__sink_dirs_job(void *arg);
+void lc__sink_tree_free(struct lc_sink *s);
+
+/*
+ * sink_pipe.c, pipe targets and pipes.
+ *
+ * lc__sink_pipe_target: SINK_TARGET for stdout or a -N o program.
+ * lc__sink_pipe_file: FILE, the one file of such a target.
+ * lc__sink_file_len: FILE_LEN, a pipe input's length once it ended.
+ * All three: 0, or an error in e.
+ * lc__sink_pipe_wait (the finish job): wait for the target program to
+ * exit; 0, or an error in e if it failed.
+ * lc__sink_pipe_kill_locked (under mu): signal the program, if any.
+ * lc__sink_pipe_free: close the pipe and reap a program (free).
+ */
+int lc__sink_pipe_target(struct lc_sink *s,
+    const struct lc_msg_sink_target *m, struct lc_err *e);
+int lc__sink_pipe_file(struct lc_sink *s, const struct lc_msg_file *m,
+    struct lc_err *e);
+int lc__sink_file_len(struct lc_sink *s, const struct lc_msg_file_len *m,
+    struct lc_err *e);
+int lc__sink_pipe_wait(struct lc_sink *s, struct lc_err *e);
+void lc__sink_pipe_kill_locked(struct lc_sink *s, int sig);
+void lc__sink_pipe_free(struct lc_sink *s);
+
+/*
+ * sink_resume.c, resume (main thread).
+ *
+ * lc__sink_resume_prepare: f keeps *kept bytes of a partial file: its
+ * chunks for the prefix job (or, when they cannot be hashed, *kept = 0
+ * and the file starts over).  0, or an error in e.
+ * lc__sink_resume_start: queue the prefix job for f.
+ * lc__sink_send_prefix: the job is done: FILE_PREFIX to the source.
+ * lc__sink_prefix_match: PREFIX_MATCH, then the seed job.
+ */
+int lc__sink_resume_prepare(struct lc_sink *s, struct lc_sfile *f,
+    uint64_t *kept, struct lc_err *e);
+int lc__sink_resume_start(struct lc_sink *s, struct lc_sfile *f);
+int lc__sink_send_prefix(struct lc_sink *s, struct lc_sfile *f);
+int lc__sink_prefix_match(struct lc_sink *s,
+    const struct lc_msg_prefix_match *m, struct lc_err *e);
+
+/*
+ * sink_finish.c, finishing batches (main thread).
+ *
+ * lc__sink_maybe_finish: f to the next batch once it is written and its
+ * checksum known (else nothing).  lc__sink_file_finished: the finish job
+ * finished f (LC_EV_FILE_DONE ev): FILE_DONE.  lc__sink_batch_done: the
+ * batch is done (LC_EV_BATCH_DONE): the next one starts.  0 or an error.
+ */
+int lc__sink_maybe_finish(struct lc_sink *s, struct lc_sfile *f);
+int lc__sink_file_finished(struct lc_sink *s, struct lc_sfile *f,
+    const struct lc_event *ev);
+int lc__sink_batch_done(struct lc_sink *s);
+
+/*
+ * sink_mem.c, memory and quotas.
+ *
+ * lc__sink_mem_setup (main, LISTEN): streams, block size and quota within
+ * the memory bound, and what it leaves for quotas to grow into.
+ * lc__sink_quota_wait (a receiver): it starts (1) or stops (0) waiting
+ * for a quota buffer.  lc__sink_quota_grow (a receiver): one more block
+ * for rv's quota, from mem.left: 1, or 0 if none is left.
+ * lc__sink_hol_report (main, at the end): -v, the head-of-line measure.
+ */
+void lc__sink_mem_setup(struct lc_sink *s, const struct lc_msg_listen *m);
+void lc__sink_quota_wait(struct lc_sink *s, int waiting);
+int lc__sink_quota_grow(struct lc_sink *s, struct lc_receiver *rv);
+void lc__sink_hol_report(struct lc_sink *s);
+
+/*
+ * acceptor.c, accepting (main thread).
+ *
+ * lc__sink_accept_start: start the acceptor thread, which polls the
+ * listening sockets (or, reverse, dials) until *port.cancel and joins
+ * its handshakes before it ends.  lc__sink_dial: DIAL (reverse), then
+ * start it.  0, or an error in e.  lc__sink_accept_join: join it (free).
+ */
+int lc__sink_accept_start(struct lc_sink *s, struct lc_err *e);
+int lc__sink_dial(struct lc_sink *s, const struct lc_msg_dial *m,
+    struct lc_err *e);
+void lc__sink_accept_join(struct lc_sink *s);
+
+/*
+ * receiver.c, receiving (main thread).
+ *
+ * lc__sink_recv_start: a receiver thread per stream; each waits for its
+ * connection, receives until END, and posts LC_EV_RECEIVER_DONE,
+ * LC_EV_STREAM_LOST or LC_EV_ERROR (none when canceled).
+ * lc__sink_stream_lost: stream i broke (why): join its receiver, start a
+ * fresh one, and tell the source (STREAM_LOST); an error once it broke
+ * too often.  lc__sink_recv_tick: drop stalled streams, or every stream
+ * when the path is silent.  lc__sink_recv_abort_locked (under mu): shut
+ * the connections down and wake quota waiters.  lc__sink_recv_join: join
+ * the receivers.  lc__sink_recv_free: close connections and listening
+ * sockets, free the pools (after the join).
+ */
+int lc__sink_recv_start(struct lc_sink *s, struct lc_err *e);
+int lc__sink_stream_lost(struct lc_sink *s, uint32_t i,
+    const struct lc_err *why, struct lc_err *e);
+void lc__sink_recv_tick(struct lc_sink *s, uint64_t now_ms);
+void lc__sink_recv_abort_locked(struct lc_sink *s);
+void lc__sink_recv_join(struct lc_sink *s);
+void lc__sink_recv_free(struct lc_sink *s);
 
 #endif

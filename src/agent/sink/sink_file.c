@@ -1,0 +1,381 @@
+/*
+ * The sink's files in flight: the table of file records (a ring indexed
+ * by id, SINK_TARGET's inflight slots, under lc_sink.mu because the
+ * receivers look writers up), FILE (a regular file, or a tree entry
+ * handed to sink_tree.c, or the one file of a pipe target handed to
+ * sink_pipe.c), FILE_SUM and FILE_ABORT, starting a file's writer, and
+ * the answers for entries done without data.  Main thread, except
+ * lc_sink_writer (any thread, takes mu).  A file's record is freed when
+ * it and every lower id are done (lc__sink_retire), which lets the
+ * controller announce more.
+ */
+#include "sink_int.h"
+
+#include "log.h"
+#include "path.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* Put f (the next id, within the window) in the table. */
+int
+lc__sink_table_put(struct lc_sink *s, struct lc_sfile *f)
+{
+	struct lc_sfile **slot;
+	int r = 0;
+
+	if (f->id != s->files_total + 1 || f->id - s->lo >= s->files_max)
+		return -LC_ERR_PROTO;
+	pthread_mutex_lock(&s->mu);
+	slot = &s->files[f->id % s->files_max];
+	if (*slot != NULL)
+		r = -LC_ERR_PROTO;
+	else
+		*slot = f;
+	pthread_mutex_unlock(&s->mu);
+	if (r == 0)
+		s->files_total++;
+	return r;
+}
+
+/* Under mu. */
+static struct lc_sfile *
+lc_sink_table_get_locked(struct lc_sink *s, uint32_t id)
+{
+	struct lc_sfile *f;
+
+	if (s->files == NULL || id == 0)
+		return NULL;
+	f = s->files[id % s->files_max];
+	return f != NULL && f->id == id ? f : NULL;
+}
+
+struct lc_sfile *
+lc__sink_table_get(struct lc_sink *s, uint32_t id)
+{
+	struct lc_sfile *f;
+
+	pthread_mutex_lock(&s->mu);
+	f = lc_sink_table_get_locked(s, id);
+	pthread_mutex_unlock(&s->mu);
+	return f;
+}
+
+/* A receiver's lookup (sink_int.h): a reference of its own. */
+struct lc_wfile *
+lc_sink_writer(struct lc_sink *s, uint32_t id)
+{
+	struct lc_wfile *wf = NULL;
+	struct lc_sfile *f;
+
+	pthread_mutex_lock(&s->mu);
+	if ((f = lc_sink_table_get_locked(s, id)) != NULL && f->wf != NULL)
+		wf = lc_wfile_ref(f->wf);
+	pthread_mutex_unlock(&s->mu);
+	return wf;
+}
+
+void
+lc__sink_sfile_free(struct lc_sfile *f)
+{
+	if (f == NULL)
+		return;
+	/* closed before the descriptor is: a receiver may hold a reference */
+	lc_wfile_free(f->wf);
+	lc_csum_free(f->csum);
+	free(f->prefix);
+	free(f->spans);
+	lc_part_close(&f->p);
+	lc__sink_tdir_put(f->dir);
+	free(f);
+}
+
+/*
+ * Free the done files at the low end of the window (main thread), which
+ * lets the controller announce more.
+ */
+void
+lc__sink_retire(struct lc_sink *s)
+{
+	struct lc_sfile *f;
+
+	for (;;) {
+		pthread_mutex_lock(&s->mu);
+		f = lc_sink_table_get_locked(s, s->lo);
+		if (f == NULL || f->state != LC_SF_DONE) {
+			pthread_mutex_unlock(&s->mu);
+			return;
+		}
+		s->files[s->lo % s->files_max] = NULL;
+		s->lo++;
+		pthread_mutex_unlock(&s->mu);
+		lc__sink_sfile_free(f);
+	}
+}
+
+/* Ready to receive from f->start on. */
+int
+lc__sink_start_file(struct lc_sink *s, struct lc_sfile *f, struct lc_err *e)
+{
+	struct lc_msg_file_ready ready;
+	int r;
+
+	struct lc_wfile *wf;
+
+	if ((r = lc_wfile_new(f->p.fd, !f->p.direct, f->start,
+	    f->kind == LC_KIND_STREAM ? LC_STREAM_MAX : f->p.size, f->p.final,
+	    &wf)) != 0)
+		return lc_err_set(e, -r, "out of memory");
+	if (f->kind == LC_KIND_STREAM)
+		lc_wfile_open_end(wf);	/* FILE_LEN gives the end */
+	if ((r = lc_wfile_set_spans(wf, f->spans, f->nspans)) != 0) {
+		lc_wfile_free(wf);
+		return lc_err_set(e, -r, "%s: chunks to rewrite", f->p.final);
+	}
+	if (f->csum != NULL && f->nspans == 0)
+		lc_wfile_set_csum(wf, f->csum);
+	lc_wfile_set_counter(wf, &s->written);
+	lc_wfile_set_budget(wf, &s->mem.left);
+	/* receivers look the writer up under the mutex */
+	pthread_mutex_lock(&s->mu);
+	f->wf = wf;
+	pthread_mutex_unlock(&s->mu);
+	f->state = LC_SF_RECV;
+	memset(&ready, 0, sizeof(ready));
+	ready.id = f->id;
+	ready.start = f->start;
+	if ((r = lc_msg_put_file_ready(s->port.out, &ready)) != 0)
+		return r;
+	if (f->kind != LC_KIND_STREAM && f->start == f->p.size &&
+	    f->nspans == 0) {	/* nothing will arrive for it */
+		f->written = 1;
+		return lc__sink_maybe_finish(s, f);
+	}
+	return 0;
+}
+
+/*
+ * An entry that is done without data (a directory, a link, a file skipped
+ * or failed): answer for it (FILE_DONE, or FILE_SKIP why) and keep its
+ * place in the window until the ones before it are done too.
+ */
+static int
+lc_sink_answer(struct lc_sink *s, struct lc_sfile *f, int why,
+    const char *msg)
+{
+	struct lc_msg_file_done d;
+	struct lc_msg_file_skip k;
+	int r;
+
+	f->state = LC_SF_DONE;
+	f->written = 1;
+	s->files_done++;
+	if (why != 0) {
+		memset(&k, 0, sizeof(k));
+		k.id = f->id;
+		k.why = (uint8_t)why;
+		snprintf(k.msg, sizeof(k.msg), "%s", msg != NULL ? msg : "");
+		r = lc_msg_put_file_skip(s->port.out, &k);
+	} else {
+		memset(&d, 0, sizeof(d));
+		d.id = f->id;
+		r = lc_msg_put_file_done(s->port.out, &d);
+	}
+	lc__sink_retire(s);
+	return r;
+}
+
+/* The same for a new entry, not yet in the table. */
+static int
+lc_sink_done_now(struct lc_sink *s, struct lc_sfile *f, int why,
+    const char *msg)
+{
+	int r;
+
+	if ((r = lc__sink_table_put(s, f)) != 0) {
+		lc__sink_sfile_free(f);
+		return r;
+	}
+	return lc_sink_answer(s, f, why, msg);
+}
+
+/* 1 if an error about one file lets a tree copy go on without it. */
+static int
+lc_sink_file_error_ok(const struct lc_sink *s, int r)
+{
+	return (s->tgt.flags & LC_TGT_TREE) && (r == -LC_ERR_IO ||
+	    r == -LC_ERR_EXISTS);
+}
+
+int
+lc__sink_file(struct lc_sink *s, const struct lc_msg_file *m, struct lc_err *e)
+{
+	int tree = (s->tgt.flags & LC_TGT_TREE) != 0;
+	char parent[LC_PATH_MAX];
+	const char *leaf, *slash;
+	struct lc_sfile *f = NULL;
+	struct lc_attrs a;
+	int dfd, made, why;
+	uint64_t kept;
+	int r;
+
+	if (!s->target_set || !s->listening)
+		return lc_err_set(e, LC_ERR_PROTO, "FILE before target/LISTEN");
+	if (m->id != s->files_total + 1 || m->id - s->lo >= s->files_max)
+		return lc_err_set(e, LC_ERR_PROTO, "FILE: id %u is out of "
+		    "order or beyond the %u files in flight", m->id,
+		    s->files_max);
+	if (!lc_relname_ok(m->name))
+		return lc_err_set(e, LC_ERR_DENIED, "refusing unsafe file "
+		    "name from peer: %s", m->name);
+	if (!tree && ((m->kind != LC_KIND_REG && m->kind != LC_KIND_STREAM) ||
+	    strchr(m->name, '/') != NULL))
+		return lc_err_set(e, LC_ERR_PROTO, "FILE: a %s was not asked "
+		    "for", m->kind != LC_KIND_REG ? "directory or link" :
+		    "path");
+	if (m->kind == LC_KIND_STREAM && (tree || s->tgt.is_dir ||
+	    (s->tgt.flags & LC_TGT_RESUME)))
+		return lc_err_set(e, LC_ERR_USAGE, "a pipe (- or -N i) is "
+		    "copied to a file, not into the directory %s (name the "
+		    "file)", s->tgt.path);
+	if (s->tgt.flags & (LC_TGT_STDOUT | LC_TGT_PROGRAM))
+		return lc__sink_pipe_file(s, m, e);
+	if (tree && !s->tgt.is_dir)
+		return lc_err_set(e, LC_ERR_PROTO, "FILE: a tree needs a "
+		    "target directory");
+	if ((f = calloc(1, sizeof(*f))) == NULL)
+		return -LC_ERR_NOMEM;
+	lc__sink_attrs(s, m, &a);
+	f->id = m->id;
+	f->kind = m->kind;
+	f->sink = s;
+	f->p.fd = -1;
+	dfd = s->tgt.dir_fd;
+	leaf = s->tgt.is_dir ? m->name : s->tgt.name;
+	if (tree) {
+		slash = strrchr(m->name, '/');
+		snprintf(parent, sizeof(parent), "%.*s", slash != NULL ?
+		    (int)(slash - m->name) : 0, m->name);
+		leaf = slash != NULL ? slash + 1 : m->name;
+		if ((r = lc__sink_dir(s, parent, &f->dir, e)) != 0)
+			goto out;
+		dfd = f->dir->fd;
+	}
+	switch (m->kind) {
+	case LC_KIND_DIR:
+		if ((r = lc_tree_mkdir(&s->tgt, dfd, leaf, m->name, &made,
+		    e)) != 0)
+			goto out;
+		if ((r = lc__sink_note_dir(s, m, made)) != 0)
+			goto out;
+		return lc_sink_done_now(s, f, 0, NULL);
+	case LC_KIND_SYMLINK:
+		if ((r = lc_tree_symlink(&s->tgt, dfd, leaf, m->name, m->link,
+		    &a, e)) != 0)
+			goto out;
+		return lc_sink_done_now(s, f, 0, NULL);
+	default:
+		break;
+	}
+	if (s->tgt.is_dir && (why = lc_tree_skip(&s->tgt, dfd, leaf, m->size,
+	    m->mtime_sec)) != 0)
+		return lc_sink_done_now(s, f, why, NULL);
+	r = tree ? lc_part_init_at(&s->tgt, dfd, m->name, leaf, m->size,
+	    m->mode, &f->p, e) : lc_part_init(&s->tgt, m->name, m->size,
+	    m->mode, &f->p, e);
+	if (r != 0)
+		goto out;
+	f->p.mtime_sec = m->mtime_sec;
+	f->p.mtime_nsec = m->mtime_nsec;
+	f->p.chown = a.chown;
+	f->p.uid = a.uid;
+	f->p.gid = a.gid;
+	if ((r = lc_part_open(&s->tgt, &f->p, &kept, e)) != 0 ||
+	    (r = lc__sink_space(s, f, f->p.size - kept, e)) != 0)
+		goto out;
+	if (s->csum != LC_CSUM_NONE &&
+	    (f->csum = lc_csum_new((int)s->csum)) == NULL) {
+		r = -LC_ERR_NOMEM;
+		goto out;
+	}
+	if (kept > 0 && (r = lc__sink_resume_prepare(s, f, &kept, e)) != 0)
+		goto out;
+	if ((r = lc__sink_table_put(s, f)) != 0) {
+		r = lc_err_set(e, -r, "FILE: id %u is a duplicate or out of "
+		    "order", f->id);
+		f->p.tmp[0] = '\0';
+		goto out;
+	}
+	if (kept > 0)
+		return lc__sink_resume_start(s, f);
+	return lc__sink_start_file(s, f, e);	/* f is in the table now */
+ out:
+	if (lc_sink_file_error_ok(s, r)) {
+		/* this one is reported and left out; the tree goes on */
+		lc_part_close(&f->p);
+		lc_wfile_free(f->wf);
+		f->wf = NULL;
+		lc_csum_free(f->csum);
+		f->csum = NULL;
+		r = lc_sink_done_now(s, f, LC_SKIP_FAILED, e->msg);
+		lc_err_clear(e);
+		return r;
+	}
+	lc__sink_sfile_free(f);
+	return r;
+}
+
+/*
+ * FILE_ABORT: the source cannot send a file it listed (it could not open
+ * it after all).  Nothing of it was sent: drop it (its part file is
+ * removed unless it holds a prefix to resume from) and answer FILE_SKIP.
+ * A file with nothing to receive may be finished already: it just
+ * completes.
+ */
+int
+lc__sink_file_abort(struct lc_sink *s, const struct lc_msg_file_abort *m,
+    struct lc_err *e)
+{
+	struct lc_sfile *f = lc__sink_table_get(s, m->id);
+	int r;
+
+	if (f == NULL || f->kind != LC_KIND_REG)
+		return lc_err_set(e, LC_ERR_PROTO, "unexpected FILE_ABORT for "
+		    "file %u", m->id);
+	if (f->state != LC_SF_RECV || f->written)
+		return 0;
+	/*
+	 * Nothing is written from here on, whatever a source sends for it:
+	 * the descriptor is closed below.  A block written or being written
+	 * already is the source's protocol error (main never waits for a
+	 * write, which on a pipe target could take for ever).
+	 */
+	if (f->wf != NULL && !lc_wfile_close_unwritten(f->wf,
+	    f->nspans > 0 ? f->spans[0].off : f->start))
+		return lc_err_set(e, LC_ERR_PROTO, "FILE_ABORT for file %u "
+		    "after its data", m->id);
+	/* a part file with nothing to resume from is not worth keeping */
+	if ((!(s->tgt.flags & LC_TGT_RESUME) || f->start == 0) &&
+	    f->p.tmp[0] != '\0' && !f->p.direct && f->p.fd >= 0)
+		(void)unlinkat(f->p.dfd, f->p.tmp, 0);
+	lc_part_close(&f->p);
+	if ((r = lc_sink_answer(s, f, LC_SKIP_FAILED, NULL)) != 0)
+		return r;
+	return lc__sink_maybe_done(s);
+}
+
+int
+lc__sink_file_sum(struct lc_sink *s, const struct lc_msg_file_sum *m,
+    struct lc_err *e)
+{
+	struct lc_sfile *f = lc__sink_table_get(s, m->id);
+
+	if (f == NULL || f->csum == NULL || f->expect[0] != '\0')
+		return lc_err_set(e, LC_ERR_PROTO, "unexpected FILE_SUM for "
+		    "file %u", m->id);
+	snprintf(f->expect, sizeof(f->expect), "%s", m->checksum);
+	return lc__sink_maybe_finish(s, f);
+}

@@ -1,0 +1,191 @@
+/*
+ * Tree entries (partfile.h, "Trees"): the directories, symlinks and
+ * skipped files of a tree copy (LC_TGT_TREE), and a tree file's part file
+ * set up in its own directory.  Pure file system like partfile.c, whose
+ * mode and time helpers it shares (partfile_int.h); the sink calls these
+ * from its main thread (entries) and its job thread (lc_tree_dir_attrs).
+ */
+#include "partfile.h"
+#include "partfile_int.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+int
+lc_tree_open_dir(const struct lc_target *t, const char *rel, int *fd,
+    struct lc_err *e)
+{
+	return lc_confine_open(t->conf, t->dir_fd, rel[0] != '\0' ? rel : ".",
+	    O_RDONLY | O_DIRECTORY | O_NOFOLLOW, 0, fd, e);
+}
+
+/* "target/rel" for messages. */
+static void
+lc_tree_shown(const struct lc_target *t, const char *rel, char *out,
+    size_t outsz)
+{
+	size_t n = strlen(t->path);
+
+	snprintf(out, outsz, "%s%s%s", t->path,
+	    n > 0 && t->path[n - 1] == '/' ? "" : "/", rel);
+}
+
+int
+lc_tree_mkdir(const struct lc_target *t, int dfd, const char *leaf,
+    const char *rel, int *made, struct lc_err *e)
+{
+	char shown[LC_PATH_MAX + 300];
+	struct stat st;
+
+	*made = 0;
+	lc_tree_shown(t, rel, shown, sizeof(shown));
+	if (mkdirat(dfd, leaf, 0700) == 0) {
+		*made = 1;
+		return 0;
+	}
+	if (errno != EEXIST)
+		return lc_err_sys(e, errno == ENOSPC ? LC_ERR_NOSPACE :
+		    LC_ERR_IO, errno, "cannot make directory %s", shown);
+	if (fstatat(dfd, leaf, &st, AT_SYMLINK_NOFOLLOW) != 0)
+		return lc_err_sys(e, LC_ERR_IO, errno, "%s", shown);
+	if (S_ISDIR(st.st_mode))
+		return 0;
+	/* a file or link in the way: replaced with -f / -u, like rsync */
+	if (!(t->flags & LC_TGT_FORCE) || !(S_ISREG(st.st_mode) ||
+	    S_ISLNK(st.st_mode)))
+		return lc_err_set(e, LC_ERR_EXISTS, "%s: exists and is not a "
+		    "directory%s", shown, (t->flags & LC_TGT_FORCE) ? "" :
+		    " (use -f or -u to replace it)");
+	if (unlinkat(dfd, leaf, 0) != 0 && errno != ENOENT)
+		return lc_err_sys(e, LC_ERR_IO, errno, "remove %s", shown);
+	if (mkdirat(dfd, leaf, 0700) != 0)
+		return lc_err_sys(e, errno == ENOSPC ? LC_ERR_NOSPACE :
+		    LC_ERR_IO, errno, "cannot make directory %s", shown);
+	*made = 1;
+	return 0;
+}
+
+int
+lc_tree_symlink(const struct lc_target *t, int dfd, const char *leaf,
+    const char *rel, const char *link, const struct lc_attrs *a,
+    struct lc_err *e)
+{
+	char shown[LC_PATH_MAX + 300], tmp[LC_PATH_MAX], cur[LC_PATH_MAX];
+	struct stat st;
+	ssize_t n;
+
+	lc_tree_shown(t, rel, shown, sizeof(shown));
+	if (fstatat(dfd, leaf, &st, AT_SYMLINK_NOFOLLOW) == 0) {
+		if (S_ISLNK(st.st_mode) && (n = readlinkat(dfd, leaf, cur,
+		    sizeof(cur) - 1)) >= 0 && (cur[n] = '\0',
+		    strcmp(cur, link) == 0))
+			goto times;	/* already right */
+		if (S_ISDIR(st.st_mode))
+			return lc_err_set(e, LC_ERR_EXISTS, "%s: exists and "
+			    "is a directory", shown);
+		if (!(t->flags & (LC_TGT_FORCE | LC_TGT_UPDATE)))
+			return lc_err_set(e, LC_ERR_EXISTS, "%s: exists (use "
+			    "-f or -u to replace it)", shown);
+	} else if (errno != ENOENT) {
+		return lc_err_sys(e, LC_ERR_IO, errno, "%s", shown);
+	}
+	if (lc_part_name(leaf, tmp, sizeof(tmp)) != 0)
+		return lc_err_set(e, LC_ERR_IO, "%s: name too long", shown);
+	/* a stale temporary link of ours (only a symlink is removed) */
+	if (fstatat(dfd, tmp, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+	    S_ISLNK(st.st_mode))
+		(void)unlinkat(dfd, tmp, 0);
+	if (symlinkat(link, dfd, tmp) != 0)
+		return lc_err_sys(e, errno == ENOSPC ? LC_ERR_NOSPACE :
+		    LC_ERR_IO, errno, "cannot make symlink %s", shown);
+	if (renameat(dfd, tmp, dfd, leaf) != 0) {
+		int err = errno;
+		(void)unlinkat(dfd, tmp, 0);
+		return lc_err_sys(e, LC_ERR_IO, err, "cannot make symlink %s",
+		    shown);
+	}
+ times:
+	if (a->chown && fchownat(dfd, leaf, (uid_t)a->uid, (gid_t)a->gid,
+	    AT_SYMLINK_NOFOLLOW) != 0)
+		return lc_err_sys(e, LC_ERR_IO, errno, "chown %s", shown);
+	if (!(t->flags & (LC_TGT_PRESERVE | LC_TGT_UPDATE)))
+		return 0;
+	if (lc__part_set_mtime(dfd, leaf, a->mtime_sec, a->mtime_nsec) != 0)
+		return lc_err_sys(e, LC_ERR_IO, errno, "set times of %s",
+		    shown);
+	return 0;
+}
+
+int
+lc_tree_skip(const struct lc_target *t, int dfd, const char *leaf,
+    uint64_t size, int64_t mtime_sec)
+{
+	struct stat st;
+
+	if (!(t->flags & (LC_TGT_UPDATE | LC_TGT_SKIP_EXISTING)) ||
+	    fstatat(dfd, leaf, &st, AT_SYMLINK_NOFOLLOW) != 0)
+		return 0;
+	if (t->flags & LC_TGT_SKIP_EXISTING)
+		return LC_SKIP_EXISTS;
+	if (S_ISREG(st.st_mode) && (uint64_t)st.st_size == size &&
+	    (int64_t)st.st_mtim.tv_sec == mtime_sec)
+		return LC_SKIP_UPTODATE;
+	return 0;
+}
+
+int
+lc_tree_dir_attrs(const struct lc_target *t, const char *rel,
+    const struct lc_attrs *a, int do_fsync, struct lc_err *e)
+{
+	mode_t keep = (t->flags & LC_TGT_PRESERVE) ? 0 : t->umask;
+	char shown[LC_PATH_MAX + 300];
+	int fd, r;
+
+	if ((r = lc_tree_open_dir(t, rel, &fd, e)) != 0)
+		return r;
+	lc_tree_shown(t, rel, shown, sizeof(shown));
+	r = 0;
+	if (a->chown && fchown(fd, (uid_t)a->uid, (gid_t)a->gid) != 0)
+		r = lc_err_sys(e, LC_ERR_IO, errno, "chown %s", shown);
+	if (r == 0 && a->set_mode &&
+	    fchmod(fd, (mode_t)a->mode & ~keep & lc__part_modes(t)) != 0)
+		r = lc_err_sys(e, LC_ERR_IO, errno, "chmod %s", shown);
+	if (r == 0 && (t->flags & LC_TGT_PRESERVE) &&
+	    lc__part_set_mtime(fd, NULL, a->mtime_sec, a->mtime_nsec) != 0)
+		r = lc_err_sys(e, LC_ERR_IO, errno, "set times of %s", shown);
+	if (r == 0 && do_fsync && fsync(fd) != 0 && errno != EINVAL)
+		r = lc_err_sys(e, LC_ERR_IO, errno, "fsync %s", shown);
+	close(fd);
+	return r;
+}
+
+int
+lc_part_init_at(const struct lc_target *t, int dfd, const char *rel,
+    const char *leaf, uint64_t size, uint32_t mode, struct lc_part *p,
+    struct lc_err *e)
+{
+	int n;
+
+	memset(p, 0, sizeof(*p));
+	p->fd = -1;
+	if (!lc_target_name_ok(leaf))
+		return lc_err_set(e, LC_ERR_DENIED,
+		    "refusing unsafe file name from peer: %s", rel);
+	if (strlen(leaf) >= sizeof(p->name))
+		return lc_err_set(e, LC_ERR_IO, "%s: file name too long", rel);
+	p->dfd = dfd;
+	p->size = size;
+	p->mode = mode;
+	p->beneath = 1;
+	memcpy(p->name, leaf, strlen(leaf) + 1);
+	n = snprintf(p->final, sizeof(p->final), "%s%s%s", t->path,
+	    t->path[strlen(t->path) - 1] == '/' ? "" : "/", rel);
+	if (n < 0 || (size_t)n >= sizeof(p->final))
+		return lc_err_set(e, LC_ERR_IO, "%s/%s: name too long", t->path,
+		    rel);
+	return 0;
+}
