@@ -1,14 +1,17 @@
 /*
- * Controller state machine (single thread, poll loop):
+ * Controller state machine (single thread, poll loop).  The copy's phase
+ * is c->phase (enum lc_ctl_phase, controller_int.h):
  *
- *   HELLO both; the source's HELLO in -> negotiate -> sink: SINK_TARGET,
- *                       LISTEN (behind its HELLO); source: SRC_ADD*
- *   sink LISTENING   -> source CONNECT (address the controller itself used)
- *                       (those two steps: negotiate.c, dataaddr.c)
- *   source FILE      -> sink FILE
- *   sink FILE_READY  -> source FILE_READY
- *   all listed and ready -> source SRC_NOMORE
- *   SRC_DONE + SINK_DONE + every FILE_DONE -> BYE both -> done
+ *   HELLO    both; the source's HELLO in -> negotiate -> sink:
+ *            SINK_TARGET, LISTEN (behind its HELLO); source: SRC_ADD*
+ *   LISTING  source FILE -> sink FILE; sink FILE_READY -> source
+ *            FILE_READY; all listed and settled -> source SRC_NOMORE
+ *   NOMORE   SRC_DONE + SINK_DONE + every FILE_DONE -> BYE both
+ *   BYE      both BYEs -> done
+ *
+ * Beside it, the data streams' setup (c->dp.state): sink LISTENING ->
+ * source CONNECT (the address the controller itself used), then the
+ * source's CONNECTED (negotiate.c, datapath.c).
  *
  * Any ERROR, or an endpoint vanishing, ends the run: both control channels
  * are closed at once so the agents stop (the sink keeps its partial file
@@ -190,10 +193,11 @@ lc_ctl_step(struct lc_ctl *c, struct lc_err *e)
 	int r;
 
 	/* the sink's HELLO need not be in (negotiate.c) */
-	if (!c->negotiated && c->src.hello_seen &&
+	if (c->phase == LC_CTL_HELLO && c->src.hello_seen &&
 	    (r = lc__ctl_negotiate(c, e)) != 0)
 		return r;
-	if (c->negotiated && !c->bye_sent && lc_now_ms() >= c->next_ping) {
+	if (c->phase >= LC_CTL_LISTING && c->phase < LC_CTL_BYE &&
+	    lc_now_ms() >= c->next_ping) {
 		struct lc_msg_ping pg = {
 			.grace_s = lc_testhook_grace_s(LC_AGENT_GRACE_S) };
 		c->next_ping = lc_now_ms() + LC_PING_MS;
@@ -202,8 +206,8 @@ lc_ctl_step(struct lc_ctl *c, struct lc_err *e)
 			return lc_err_set(e, -r, "control output");
 	}
 	if (c->src_done && c->sink_done && c->files.done == c->files.total &&
-	    !c->bye_sent) {
-		c->bye_sent = 1;
+	    c->phase < LC_CTL_BYE) {
+		c->phase = LC_CTL_BYE;
 		c->res->ns = lc_now_ns() - c->prog.t_start;
 		if ((r = lc_msg_put_empty(&c->src.out, LC_MSG_BYE)) != 0 ||
 		    (r = lc_msg_put_empty(&c->dst_ep.out, LC_MSG_BYE)) != 0)
@@ -250,7 +254,7 @@ lc_ctl_loop(struct lc_ctl *c, int signal_fd, struct lc_err *e)
 	while (!(c->src_bye && c->dst_bye)) {
 		int timeout = c->o->progress_ms != 0 || c->o->timeout_s != 0 ||
 		    c->o->live_progress || c->o->json_progress ? 200 :
-		    c->negotiated ? LC_PING_MS : -1;
+		    c->phase >= LC_CTL_LISTING ? LC_PING_MS : -1;
 
 		for (int i = 0; i < 2; i++) {
 			pfd[i].fd = eps[i]->eof ? -1 : eps[i]->fd;
@@ -361,7 +365,7 @@ lc_ctl_stop_sink(struct lc_ctl *c)
 	uint64_t end;
 
 	/* a sink that failed, or has been silent (stuck), will not answer */
-	if (!c->negotiated || c->sink_done || c->err_ep == ep ||
+	if (c->phase == LC_CTL_HELLO || c->sink_done || c->err_ep == ep ||
 	    ep->fd < 0 || ep->eof ||
 	    lc_now_ms() - c->prog.t_dst_msg > LC_STOP_WAIT_MS ||
 	    lc_msg_put_empty(&ep->out, LC_MSG_STOP) != 0)

@@ -136,7 +136,7 @@ lc_ctl_dst_lost(struct lc_ctl *c, const struct lc_msg_stream_lost *m,
 	const struct lc_ctl_file *f = lc__ctl_file_find(c, m->last_file);
 
 	/* its last block may belong to a file that is done by now */
-	if (!c->listening || m->stream >= c->streams ||
+	if (c->dp.state == LC_CTL_DP_NONE || m->stream >= c->streams ||
 	    m->has_last > 1 || (m->has_last && (m->last_file == 0 ||
 	    m->last_file > c->files.total || (f != NULL && (!f->ready ||
 	    m->last_off >= f->size)))))
@@ -205,7 +205,7 @@ lc_ctl_dst_progress(struct lc_ctl *c, const struct lc_msg_progress *m,
 	c->chk.mark_written = m->written;
 	lc__ctl_moved(c, m->bytes);
 	c->bytes_done = m->bytes;
-	if (!c->listening || c->src_done)
+	if (c->dp.state == LC_CTL_DP_NONE || c->src_done)
 		return 0;
 	ack.file = m->file;
 	ack.written = m->written;
@@ -240,7 +240,7 @@ lc__ctl_from_dst(struct lc_ctl *c, uint8_t type, const uint8_t *p, size_t n,
 		if (c->target_ok)
 			return lc_err_set(e, LC_ERR_PROTO, "%s: sink sent "
 			    "TARGET_OK twice", c->dst_ep.name);
-		c->target_ok = 1;
+		c->target_ok = true;
 		c->target_is_dir = m.ok.is_dir;
 		return 0;
 	case LC_MSG_FILE_PREFIX:
@@ -274,22 +274,22 @@ lc__ctl_from_dst(struct lc_ctl *c, uint8_t type, const uint8_t *p, size_t n,
 		 * source was told there is no more) and every file is: not
 		 * before, or the copy would end while it still works.
 		 */
-		if (!c->nomore_sent || c->files.done != c->files.total)
+		if (c->phase < LC_CTL_NOMORE || c->files.done != c->files.total)
 			return lc_err_set(e, LC_ERR_PROTO, "%s: sink sent "
 			    "SINK_DONE before the copy was done (%u of %u "
 			    "files%s)", c->dst_ep.name, c->files.done,
-			    c->files.total, c->nomore_sent ? "" :
+			    c->files.total, c->phase >= LC_CTL_NOMORE ? "" :
 			    ", more to come");
 		if ((r = lc__ctl_sink_bytes(c, "SINK_DONE", m.xfer.bytes,
 		    e)) != 0)
 			return r;
-		c->sink_done = 1;
+		c->sink_done = true;
 		c->bytes_done = m.xfer.bytes;
 		return 0;
 	case LC_MSG_BYE:
-		if (lc_msg_get_empty(p, n) != 0 || !c->bye_sent)
+		if (lc_msg_get_empty(p, n) != 0 || c->phase < LC_CTL_BYE)
 			break;
-		c->dst_bye = 1;
+		c->dst_bye = true;
 		return 0;
 	default:
 		break;

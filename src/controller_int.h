@@ -17,6 +17,7 @@
 #include "lanecp/relay.h"
 #include "lanecp/wire.h"
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -60,6 +61,31 @@ struct lc_ctl_file {
 	char *name;		/* as announced (owned) */
 };
 
+/*
+ * The copy's phase.  Each comes after the one before and none is left for
+ * an earlier one; the agents' messages are checked against it.
+ */
+enum lc_ctl_phase {
+	LC_CTL_HELLO = 0,	/* until the source's HELLO: nothing asked */
+	LC_CTL_LISTING,		/* negotiated: SINK_TARGET, LISTEN and the
+				   SRC_ADDs are out; files are listed and
+				   settled */
+	LC_CTL_NOMORE,		/* SRC_NOMORE sent: SRC_DONE and SINK_DONE
+				   may come (in either order) */
+	LC_CTL_BYE,		/* BYE sent to both: their BYEs may come */
+};
+
+/*
+ * The data streams' setup.  It runs beside the phase, not in it: when
+ * every file is up to date, SRC_NOMORE goes out before the source's
+ * CONNECTED.
+ */
+enum lc_ctl_dp_state {
+	LC_CTL_DP_NONE = 0,	/* LISTEN not answered yet */
+	LC_CTL_DP_LISTENING,	/* the sink's LISTENING came: CONNECT sent */
+	LC_CTL_DP_CONNECTED,	/* the source's CONNECTED came */
+};
+
 /* The file ring and credit (controller_ring.c). */
 struct lc_ctl_files {
 	struct lc_ctl_file ring[LC_FILES_INFLIGHT];
@@ -89,9 +115,9 @@ struct lc_ctl_check {
 struct lc_ctl_args {
 	struct lc_location *srcs;
 	struct lc_location dst;
-	int stdout_target;	/* the target is "-": stdout is the data's */
-	int pipes;		/* "-" or -N on either side (HELLO check) */
-	int keep_setid;		/* -p as root from a local source */
+	bool stdout_target;	/* the target is "-": stdout is the data's */
+	bool pipes;		/* "-" or -N on either side (HELLO check) */
+	bool keep_setid;	/* -p as root from a local source */
 	char target_shown[LC_PATH_MAX + 300];
 };
 
@@ -112,8 +138,9 @@ struct lc_ctl_prog {
 
 /* The data path (datapath.c). */
 struct lc_ctl_path {
+	enum lc_ctl_dp_state state;
 	int path;		/* enum lc_path settled for this attempt */
-	int tls;		/* the data streams run TLS (not over SSH) */
+	bool tls;		/* the data streams run TLS (not over SSH) */
 	char path_why[200];	/* why, for -v and --json */
 	struct lc_ssh_opts so_src;	/* how each remote end was reached */
 	struct lc_ssh_opts so_dst;
@@ -136,17 +163,14 @@ struct lc_ctl {
 	uint32_t streams;	/* settled by negotiate.c */
 	uint32_t window;
 	uint32_t block;
-	int negotiated;
-	int listening;
-	int connected;		/* CONNECTED seen */
-	int nomore_sent;
-	int src_done;
-	int sink_done;
-	int bye_sent;
-	int src_bye;
-	int dst_bye;
-	int target_ok;		/* TARGET_OK seen */
-	int target_is_dir;
+	enum lc_ctl_phase phase;
+	/* what each agent said, in whichever order it came: */
+	bool src_done;		/* SRC_DONE seen */
+	bool sink_done;		/* SINK_DONE seen */
+	bool src_bye;		/* BYE from the source */
+	bool dst_bye;		/* BYE from the sink */
+	bool target_ok;		/* TARGET_OK seen */
+	bool target_is_dir;	/* and what it said */
 	uint64_t bytes_done;	/* the sink's count of bytes written */
 	uint64_t next_ping;	/* the agents' heartbeat (ms) */
 	struct lc_ctl_args args;

@@ -63,7 +63,7 @@ lc__ctl_parse_args(struct lc_ctl *c, struct lc_err *e)
 		return r;
 	c->args.stdout_target = !o->prog_dst && strcmp(o->dest, "-") == 0;
 	if (c->args.stdout_target || o->prog_dst)
-		c->args.pipes = 1;
+		c->args.pipes = true;
 	if (!lc_location_is_remote(&c->args.srcs[0]) &&
 	    !lc_location_is_remote(&c->args.dst) && !lc_testhook_allow_local(o))
 		return lc_err_set(e, LC_ERR_USAGE, "neither source nor "
@@ -85,7 +85,7 @@ lc__ctl_parse_args(struct lc_ctl *c, struct lc_err *e)
 			rq->flags = o->prog_src ? LC_ADD_PROGRAM :
 			    LC_ADD_STDIN;
 			snprintf(rq->name, sizeof(rq->name), "-");
-			c->args.pipes = 1;
+			c->args.pipes = true;
 			continue;
 		}
 		/*

@@ -149,7 +149,7 @@ lc_ctl_json_tick(struct lc_ctl *c, uint64_t now_ms)
 	jp.rate = dt > 0 ? (uint64_t)((double)db * 1e9 / (double)dt) : 0;
 	jp.files = c->files.done;
 	jp.files_total = c->files.total;
-	jp.streams = c->listening ? c->streams : 0;
+	jp.streams = c->dp.state != LC_CTL_DP_NONE ? c->streams : 0;
 	c->prog.json_ns = ns;
 	c->prog.json_bytes = done;
 	lc_log_status_clear();	/* stdout may be that terminal too */
@@ -161,10 +161,10 @@ lc__ctl_tick(struct lc_ctl *c)
 {
 	uint64_t now = lc_now_ms();
 
-	if (c->o->json_progress && c->negotiated)
+	if (c->o->json_progress && c->phase >= LC_CTL_LISTING)
 		lc_ctl_json_tick(c, now);
 	if ((c->o->progress_ms == 0 && !c->o->live_progress) ||
-	    !c->negotiated ||
+	    c->phase == LC_CTL_HELLO ||
 	    (c->chk.listed < c->chk.adds_sent && c->files.total == 0))
 		return;
 	if (now < c->prog.next)
@@ -190,7 +190,7 @@ lc__ctl_watchdog(struct lc_ctl *c, struct lc_err *e)
 	if (c->dp.relay != NULL && lc_relay_failed(c->dp.relay, e))
 		return -LC_ERR_NOPATH;
 
-	if (t == 0 || c->bye_sent)
+	if (t == 0 || c->phase >= LC_CTL_BYE)
 		return 0;
 	if (c->bytes_done != c->prog.last_bytes) {
 		c->prog.last_bytes = c->bytes_done;

@@ -89,9 +89,9 @@ lc__ctl_files_free(struct lc_ctl *c)
 int
 lc__ctl_maybe_nomore(struct lc_ctl *c)
 {
-	if (c->nomore_sent || c->chk.listed < c->chk.adds_sent ||
+	if (c->phase >= LC_CTL_NOMORE || c->chk.listed < c->chk.adds_sent ||
 	    c->files.settled < c->files.total)
 		return 0;
-	c->nomore_sent = 1;
+	c->phase = LC_CTL_NOMORE;
 	return lc_msg_put_empty(&c->src.out, LC_MSG_SRC_NOMORE);
 }

@@ -413,31 +413,31 @@ lc__ctl_from_src(struct lc_ctl *c, uint8_t type, const uint8_t *p, size_t n,
 	case LC_MSG_CONNECTED:
 		/* the source names its ports when it listens (reverse) */
 		if (lc_msg_get_connected(p, n, &m.conn) != 0 ||
-		    !c->listening || c->connected ||
+		    c->dp.state != LC_CTL_DP_LISTENING ||
 		    m.conn.streams != c->streams ||
 		    (m.conn.nports != 0) !=
 		    !!(lc__ctl_connect_flags(c) & LC_XFER_REVERSE))
 			break;
-		c->connected = 1;
+		c->dp.state = LC_CTL_DP_CONNECTED;
 		if (m.conn.nports == 0)
 			lc_log_verbose("%u data streams connected",
 			    m.conn.streams);
 		return lc__ctl_connected(c, &m.conn, e);
 	case LC_MSG_SRC_DONE:
 		if (lc_msg_get_xfer_done(p, n, &m.done) != 0 ||
-		    !c->nomore_sent || c->src_done ||
+		    c->phase < LC_CTL_NOMORE || c->src_done ||
 		    m.done.files != c->files.sent ||
 		    m.done.bytes < c->chk.src_sent ||
 		    m.done.wire < c->chk.src_wire)
 			break;
-		c->src_done = 1;
+		c->src_done = true;
 		c->chk.src_sent = m.done.bytes;
 		c->chk.src_wire = m.done.wire;
 		return 0;
 	case LC_MSG_BYE:
-		if (lc_msg_get_empty(p, n) != 0 || !c->bye_sent)
+		if (lc_msg_get_empty(p, n) != 0 || c->phase < LC_CTL_BYE)
 			break;
-		c->src_bye = 1;
+		c->src_bye = true;
 		return 0;
 	default:
 		break;

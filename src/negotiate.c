@@ -88,7 +88,7 @@ lc__ctl_negotiate(struct lc_ctl *c, struct lc_err *e)
 	 * LISTENING grants no more streams than it can take and reports the
 	 * window it really got.
 	 */
-	c->negotiated = 1;
+	c->phase = LC_CTL_LISTING;
 	c->streams = lc_min_u32(o->streams, c->src.hello.max_streams);
 	if (c->streams == 0)
 		c->streams = 1;
@@ -185,12 +185,13 @@ lc__ctl_listening(struct lc_ctl *c, const uint8_t *p, size_t n,
 	char win[32];
 	int r;
 
-	if (lc_msg_get_listening(p, n, &l) != 0 || c->listening ||
+	if (lc_msg_get_listening(p, n, &l) != 0 ||
+	    c->dp.state != LC_CTL_DP_NONE ||
 	    l.streams > c->streams || l.block > c->block ||
 	    (l.nports == 0) != (c->dp.path == LC_PATH_REVERSE))
 		return lc_err_set(e, LC_ERR_PROTO, "%s: bad LISTENING",
 		    c->dst_ep.name);
-	c->listening = 1;
+	c->dp.state = LC_CTL_DP_LISTENING;
 	/* the sink may grant fewer streams or smaller blocks (its memory) */
 	if (l.streams < c->streams || l.block < c->block)
 		lc_log_verbose("%s: the sink's memory bound allows %u streams "
