@@ -225,7 +225,8 @@ lc_sender_send(struct lc_sender *sn, struct lc_stream *st, uint8_t *buf,
 		/* bytes first: a reader that loads wire first sees wire <=
 		 * bytes */
 		atomic_fetch_add(&sn->src->send.bytes_sent, b->len);
-		atomic_fetch_add(&sn->src->send.wire_sent, n - LC_FRAME_HDR_LEN);
+		atomic_fetch_add(&sn->src->send.wire_sent,
+		    n - LC_FRAME_HDR_LEN);
 	}
 	return r;
 }

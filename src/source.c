@@ -262,7 +262,8 @@ lc_source_tick(void *role, uint64_t now_ms)
 	if (!s->connect_seen || s->done_sent)
 		return 0;
 	memset(&p, 0, sizeof(p));
-	p.wire = atomic_load(&s->send.wire_sent);	/* first: see maybe_done */
+	/* wire first: see lc__source_maybe_done */
+	p.wire = atomic_load(&s->send.wire_sent);
 	p.bytes = atomic_load(&s->send.bytes_sent);
 	return lc_msg_put_progress(s->port.out, &p);
 }

@@ -167,7 +167,8 @@ struct lc_source_send {
 	uint32_t zlevel;	/* setup: deflate level, 0: none (-c) */
 	char addr[LC_ADDR_MAX];	/* setup */
 	uint16_t ports[LC_MAX_STREAMS];	/* setup (reverse: our own) */
-	uint32_t nlisten;	/* setup: senders[0 .. nlisten) listen_fd open */
+	uint32_t nlisten;	/* setup: senders[0 .. nlisten) have their
+				   listen_fd open */
 	uint8_t *key;		/* setup: LC_KEY_LEN bytes, secmem.h */
 	struct lc_tls *tls;	/* setup; NULL: --no-encrypt */
 	struct lc_rate rate;	/* setup; thread-safe itself */

@@ -160,7 +160,8 @@ lc_source_list(struct lc_source *s, struct lc_err *e)
 			ent.fd = s->list.pend.fd;
 			ent.st = s->list.pend.st;
 			ent.name = s->list.pend.name;
-			ent.link = s->list.pend.link[0] != '\0' ? s->list.pend.link : NULL;
+			ent.link = s->list.pend.link[0] != '\0' ?
+			    s->list.pend.link : NULL;
 			s->list.pending = 0;
 			if ((r = lc_source_announce(s, &ent, e)) != 0)
 				return r;
@@ -194,9 +195,10 @@ lc_source_list(struct lc_source *s, struct lc_err *e)
 			s->list.pend.kind = ent.kind;
 			s->list.pend.fd = ent.fd;
 			s->list.pend.st = ent.st;
-			snprintf(s->list.pend.name, sizeof(s->list.pend.name), "%s",
-			    ent.name);
-			snprintf(s->list.pend.link, sizeof(s->list.pend.link), "%s",
+			snprintf(s->list.pend.name,
+			    sizeof(s->list.pend.name), "%s", ent.name);
+			snprintf(s->list.pend.link,
+			    sizeof(s->list.pend.link), "%s",
 			    ent.link != NULL ? ent.link : "");
 			s->list.pending = 1;
 		} else if (r == LC_WALK_SKIP) {

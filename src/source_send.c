@@ -41,8 +41,8 @@ lc_source_listen(struct lc_source *s, struct lc_err *e)
 	}
 	c.streams = s->nstreams;
 	c.nports = s->nstreams;
-	c.window = s->send.window != 0 ? lc_sock_sndbuf(s->send.senders[0].listen_fd) :
-	    0;
+	c.window = s->send.window != 0 ?
+	    lc_sock_sndbuf(s->send.senders[0].listen_fd) : 0;
 	lc_log_debug("reverse: listening on %u ports", s->nstreams);
 	return lc_msg_put_connected(s->port.out, &c);
 }
@@ -68,7 +68,8 @@ lc__source_connect(struct lc_source *s, const struct lc_msg_connect *m,
 	s->csum = m->csum;
 	s->send.zlevel = m->zlevel;
 	memcpy(s->send.ports, m->ports, sizeof(s->send.ports));
-	if (s->send.key == NULL && (s->send.key = lc_secmem_alloc(LC_KEY_LEN)) == NULL)
+	if (s->send.key == NULL &&
+	    (s->send.key = lc_secmem_alloc(LC_KEY_LEN)) == NULL)
 		return lc_err_set(e, LC_ERR_NOMEM, "out of memory");
 	memcpy(s->send.key, m->key, LC_KEY_LEN);
 	lc_rate_init(&s->send.rate, m->rate);
