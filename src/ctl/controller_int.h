@@ -1,8 +1,11 @@
 /*
- * Internal to the controller: its state, shared by controller.c (the poll
- * loop and the checked relay of agent messages), negotiate.c (HELLO,
- * stream/window/block settlement, LISTENING -> CONNECT) and datapath.c
- * (the data path and the addresses each side dials).
+ * Internal to the controller: its state, one sub-struct per feature,
+ * shared by controller.c (the run: the poll loop, the phases' steps, the
+ * end), controller_ring.c (the file ring and credit), controller_src.c and
+ * controller_dst.c (the checks of each agent's messages),
+ * controller_opts.c (the options), controller_progress.c (progress and
+ * reporting), negotiate.c (HELLO, stream/window/block settlement,
+ * LISTENING -> CONNECT) and datapath.c (the data path).
  */
 #ifndef LANECP_CONTROLLER_INT_H
 #define LANECP_CONTROLLER_INT_H
@@ -14,6 +17,7 @@
 #include "relay.h"
 #include "wire.h"
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -57,66 +61,86 @@ struct lc_ctl_file {
 	char *name;		/* as announced (owned) */
 };
 
-struct lc_ctl {
-	const struct lc_copy_opts *o;
-	int stdout_target;	/* the target is "-": stdout is the data's */
-	int pipes;		/* "-" or -N on either side (HELLO check) */
-	uint32_t streams_open;	/* streams announced, no FILE_LEN yet */
-	struct lc_location *srcs;
-	struct lc_ctl_req *reqs;	/* one per source, what was asked */
-	struct lc_location dst;
-	struct lc_endpoint src;
-	struct lc_endpoint dst_ep;
-	uint8_t *key;		/* LC_KEY_LEN bytes, secmem.h */
-	uint32_t streams;
-	uint32_t window;
-	uint32_t block;
-	int negotiated;
-	int listening;
-	uint32_t adds_sent;
-	uint32_t listed;
-	uint32_t files_total;	/* ids announced: 1 .. files_total */
-	uint32_t files_settled;	/* ready, or done without data */
-	uint32_t files_sent;	/* FILE_READY relayed (the source's count) */
-	uint32_t files_done;	/* FILE_DONE or FILE_SKIP */
-	uint32_t files_written;	/* regular files FILE_DONE */
+/*
+ * The copy's phase.  Each comes after the one before and none is left for
+ * an earlier one; the agents' messages are checked against it.
+ */
+enum lc_ctl_phase {
+	LC_CTL_HELLO = 0,	/* until the source's HELLO: nothing asked */
+	LC_CTL_LISTING,		/* negotiated: SINK_TARGET, LISTEN and the
+				   SRC_ADDs are out; files are listed and
+				   settled */
+	LC_CTL_NOMORE,		/* SRC_NOMORE sent: SRC_DONE and SINK_DONE
+				   may come (in either order) */
+	LC_CTL_BYE,		/* BYE sent to both: their BYEs may come */
+};
+
+/*
+ * The data streams' setup.  It runs beside the phase, not in it: when
+ * every file is up to date, SRC_NOMORE goes out before the source's
+ * CONNECTED.
+ */
+enum lc_ctl_dp_state {
+	LC_CTL_DP_NONE = 0,	/* LISTEN not answered yet */
+	LC_CTL_DP_LISTENING,	/* the sink's LISTENING came: CONNECT sent */
+	LC_CTL_DP_CONNECTED,	/* the source's CONNECTED came */
+};
+
+/* The file ring and credit (controller_ring.c). */
+struct lc_ctl_files {
+	struct lc_ctl_file ring[LC_FILES_INFLIGHT];
 	uint32_t lo;		/* lowest id not done */
 	uint32_t credit;	/* SRC_CREDIT sent: ids below it */
-	uint64_t bytes_total;
-	uint64_t bytes_done;
+	uint32_t total;		/* ids announced: 1 .. total */
+	uint32_t settled;	/* ready, or done without data */
+	uint32_t sent;		/* FILE_READY relayed (the source's count) */
+	uint32_t done;		/* FILE_DONE or FILE_SKIP */
+	uint32_t written;	/* regular files FILE_DONE */
+	uint64_t bytes;		/* the files' sizes announced so far */
+	uint32_t pipes_open;	/* pipes announced, no FILE_LEN yet */
+};
+
+/* What was asked, and the counts the checks hold the agents to. */
+struct lc_ctl_check {
+	struct lc_ctl_req *reqs;	/* one per source, what was asked */
+	uint32_t adds_sent;	/* SRC_ADD sent */
+	uint32_t listed;	/* SRC_LISTED seen: the request being listed */
 	uint32_t mark_file;	/* the sink's last mark (PROGRESS) */
 	uint64_t mark_written;
-	int nomore_sent;
-	int src_done;
-	int sink_done;
-	int bye_sent;
-	int src_bye;
-	int dst_bye;
-	uint64_t t_start;
-	struct lc_progress progress;
-	uint64_t next_progress;
-	uint64_t next_json;	/* --json-progress: the next line (ms) */
-	uint64_t json_bytes;	/* and the bytes at the last one */
-	uint64_t json_ns;
-	uint64_t next_ping;	/* the agents' heartbeat (ms) */
-	struct lc_ctl_file ring[LC_FILES_INFLIGHT];
-	char target_shown[LC_PATH_MAX + 300];
-	struct lc_copy_result *res;
-	pid_t test_proxy;
 	uint64_t src_sent;	/* from the source's heartbeat */
 	uint64_t src_wire;	/* of those, payload bytes on the wire */
-	uint64_t t_src_msg;	/* last message from each agent (ms) */
+};
+
+/* The command line's arguments (controller_opts.c). */
+struct lc_ctl_args {
+	struct lc_location *srcs;
+	struct lc_location dst;
+	bool stdout_target;	/* the target is "-": stdout is the data's */
+	bool pipes;		/* "-" or -N on either side (HELLO check) */
+	bool keep_setid;	/* -p as root from a local source */
+	char target_shown[LC_PATH_MAX + 300];
+};
+
+/* Progress and reporting (controller_progress.c); times in ms but t_start. */
+struct lc_ctl_prog {
+	uint64_t t_start;	/* ns */
+	struct lc_progress bar;	/* the progress line */
+	uint64_t next;		/* its next redraw */
+	uint64_t next_json;	/* --json-progress: the next line */
+	uint64_t json_bytes;	/* and the bytes at the last one */
+	uint64_t json_ns;
+	uint64_t t_src_msg;	/* last message from each agent */
 	uint64_t t_dst_msg;
 	uint64_t t_progress;	/* last time data or files moved */
 	uint64_t last_bytes;
-	uint64_t t_moved;	/* when the sink last reported new bytes (ms) */
-	int target_is_dir;
-	int target_ok;		/* TARGET_OK seen */
-	int keep_setid;		/* -p as root from a local source */
-	int connected;		/* CONNECTED seen */
-	/* the data path (datapath.c) */
+	uint64_t t_moved;	/* when the sink last reported new bytes */
+};
+
+/* The data path (datapath.c). */
+struct lc_ctl_path {
+	enum lc_ctl_dp_state state;
 	int path;		/* enum lc_path settled for this attempt */
-	int tls;		/* the data streams run TLS (not over SSH) */
+	bool tls;		/* the data streams run TLS (not over SSH) */
 	char path_why[200];	/* why, for -v and --json */
 	struct lc_ssh_opts so_src;	/* how each remote end was reached */
 	struct lc_ssh_opts so_dst;
@@ -125,11 +149,43 @@ struct lc_ctl {
 						   before LISTEN */
 	uint16_t dst_ports[LC_MAX_STREAMS];	/* LISTENING, for a relay */
 	struct lc_relay *relay;
-	struct lc_endpoint *err_ep;	/* the agent whose ERROR ended the copy */
+	pid_t test_proxy;	/* hook builds: the direct path's proxy */
 };
+
+struct lc_ctl {
+	const struct lc_copy_opts *o;
+	struct lc_copy_result *res;
+	struct lc_endpoint src;
+	struct lc_endpoint dst_ep;
+	struct lc_endpoint *err_ep;	/* the agent whose ERROR ended the
+					   copy */
+	uint8_t *key;		/* LC_KEY_LEN bytes, secmem.h */
+	uint32_t streams;	/* settled by negotiate.c */
+	uint32_t window;
+	uint32_t block;
+	enum lc_ctl_phase phase;
+	/* what each agent said, in whichever order it came: */
+	bool src_done;		/* SRC_DONE seen */
+	bool sink_done;		/* SINK_DONE seen */
+	bool src_bye;		/* BYE from the source */
+	bool dst_bye;		/* BYE from the sink */
+	bool target_ok;		/* TARGET_OK seen */
+	bool target_is_dir;	/* and what it said */
+	uint64_t bytes_done;	/* the sink's count of bytes written */
+	uint64_t next_ping;	/* the agents' heartbeat (ms) */
+	struct lc_ctl_args args;
+	struct lc_ctl_files files;
+	struct lc_ctl_check chk;
+	struct lc_ctl_prog prog;
+	struct lc_ctl_path dp;
+};
+
+/* The run (controller.c). */
 
 /* The agent program to run remotely (-T), "lanecp" by default. */
 const char *lc__ctl_agent_cmd(const struct lc_ctl *c);
+
+/* Negotiation (negotiate.c). */
 
 /* Queue HELLO on ep's control output.  0 or -LC_ERR_*. */
 int lc__ctl_send_hello(struct lc_endpoint *ep);
@@ -156,6 +212,8 @@ int lc__ctl_negotiate(struct lc_ctl *c, struct lc_err *e);
  */
 int lc__ctl_listening(struct lc_ctl *c, const uint8_t *p, size_t n,
     struct lc_err *e);
+
+/* The data path (datapath.c). */
 
 /*
  * The address the source's data streams connect to, into out (outsz
@@ -196,5 +254,70 @@ void lc__ctl_path_lost(struct lc_ctl *c, uint32_t i);
 
 /* Stop the relay and close what the path opened. */
 void lc__ctl_path_free(struct lc_ctl *c);
+
+/* The file ring and credit (controller_ring.c). */
+
+/* The file in flight with this id, or NULL (not announced, or done). */
+struct lc_ctl_file *lc__ctl_file_find(struct lc_ctl *c, uint32_t id);
+/* Take m (checked) into its ring slot.  0 or -LC_ERR_NOMEM. */
+int lc__ctl_file_add(struct lc_ctl *c, const struct lc_msg_file *m);
+/*
+ * f is done: free the done slots at the low end and move the source's
+ * credit on (SRC_CREDIT).  0 or -LC_ERR_* (control output).
+ */
+int lc__ctl_file_finish(struct lc_ctl *c, struct lc_ctl_file *f);
+/* Free the names the ring and the requests hold. */
+void lc__ctl_files_free(struct lc_ctl *c);
+/* SRC_NOMORE once every request is listed and every file settled; else 0. */
+int lc__ctl_maybe_nomore(struct lc_ctl *c);
+
+/* The checks of the agents' messages (controller_src.c, controller_dst.c). */
+
+/*
+ * A message (type, payload p of n bytes) from the source, or the sink:
+ * checked, then relayed or used.  0, or -LC_ERR_PROTO (or another) with e
+ * set.
+ */
+int lc__ctl_from_src(struct lc_ctl *c, uint8_t type, const uint8_t *p,
+    size_t n, struct lc_err *e);
+int lc__ctl_from_dst(struct lc_ctl *c, uint8_t type, const uint8_t *p,
+    size_t n, struct lc_err *e);
+/* 1 if sum is "ALG:hex" for the algorithm asked for, else 0. */
+int lc__ctl_csum_ok(const struct lc_ctl *c, const char *sum);
+/*
+ * The sink's count of bytes written (in message what): 0 if it can be
+ * true, else -LC_ERR_PROTO with e set.
+ */
+int lc__ctl_sink_bytes(const struct lc_ctl *c, const char *what,
+    uint64_t bytes, struct lc_err *e);
+
+/* The options (controller_opts.c). */
+
+/*
+ * Parse the sources and the target, make each source's request, and check
+ * the options that must go together.  0 or -LC_ERR_USAGE (...) with e set.
+ */
+int lc__ctl_parse_args(struct lc_ctl *c, struct lc_err *e);
+
+/* Progress and reporting (controller_progress.c). */
+
+/* A file the copy could not take: said now, counted in the result. */
+void lc__ctl_failed(struct lc_ctl *c, const char *where, const char *what);
+/* Where file f landed, "host:path" style, into out. */
+void lc__ctl_file_where(struct lc_ctl *c, const struct lc_ctl_file *f,
+    char *out, size_t outsz);
+/* f's checksum: printed (-E with --print-sums) and kept in the result. */
+void lc__ctl_record_sum(struct lc_ctl *c, const struct lc_ctl_file *f,
+    const char *sum);
+/* The sink's new count of bytes: note a stall that ended. */
+void lc__ctl_moved(struct lc_ctl *c, uint64_t bytes);
+/* Bytes of the files in place: kept by resume, and written since. */
+uint64_t lc__ctl_done(const struct lc_ctl *c);
+/* Bring the progress line's totals up to date. */
+void lc__ctl_progress_set(struct lc_ctl *c);
+/* The progress line and --json-progress, when due. */
+void lc__ctl_tick(struct lc_ctl *c);
+/* --timeout (and a relay that failed): 0, or -LC_ERR_* with e set. */
+int lc__ctl_watchdog(struct lc_ctl *c, struct lc_err *e);
 
 #endif

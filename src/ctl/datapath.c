@@ -218,22 +218,22 @@ lc__ctl_path_setup(struct lc_ctl *c, struct lc_err *e)
 	int both = c->src.remote && c->dst_ep.remote;
 	int path = o->path;
 
-	c->path_why[0] = '\0';
+	c->dp.path_why[0] = '\0';
 	if (path == LC_PATH_AUTO) {
 		const struct lc_endpoint *px = lc_ctl_proxied(&c->dst_ep) ?
 		    &c->dst_ep : lc_ctl_proxied(&c->src) ? &c->src : NULL;
 		if (px != NULL) {
 			path = LC_PATH_SSH;
-			snprintf(c->path_why, sizeof(c->path_why), "%.100s is "
-			    "reached through a jump host (--direct tries its "
-			    "data ports first)", px->name);
+			snprintf(c->dp.path_why, sizeof(c->dp.path_why),
+			    "%.100s is reached through a jump host "
+			    "(--direct tries its data ports first)", px->name);
 		} else {
 			const struct lc_endpoint *ra, *rb = NULL;
 			int stage = o->path_stage;
 
 			path = lc_ctl_fallback(both, stage);
 			if (stage > 0)
-				snprintf(c->path_why, sizeof(c->path_why),
+				snprintf(c->dp.path_why, sizeof(c->dp.path_why),
 				    "%.190s", o->path_why != NULL ?
 				    o->path_why : "");
 			/* a path a restricted agent would refuse: the next */
@@ -241,16 +241,17 @@ lc__ctl_path_setup(struct lc_ctl *c, struct lc_err *e)
 			    (ra = lc_ctl_path_refused(c, path)) != NULL) {
 				path = lc_ctl_fallback(both, ++stage);
 				if (rb != NULL && rb != ra)
-					snprintf(c->path_why,
-					    sizeof(c->path_why), "the agents "
-					    "on %.60s and %.60s are restricted "
-					    "and dial only this host",
-					    rb->name, ra->name);
+					snprintf(c->dp.path_why,
+					    sizeof(c->dp.path_why), "the "
+					    "agents on %.60s and %.60s are "
+					    "restricted and dial only this "
+					    "host", rb->name, ra->name);
 				else
-					snprintf(c->path_why,
-					    sizeof(c->path_why), "the agent on "
-					    "%.100s is restricted and dials "
-					    "only this host", ra->name);
+					snprintf(c->dp.path_why,
+					    sizeof(c->dp.path_why), "the "
+					    "agent on %.100s is restricted "
+					    "and dials only this host",
+					    ra->name);
 				rb = ra;
 			}
 			c->res->path_stage = stage;
@@ -261,10 +262,10 @@ lc__ctl_path_setup(struct lc_ctl *c, struct lc_err *e)
 		    "streams, they go direct");
 		path = LC_PATH_DIRECT;
 	}
-	c->path = path;
+	c->dp.path = path;
 	c->res->path = path;
 	snprintf(c->res->path_why, sizeof(c->res->path_why), "%s",
-	    c->path_why);
+	    c->dp.path_why);
 	if (path != LC_PATH_SSH)
 		return 0;
 	/* one SSH connection per stream, to each remote end */
@@ -273,8 +274,8 @@ lc__ctl_path_setup(struct lc_ctl *c, struct lc_err *e)
 		int n;
 		if (!ep->remote)
 			continue;
-		n = lc_relay_open_ssh(k == 0 ? &c->so_src : &c->so_dst,
-		    c->streams, c->pre[k], e);
+		n = lc_relay_open_ssh(k == 0 ? &c->dp.so_src : &c->dp.so_dst,
+		    c->streams, c->dp.pre[k], e);
 		if (n < 0)
 			return n;
 		if ((uint32_t)n < c->streams)
@@ -282,8 +283,8 @@ lc__ctl_path_setup(struct lc_ctl *c, struct lc_err *e)
 	}
 	for (int k = 0; k < 2; k++)	/* more than the other end got */
 		for (uint32_t i = c->streams; i < LC_MAX_STREAMS; i++) {
-			lc_ssh_free(c->pre[k][i]);
-			c->pre[k][i] = NULL;
+			lc_ssh_free(c->dp.pre[k][i]);
+			c->dp.pre[k][i] = NULL;
 		}
 	return 0;
 }
@@ -291,14 +292,14 @@ lc__ctl_path_setup(struct lc_ctl *c, struct lc_err *e)
 uint32_t
 lc__ctl_listen_flags(const struct lc_ctl *c)
 {
-	return (c->path == LC_PATH_REVERSE ? LC_XFER_REVERSE : 0) |
-	    (c->path == LC_PATH_SSH ? LC_XFER_LOOPBACK : 0);
+	return (c->dp.path == LC_PATH_REVERSE ? LC_XFER_REVERSE : 0) |
+	    (c->dp.path == LC_PATH_SSH ? LC_XFER_LOOPBACK : 0);
 }
 
 uint32_t
 lc__ctl_connect_flags(const struct lc_ctl *c)
 {
-	switch (c->path) {
+	switch (c->dp.path) {
 	case LC_PATH_REVERSE:
 	case LC_PATH_RELAY:
 		return LC_XFER_REVERSE;
@@ -317,16 +318,16 @@ lc__ctl_connected(struct lc_ctl *c, const struct lc_msg_connected *m,
 	struct lc_msg_dial d;
 	int r;
 
-	if (c->path == LC_PATH_DIRECT || c->path == LC_PATH_AUTO)
+	if (c->dp.path == LC_PATH_DIRECT || c->dp.path == LC_PATH_AUTO)
 		return 0;
-	if (c->path == LC_PATH_REVERSE) {
+	if (c->dp.path == LC_PATH_REVERSE) {
 		memset(&d, 0, sizeof(d));
 		if ((r = lc_ctl_src_addr(c, d.addr, sizeof(d.addr), e)) != 0)
 			return r;
 		d.streams = c->streams;
 		memcpy(d.ports, m->ports, sizeof(d.ports));
 		if ((r = lc_testhook_proxy(d.addr, d.ports, d.streams,
-		    &c->test_proxy, e)) != 0)
+		    &c->dp.test_proxy, e)) != 0)
 			return r;
 		lc_log_debug("reverse: %s dials %s", c->dst_ep.name, d.addr);
 		return lc_msg_put_dial(&c->dst_ep.out, &d);
@@ -334,18 +335,18 @@ lc__ctl_connected(struct lc_ctl *c, const struct lc_msg_connected *m,
 	memset(end, 0, sizeof(end));
 	for (int k = 0; k < 2; k++) {
 		const struct lc_endpoint *ep = k == 0 ? &c->src : &c->dst_ep;
-		memcpy(end[k].ports, k == 0 ? m->ports : c->dst_ports,
+		memcpy(end[k].ports, k == 0 ? m->ports : c->dp.dst_ports,
 		    sizeof(end[k].ports));
-		if (c->path == LC_PATH_SSH && ep->remote) {
-			end[k].ssh = k == 0 ? &c->so_src : &c->so_dst;
-			memcpy(end[k].conn, c->pre[k], sizeof(end[k].conn));
-			memset(c->pre[k], 0, sizeof(c->pre[k]));
+		if (c->dp.path == LC_PATH_SSH && ep->remote) {
+			end[k].ssh = k == 0 ? &c->dp.so_src : &c->dp.so_dst;
+			memcpy(end[k].conn, c->dp.pre[k], sizeof(end[k].conn));
+			memset(c->dp.pre[k], 0, sizeof(c->dp.pre[k]));
 		} else if ((r = lc_ctl_host_addr(ep, end[k].addr,
 		    sizeof(end[k].addr), e)) != 0) {
 			return r;	/* by TCP: the agent's host, or loopback */
 		}
 	}
-	return lc_relay_start(end, c->streams, c->window, &c->relay, e);
+	return lc_relay_start(end, c->streams, c->window, &c->dp.relay, e);
 }
 
 void
@@ -356,9 +357,9 @@ lc__ctl_path_text(const struct lc_ctl *c, const char *daddr, char *out,
 	const char *sink = c->dst_ep.remote ? c->dst_ep.name : "this host";
 	const char *src = c->src.remote ? c->src.name : "this host";
 
-	if (c->path_why[0] != '\0')
-		snprintf(why, sizeof(why), ", because %s", c->path_why);
-	switch (c->path) {
+	if (c->dp.path_why[0] != '\0')
+		snprintf(why, sizeof(why), ", because %s", c->dp.path_why);
+	switch (c->dp.path) {
 	case LC_PATH_REVERSE:
 		snprintf(out, outsz, "data path: reverse, %.200s dials %.200s"
 		    "%s", sink, src, why);
@@ -381,17 +382,17 @@ lc__ctl_path_text(const struct lc_ctl *c, const char *daddr, char *out,
 void
 lc__ctl_path_lost(struct lc_ctl *c, uint32_t i)
 {
-	lc_relay_redial(c->relay, i);
+	lc_relay_redial(c->dp.relay, i);
 }
 
 void
 lc__ctl_path_free(struct lc_ctl *c)
 {
-	lc_relay_free(c->relay);
-	c->relay = NULL;
+	lc_relay_free(c->dp.relay);
+	c->dp.relay = NULL;
 	for (int k = 0; k < 2; k++)
 		for (uint32_t i = 0; i < LC_MAX_STREAMS; i++) {
-			lc_ssh_free(c->pre[k][i]);
-			c->pre[k][i] = NULL;
+			lc_ssh_free(c->dp.pre[k][i]);
+			c->dp.pre[k][i] = NULL;
 		}
 }

@@ -53,7 +53,7 @@ lc__ctl_got_hello(struct lc_ctl *c, struct lc_endpoint *ep, const uint8_t *p,
 		    "(is '%s' really lanecp?)", ep->name, lc__ctl_agent_cmd(c));
 	ep->hello_seen = 1;
 	/* each agent's, as it comes: the sink's may come after LISTEN */
-	if (c->pipes && !(ep->hello.flags & LC_HELLO_PIPES))
+	if (c->args.pipes && !(ep->hello.flags & LC_HELLO_PIPES))
 		return lc_err_set(e, LC_ERR_VERSION, "%s: the agent (lanecp "
 		    "%s) cannot copy from or to a pipe ('-' or -N); install "
 		    "this version there", ep->name, ep->hello.software);
@@ -88,7 +88,7 @@ lc__ctl_negotiate(struct lc_ctl *c, struct lc_err *e)
 	 * LISTENING grants no more streams than it can take and reports the
 	 * window it really got.
 	 */
-	c->negotiated = 1;
+	c->phase = LC_CTL_LISTING;
 	c->streams = lc_min_u32(o->streams, c->src.hello.max_streams);
 	if (c->streams == 0)
 		c->streams = 1;
@@ -124,19 +124,19 @@ lc__ctl_negotiate(struct lc_ctl *c, struct lc_err *e)
 	    (o->recursive ? LC_TGT_TREE : 0) |
 	    (o->owner ? LC_TGT_OWNER : 0) |
 	    (o->owner && o->numeric_ids ? LC_TGT_NUMERIC_IDS : 0) |
-	    (c->keep_setid ? LC_TGT_SETID : 0) |
-	    (c->stdout_target ? LC_TGT_STDOUT : 0) |
+	    (c->args.keep_setid ? LC_TGT_SETID : 0) |
+	    (c->args.stdout_target ? LC_TGT_STDOUT : 0) |
 	    (o->prog_dst ? LC_TGT_PROGRAM : 0);
 	t.inflight = LC_FILES_INFLIGHT;
 	memcpy(t.takeover, o->takeover, sizeof(t.takeover));
-	snprintf(t.target, sizeof(t.target), "%s", c->dst.path);
+	snprintf(t.target, sizeof(t.target), "%s", c->args.dst.path);
 	memset(&l, 0, sizeof(l));
 	l.streams = c->streams;
 	l.window = c->window;
 	l.block = c->block;
 	/* over SSH the streams are encrypted already: no TLS inside */
-	c->tls = o->encrypt && c->path != LC_PATH_SSH;
-	l.flags = (c->tls ? LC_XFER_ENCRYPT : 0) | lc__ctl_listen_flags(c) |
+	c->dp.tls = o->encrypt && c->dp.path != LC_PATH_SSH;
+	l.flags = (c->dp.tls ? LC_XFER_ENCRYPT : 0) | lc__ctl_listen_flags(c) |
 	    (o->zlevel != 0 ? LC_XFER_COMPRESS : 0);
 	l.csum = (uint32_t)o->csum_alg;
 	l.stall_s = o->stall_s;
@@ -158,14 +158,14 @@ lc__ctl_negotiate(struct lc_ctl *c, struct lc_err *e)
 	OPENSSL_cleanse(&l, sizeof(l));
 	for (size_t i = 0; r == 0 && i < o->nsources; i++) {
 		memset(&a, 0, sizeof(a));
-		snprintf(a.path, sizeof(a.path), "%s", c->srcs[i].path);
-		a.flags = c->reqs[i].flags;
+		snprintf(a.path, sizeof(a.path), "%s", c->args.srcs[i].path);
+		a.flags = c->chk.reqs[i].flags;
 		r = lc_msg_put_src_add(&c->src.out, &a);
-		c->adds_sent++;
+		c->chk.adds_sent++;
 	}
 	/* the first window of file ids (controller.c moves it on) */
 	cr.upto = 1 + LC_FILES_INFLIGHT;
-	c->credit = cr.upto;
+	c->files.credit = cr.upto;
 	if (r == 0)
 		r = lc_msg_put_src_credit(&c->src.out, &cr);
 	if (r != 0)
@@ -185,12 +185,13 @@ lc__ctl_listening(struct lc_ctl *c, const uint8_t *p, size_t n,
 	char win[32];
 	int r;
 
-	if (lc_msg_get_listening(p, n, &l) != 0 || c->listening ||
+	if (lc_msg_get_listening(p, n, &l) != 0 ||
+	    c->dp.state != LC_CTL_DP_NONE ||
 	    l.streams > c->streams || l.block > c->block ||
-	    (l.nports == 0) != (c->path == LC_PATH_REVERSE))
+	    (l.nports == 0) != (c->dp.path == LC_PATH_REVERSE))
 		return lc_err_set(e, LC_ERR_PROTO, "%s: bad LISTENING",
 		    c->dst_ep.name);
-	c->listening = 1;
+	c->dp.state = LC_CTL_DP_LISTENING;
 	/* the sink may grant fewer streams or smaller blocks (its memory) */
 	if (l.streams < c->streams || l.block < c->block)
 		lc_log_verbose("%s: the sink's memory bound allows %u streams "
@@ -200,7 +201,7 @@ lc__ctl_listening(struct lc_ctl *c, const uint8_t *p, size_t n,
 	c->block = l.block;
 	c->streams = l.streams;
 	memset(&m, 0, sizeof(m));
-	m.flags = (c->tls ? LC_XFER_ENCRYPT : 0) |
+	m.flags = (c->dp.tls ? LC_XFER_ENCRYPT : 0) |
 	    lc__ctl_connect_flags(c) |
 	    (c->o->zlevel != 0 ? LC_XFER_COMPRESS : 0);
 	m.zlevel = c->o->zlevel;
@@ -208,7 +209,7 @@ lc__ctl_listening(struct lc_ctl *c, const uint8_t *p, size_t n,
 	    (r = lc__ctl_data_addr(c, m.addr, sizeof(m.addr), e)) != 0)
 		return r;
 	/* a relay dials the sink's ports itself */
-	memcpy(c->dst_ports, l.ports, sizeof(c->dst_ports));
+	memcpy(c->dp.dst_ports, l.ports, sizeof(c->dp.dst_ports));
 	m.streams = l.streams;
 	m.window = c->window;
 	m.block = c->block;
@@ -216,8 +217,8 @@ lc__ctl_listening(struct lc_ctl *c, const uint8_t *p, size_t n,
 	m.rate = c->o->rate;
 	memcpy(m.key, c->key, LC_KEY_LEN);
 	memcpy(m.ports, l.ports, sizeof(m.ports));
-	if (c->path == LC_PATH_DIRECT && (r = lc_testhook_proxy(m.addr,
-	    m.ports, m.streams, &c->test_proxy, e)) != 0)
+	if (c->dp.path == LC_PATH_DIRECT && (r = lc_testhook_proxy(m.addr,
+	    m.ports, m.streams, &c->dp.test_proxy, e)) != 0)
 		return r;
 	snprintf(daddr, sizeof(daddr), "%s", m.addr);
 	r = lc_msg_put_connect(&c->src.out, &m);
@@ -241,8 +242,8 @@ lc__ctl_listening(struct lc_ctl *c, const uint8_t *p, size_t n,
 	    "data %s", l.streams,
 	    c->dst_ep.remote ? c->dst_ep.name : "this host", ptext,
 	    c->window != 0 ? win : "autotuned", c->block >> 10, l.quota,
-	    c->tls ? "encrypted (TLS 1.3, AES-128-GCM)" :
-	    c->path == LC_PATH_SSH && c->o->encrypt ? "encrypted by SSH "
+	    c->dp.tls ? "encrypted (TLS 1.3, AES-128-GCM)" :
+	    c->dp.path == LC_PATH_SSH && c->o->encrypt ? "encrypted by SSH "
 	    "(streams authenticated, no second encryption)" :
 	    "in the clear (--no-encrypt; streams authenticated)");
 	c->res->streams = l.streams;

@@ -129,14 +129,14 @@ lc_sender_write(struct lc_sender *sn, struct lc_stream *st, const uint8_t *p,
 
 	size_t max;
 
-	if (s->rate.rate == 0)
+	if (s->send.rate.rate == 0)
 		return lc_stream_write(st, p, n, e);
 	/* about four slices a second per stream, 1 KiB to 64 KiB */
-	max = (size_t)(s->rate.rate / s->nstreams / 4);
+	max = (size_t)(s->send.rate.rate / s->nstreams / 4);
 	max = max < 1024 ? 1024 : max > LC_RATE_SLICE ? LC_RATE_SLICE : max;
 	for (; n > 0; p += slice, n -= slice) {
 		slice = n < max ? n : max;
-		if (lc_rate_take(&s->rate, slice, &sn->stop) != 0)
+		if (lc_rate_take(&s->send.rate, slice, &sn->stop) != 0)
 			return lc_err_set(e, LC_ERR_CANCELED, "stopped");
 		if ((r = lc_stream_write(st, p, slice, e)) != 0)
 			return r;
@@ -224,8 +224,9 @@ lc_sender_send(struct lc_sender *sn, struct lc_stream *st, uint8_t *buf,
 	if (r == 0 && !b->hole) {
 		/* bytes first: a reader that loads wire first sees wire <=
 		 * bytes */
-		atomic_fetch_add(&sn->src->bytes_sent, b->len);
-		atomic_fetch_add(&sn->src->wire_sent, n - LC_FRAME_HDR_LEN);
+		atomic_fetch_add(&sn->src->send.bytes_sent, b->len);
+		atomic_fetch_add(&sn->src->send.wire_sent,
+		    n - LC_FRAME_HDR_LEN);
 	}
 	return r;
 }
@@ -275,8 +276,8 @@ lc_sender_batch(struct lc_sender *sn, struct lc_stream *st, uint8_t *buf,
 	 * the batch, and what it got is not sent again (what it did not get
 	 * is, and counts again, like every resend).
 	 */
-	atomic_fetch_add(&s->bytes_sent, payload);
-	atomic_fetch_add(&s->wire_sent, wire);
+	atomic_fetch_add(&s->send.bytes_sent, payload);
+	atomic_fetch_add(&s->send.wire_sent, wire);
 	return r;
 }
 
@@ -401,12 +402,12 @@ lc_sender_connect(struct lc_sender *sn, int timeout_ms, struct lc_err *e)
 	int r;
 
 	memset(&d, 0, sizeof(d));
-	d.addr = s->addr;
-	d.port = s->ports[sn->idx];
-	d.window = s->window;
+	d.addr = s->send.addr;
+	d.port = s->send.ports[sn->idx];
+	d.window = s->send.window;
 	d.idx = sn->idx;
-	d.key = s->key;
-	d.tls = s->tls;
+	d.key = s->send.key;
+	d.tls = s->send.tls;
 	d.connect_timeout_ms = timeout_ms;
 	sn->reached = 0;
 	d.cancel = s->port.cancel;
@@ -551,7 +552,7 @@ lc_sender_main(void *arg)
 		goto out;
 	}
 	/* -c: deflate state and one block of scratch, this sender's own */
-	if (s->zlevel != 0 && lc_zdef_new((int)s->zlevel, s->block,
+	if (s->send.zlevel != 0 && lc_zdef_new((int)s->send.zlevel, s->block,
 	    &sn->zdef) != 0) {
 		r = lc_err_set(&e, LC_ERR_NOMEM, "out of memory (deflate)");
 		goto out;

@@ -1,7 +1,11 @@
 /*
- * The source role's shared state, for source.c (the role: listing,
- * resume checks, control messages and events) and sender.c (the sender
- * threads).  Not for anyone else.
+ * The source role's shared state, for its feature files: source.c (the
+ * role: messages and events dispatched, FILE_READY, the tick, abort and
+ * free), source_list.c (listing), source_pipe.c (pipes: stdin and -N i
+ * programs), source_resume.c (resume checks), source_send.c (sending:
+ * CONNECT, ACK, STREAM_LOST) and sender.c (the sender threads).  Each
+ * feature's state is a sub-struct of struct lc_source.  Not for anyone
+ * else.
  *
  * Who writes what.  "main" is the host's main thread (ops->handle, event,
  * tick, abort, free).  "setup" fields are written by main in CONNECT
@@ -61,17 +65,83 @@ struct lc_sender {
 	uint64_t last_off;
 };
 
-struct lc_listed;	/* source.c */
 struct lc_dfile;	/* dispenser.h */
+struct lc_zdef;		/* zframe.h */
+struct lc_walk;		/* walk.h */
 
 /*
- * A stream request (stdin, or a -N i program's stdout): read in order by
- * one reader thread into the dispenser's stream buffers.  main sets it up
- * and starts the thread once FILE_READY has come and every stream is up
- * (so a data path that cannot connect fails before anything is read);
+ * A listed regular file (or the one pipe), waiting for its FILE_READY in
+ * the listing's queue (main; a resume job borrows one while checking).
+ */
+struct lc_listed {
+	struct lc_listed *next;
+	uint32_t id;
+	int fd;			/* -1 until it is needed (lc__source_open) */
+	dev_t dev;		/* what was listed: opened later, it must be */
+	ino_t ino;		/* the same file */
+	int follow;		/* the path may end in a symlink (-L, root) */
+	char *failed;		/* why it could not be opened, or NULL */
+	uint64_t size;
+	struct lc_csum *csum;	/* seeded by a resume check, else NULL */
+	uint64_t csum_upto;	/* csum covers [0, csum_upto) */
+	uint8_t *prefix;	/* resume check input: hashes, owned */
+	uint64_t prefix_len;
+	uint32_t chunk;
+	uint32_t nchunks;
+	struct lc_msg_prefix_match *verdict;	/* its result, owned */
+	int checking;		/* a resume check job has it (main thread) */
+	int pipe;		/* stdin or a program: path is the command
+				   ("-" for stdin) */
+	struct lc_source *src;
+	char path[];
+};
+
+/* A SRC_ADD waiting to be listed. */
+struct lc_add {
+	uint32_t flags;		/* LC_ADD_* */
+	char *path;
+};
+
+/* --owner: the last id looked up, and its name (main). */
+struct lc_idname {
+	int valid;
+	uint32_t id;
+	char name[LC_OWNER_MAX];
+};
+
+/* Listing (source_list.c), all main's. */
+struct lc_source_list {
+	uint32_t next_id;	/* the next FILE's id */
+	uint32_t credit;	/* ids below it may be announced */
+	struct lc_add *adds;	/* requests, listed in order */
+	size_t nadds;
+	size_t adds_cap;
+	size_t add_next;	/* the request being listed */
+	struct lc_walk *walk;	/* its walk, or NULL */
+	int pending;		/* an entry waiting for credit */
+	struct lc_walk_entry_buf {
+		int kind;
+		int fd;
+		struct stat st;
+		char name[LC_PATH_MAX];
+		char link[LC_PATH_MAX];
+	} pend;
+	struct lc_idname last_user, last_group;
+	uint32_t add_files;	/* entries announced for the request */
+	uint64_t add_bytes;
+	struct lc_listed *listed;	/* waiting for FILE_READY, in id
+					   order (a resume job borrows one) */
+	struct lc_listed *listed_tail;
+};
+
+/*
+ * The pipe (stdin, or a -N i program's stdout; source_pipe.c): read in
+ * order by one reader thread into the dispenser's pipe buffers.  main sets
+ * it up and starts the thread once FILE_READY has come and every stream is
+ * up (so a data path that cannot connect fails before anything is read);
  * pid is under src->mu (abort kills the program), the rest the reader's.
  */
-struct lc_reader {
+struct lc_source_pipe {
 	pthread_t thread;	/* main */
 	int started;		/* main */
 	int ready;		/* main: FILE_READY came */
@@ -82,13 +152,34 @@ struct lc_reader {
 	struct lc_dfile *f;	/* the dispenser's handle */
 	struct lc_csum *csum;	/* -e: over the bytes in order, or NULL */
 };
-struct lc_zdef;		/* zframe.h */
-struct lc_walk;		/* walk.h */
 
-/* A SRC_ADD waiting to be listed. */
-struct lc_add {
-	uint32_t flags;		/* LC_ADD_* */
-	char *path;
+/* Resume checks (source_resume.c). */
+struct lc_source_resume {
+	struct lc_jobq *jobs;	/* main; its thread hashes partial files */
+};
+
+/*
+ * Sending (source_send.c for main's side, sender.c for the threads): the
+ * data path's settings from CONNECT ("setup") and the senders.
+ */
+struct lc_source_send {
+	uint32_t window;	/* setup */
+	uint32_t zlevel;	/* setup: deflate level, 0: none (-c) */
+	char addr[LC_ADDR_MAX];	/* setup */
+	uint16_t ports[LC_MAX_STREAMS];	/* setup (reverse: our own) */
+	uint32_t nlisten;	/* setup: senders[0 .. nlisten) have their
+				   listen_fd open */
+	uint8_t *key;		/* setup: LC_KEY_LEN bytes, secmem.h */
+	struct lc_tls *tls;	/* setup; NULL: --no-encrypt */
+	struct lc_rate rate;	/* setup; thread-safe itself */
+	int rate_init;		/* main */
+	uint32_t up;		/* main: senders connected */
+	uint32_t finished;	/* main: senders that sent END */
+	struct lc_sender senders[LC_MAX_STREAMS];
+	atomic_uint_fast64_t bytes_sent;	/* senders add */
+	atomic_uint_fast64_t wire_sent;	/* DATA payload bytes on the wire
+					   (compressed or not); senders add,
+					   after bytes_sent */
 };
 
 struct lc_source {
@@ -97,59 +188,104 @@ struct lc_source {
 	pthread_cond_t cv;	/* a STREAM_LOST arrived, or abort; on
 				   CLOCK_MONOTONIC for timed waits */
 	struct lc_dispenser *disp;	/* setup; thread-safe itself */
-	struct lc_jobq *jobs;	/* main */
-	uint32_t next_id;	/* main */
-	uint32_t credit;	/* main: ids below it may be announced */
-	struct lc_add *adds;	/* main: requests, listed in order */
-	size_t nadds;
-	size_t adds_cap;
-	size_t add_next;	/* main: the request being listed */
-	struct lc_walk *walk;	/* main: its walk, or NULL */
-	int pending;		/* main: an entry waiting for credit */
-	struct lc_walk_entry_buf {
-		int kind;
-		int fd;
-		struct stat st;
-		char name[LC_PATH_MAX];
-		char link[LC_PATH_MAX];
-	} pend;
-	struct lc_idname {	/* main: the last id looked up, and its name */
-		int valid;
-		uint32_t id;
-		char name[LC_OWNER_MAX];
-	} last_user, last_group;
-	uint32_t add_files;	/* main: entries announced for it */
-	uint64_t add_bytes;
-	struct lc_listed *listed;	/* waiting for FILE_READY, in id
-					   order (main; a resume job borrows
-					   one) */
-	struct lc_listed *listed_tail;
+	/* CONNECT's settings, which every feature reads (setup): */
+	uint32_t nstreams;
+	uint32_t block;
+	uint32_t flags;		/* LC_XFER_* */
+	uint32_t csum;		/* LC_CSUM_* */
 	uint32_t files;		/* files handed to the dispenser (main) */
 	int connect_seen;	/* main */
 	int nomore;		/* main */
 	int done_sent;		/* main */
-	uint32_t nstreams;	/* setup */
-	uint32_t window;	/* setup */
-	uint32_t block;		/* setup */
-	uint32_t flags;		/* setup */
-	uint32_t csum;		/* setup */
-	uint32_t zlevel;	/* setup: deflate level, 0: none (-c) */
-	char addr[LC_ADDR_MAX];	/* setup */
-	uint16_t ports[LC_MAX_STREAMS];	/* setup (reverse: our own) */
-	uint32_t nlisten;	/* setup: senders[0 .. nlisten) listen_fd open */
-	uint8_t *key;		/* setup: LC_KEY_LEN bytes, secmem.h */
-	struct lc_tls *tls;	/* setup; NULL: --no-encrypt */
-	struct lc_rate rate;	/* setup; thread-safe itself */
-	int rate_init;		/* main */
-	uint32_t up;		/* main: senders connected */
-	uint32_t finished;	/* main: senders that sent END */
-	struct lc_sender senders[LC_MAX_STREAMS];
-	struct lc_reader rd;	/* a stream request, at most one */
-	atomic_uint_fast64_t bytes_sent;	/* senders add */
-	atomic_uint_fast64_t wire_sent;	/* DATA payload bytes on the wire
-					   (compressed or not); senders add,
-					   after bytes_sent */
+	struct lc_source_list list;
+	struct lc_source_resume resume;
+	struct lc_source_pipe pipe;	/* a pipe request, at most one */
+	struct lc_source_send send;
 };
+
+/* Listing (source_list.c). */
+
+/* SRC_ADD: queue a request and list as far as the credit reaches. */
+int lc__source_add(struct lc_source *s, const struct lc_msg_src_add *m,
+    struct lc_err *e);
+/* SRC_CREDIT: raise the credit (never lower) and list on. */
+int lc__source_credit(struct lc_source *s, const struct lc_msg_src_credit *m,
+    struct lc_err *e);
+/* FILE_SKIP: drop a listed file the sink leaves as it is. */
+int lc__source_skip(struct lc_source *s, const struct lc_msg_file_skip *m,
+    struct lc_err *e);
+/* l joins the listed entries, which wait for their FILE_READY. */
+void lc__source_listed_append(struct lc_source *s, struct lc_listed *l);
+/* The listed entry with this id, or NULL; *pp (if pp) is its link. */
+struct lc_listed *lc__source_listed(struct lc_source *s, uint32_t id,
+    struct lc_listed ***pp);
+/* Take l (at *pp) out of the listed queue; the caller frees it. */
+void lc__source_unlink(struct lc_source *s, struct lc_listed **pp,
+    struct lc_listed *l);
+/*
+ * Open l by its path if it is not open yet; it must still be the file that
+ * was listed.  0, or -LC_ERR_* with e filled (l->failed is not set).
+ */
+int lc__source_open(struct lc_source *s, struct lc_listed *l,
+    struct lc_err *e);
+/* Close and free one listed entry. */
+void lc__listed_free(struct lc_listed *l);
+/* Free what the listing holds (the role is being freed). */
+void lc__source_list_free(struct lc_source *s);
+
+/* Pipes (source_pipe.c). */
+
+/*
+ * Announce a pipe request a: its FILE (kind LC_KIND_STREAM, named "-"),
+ * then SRC_LISTED.  Nothing is read or started before FILE_READY.
+ */
+int lc__source_pipe_announce(struct lc_source *s, const struct lc_add *a,
+    struct lc_err *e);
+/*
+ * FILE_READY for the pipe l (unlinked; the caller frees it): open it (stdin
+ * or start the program), give it to the dispenser, start the reader if
+ * every stream is up.
+ */
+int lc__source_pipe_ready(struct lc_source *s, struct lc_listed *l,
+    struct lc_err *e);
+/* Start the reader once FILE_READY came and every stream is up; else 0. */
+int lc__source_pipe_start(struct lc_source *s, struct lc_err *e);
+/* The reader's end (LC_EV_STREAM_EOF): FILE_LEN, then FILE_SUM under -e. */
+int lc__source_pipe_eof(struct lc_source *s, const struct lc_event *ev);
+/*
+ * Stop the program for good, join the reader and free the pipe (the role
+ * is being freed; the senders are joined).
+ */
+void lc__source_pipe_free(struct lc_source *s);
+
+/* Resume checks (source_resume.c). */
+
+/* FILE_PREFIX: start the resume check of a listed file (a job). */
+int lc__source_prefix(struct lc_source *s, const struct lc_msg_file_prefix *m,
+    struct lc_err *e);
+/* LC_EV_PREFIX_DONE: the job let the file go; PREFIX_MATCH out. */
+int lc__source_prefix_done(struct lc_source *s, const struct lc_event *ev);
+
+/* Sending (source_send.c; the threads are sender.c's). */
+
+/* CONNECT: the data path's settings; start the senders. */
+int lc__source_connect(struct lc_source *s, const struct lc_msg_connect *m,
+    struct lc_err *e);
+/* ACK: release every kept block before the sink's watermark. */
+void lc__source_ack(struct lc_source *s, const struct lc_msg_ack *m);
+/* STREAM_LOST: break off that sender's connection; it reconnects. */
+int lc__source_lost(struct lc_source *s, const struct lc_msg_stream_lost *m,
+    struct lc_err *e);
+/* LC_EV_STREAM_UP: one more stream; CONNECTED when all are up. */
+int lc__source_stream_up(struct lc_source *s, struct lc_err *e);
+/* SRC_DONE once SRC_NOMORE came and every sender has sent END; else 0. */
+int lc__source_maybe_done(struct lc_source *s);
+/* Wake every sender to stop (abort; under s->mu). */
+void lc__source_senders_stop(struct lc_source *s);
+/* Join the senders and release the blocks they kept. */
+void lc__source_senders_join(struct lc_source *s);
+/* Free the sending side's settings (after the join). */
+void lc__source_send_free(struct lc_source *s);
 
 /*
  * A sender thread (arg: struct lc_sender *): dials its stream, sends until

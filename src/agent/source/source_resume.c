@@ -1,0 +1,150 @@
+/*
+ * Source: resume checks.  FILE_PREFIX brings the sink's chunk hashes of
+ * its partial file; a job thread (struct lc_source_resume's queue) hashes
+ * ours and sends back which runs of chunks differ (PREFIX_MATCH).  The
+ * job borrows the listed entry (l->checking) until LC_EV_PREFIX_DONE.
+ */
+#include "source_int.h"
+
+#include "checksum.h"
+#include "testhook.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include <openssl/crypto.h>
+
+
+/*
+ * One chunk of a resume check: it differs (1) or not (0).  Its bytes go
+ * to the file checksum, except a chunk that would start a run past the
+ * bound (*cut set): the checksum must cover exactly [0, match).
+ */
+static int
+lc_source_check_chunk(struct lc_listed *l, uint32_t i, int may_cut,
+    int *cut, struct lc_err *e)
+{
+	uint64_t off = (uint64_t)i * l->chunk;
+	uint64_t len = l->prefix_len - off < l->chunk ?
+	    l->prefix_len - off : l->chunk;
+	uint8_t h[LC_PREFIX_HASH_LEN];
+	struct lc_csum *save = NULL;
+	int differ, r;
+
+	*cut = 0;
+	if (may_cut && l->csum != NULL && (save = lc_csum_dup(l->csum)) ==
+	    NULL)
+		return lc_err_set(e, LC_ERR_NOMEM, "out of memory");
+	if ((r = lc_prefix_hash(l->fd, off, len, h, l->csum, l->path,
+	    e)) != 0) {
+		lc_csum_free(save);
+		return r;
+	}
+	differ = CRYPTO_memcmp(h, l->prefix + (size_t)i * LC_PREFIX_HASH_LEN,
+	    sizeof(h)) != 0;
+	if (differ && may_cut) {
+		lc_csum_free(l->csum);
+		l->csum = save;
+		save = NULL;
+		*cut = 1;
+	}
+	lc_csum_free(save);
+	return differ;
+}
+
+/*
+ * Resume check (job thread): compare the sink's chunk hashes of its
+ * partial file with ours.  Runs of differing chunks are sent again; past
+ * LC_PREFIX_MAX_RUNS of them the partial file is cut at the next one.
+ * The file checksum (-e) is fed our bytes up to the cut.
+ */
+static void
+lc_source_prefix_job(void *arg)
+{
+	struct lc_listed *l = arg;
+	struct lc_source *s = l->src;
+	struct lc_msg_prefix_match *v = l->verdict;
+	uint32_t max = (uint32_t)lc_testhook_uint(
+	    "LANECP_TEST_MAX_RUNS", 1, LC_PREFIX_MAX_RUNS, LC_PREFIX_MAX_RUNS);
+	int differ, prev = 0, cut;
+	struct lc_err e;
+
+	lc_err_clear(&e);
+	if (s->csum != LC_CSUM_NONE && (l->csum = lc_csum_new((int)s->csum)) ==
+	    NULL) {
+		lc_err_set(&e, LC_ERR_NOMEM, "out of memory");
+		lc_role_post(&s->port, LC_EV_ERROR, 0, 0, &e);
+		return;
+	}
+	v->match = l->prefix_len;
+	for (uint32_t i = 0; i < l->nchunks; i++) {
+		if (lc_role_canceled(&s->port))
+			return;
+		differ = lc_source_check_chunk(l, i, !prev && v->n == max,
+		    &cut, &e);
+		if (differ < 0) {
+			lc_role_post(&s->port, LC_EV_ERROR, 0, 0, &e);
+			return;
+		}
+		if (cut) {
+			v->match = (uint64_t)i * l->chunk;
+			break;
+		}
+		if (differ && prev)
+			v->runs[v->n - 1].count++;
+		else if (differ)
+			v->runs[v->n++] = (struct lc_chunk_run){ i, 1 };
+		prev = differ;
+	}
+	l->csum_upto = l->csum != NULL ? v->match : 0;
+	lc_role_post(&s->port, LC_EV_PREFIX_DONE, l->id, 0, NULL);
+}
+
+int
+lc__source_prefix(struct lc_source *s, const struct lc_msg_file_prefix *m,
+    struct lc_err *e)
+{
+	struct lc_listed *l = lc__source_listed(s, m->id, NULL);
+	size_t n = (size_t)m->n * LC_PREFIX_HASH_LEN;
+	int r;
+
+	if (l == NULL || l->verdict != NULL || l->pipe)
+		return lc_err_set(e, LC_ERR_PROTO, "FILE_PREFIX for unknown "
+		    "file %u", m->id);
+	if (m->length > l->size)
+		return lc_err_set(e, LC_ERR_PROTO, "FILE_PREFIX of %llu bytes "
+		    "for %s of %llu", (unsigned long long)m->length, l->path,
+		    (unsigned long long)l->size);
+	if ((l->verdict = calloc(1, sizeof(*l->verdict))) == NULL)
+		return -LC_ERR_NOMEM;
+	l->verdict->id = m->id;
+	if (lc__source_open(s, l, e) != 0) {
+		/* nothing matches; FILE_READY will abort it */
+		if (l->failed == NULL && (l->failed = strdup(e->msg)) == NULL)
+			return -LC_ERR_NOMEM;
+		lc_err_clear(e);
+		return lc_msg_put_prefix_match(s->port.out, l->verdict);
+	}
+	if ((l->prefix = malloc(n > 0 ? n : 1)) == NULL)
+		return -LC_ERR_NOMEM;
+	memcpy(l->prefix, m->hashes, n);
+	l->prefix_len = m->length;
+	l->chunk = m->chunk;
+	l->nchunks = m->n;
+	if ((r = lc_jobq_push(s->resume.jobs, lc_source_prefix_job, l)) != 0)
+		return r;
+	l->checking = 1;	/* until LC_EV_PREFIX_DONE: l is the job's */
+	return 0;
+}
+
+int
+lc__source_prefix_done(struct lc_source *s, const struct lc_event *ev)
+{
+	struct lc_listed *l;
+
+	if ((l = lc__source_listed(s, ev->a, NULL)) == NULL ||
+	    l->verdict == NULL)
+		return 0;
+	l->checking = 0;
+	return lc_msg_put_prefix_match(s->port.out, l->verdict);
+}

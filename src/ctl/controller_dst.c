@@ -1,0 +1,299 @@
+/*
+ * The controller's checks of the sink agent's messages (TARGET_OK,
+ * FILE_READY, FILE_PREFIX, FILE_SKIP, FILE_DONE, STREAM_LOST, PROGRESS,
+ * SINK_DONE, ...): only announced ids, each step once and in protocol
+ * order, counts that never go backwards; then relayed to the source or
+ * used.
+ */
+#include "controller_int.h"
+#include "clock.h"
+#include "log.h"
+
+#include <stdio.h>
+#include <string.h>
+
+static int
+lc_ctl_file_done(struct lc_ctl *c, const struct lc_msg_file_done *m,
+    struct lc_err *e)
+{
+	struct lc_ctl_file *f = lc__ctl_file_find(c, m->id);
+	int reg = f != NULL && f->kind == LC_KIND_REG;
+	int r;
+
+	/* a directory or link is made at once: no FILE_READY, no bytes */
+	if (f == NULL || f->done || (reg && !f->ready) ||
+	    (f->stream && !f->len_known) ||
+	    (!reg && (f->ready || m->bytes != 0 || m->checksum[0] != '\0')) ||
+	    m->bytes != f->size ||
+	    (m->checksum[0] != '\0' && !lc__ctl_csum_ok(c, m->checksum)))
+		return lc_err_set(e, LC_ERR_PROTO, "%s: bad FILE_DONE for "
+		    "file %u", c->dst_ep.name, m->id);
+	c->prog.t_progress = lc_now_ms();
+	if (reg) {
+		c->files.written++;
+		lc_log_verbose("%s: done, %llu bytes%s%s", f->name,
+		    (unsigned long long)m->bytes, m->checksum[0] ? ", " : "",
+		    m->checksum);
+	} else {
+		c->files.settled++;
+	}
+	if (m->checksum[0] != '\0')
+		lc__ctl_record_sum(c, f, m->checksum);
+	if ((r = lc__ctl_file_finish(c, f)) != 0)
+		return lc_err_set(e, -r, "control output");
+	return lc__ctl_maybe_nomore(c);
+}
+
+/*
+ * FILE_SKIP: the sink leaves a file as it is (-u, -O) or could not write
+ * it (reported, the copy goes on).  In place of FILE_READY: the source
+ * drops a regular file it was keeping open for it.
+ */
+static int
+lc_ctl_dst_skip(struct lc_ctl *c, const struct lc_msg_file_skip *m,
+    struct lc_err *e)
+{
+	struct lc_ctl_file *f = lc__ctl_file_find(c, m->id);
+	int r;
+
+	if (f != NULL && f->aborted && !f->done && m->why == LC_SKIP_FAILED) {
+		/* the sink dropped what the source aborted: said already */
+		c->prog.t_progress = lc_now_ms();
+		if ((r = lc__ctl_file_finish(c, f)) != 0)
+			return lc_err_set(e, -r, "control output");
+		return lc__ctl_maybe_nomore(c);
+	}
+	if (f == NULL || f->done || f->ready ||
+	    (m->why != LC_SKIP_FAILED && f->kind == LC_KIND_DIR) ||
+	    (f->prefixed && !f->matched))
+		return lc_err_set(e, LC_ERR_PROTO, "%s: sink sent an "
+		    "unexpected FILE_SKIP for file %u", c->dst_ep.name, m->id);
+	if (m->why == LC_SKIP_FAILED) {
+		char where[LC_PATH_MAX + 600];
+		lc__ctl_file_where(c, f, where, sizeof(where));
+		lc__ctl_failed(c, where, m->msg);
+	}
+	else
+		lc_log_verbose("%s: %s, skipped", f->name,
+		    m->why == LC_SKIP_UPTODATE ? "up to date" : "exists");
+	if (m->why != LC_SKIP_FAILED)
+		c->res->skipped++;
+	c->files.settled++;
+	c->prog.t_progress = lc_now_ms();
+	if (f->kind == LC_KIND_REG &&
+	    (r = lc_msg_put_file_skip(&c->src.out, m)) != 0)
+		return lc_err_set(e, -r, "control output");
+	if ((r = lc__ctl_file_finish(c, f)) != 0)
+		return lc_err_set(e, -r, "control output");
+	return lc__ctl_maybe_nomore(c);
+}
+
+/* Sink messages relayed to the source: only announced ids, in order. */
+static int
+lc_ctl_dst_ready(struct lc_ctl *c, const struct lc_msg_file_ready *m,
+    struct lc_err *e)
+{
+	struct lc_ctl_file *f = lc__ctl_file_find(c, m->id);
+	int r;
+
+	if (f == NULL || f->ready || f->done || f->kind != LC_KIND_REG ||
+	    m->start > f->size || (f->stream && m->start != 0) ||
+	    (f->prefixed && (!f->matched || m->start > f->match)))
+		return lc_err_set(e, LC_ERR_PROTO, "%s: sink sent an "
+		    "unexpected FILE_READY for file %u (from byte %llu)",
+		    c->dst_ep.name, m->id, (unsigned long long)m->start);
+	f->ready = 1;
+	c->files.settled++;
+	c->files.sent++;
+	if ((r = lc_msg_put_file_ready(&c->src.out, m)) != 0)
+		return lc_err_set(e, -r, "control output");
+	return lc__ctl_maybe_nomore(c);
+}
+
+static int
+lc_ctl_dst_prefix(struct lc_ctl *c, const struct lc_msg_file_prefix *m,
+    struct lc_err *e)
+{
+	struct lc_ctl_file *f = lc__ctl_file_find(c, m->id);
+
+	if (f == NULL || !c->o->resume || f->prefixed || f->ready ||
+	    f->done || f->kind != LC_KIND_REG || f->stream ||
+	    m->length > f->size)
+		return lc_err_set(e, LC_ERR_PROTO, "%s: sink sent an "
+		    "unexpected FILE_PREFIX for file %u (%llu bytes)",
+		    c->dst_ep.name, m->id, (unsigned long long)m->length);
+	f->prefixed = 1;
+	f->prefix_len = m->length;
+	f->chunk = m->chunk;
+	c->prog.t_progress = lc_now_ms();
+	return lc_msg_put_file_prefix(&c->src.out, m);
+}
+
+static int
+lc_ctl_dst_lost(struct lc_ctl *c, const struct lc_msg_stream_lost *m,
+    struct lc_err *e)
+{
+	const struct lc_ctl_file *f = lc__ctl_file_find(c, m->last_file);
+
+	/* its last block may belong to a file that is done by now */
+	if (c->dp.state == LC_CTL_DP_NONE || m->stream >= c->streams ||
+	    m->has_last > 1 || (m->has_last && (m->last_file == 0 ||
+	    m->last_file > c->files.total || (f != NULL && (!f->ready ||
+	    m->last_off >= f->size)))))
+		return lc_err_set(e, LC_ERR_PROTO, "%s: sink sent an "
+		    "unexpected STREAM_LOST for stream %u of %u",
+		    c->dst_ep.name, m->stream, c->streams);
+	lc_log_warn("data stream %u lost (%s); resending its blocks "
+	    "on the others", m->stream, m->reason);
+	lc__ctl_path_lost(c, m->stream);
+	return lc_msg_put_stream_lost(&c->src.out, m);
+}
+
+/*
+ * The sink's count of bytes written (PROGRESS, SINK_DONE): each byte is
+ * counted once, when the ordered writer writes it (sink.c), so the count
+ * never goes backwards and never exceeds what the files announced so far
+ * hold (while a stream's length is unknown, that has no bound).
+ */
+int
+lc__ctl_sink_bytes(const struct lc_ctl *c, const char *what, uint64_t bytes,
+    struct lc_err *e)
+{
+	if (bytes < c->bytes_done)
+		return lc_err_set(e, LC_ERR_PROTO, "%s: sink sent a bad %s: "
+		    "its byte count went backwards (%llu after %llu)",
+		    c->dst_ep.name, what, (unsigned long long)bytes,
+		    (unsigned long long)c->bytes_done);
+	if (c->files.pipes_open == 0 && bytes > c->files.bytes)
+		return lc_err_set(e, LC_ERR_PROTO, "%s: sink sent a bad %s: "
+		    "%llu bytes written of %llu", c->dst_ep.name, what,
+		    (unsigned long long)bytes,
+		    (unsigned long long)c->files.bytes);
+	return 0;
+}
+
+/*
+ * The sink's low-water mark, forwarded to the source as ACK: an announced
+ * file and an offset within it, or the id after the last with nothing
+ * written.  (bytes counts resent blocks too, so it has no upper bound.)
+ */
+static int
+lc_ctl_dst_progress(struct lc_ctl *c, const struct lc_msg_progress *m,
+    struct lc_err *e)
+{
+	const struct lc_ctl_file *f = lc__ctl_file_find(c, m->file);
+	struct lc_msg_ack ack;
+	int r;
+
+	/* the sink's mark never trails what it has said is done */
+	if (m->file > c->files.total + 1 || m->file < c->files.lo ||
+	    (f == NULL ? m->written != 0 : m->written > f->size))
+		return lc_err_set(e, LC_ERR_PROTO, "%s: sink sent a bad "
+		    "PROGRESS (file %u, %llu bytes written)", c->dst_ep.name,
+		    m->file, (unsigned long long)m->written);
+	/* and, like its byte count, it only moves forward */
+	if (m->file < c->chk.mark_file ||
+	    (m->file == c->chk.mark_file && m->written < c->chk.mark_written))
+		return lc_err_set(e, LC_ERR_PROTO, "%s: sink sent a bad "
+		    "PROGRESS: its mark went backwards (file %u byte %llu, "
+		    "after file %u byte %llu)", c->dst_ep.name, m->file,
+		    (unsigned long long)m->written, c->chk.mark_file,
+		    (unsigned long long)c->chk.mark_written);
+	if ((r = lc__ctl_sink_bytes(c, "PROGRESS", m->bytes, e)) != 0)
+		return r;
+	c->chk.mark_file = m->file;
+	c->chk.mark_written = m->written;
+	lc__ctl_moved(c, m->bytes);
+	c->bytes_done = m->bytes;
+	if (c->dp.state == LC_CTL_DP_NONE || c->src_done)
+		return 0;
+	ack.file = m->file;
+	ack.written = m->written;
+	return lc_msg_put_ack(&c->src.out, &ack);
+}
+
+int
+lc__ctl_from_dst(struct lc_ctl *c, uint8_t type, const uint8_t *p, size_t n,
+    struct lc_err *e)
+{
+	union {
+		struct lc_msg_target_ok ok;
+		struct lc_msg_file_ready ready;
+		struct lc_msg_file_done done;
+		struct lc_msg_progress prog;
+		struct lc_msg_xfer_done xfer;
+		struct lc_msg_file_prefix prefix;
+		struct lc_msg_stream_lost lost;
+		struct lc_msg_file_skip skip;
+	} m;
+	int r;
+
+	switch (type) {
+	case LC_MSG_FILE_SKIP:
+		if (lc_msg_get_file_skip(p, n, &m.skip) != 0)
+			break;
+		return lc_ctl_dst_skip(c, &m.skip, e);
+	case LC_MSG_TARGET_OK:
+		if (lc_msg_get_target_ok(p, n, &m.ok) != 0)
+			break;
+		/* one answer to the one SINK_TARGET */
+		if (c->target_ok)
+			return lc_err_set(e, LC_ERR_PROTO, "%s: sink sent "
+			    "TARGET_OK twice", c->dst_ep.name);
+		c->target_ok = true;
+		c->target_is_dir = m.ok.is_dir;
+		return 0;
+	case LC_MSG_FILE_PREFIX:
+		if (lc_msg_get_file_prefix(p, n, &m.prefix) != 0)
+			break;
+		return lc_ctl_dst_prefix(c, &m.prefix, e);
+	case LC_MSG_STREAM_LOST:
+		if (lc_msg_get_stream_lost(p, n, &m.lost) != 0)
+			break;
+		return lc_ctl_dst_lost(c, &m.lost, e);
+	case LC_MSG_LISTENING:
+		return lc__ctl_listening(c, p, n, e);
+	case LC_MSG_FILE_READY:
+		if (lc_msg_get_file_ready(p, n, &m.ready) != 0)
+			break;
+		return lc_ctl_dst_ready(c, &m.ready, e);
+	case LC_MSG_FILE_DONE:
+		if (lc_msg_get_file_done(p, n, &m.done) != 0)
+			break;
+		return lc_ctl_file_done(c, &m.done, e);
+	case LC_MSG_PROGRESS:
+		if (lc_msg_get_progress(p, n, &m.prog) != 0)
+			break;
+		return lc_ctl_dst_progress(c, &m.prog, e);
+	case LC_MSG_SINK_DONE:
+		if (lc_msg_get_xfer_done(p, n, &m.xfer) != 0 ||
+		    c->sink_done || m.xfer.files != c->files.done)
+			break;
+		/*
+		 * The sink is done once every stream has ended (after the
+		 * source was told there is no more) and every file is: not
+		 * before, or the copy would end while it still works.
+		 */
+		if (c->phase < LC_CTL_NOMORE || c->files.done != c->files.total)
+			return lc_err_set(e, LC_ERR_PROTO, "%s: sink sent "
+			    "SINK_DONE before the copy was done (%u of %u "
+			    "files%s)", c->dst_ep.name, c->files.done,
+			    c->files.total, c->phase >= LC_CTL_NOMORE ? "" :
+			    ", more to come");
+		if ((r = lc__ctl_sink_bytes(c, "SINK_DONE", m.xfer.bytes,
+		    e)) != 0)
+			return r;
+		c->sink_done = true;
+		c->bytes_done = m.xfer.bytes;
+		return 0;
+	case LC_MSG_BYE:
+		if (lc_msg_get_empty(p, n) != 0 || c->phase < LC_CTL_BYE)
+			break;
+		c->dst_bye = true;
+		return 0;
+	default:
+		break;
+	}
+	return lc_err_set(e, LC_ERR_PROTO, "%s: unexpected or malformed %s "
+	    "from the sink agent", c->dst_ep.name, lc_msg_name(type));
+}
