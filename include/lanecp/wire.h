@@ -33,42 +33,19 @@
 #define LC_CSUM_MAX 160			/* "alg=hex" checksum text */
 #define LC_OWNER_MAX 64			/* a user or group name */
 
+/* The message types, from the table (wire_msgs.def: who sends each). */
 enum lc_msg_type {
-	LC_MSG_HELLO = 1,
-	LC_MSG_ERROR = 2,
-	LC_MSG_BYE = 3,
-	LC_MSG_PING = 4,		/* ctl -> agents, once a second */
-	LC_MSG_SRC_ADD = 10,		/* ctl -> source */
-	LC_MSG_FILE = 11,		/* source -> ctl -> sink */
-	LC_MSG_SRC_LISTED = 12,		/* source -> ctl */
-	LC_MSG_SINK_TARGET = 13,	/* ctl -> sink */
-	LC_MSG_TARGET_OK = 14,		/* sink -> ctl */
-	LC_MSG_FILE_READY = 15,		/* sink -> ctl -> source */
-	LC_MSG_SRC_NOMORE = 16,		/* ctl -> source */
-	LC_MSG_SRC_CREDIT = 17,		/* ctl -> source: ids it may announce */
-	LC_MSG_LISTEN = 20,		/* ctl -> sink */
-	LC_MSG_LISTENING = 21,		/* sink -> ctl */
-	LC_MSG_CONNECT = 22,		/* ctl -> source */
-	LC_MSG_CONNECTED = 23,		/* source -> ctl */
-	LC_MSG_DIAL = 24,		/* ctl -> sink: reverse, dial these */
-	LC_MSG_FILE_DONE = 30,		/* sink -> ctl */
-	LC_MSG_SRC_DONE = 31,		/* source -> ctl */
-	LC_MSG_SINK_DONE = 32,		/* sink -> ctl */
-	LC_MSG_PROGRESS = 33,		/* agents -> ctl, heartbeat */
-	LC_MSG_FILE_SUM = 34,		/* source -> ctl -> sink */
-	LC_MSG_FILE_PREFIX = 35,	/* sink -> ctl -> source (resume) */
-	LC_MSG_PREFIX_MATCH = 36,	/* source -> ctl -> sink (resume) */
-	LC_MSG_STREAM_LOST = 37,	/* sink -> ctl -> source */
-	LC_MSG_ACK = 38,		/* ctl -> source: written up to here */
-	LC_MSG_FILE_SKIP = 39,		/* sink -> ctl (-> source) */
-	LC_MSG_FILE_FAIL = 40,		/* source -> ctl: could not read one */
-	LC_MSG_FILE_ABORT = 41,		/* source -> ctl -> sink: after
-					   FILE_READY, it cannot be sent */
-	LC_MSG_STOP = 42,		/* ctl -> sink: the copy failed; end
-					   the streams and answer STOPPED */
-	LC_MSG_SINK_STOPPED = 43,	/* sink -> ctl: bytes on disk, final */
-	LC_MSG_FILE_LEN = 44,		/* source -> ctl -> sink: a stream's
-					   final length */
+#define LC_MSG(name, code, owner, body) LC_MSG_##name = code,
+#include "lanecp/wire_msgs.def"
+#undef LC_MSG
+};
+
+/* Who handles a message type (wire_msgs.def). */
+enum lc_msg_owner {
+	LC_OWNER_AGENT = 1,	/* the agent itself, whatever its role */
+	LC_OWNER_SOURCE,	/* the source role */
+	LC_OWNER_SINK,		/* the sink role */
+	LC_OWNER_CTL,		/* only the controller receives it */
 };
 
 /* HELLO flags */
@@ -392,6 +369,25 @@ struct lc_msg_ack {
 	uint32_t file;
 	uint64_t written;
 };
+
+/* Room for any decoded body: one member per LC_BODY row, named as it. */
+union lc_msg_any {
+#define LC_BODY(body, type, checks, fields) struct lc_msg_##body body;
+#include "lanecp/wire_msgs.def"
+#undef LC_BODY
+};
+
+/*
+ * The message table (wire_msgs.def), by type.  lc_msg_owner: LC_OWNER_*,
+ * 0 for a type not in it.  lc_msg_put: encode m, the body of type's
+ * layout (NULL for a message without one) as lc_msg_put_<body> does.
+ * lc_msg_get: decode a payload of that type into m as lc_msg_get_<body>
+ * does; -LC_ERR_PROTO for a type not in the table.
+ */
+int lc_msg_owner(uint8_t type);
+int lc_msg_put(struct lc_buf *out, uint8_t type, const void *m);
+int lc_msg_get(uint8_t type, const uint8_t *p, size_t n,
+    union lc_msg_any *m);
 
 /*
  * Encoders append one whole frame to out.  Return 0, -LC_ERR_TOOBIG or

@@ -570,4 +570,70 @@ LC_TEST(golden_vectors_decode)
 	lc_buf_free(&b);
 }
 
+/*
+ * The table's owners are the lists the roles had by hand before it, and
+ * every type has a name exactly when it has an owner.
+ */
+LC_TEST(owners_from_the_table)
+{
+	static const uint8_t source[] = { LC_MSG_SRC_ADD, LC_MSG_SRC_CREDIT,
+		LC_MSG_FILE_SKIP, LC_MSG_FILE_READY, LC_MSG_CONNECT,
+		LC_MSG_SRC_NOMORE, LC_MSG_FILE_PREFIX, LC_MSG_STREAM_LOST,
+		LC_MSG_ACK };
+	static const uint8_t sink[] = { LC_MSG_SINK_TARGET, LC_MSG_LISTEN,
+		LC_MSG_DIAL, LC_MSG_FILE, LC_MSG_FILE_SUM, LC_MSG_PREFIX_MATCH,
+		LC_MSG_FILE_ABORT, LC_MSG_STOP, LC_MSG_FILE_LEN };
+	size_t nsrc = 0, nsink = 0, named = 0;
+
+	for (size_t i = 0; i < sizeof(source); i++)
+		LC_CHECK_EQ_I(lc_msg_owner(source[i]), LC_OWNER_SOURCE);
+	for (size_t i = 0; i < sizeof(sink); i++)
+		LC_CHECK_EQ_I(lc_msg_owner(sink[i]), LC_OWNER_SINK);
+	for (unsigned t = 0; t < 256; t++) {
+		int o = lc_msg_owner((uint8_t)t);
+		nsrc += o == LC_OWNER_SOURCE;
+		nsink += o == LC_OWNER_SINK;
+		named += strcmp(lc_msg_name((uint8_t)t), "?") != 0;
+		LC_CHECK((o != 0) == (strcmp(lc_msg_name((uint8_t)t), "?") != 0));
+	}
+	LC_CHECK_EQ_U(nsrc, sizeof(source));
+	LC_CHECK_EQ_U(nsink, sizeof(sink));
+	LC_CHECK_EQ_U(named, 32);
+	LC_CHECK_EQ_I(lc_msg_owner(LC_MSG_HELLO), LC_OWNER_AGENT);
+	LC_CHECK_EQ_I(lc_msg_owner(LC_MSG_PING), LC_OWNER_AGENT);
+	LC_CHECK_EQ_I(lc_msg_owner(LC_MSG_BYE), LC_OWNER_AGENT);
+	LC_CHECK_STR(lc_msg_name(LC_MSG_FILE_READY), "FILE_READY");
+}
+
+/* The generic lc_msg_put and lc_msg_get are the named ones. */
+LC_TEST(generic_is_named)
+{
+	static uint8_t bytes[8192];
+	static union lc_msg_any m;
+	struct lc_buf b;
+	const uint8_t *p;
+	uint8_t type;
+	size_t len, n, flen;
+
+	lc_buf_init(&b, LC_CTL_MAX + 8);
+	for (size_t i = 0; i < T_NGOLDEN; i++) {
+		if (strncmp(t_golden[i].name, "frame ", 6) == 0 ||
+		    strncmp(t_golden[i].name, "takeover ", 9) == 0)
+			continue;
+		len = t_unhex(t_golden[i].hex, bytes, sizeof(bytes));
+		LC_CHECK(lc_msg_peek(bytes, len, &type, &p, &n, &flen) == 1);
+		LC_CHECK(lc_msg_get(type, p, n, &m) == 0);
+		lc_buf_reset(&b);
+		LC_CHECK(lc_msg_put(&b, type, &m) == 0);
+		LC_CHECK_EQ_U(lc_buf_len(&b), len);
+		LC_CHECK(memcmp(lc_buf_ptr(&b), bytes, len) == 0);
+	}
+	/* not in the table */
+	LC_CHECK_EQ_I(lc_msg_get(99, bytes, 0, &m), -LC_ERR_PROTO);
+	lc_buf_reset(&b);
+	LC_CHECK(lc_msg_put(&b, 99, NULL) != 0);
+	LC_CHECK_EQ_U(lc_buf_len(&b), 0);
+	lc_buf_free(&b);
+}
+
 LC_TEST_MAIN()
