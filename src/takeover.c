@@ -16,6 +16,7 @@
 #include "lanecp/log.h"
 #include "lanecp/thread.h"
 #include "lanecp/wake.h"
+#include "lanecp/wire.h"
 
 #include <errno.h>
 #include <poll.h>

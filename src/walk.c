@@ -26,6 +26,7 @@
 #include "lanecp/fdio.h"
 
 #include "lanecp/path.h"
+#include "lanecp/wire.h"	/* an entry's kind is FILE's (enum lc_file_kind) */
 
 #include <dirent.h>
 #include <errno.h>

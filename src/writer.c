@@ -1,7 +1,7 @@
 #include "lanecp/writer.h"
 #include "lanecp/clock.h"
 #include "lanecp/thread.h"
-#include "lanecp/wire.h"
+#include "lanecp/limits.h"
 
 #include <errno.h>
 #include <pthread.h>

@@ -8,7 +8,7 @@
 #define LANECP_LOCATION_H
 
 #include "lanecp/err.h"
-#include "lanecp/wire.h"
+#include "lanecp/limits.h"
 
 struct lc_location {
 	char user[256];		/* "" when not given */

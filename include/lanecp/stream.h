@@ -31,7 +31,7 @@
 #include <stdint.h>
 
 #include "lanecp/err.h"
-#include "lanecp/wire.h"
+#include "lanecp/limits.h"
 
 /* a data connection's whole handshake, from accept (or connect) to
    verified, however the peer paces its bytes */

@@ -42,7 +42,7 @@
 #include <sys/un.h>
 
 #include "lanecp/err.h"
-#include "lanecp/wire.h"
+#include "lanecp/limits.h"
 
 /* How long an asker waits for the holder's answer, and a holder for a
    request (a hang guard: both are local processes). */

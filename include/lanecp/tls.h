@@ -18,7 +18,7 @@
 #include "lanecp/aead.h"
 #include "lanecp/err.h"
 #include "lanecp/stream.h"
-#include "lanecp/wire.h"
+#include "lanecp/limits.h"
 
 struct lc_tls;
 

@@ -21,7 +21,7 @@
 
 #include "lanecp/confine.h"
 #include "lanecp/err.h"
-#include "lanecp/wire.h"
+#include "lanecp/limits.h"
 
 #define LC_WALK_RECURSIVE 0x1u	/* -r */
 #define LC_WALK_FOLLOW 0x2u	/* -L: follow symlinks (to files and dirs) */

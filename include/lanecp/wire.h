@@ -15,21 +15,17 @@
 #include <stdint.h>
 
 #include "lanecp/buf.h"
+#include "lanecp/limits.h"
 
+/* LC_PATH_MAX, LC_HOST_MAX, LC_ADDR_MAX, LC_KEY_LEN: lanecp/limits.h */
 #define LC_PROTO_MAGIC 0x4c4e4350u	/* "LNCP" */
 #define LC_PROTO_VERSION 3
 #define LC_CTL_MAX (1u << 20)		/* largest control frame */
-#define LC_KEY_LEN 32			/* per-transfer secret */
 #define LC_MAX_STREAMS 64
-#define LC_DEFAULT_STREAMS 4
 #define LC_MIN_BLOCK (4u << 10)
 #define LC_MAX_BLOCK (64u << 20)
-#define LC_DEFAULT_BLOCK (1u << 20)
 #define LC_MAX_WINDOW (1u << 30)
-#define LC_PATH_MAX 4096
 #define LC_SOFT_MAX 64			/* software version string */
-#define LC_HOST_MAX 256
-#define LC_ADDR_MAX 64			/* numeric IPv4/IPv6 address */
 #define LC_CSUM_MAX 160			/* "alg=hex" checksum text */
 #define LC_OWNER_MAX 64			/* a user or group name */
 
@@ -349,12 +345,6 @@ struct lc_msg_prefix_match {
 	uint64_t match;		/* the partial file is cut here */
 	uint32_t n;		/* runs, in order, not touching */
 	struct lc_chunk_run runs[LC_PREFIX_MAX_RUNS];
-};
-
-/* A byte range [off, off + len). */
-struct lc_span {
-	uint64_t off;
-	uint64_t len;
 };
 
 struct lc_msg_stream_lost {

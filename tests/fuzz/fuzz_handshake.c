@@ -12,6 +12,7 @@
  */
 #include "lanecp/stream.h"
 #include "lanecp/util.h"
+#include "lanecp/wire.h"
 
 #include <stdint.h>
 #include <stdlib.h>
