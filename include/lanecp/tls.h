@@ -17,7 +17,7 @@
 
 #include "lanecp/aead.h"
 #include "lanecp/err.h"
-#include "lanecp/stream.h"
+#include "lanecp/conn.h"
 #include "lanecp/limits.h"
 
 struct lc_tls;
