@@ -6,7 +6,9 @@
  * All integers are big-endian; strings are u32 length + bytes (no NUL).
  * Structures are never cast onto the wire: each message has an encoder that
  * appends a whole frame to a struct lc_buf and a decoder that parses a
- * payload on a bounded view and rejects trailing bytes.
+ * payload on a bounded view and rejects trailing bytes.  The messages,
+ * their owners and their bodies' fields are one table, wire_msgs.def; the
+ * encoders and decoders below are made from it (wire.c).
  */
 #ifndef LANECP_WIRE_H
 #define LANECP_WIRE_H
