@@ -16,6 +16,7 @@
 #include "log.h"
 #include "thread.h"
 #include "wake.h"
+#include "wire.h"
 
 #include <errno.h>
 #include <poll.h>

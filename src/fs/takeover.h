@@ -42,7 +42,7 @@
 #include <sys/un.h>
 
 #include "err.h"
-#include "wire.h"
+#include "lc_limits.h"
 
 /* How long an asker waits for the holder's answer, and a holder for a
    request (a hang guard: both are local processes). */

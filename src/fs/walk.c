@@ -26,6 +26,7 @@
 #include "fdio.h"
 
 #include "path.h"
+#include "wire.h"	/* an entry's kind is FILE's (enum lc_file_kind) */
 
 #include <dirent.h>
 #include <errno.h>

@@ -21,7 +21,7 @@
 
 #include "confine.h"
 #include "err.h"
-#include "wire.h"
+#include "lc_limits.h"
 
 #define LC_WALK_RECURSIVE 0x1u	/* -r */
 #define LC_WALK_FOLLOW 0x2u	/* -L: follow symlinks (to files and dirs) */

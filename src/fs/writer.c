@@ -1,7 +1,7 @@
 #include "writer.h"
 #include "clock.h"
 #include "thread.h"
-#include "wire.h"
+#include "lc_limits.h"
 
 #include <errno.h>
 #include <pthread.h>

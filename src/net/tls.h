@@ -17,8 +17,8 @@
 
 #include "aead.h"
 #include "err.h"
-#include "stream.h"
-#include "wire.h"
+#include "conn.h"
+#include "lc_limits.h"
 
 struct lc_tls;
 

@@ -8,7 +8,7 @@
 #define LANECP_LOCATION_H
 
 #include "err.h"
-#include "wire.h"
+#include "lc_limits.h"
 
 struct lc_location {
 	char user[256];		/* "" when not given */

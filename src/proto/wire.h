@@ -6,7 +6,9 @@
  * All integers are big-endian; strings are u32 length + bytes (no NUL).
  * Structures are never cast onto the wire: each message has an encoder that
  * appends a whole frame to a struct lc_buf and a decoder that parses a
- * payload on a bounded view and rejects trailing bytes.
+ * payload on a bounded view and rejects trailing bytes.  The messages,
+ * their owners and their bodies' fields are one table, wire_msgs.def; the
+ * encoders and decoders below are made from it (wire.c).
  */
 #ifndef LANECP_WIRE_H
 #define LANECP_WIRE_H
@@ -15,60 +17,33 @@
 #include <stdint.h>
 
 #include "buf.h"
+#include "lc_limits.h"
 
+/* LC_PATH_MAX, LC_HOST_MAX, LC_ADDR_MAX, LC_KEY_LEN: lanecp/limits.h */
 #define LC_PROTO_MAGIC 0x4c4e4350u	/* "LNCP" */
 #define LC_PROTO_VERSION 3
 #define LC_CTL_MAX (1u << 20)		/* largest control frame */
-#define LC_KEY_LEN 32			/* per-transfer secret */
 #define LC_MAX_STREAMS 64
-#define LC_DEFAULT_STREAMS 4
 #define LC_MIN_BLOCK (4u << 10)
 #define LC_MAX_BLOCK (64u << 20)
-#define LC_DEFAULT_BLOCK (1u << 20)
 #define LC_MAX_WINDOW (1u << 30)
-#define LC_PATH_MAX 4096
 #define LC_SOFT_MAX 64			/* software version string */
-#define LC_HOST_MAX 256
-#define LC_ADDR_MAX 64			/* numeric IPv4/IPv6 address */
 #define LC_CSUM_MAX 160			/* "alg=hex" checksum text */
 #define LC_OWNER_MAX 64			/* a user or group name */
 
+/* The message types, from the table (wire_msgs.def: who sends each). */
 enum lc_msg_type {
-	LC_MSG_HELLO = 1,
-	LC_MSG_ERROR = 2,
-	LC_MSG_BYE = 3,
-	LC_MSG_PING = 4,		/* ctl -> agents, once a second */
-	LC_MSG_SRC_ADD = 10,		/* ctl -> source */
-	LC_MSG_FILE = 11,		/* source -> ctl -> sink */
-	LC_MSG_SRC_LISTED = 12,		/* source -> ctl */
-	LC_MSG_SINK_TARGET = 13,	/* ctl -> sink */
-	LC_MSG_TARGET_OK = 14,		/* sink -> ctl */
-	LC_MSG_FILE_READY = 15,		/* sink -> ctl -> source */
-	LC_MSG_SRC_NOMORE = 16,		/* ctl -> source */
-	LC_MSG_SRC_CREDIT = 17,		/* ctl -> source: ids it may announce */
-	LC_MSG_LISTEN = 20,		/* ctl -> sink */
-	LC_MSG_LISTENING = 21,		/* sink -> ctl */
-	LC_MSG_CONNECT = 22,		/* ctl -> source */
-	LC_MSG_CONNECTED = 23,		/* source -> ctl */
-	LC_MSG_DIAL = 24,		/* ctl -> sink: reverse, dial these */
-	LC_MSG_FILE_DONE = 30,		/* sink -> ctl */
-	LC_MSG_SRC_DONE = 31,		/* source -> ctl */
-	LC_MSG_SINK_DONE = 32,		/* sink -> ctl */
-	LC_MSG_PROGRESS = 33,		/* agents -> ctl, heartbeat */
-	LC_MSG_FILE_SUM = 34,		/* source -> ctl -> sink */
-	LC_MSG_FILE_PREFIX = 35,	/* sink -> ctl -> source (resume) */
-	LC_MSG_PREFIX_MATCH = 36,	/* source -> ctl -> sink (resume) */
-	LC_MSG_STREAM_LOST = 37,	/* sink -> ctl -> source */
-	LC_MSG_ACK = 38,		/* ctl -> source: written up to here */
-	LC_MSG_FILE_SKIP = 39,		/* sink -> ctl (-> source) */
-	LC_MSG_FILE_FAIL = 40,		/* source -> ctl: could not read one */
-	LC_MSG_FILE_ABORT = 41,		/* source -> ctl -> sink: after
-					   FILE_READY, it cannot be sent */
-	LC_MSG_STOP = 42,		/* ctl -> sink: the copy failed; end
-					   the streams and answer STOPPED */
-	LC_MSG_SINK_STOPPED = 43,	/* sink -> ctl: bytes on disk, final */
-	LC_MSG_FILE_LEN = 44,		/* source -> ctl -> sink: a stream's
-					   final length */
+#define LC_MSG(name, code, owner, body) LC_MSG_##name = code,
+#include "wire_msgs.def"
+#undef LC_MSG
+};
+
+/* Who handles a message type (wire_msgs.def). */
+enum lc_msg_owner {
+	LC_OWNER_AGENT = 1,	/* the agent itself, whatever its role */
+	LC_OWNER_SOURCE,	/* the source role */
+	LC_OWNER_SINK,		/* the sink role */
+	LC_OWNER_CTL,		/* only the controller receives it */
 };
 
 /* HELLO flags */
@@ -374,12 +349,6 @@ struct lc_msg_prefix_match {
 	struct lc_chunk_run runs[LC_PREFIX_MAX_RUNS];
 };
 
-/* A byte range [off, off + len). */
-struct lc_span {
-	uint64_t off;
-	uint64_t len;
-};
-
 struct lc_msg_stream_lost {
 	uint32_t stream;
 	uint8_t has_last;	/* 0: nothing arrived on it */
@@ -392,6 +361,25 @@ struct lc_msg_ack {
 	uint32_t file;
 	uint64_t written;
 };
+
+/* Room for any decoded body: one member per LC_BODY row, named as it. */
+union lc_msg_any {
+#define LC_BODY(body, type, checks, fields) struct lc_msg_##body body;
+#include "wire_msgs.def"
+#undef LC_BODY
+};
+
+/*
+ * The message table (wire_msgs.def), by type.  lc_msg_owner: LC_OWNER_*,
+ * 0 for a type not in it.  lc_msg_put: encode m, the body of type's
+ * layout (NULL for a message without one) as lc_msg_put_<body> does.
+ * lc_msg_get: decode a payload of that type into m as lc_msg_get_<body>
+ * does; -LC_ERR_PROTO for a type not in the table.
+ */
+int lc_msg_owner(uint8_t type);
+int lc_msg_put(struct lc_buf *out, uint8_t type, const void *m);
+int lc_msg_get(uint8_t type, const uint8_t *p, size_t n,
+    union lc_msg_any *m);
 
 /*
  * Encoders append one whole frame to out.  Return 0, -LC_ERR_TOOBIG or

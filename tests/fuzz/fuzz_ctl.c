@@ -7,7 +7,8 @@
  * relative-name helpers against a reference (two names split at the first
  * NUL), 25 FILE_ABORT, 26 PING, 27 DIAL, 28 the reverse port lists,
  * 29 FILE_LEN, 30 the takeover exchange (a local socket, wire.h), the
- * rest the frame splitter.
+ * rest the frame splitter, and every message of the table through
+ * lc_msg_get and lc_msg_put.
  */
 #include "buf.h"
 #include "wire.h"
@@ -148,6 +149,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		struct lc_msg_file_len len;
 		struct lc_takeover_req treq;
 	} m;
+	static union lc_msg_any any;
 	uint8_t nonce[LC_TAKEOVER_NONCE_LEN], verdict;
 	struct lc_buf b;
 	const uint8_t *p;
@@ -369,8 +371,15 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			abort();
 		break;
 	default:
-		/* the frame splitter on raw bytes */
-		(void)lc_msg_peek(p, n, &type, &data, &n, &flen);
+		/*
+		 * The frame splitter on raw bytes; a whole frame of any type
+		 * in the table (wire_msgs.def) goes through the table's one
+		 * decoder and encoder and must come back the same.
+		 */
+		if (lc_msg_peek(p, n, &type, &data, &n, &flen) == 1 &&
+		    lc_msg_get(type, data, n, &any) == 0 &&
+		    lc_msg_put(&b, type, &any) == 0)
+			lc_check_same(&b, data, n);
 		break;
 	}
 	lc_buf_free(&b);

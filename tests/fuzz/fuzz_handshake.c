@@ -12,6 +12,7 @@
  */
 #include "stream.h"
 #include "fdio.h"
+#include "wire.h"
 
 #include <stdint.h>
 #include <stdlib.h>

@@ -516,23 +516,11 @@ lc_sink_free(void *role)
 	free(s);
 }
 
+/* The messages the table (wire_msgs.def) gives the sink. */
 static int
 lc_sink_owns(uint8_t type)
 {
-	switch (type) {
-	case LC_MSG_SINK_TARGET:
-	case LC_MSG_LISTEN:
-	case LC_MSG_DIAL:
-	case LC_MSG_FILE:
-	case LC_MSG_FILE_SUM:
-	case LC_MSG_PREFIX_MATCH:
-	case LC_MSG_FILE_ABORT:
-	case LC_MSG_STOP:
-	case LC_MSG_FILE_LEN:
-		return 1;
-	default:
-		return 0;
-	}
+	return lc_msg_owner(type) == LC_OWNER_SINK;
 }
 
 const struct lc_role_ops lc_sink_ops = {

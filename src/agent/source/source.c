@@ -303,23 +303,11 @@ lc_source_free(void *role)
 	free(s);
 }
 
+/* The messages the table (wire_msgs.def) gives the source. */
 static int
 lc_source_owns(uint8_t type)
 {
-	switch (type) {
-	case LC_MSG_SRC_ADD:
-	case LC_MSG_SRC_CREDIT:
-	case LC_MSG_FILE_SKIP:
-	case LC_MSG_FILE_READY:
-	case LC_MSG_CONNECT:
-	case LC_MSG_SRC_NOMORE:
-	case LC_MSG_FILE_PREFIX:
-	case LC_MSG_STREAM_LOST:
-	case LC_MSG_ACK:
-		return 1;
-	default:
-		return 0;
-	}
+	return lc_msg_owner(type) == LC_OWNER_SOURCE;
 }
 
 const struct lc_role_ops lc_source_ops = {
