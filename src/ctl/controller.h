@@ -52,9 +52,9 @@ struct lc_copy_opts {
 	int no_push;		/* never push the agent (push.h): 1
 				   --no-push, 2 LANECP_NO_PUSH */
 	int batch;		/* never prompt */
-#ifdef LC_TEST_HOOKS
-	int allow_local;	/* test builds only: both ends local (loopback) */
-#endif
+	int allow_local;	/* both ends local (loopback): honoured only
+				   in test builds (testhook_ctl.h); the
+				   layout is the same in every build */
 	int resume;		/* -a: continue from a verified partial file */
 	int csum_alg;		/* -e / -E: enum lc_csum_alg, 0: none */
 	int print_sums;		/* -E: print "ALG value host:path" lines */

@@ -2,7 +2,7 @@
  * The copy engine end to end without SSH: both agents in-process, data over
  * loopback TCP (lc_copy_opts.allow_local, a test-only switch).  The real
  * thing through sshd is in tests/integration.  Without -DLC_TEST_HOOKS=ON
- * there is no allow_local and the test reports itself skipped (77).
+ * allow_local is not honoured and the test reports itself skipped (77).
  */
 #ifndef LC_TEST_HOOKS
 #include <stdio.h>
