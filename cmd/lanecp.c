@@ -5,7 +5,7 @@
 #include "agent.h"
 #include "lockholder.h"
 #include "checksum.h"
-#include "controller.h"
+#include "copy.h"
 #include "err.h"
 #include "log.h"
 #include "parse.h"

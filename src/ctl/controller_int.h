@@ -10,7 +10,7 @@
 #ifndef LANECP_CONTROLLER_INT_H
 #define LANECP_CONTROLLER_INT_H
 
-#include "controller.h"
+#include "copy.h"
 #include "endpoint.h"
 #include "location.h"
 #include "progress.h"

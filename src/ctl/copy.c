@@ -3,7 +3,7 @@
  * around lc_copy_run (controller.c).  The -l run log is runlog.c, the
  * --json summary report.c.
  */
-#include "controller.h"
+#include "copy.h"
 #include "clock.h"
 #include "log.h"
 #include "progress.h"

@@ -2,7 +2,7 @@
  * The --json summary of a copy: one object, built whole in a bounded
  * buffer and written with one write (the string escaper is json.c).
  */
-#include "controller.h"
+#include "copy.h"
 #include "buf.h"
 #include "fdio.h"
 #include "json.h"

@@ -7,7 +7,7 @@
 #ifndef LANECP_RUNLOG_H
 #define LANECP_RUNLOG_H
 
-#include "controller.h"
+#include "copy.h"
 #include "err.h"
 
 /*

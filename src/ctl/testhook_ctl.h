@@ -24,7 +24,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-#include "controller.h"
+#include "copy.h"
 #include "err.h"
 
 #ifdef LC_TEST_HOOKS

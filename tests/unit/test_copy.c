@@ -16,7 +16,7 @@ main(void)
 #else
 #include "harness.h"
 
-#include "controller.h"
+#include "copy.h"
 #include "err.h"
 #include "log.h"
 

@@ -7,7 +7,7 @@
 #include "harness.h"
 
 #include "buf.h"
-#include "controller.h"
+#include "copy.h"
 #include "err.h"
 #include "json.h"
 

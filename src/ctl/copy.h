@@ -1,12 +1,14 @@
 /*
- * The controller: the lanecp the user ran.  It opens the two endpoints
+ * The copy: what cmd/lanecp.c asks for (struct lc_copy_opts), lc_copy()
+ * and what it reports (struct lc_copy_result).  Behind it, the
+ * controller, the lanecp the user ran.  It opens the two endpoints
  * (local agent thread and/or remote agents over SSH), negotiates streams,
  * window and block size, hands each endpoint its part, relays file
  * announcements between them and reports the outcome.  It never touches
  * file data.
  */
-#ifndef LANECP_CONTROLLER_H
-#define LANECP_CONTROLLER_H
+#ifndef LANECP_COPY_H
+#define LANECP_COPY_H
 
 #include <stddef.h>
 #include <stdint.h>
