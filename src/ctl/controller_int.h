@@ -55,7 +55,7 @@ struct lc_ctl_file {
 	uint8_t summed;		/* FILE_SUM relayed */
 	uint8_t done;		/* FILE_DONE or FILE_SKIP seen */
 	uint8_t aborted;	/* FILE_ABORT relayed: the sink skips it */
-	uint8_t stream;		/* LC_KIND_STREAM: size is LC_STREAM_MAX (a
+	uint8_t stream;		/* LC_KIND_PIPE: size is LC_PIPE_MAX (a
 				   bound) until FILE_LEN */
 	uint8_t len_known;	/* FILE_LEN relayed: size is the length */
 	char *name;		/* as announced (owned) */

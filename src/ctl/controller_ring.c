@@ -36,10 +36,10 @@ lc__ctl_file_add(struct lc_ctl *c, const struct lc_msg_file *m)
 	f->kind = m->kind;
 	f->req = c->chk.listed;
 	f->size = m->size;
-	if (m->kind == LC_KIND_STREAM) {	/* FILE_LEN says how long */
+	if (m->kind == LC_KIND_PIPE) {	/* FILE_LEN says how long */
 		f->kind = LC_KIND_REG;
 		f->stream = 1;
-		f->size = LC_STREAM_MAX;
+		f->size = LC_PIPE_MAX;
 	}
 	f->name = name;
 	return 0;

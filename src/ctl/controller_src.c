@@ -110,13 +110,13 @@ lc_ctl_check_file(struct lc_ctl *c, struct lc_msg_file *m, struct lc_err *e)
 	if (contents && rq->files == 0 && !c->o->recursive)
 		return lc_err_set(e, LC_ERR_PROTO, "%s: source announced "
 		    "\"%.200s\" which was not asked for", h, m->name);
-	if ((m->kind == LC_KIND_STREAM) !=
+	if ((m->kind == LC_KIND_PIPE) !=
 	    !!(rq->flags & (LC_ADD_STDIN | LC_ADD_PROGRAM)))
 		return lc_err_set(e, LC_ERR_PROTO, "%s: source announced "
 		    "\"%.200s\" as a %s; a %s was asked for", h, m->name,
-		    m->kind == LC_KIND_STREAM ? "stream" : "file",
-		    m->kind == LC_KIND_STREAM ? "file" : "stream");
-	if (is_root && m->kind != LC_KIND_REG && m->kind != LC_KIND_STREAM &&
+		    m->kind == LC_KIND_PIPE ? "stream" : "file",
+		    m->kind == LC_KIND_PIPE ? "file" : "stream");
+	if (is_root && m->kind != LC_KIND_REG && m->kind != LC_KIND_PIPE &&
 	    !(m->kind == LC_KIND_DIR && c->o->recursive))
 		return lc_err_set(e, LC_ERR_PROTO, "%s: source announced "
 		    "\"%.200s\" as a %s; a file was asked for", h, m->name,
@@ -189,7 +189,7 @@ lc_ctl_src_file(struct lc_ctl *c, struct lc_msg_file *m, struct lc_err *e)
 		rq->root_dir = 1;
 	rq->files++;
 	rq->bytes += m->size;
-	if (m->kind == LC_KIND_STREAM)
+	if (m->kind == LC_KIND_PIPE)
 		c->files.pipes_open++;	/* until its FILE_LEN */
 	c->files.total++;
 	c->files.bytes += m->size;

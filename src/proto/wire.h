@@ -48,7 +48,7 @@ enum lc_msg_owner {
 
 /* HELLO flags */
 #define LC_HELLO_RESTRICTED 0x1u	/* agent serves one directory only */
-#define LC_HELLO_PIPES 0x2u	/* agent knows LC_KIND_STREAM, FILE_LEN, the
+#define LC_HELLO_PIPES 0x2u	/* agent knows LC_KIND_PIPE, FILE_LEN, the
 				   stdin/program SRC_ADD and SINK_TARGET
 				   flags (issue 14) */
 
@@ -57,15 +57,15 @@ enum lc_file_kind {
 	LC_KIND_REG = 1,
 	LC_KIND_DIR = 2,
 	LC_KIND_SYMLINK = 3,
-	LC_KIND_STREAM = 4,	/* data of unknown length (a pipe): size 0 in
+	LC_KIND_PIPE = 4,	/* data of unknown length (a pipe): size 0 in
 				   FILE, the length comes in FILE_LEN */
 };
 
 /*
- * The longest stream (LC_KIND_STREAM) a sink takes: offsets and FILE_LEN
+ * The longest pipe (LC_KIND_PIPE) a sink takes: offsets and FILE_LEN
  * are bounded by it before the length is known.
  */
-#define LC_STREAM_MAX (1ull << 62)
+#define LC_PIPE_MAX (1ull << 62)
 
 /* SRC_ADD flags */
 #define LC_ADD_RECURSIVE 0x1u	/* -r */
@@ -289,10 +289,10 @@ struct lc_msg_xfer_done {	/* SRC_DONE and SINK_DONE */
 				   SINK_DONE: 0 */
 };
 
-/* FILE_LEN: a stream (LC_KIND_STREAM) ended after length bytes. */
+/* FILE_LEN: a pipe (LC_KIND_PIPE) ended after length bytes. */
 struct lc_msg_file_len {
 	uint32_t id;
-	uint64_t length;	/* <= LC_STREAM_MAX */
+	uint64_t length;	/* <= LC_PIPE_MAX */
 };
 
 /*

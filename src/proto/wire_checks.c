@@ -100,7 +100,7 @@ lc__msg_check_file(const void *v)
 	LC_BODY_OF(file, v);
 
 	return m->id == 0 || m->kind < LC_KIND_REG ||
-	    m->kind > LC_KIND_STREAM || m->mtime_nsec >= 1000000000u ||
+	    m->kind > LC_KIND_PIPE || m->mtime_nsec >= 1000000000u ||
 	    m->size > (uint64_t)INT64_MAX || m->name[0] == '\0' ||
 	    (m->mode & ~07777u) != 0 ||
 	    (m->kind == LC_KIND_SYMLINK) != (m->link[0] != '\0') ||
@@ -421,7 +421,7 @@ lc__msg_check_file_len(const void *v)
 {
 	LC_BODY_OF(file_len, v);
 
-	return m->id == 0 || m->length > LC_STREAM_MAX;
+	return m->id == 0 || m->length > LC_PIPE_MAX;
 }
 
 /* ---- relative names (FILE, FILE_FAIL) ---- */

@@ -181,7 +181,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		/* kinds: a link target exactly for symlinks, no size but files */
 		if (lc_msg_get_file(p, n, &m.file) == 0 &&
 		    (m.file.id == 0 || m.file.kind < LC_KIND_REG ||
-		    m.file.kind > LC_KIND_STREAM ||
+		    m.file.kind > LC_KIND_PIPE ||
 		    (m.file.kind == LC_KIND_SYMLINK) !=
 		    (m.file.link[0] != '\0') ||
 		    (m.file.kind != LC_KIND_REG && m.file.size != 0)))
@@ -346,7 +346,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		break;
 	case 29:
 		if (lc_msg_get_file_len(p, n, &m.len) == 0 &&
-		    (m.len.id == 0 || m.len.length > LC_STREAM_MAX))
+		    (m.len.id == 0 || m.len.length > LC_PIPE_MAX))
 			abort();
 		if (lc_msg_get_file_len(p, n, &m.len) == 0 &&
 		    lc_msg_put_file_len(&b, &m.len) == 0)

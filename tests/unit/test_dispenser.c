@@ -559,21 +559,21 @@ LC_TEST(stream_blocks_buffers_bounded_and_end)
 	atomic_bool stop;
 
 	atomic_init(&stop, false);
-	LC_CHECK(lc_dispenser_add_stream(d, 3, 2, &f) == 0);
+	LC_CHECK(lc_dispenser_add_pipe(d, 3, 2, &f) == 0);
 	lc_dispenser_finish(d);
 	/* nothing read yet: no block, even though finish was called */
 	LC_CHECK_EQ_I(lc_dispenser_next(d, &b1, NULL, 0), -LC_ERR_TIMEOUT);
-	LC_CHECK((p1 = lc_dispenser_stream_buf(d, &stop, &nomem)) != NULL);
-	LC_CHECK((p2 = lc_dispenser_stream_buf(d, &stop, &nomem)) != NULL);
+	LC_CHECK((p1 = lc_dispenser_pipe_buf(d, &stop, &nomem)) != NULL);
+	LC_CHECK((p2 = lc_dispenser_pipe_buf(d, &stop, &nomem)) != NULL);
 	memset(p1->data, 'a', 100);
 	p1->len = 100;
-	lc_dispenser_stream_push(d, f, p1);
+	lc_dispenser_pipe_push(d, f, p1);
 	memset(p2->data, 'b', 30);
 	p2->len = 30;
-	lc_dispenser_stream_push(d, f, p2);
+	lc_dispenser_pipe_push(d, f, p2);
 	/* both buffers are out: a third waits until stop says go away */
 	atomic_store(&stop, true);
-	LC_CHECK(lc_dispenser_stream_buf(d, &stop, &nomem) == NULL);
+	LC_CHECK(lc_dispenser_pipe_buf(d, &stop, &nomem) == NULL);
 	LC_CHECK_EQ_I(nomem, 0);
 	atomic_store(&stop, false);
 	LC_CHECK_EQ_I(lc_dispenser_next(d, &b1, NULL, -1), 1);
@@ -585,11 +585,11 @@ LC_TEST(stream_blocks_buffers_bounded_and_end)
 	LC_CHECK(b2.offset == 100 && b2.len == 30 && b2.data[0] == 'b');
 	/* released: the buffer is the reader's again */
 	lc_dispenser_release(d, &b1);
-	LC_CHECK((p3 = lc_dispenser_stream_buf(d, &stop, &nomem)) != NULL);
+	LC_CHECK((p3 = lc_dispenser_pipe_buf(d, &stop, &nomem)) != NULL);
 	p3->len = 7;
 	memset(p3->data, 'c', 7);
-	lc_dispenser_stream_push(d, f, p3);
-	lc_dispenser_stream_end(d, f);
+	lc_dispenser_pipe_push(d, f, p3);
+	lc_dispenser_pipe_end(d, f);
 	LC_CHECK_EQ_I(lc_dispenser_next(d, &b3, NULL, -1), 1);
 	LC_CHECK(b3.offset == 130 && b3.len == 7 && b3.data[6] == 'c');
 	LC_CHECK_EQ_U(lc_dispenser_dispensed(d), 137);
@@ -608,8 +608,8 @@ LC_TEST(stream_empty)
 	struct lc_dfile *f;
 	struct lc_block b;
 
-	LC_CHECK(lc_dispenser_add_stream(d, 1, 4, &f) == 0);
-	lc_dispenser_stream_end(d, f);
+	LC_CHECK(lc_dispenser_add_pipe(d, 1, 4, &f) == 0);
+	lc_dispenser_pipe_end(d, f);
 	lc_dispenser_finish(d);
 	LC_CHECK_EQ_I(lc_dispenser_next(d, &b, NULL, -1), 0);
 	lc_dispenser_free(d);

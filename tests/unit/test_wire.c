@@ -583,7 +583,7 @@ LC_TEST(file_kinds_and_links)
 	f.kind = 5;
 	LC_CHECK(file_rt(&f, &g) == -LC_ERR_PROTO);
 	/* a stream (issue 14): no size, no link; FILE_LEN says how long */
-	f.kind = LC_KIND_STREAM;
+	f.kind = LC_KIND_PIPE;
 	LC_CHECK(file_rt(&f, &g) == 0);
 	LC_CHECK(T_SAME(&f, &g));
 	f.size = 1;
@@ -963,16 +963,16 @@ LC_TEST(file_len)
 
 	lc_buf_init(&b, LC_CTL_MAX + 8);
 	m.id = 7;
-	m.length = LC_STREAM_MAX;
+	m.length = LC_PIPE_MAX;
 	LC_CHECK(lc_msg_put_file_len(&b, &m) == 0);
 	one_frame(&b, LC_MSG_FILE_LEN, &p, &n);
 	LC_CHECK(lc_msg_get_file_len(p, n, &m2) == 0);
-	LC_CHECK(m2.id == 7 && m2.length == LC_STREAM_MAX);
+	LC_CHECK(m2.id == 7 && m2.length == LC_PIPE_MAX);
 	for (size_t cut = 0; cut < n; cut++)
 		LC_CHECK(lc_msg_get_file_len(p, cut, &m2) == -LC_ERR_PROTO);
 	LC_CHECK(lc_buf_put_u8(&b, 0) == 0);
 	LC_CHECK(lc_msg_get_file_len(p, n + 1, &m2) == -LC_ERR_PROTO);
-	m.length = LC_STREAM_MAX + 1;	/* beyond what a sink takes */
+	m.length = LC_PIPE_MAX + 1;	/* beyond what a sink takes */
 	lc_buf_reset(&b);
 	LC_CHECK(lc_msg_put_file_len(&b, &m) == 0);
 	one_frame(&b, LC_MSG_FILE_LEN, &p, &n);

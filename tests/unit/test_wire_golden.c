@@ -323,7 +323,7 @@ t_build(size_t i, struct lc_buf *b)
 		return r == 0 ? "STOP" : "STOP!";
 	case 35:
 		m.len.id = 15;
-		m.len.length = LC_STREAM_MAX;
+		m.len.length = LC_PIPE_MAX;
 		r = lc_msg_put_file_len(b, &m.len);
 		return r == 0 ? "FILE_LEN" : "FILE_LEN!";
 	case 36:

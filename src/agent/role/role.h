@@ -45,7 +45,7 @@ enum lc_event_type {
 	LC_EV_FILE_DONE,	/* a = file id, b = bytes, text = checksum */
 	LC_EV_BATCH_DONE,	/* the sink's finish job is free again */
 	LC_EV_DIRS_DONE,	/* the sink's directory modes are set */
-	LC_EV_STREAM_EOF,	/* a = file id, b = a stream's length, text =
+	LC_EV_PIPE_EOF,	/* a = file id, b = a stream's length, text =
 				   its checksum or "" (source) */
 	LC_EV_STREAM_ACK,	/* the sink wrote more of a stream: send the
 				   low-water mark now (sink) */

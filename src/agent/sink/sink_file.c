@@ -126,10 +126,10 @@ lc__sink_start_file(struct lc_sink *s, struct lc_sfile *f, struct lc_err *e)
 	struct lc_wfile *wf;
 
 	if ((r = lc_wfile_new(f->p.fd, !f->p.direct, f->start,
-	    f->kind == LC_KIND_STREAM ? LC_STREAM_MAX : f->p.size, f->p.final,
+	    f->kind == LC_KIND_PIPE ? LC_PIPE_MAX : f->p.size, f->p.final,
 	    &wf)) != 0)
 		return lc_err_set(e, -r, "out of memory");
-	if (f->kind == LC_KIND_STREAM)
+	if (f->kind == LC_KIND_PIPE)
 		lc_wfile_open_end(wf);	/* FILE_LEN gives the end */
 	if ((r = lc_wfile_set_spans(wf, f->spans, f->nspans)) != 0) {
 		lc_wfile_free(wf);
@@ -149,7 +149,7 @@ lc__sink_start_file(struct lc_sink *s, struct lc_sfile *f, struct lc_err *e)
 	ready.start = f->start;
 	if ((r = lc_msg_put_file_ready(s->port.out, &ready)) != 0)
 		return r;
-	if (f->kind != LC_KIND_STREAM && f->start == f->p.size &&
+	if (f->kind != LC_KIND_PIPE && f->start == f->p.size &&
 	    f->nspans == 0) {	/* nothing will arrive for it */
 		f->written = 1;
 		return lc__sink_maybe_finish(s, f);
@@ -231,12 +231,12 @@ lc__sink_file(struct lc_sink *s, const struct lc_msg_file *m, struct lc_err *e)
 	if (!lc_relname_ok(m->name))
 		return lc_err_set(e, LC_ERR_DENIED, "refusing unsafe file "
 		    "name from peer: %s", m->name);
-	if (!tree && ((m->kind != LC_KIND_REG && m->kind != LC_KIND_STREAM) ||
+	if (!tree && ((m->kind != LC_KIND_REG && m->kind != LC_KIND_PIPE) ||
 	    strchr(m->name, '/') != NULL))
 		return lc_err_set(e, LC_ERR_PROTO, "FILE: a %s was not asked "
 		    "for", m->kind != LC_KIND_REG ? "directory or link" :
 		    "path");
-	if (m->kind == LC_KIND_STREAM && (tree || s->tgt.is_dir ||
+	if (m->kind == LC_KIND_PIPE && (tree || s->tgt.is_dir ||
 	    (s->tgt.flags & LC_TGT_RESUME)))
 		return lc_err_set(e, LC_ERR_USAGE, "a pipe (- or -N i) is "
 		    "copied to a file, not into the directory %s (name the "

@@ -1,7 +1,7 @@
 /*
  * The sink's pipe targets and pipes: a target that is our stdout or a
  * -N o program's stdin (one file, written in order, no part file), and a
- * pipe input of the source (LC_KIND_STREAM: - or -N i), whose length
+ * pipe input of the source (LC_KIND_PIPE: - or -N i), whose length
  * FILE_LEN gives once it has ended.  Main thread, except
  * lc__sink_pipe_wait (the finish job).  State: struct lc_sink_pipe
  * (sink_int.h); the program's pid is under lc_sink.mu.
@@ -103,7 +103,7 @@ lc__sink_pipe_file(struct lc_sink *s, const struct lc_msg_file *m,
 }
 
 /*
- * FILE_LEN: the stream ended.  Bounded by LC_STREAM_MAX (the decoder)
+ * FILE_LEN: the stream ended.  Bounded by LC_PIPE_MAX (the decoder)
  * and by what was received: nothing written or waiting beyond it.
  */
 int
@@ -113,7 +113,7 @@ lc__sink_file_len(struct lc_sink *s, const struct lc_msg_file_len *m,
 	struct lc_sfile *f = lc__sink_table_get(s, m->id);
 	int complete;
 
-	if (f == NULL || f->kind != LC_KIND_STREAM || f->state != LC_SF_RECV ||
+	if (f == NULL || f->kind != LC_KIND_PIPE || f->state != LC_SF_RECV ||
 	    f->wf == NULL || lc_wfile_set_end(f->wf, m->length,
 	    &complete) != 0)
 		return lc_err_set(e, LC_ERR_PROTO, "unexpected FILE_LEN for "

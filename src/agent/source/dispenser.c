@@ -33,7 +33,7 @@ struct lc_dfile {
 	struct lc_csum *csum;	/* NULL: no checksum */
 	uint64_t hashed;	/* checksum covers [0, hashed) */
 	int stream;		/* no fd: blocks come from ready; end is
-				   LC_STREAM_MAX until eof */
+				   LC_PIPE_MAX until eof */
 	int eof;		/* stream: end is its length */
 	uint64_t filled;	/* stream: bytes pushed */
 	struct lc_pbuf *ready;	/* stream: pushed, not handed out, in order */
@@ -488,7 +488,7 @@ lc_dispenser_release(struct lc_dispenser *d, struct lc_block *b)
 }
 
 int
-lc_dispenser_add_stream(struct lc_dispenser *d, uint32_t id, uint32_t count,
+lc_dispenser_add_pipe(struct lc_dispenser *d, uint32_t id, uint32_t count,
     struct lc_dfile **out)
 {
 	struct lc_dfile *f;
@@ -498,7 +498,7 @@ lc_dispenser_add_stream(struct lc_dispenser *d, uint32_t id, uint32_t count,
 		return -LC_ERR_NOMEM;
 	f->id = id;
 	f->fd = -1;
-	f->end = LC_STREAM_MAX;
+	f->end = LC_PIPE_MAX;
 	f->stream = 1;
 	f->queued = 1;
 	pthread_mutex_lock(&d->mu);
@@ -516,7 +516,7 @@ lc_dispenser_add_stream(struct lc_dispenser *d, uint32_t id, uint32_t count,
 }
 
 struct lc_pbuf *
-lc_dispenser_stream_buf(struct lc_dispenser *d, const atomic_bool *stop,
+lc_dispenser_pipe_buf(struct lc_dispenser *d, const atomic_bool *stop,
     int *nomem)
 {
 	struct lc_pbuf *b = NULL;
@@ -555,7 +555,7 @@ lc_dispenser_stream_buf(struct lc_dispenser *d, const atomic_bool *stop,
 }
 
 void
-lc_dispenser_stream_push(struct lc_dispenser *d, struct lc_dfile *f,
+lc_dispenser_pipe_push(struct lc_dispenser *d, struct lc_dfile *f,
     struct lc_pbuf *b)
 {
 	pthread_mutex_lock(&d->mu);
@@ -572,7 +572,7 @@ lc_dispenser_stream_push(struct lc_dispenser *d, struct lc_dfile *f,
 }
 
 void
-lc_dispenser_stream_unused(struct lc_dispenser *d, struct lc_pbuf *b)
+lc_dispenser_pipe_unused(struct lc_dispenser *d, struct lc_pbuf *b)
 {
 	pthread_mutex_lock(&d->mu);
 	b->next = d->pfree;
@@ -582,7 +582,7 @@ lc_dispenser_stream_unused(struct lc_dispenser *d, struct lc_pbuf *b)
 }
 
 void
-lc_dispenser_stream_end(struct lc_dispenser *d, struct lc_dfile *f)
+lc_dispenser_pipe_end(struct lc_dispenser *d, struct lc_dfile *f)
 {
 	int done = 0;
 

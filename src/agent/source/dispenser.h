@@ -74,9 +74,9 @@ struct lc_pbuf {
 /*
  * Queue stream id (no descriptor: the caller reads).  Buffers of block
  * bytes, at most count of them at a time (count >= 1).  *out: the handle
- * for the calls below, until lc_dispenser_stream_end.  0 or -LC_ERR_*.
+ * for the calls below, until lc_dispenser_pipe_end.  0 or -LC_ERR_*.
  */
-int lc_dispenser_add_stream(struct lc_dispenser *d, uint32_t id,
+int lc_dispenser_add_pipe(struct lc_dispenser *d, uint32_t id,
     uint32_t count, struct lc_dfile **out);
 
 /*
@@ -84,18 +84,18 @@ int lc_dispenser_add_stream(struct lc_dispenser *d, uint32_t id,
  * is free.  NULL after lc_dispenser_abort, when *stop is set, or when
  * memory runs out (*nomem set).
  */
-struct lc_pbuf *lc_dispenser_stream_buf(struct lc_dispenser *d,
+struct lc_pbuf *lc_dispenser_pipe_buf(struct lc_dispenser *d,
     const atomic_bool *stop, int *nomem);
 
 /* Append the filled buffer (b->len bytes, 1 .. block) to stream f. */
-void lc_dispenser_stream_push(struct lc_dispenser *d, struct lc_dfile *f,
+void lc_dispenser_pipe_push(struct lc_dispenser *d, struct lc_dfile *f,
     struct lc_pbuf *b);
 
 /* An unused buffer back to the free list. */
-void lc_dispenser_stream_unused(struct lc_dispenser *d, struct lc_pbuf *b);
+void lc_dispenser_pipe_unused(struct lc_dispenser *d, struct lc_pbuf *b);
 
 /* Stream f ended: its length is what was pushed.  f is not ours after. */
-void lc_dispenser_stream_end(struct lc_dispenser *d, struct lc_dfile *f);
+void lc_dispenser_pipe_end(struct lc_dispenser *d, struct lc_dfile *f);
 
 /* Holes shorter than this between data are sent as data. */
 #define LC_HOLE_MIN (64u << 10)

@@ -229,7 +229,7 @@ lc_source_event(void *role, const struct lc_event *ev,
 	switch (ev->type) {
 	case LC_EV_STREAM_UP:
 		return lc__source_stream_up(s, e);
-	case LC_EV_STREAM_EOF:
+	case LC_EV_PIPE_EOF:
 		return lc__source_pipe_eof(s, ev);
 	case LC_EV_SENDER_DONE:
 		if (ev->b == 0)

@@ -236,7 +236,7 @@ void lc__source_list_free(struct lc_source *s);
 /* Pipes (source_pipe.c). */
 
 /*
- * Announce a pipe request a: its FILE (kind LC_KIND_STREAM, named "-"),
+ * Announce a pipe request a: its FILE (kind LC_KIND_PIPE, named "-"),
  * then SRC_LISTED.  Nothing is read or started before FILE_READY.
  */
 int lc__source_pipe_announce(struct lc_source *s, const struct lc_add *a,
@@ -250,7 +250,7 @@ int lc__source_pipe_ready(struct lc_source *s, struct lc_listed *l,
     struct lc_err *e);
 /* Start the reader once FILE_READY came and every stream is up; else 0. */
 int lc__source_pipe_start(struct lc_source *s, struct lc_err *e);
-/* The reader's end (LC_EV_STREAM_EOF): FILE_LEN, then FILE_SUM under -e. */
+/* The reader's end (LC_EV_PIPE_EOF): FILE_LEN, then FILE_SUM under -e. */
 int lc__source_pipe_eof(struct lc_source *s, const struct lc_event *ev);
 /*
  * Stop the program for good, join the reader and free the pipe (the role

@@ -1,6 +1,6 @@
 /*
  * Source: pipes, stdin or a -N i program's stdout as one file of kind
- * LC_KIND_STREAM.  Announced with no size; at FILE_READY the program is
+ * LC_KIND_PIPE.  Announced with no size; at FILE_READY the program is
  * started (or stdin duplicated) and, once every stream is up, a reader
  * thread reads it in order into the dispenser's buffers.  Its length
  * (FILE_LEN) and checksum go out at its end.
@@ -29,7 +29,7 @@
 #include <unistd.h>
 
 /*
- * A pipe request: one FILE of kind LC_KIND_STREAM named "-" (no size:
+ * A pipe request: one FILE of kind LC_KIND_PIPE named "-" (no size:
  * FILE_LEN gives it at the end), then SRC_LISTED.  Nothing is read or
  * started before FILE_READY.
  */
@@ -47,7 +47,7 @@ lc__source_pipe_announce(struct lc_source *s, const struct lc_add *a,
 	memset(&f, 0, offsetof(struct lc_msg_file, name));
 	f.link[0] = f.user[0] = f.group[0] = '\0';
 	f.id = s->list.next_id;
-	f.kind = LC_KIND_STREAM;
+	f.kind = LC_KIND_PIPE;
 	f.mode = 0666u & ~(uint32_t)s->port.set.umask;
 	clock_gettime(CLOCK_REALTIME, &now);
 	f.mtime_sec = (int64_t)now.tv_sec;
@@ -122,7 +122,7 @@ lc_pipe_fill(struct lc_source *s, struct lc_pbuf *b, struct lc_err *e)
 /*
  * The reader thread: the pipe into the dispenser's buffers, in order,
  * hashed on the way (-e); at the end the program's exit status, then the
- * length (LC_EV_STREAM_EOF; FILE_LEN) and the end of the pipe in the
+ * length (LC_EV_PIPE_EOF; FILE_LEN) and the end of the pipe in the
  * dispenser.  A failure ends the transfer (LC_EV_ERROR): FILE_LEN never
  * goes out, so the sink never completes the file.
  */
@@ -142,7 +142,7 @@ lc_pipe_reader(void *arg)
 	lc_log_set_tag("reader");
 	lc_err_clear(&e);
 	while (r == 0) {
-		if ((b = lc_dispenser_stream_buf(s->disp, s->port.cancel,
+		if ((b = lc_dispenser_pipe_buf(s->disp, s->port.cancel,
 		    &nomem)) == NULL) {
 			if (nomem) {
 				lc_err_set(&e, LC_ERR_NOMEM, "out of memory "
@@ -153,19 +153,19 @@ lc_pipe_reader(void *arg)
 		}
 		r = lc_pipe_fill(s, b, &e);
 		if (r < 0 || lc_role_canceled(&s->port)) {
-			lc_dispenser_stream_unused(s->disp, b);
+			lc_dispenser_pipe_unused(s->disp, b);
 			if (r < 0)
 				lc_role_post(&s->port, LC_EV_ERROR, 0, 0, &e);
 			return NULL;
 		}
 		if (b->len == 0) {
-			lc_dispenser_stream_unused(s->disp, b);
+			lc_dispenser_pipe_unused(s->disp, b);
 			continue;
 		}
 		if (rd->csum != NULL)
 			lc_csum_update(rd->csum, b->data, b->len);
 		total += b->len;
-		lc_dispenser_stream_push(s->disp, rd->f, b);
+		lc_dispenser_pipe_push(s->disp, rd->f, b);
 	}
 	close(rd->fd);
 	rd->fd = -1;
@@ -189,8 +189,8 @@ lc_pipe_reader(void *arg)
 		lc_csum_text(rd->csum, sum);
 	lc_log_verbose("%s: %llu bytes", rd->cmd != NULL ? rd->cmd : "stdin",
 	    (unsigned long long)total);
-	lc_role_post_text(&s->port, LC_EV_STREAM_EOF, rd->id, total, sum);
-	lc_dispenser_stream_end(s->disp, rd->f);
+	lc_role_post_text(&s->port, LC_EV_PIPE_EOF, rd->id, total, sum);
+	lc_dispenser_pipe_end(s->disp, rd->f);
 	return NULL;
 }
 
@@ -252,7 +252,7 @@ lc__source_pipe_ready(struct lc_source *s, struct lc_listed *l,
 		    rd->cmd, (long)rd->pid);
 	}
 	rd->id = l->id;
-	if ((r = lc_dispenser_add_stream(s->disp, l->id, count,
+	if ((r = lc_dispenser_add_pipe(s->disp, l->id, count,
 	    &rd->f)) != 0)
 		return lc_err_set(e, -r, "dispenser");
 	rd->ready = 1;
