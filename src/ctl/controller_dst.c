@@ -2,7 +2,7 @@
  * The controller's checks of the sink agent's messages (TARGET_OK,
  * FILE_READY, FILE_PREFIX, FILE_SKIP, FILE_DONE, STREAM_LOST, PROGRESS,
  * SINK_DONE, ...): only announced ids, each step once and in protocol
- * order, counts that never go backwards; then relayed to the source or
+ * order, counts that never go backwards; then forwarded to the source or
  * used.
  */
 #include "controller_int.h"
@@ -88,7 +88,7 @@ lc_ctl_dst_skip(struct lc_ctl *c, const struct lc_msg_file_skip *m,
 	return lc__ctl_maybe_nomore(c);
 }
 
-/* Sink messages relayed to the source: only announced ids, in order. */
+/* Sink messages forwarded to the source: only announced ids, in order. */
 static int
 lc_ctl_dst_ready(struct lc_ctl *c, const struct lc_msg_file_ready *m,
     struct lc_err *e)

@@ -27,7 +27,7 @@ struct lc_ctl_req {
 	char name[LC_PATH_MAX];	/* the root name its FILEs carry; "" with
 				   LC_ADD_CONTENTS (names are its entries) */
 	uint32_t flags;		/* LC_ADD_* sent with it */
-	uint32_t files;		/* FILEs relayed for it */
+	uint32_t files;		/* FILEs forwarded for it */
 	uint64_t bytes;
 	int root_dir;		/* its root entry was a directory */
 	char *last;		/* last name announced for it (the order) */
@@ -49,15 +49,15 @@ struct lc_ctl_file {
 	uint32_t chunk;		/* resume: its chunk size */
 	uint64_t kept;		/* resume: bytes of it kept (resumed) */
 	uint64_t match;		/* resume: the source's PREFIX_MATCH */
-	uint8_t prefixed;	/* FILE_PREFIX relayed */
-	uint8_t matched;	/* PREFIX_MATCH relayed */
-	uint8_t ready;		/* FILE_READY relayed */
-	uint8_t summed;		/* FILE_SUM relayed */
+	uint8_t prefixed;	/* FILE_PREFIX forwarded */
+	uint8_t matched;	/* PREFIX_MATCH forwarded */
+	uint8_t ready;		/* FILE_READY forwarded */
+	uint8_t summed;		/* FILE_SUM forwarded */
 	uint8_t done;		/* FILE_DONE or FILE_SKIP seen */
-	uint8_t aborted;	/* FILE_ABORT relayed: the sink skips it */
+	uint8_t aborted;	/* FILE_ABORT forwarded: the sink skips it */
 	uint8_t stream;		/* LC_KIND_PIPE: size is LC_PIPE_MAX (a
 				   bound) until FILE_LEN */
-	uint8_t len_known;	/* FILE_LEN relayed: size is the length */
+	uint8_t len_known;	/* FILE_LEN forwarded: size is the length */
 	char *name;		/* as announced (owned) */
 };
 
@@ -93,7 +93,7 @@ struct lc_ctl_files {
 	uint32_t credit;	/* SRC_CREDIT sent: ids below it */
 	uint32_t total;		/* ids announced: 1 .. total */
 	uint32_t settled;	/* ready, or done without data */
-	uint32_t sent;		/* FILE_READY relayed (the source's count) */
+	uint32_t sent;		/* FILE_READY forwarded (the source's count) */
 	uint32_t done;		/* FILE_DONE or FILE_SKIP */
 	uint32_t written;	/* regular files FILE_DONE */
 	uint64_t bytes;		/* the files' sizes announced so far */

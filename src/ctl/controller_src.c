@@ -2,7 +2,7 @@
  * The controller's checks of the source agent's messages (FILE,
  * FILE_FAIL, SRC_LISTED, FILE_SUM, FILE_LEN, PREFIX_MATCH, FILE_ABORT,
  * CONNECTED, SRC_DONE, ...), each against what was asked for before it
- * is relayed to the sink or used.  The requests' state is struct
+ * is forwarded to the sink or used.  The requests' state is struct
  * lc_ctl_check (controller_int.h).
  */
 #include "controller_int.h"
@@ -17,14 +17,14 @@
 
 /*
  * Peer checks.  The controller is the one party that knows what the user
- * asked for, so it checks every message it relays or uses against that:
+ * asked for, so it checks every message it forwards or uses against that:
  * request k (SRC_ADD k) asked for a path whose copy is called name; the
  * source must answer it with exactly one FILE (kind regular, that name,
  * the next file id, a size that keeps the total within 2^63 - 1) and one
  * SRC_LISTED that counts it.  Later messages may only name announced ids,
  * each step once and in protocol order, with offsets and lengths within
  * the file, and stream indexes below the negotiated count.  Anything else
- * ends the copy with LC_ERR_PROTO before the message is relayed.
+ * ends the copy with LC_ERR_PROTO before the message is forwarded.
  * (Directories will give a request several FILEs named beneath it.)
  * LISTENING is checked where it is used, in negotiate.c.
  */
@@ -72,7 +72,7 @@ lc_ctl_within(const char *dir, const char *anc)
  * increasing, so none twice) and each one's parent is the root or a
  * directory announced before (the sink makes directories before their
  * contents).  Set-id and sticky bits are dropped here (only 0777 is
- * relayed) unless root asked for -p from a local source.
+ * forwarded) unless root asked for -p from a local source.
  */
 static int
 lc_ctl_check_file(struct lc_ctl *c, struct lc_msg_file *m, struct lc_err *e)
@@ -330,7 +330,7 @@ lc_ctl_src_match(struct lc_ctl *c, const struct lc_msg_prefix_match *m,
 
 /*
  * FILE_ABORT: a file the source listed (and the sink is ready for) cannot
- * be read after all: reported, relayed so that the sink drops it (it
+ * be read after all: reported, forwarded so that the sink drops it (it
  * answers FILE_SKIP), and not counted as sent.
  */
 static int
