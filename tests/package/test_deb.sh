@@ -32,7 +32,7 @@ note() {
 : "${LC_CMAKE:=cmake}" "${LC_CPACK:=cpack}"
 if [[ ${LC_HOOKS:-0} == 1 ]] || "$LANECP" --test-hooks >/dev/null 2>&1; then
 	skip "this build has the test hooks: packages come from a product build" \
-		"(-DLC_TEST_HOOKS=OFF; scripts/test release checks one)"
+		"(-DLC_TEST_HOOKS=OFF; scripts/test product checks one)"
 fi
 for t in dpkg dpkg-deb dpkg-shlibdeps gzip; do
 	command -v "$t" >/dev/null ||
