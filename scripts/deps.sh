@@ -9,10 +9,10 @@ want=(build-essential cmake pkg-config libssh2-1-dev libssl-dev zlib1g-dev)
 case "${1:-build}" in
 build) ;;
 # bsdutils: script(1) for the passphrase prompt; util-linux: setpriv;
-# mount: mount/umount for the full-disk case; dpkg-dev: dpkg-shlibdeps for
-# the .deb's Depends (cpack); mandoc, man-db: the man page's lint and
-# rendering, man -w; bash-completion: where completions are installed
-test) want+=(openssh-server openssh-client procps iproute2 tcpdump clang python3
+# clang-format: the house style (tests/style); mount: mount/umount for
+# the full-disk case; dpkg-dev: dpkg-shlibdeps for the .deb's Depends
+# (cpack); mandoc, man-db: the man page's lint and rendering, man -w; bash-completion: where completions are installed
+test) want+=(openssh-server openssh-client procps iproute2 tcpdump clang clang-format python3
 	bsdutils util-linux mount dpkg-dev mandoc man-db bash-completion) ;;
 bench) want+=(openssh-server openssh-client procps iproute2 iperf3 rsync python3
 	gnuplot-nox time globus-gridftp-server-progs globus-gass-copy-progs) ;;
