@@ -11,7 +11,8 @@ build) ;;
 # bsdutils: script(1) for the passphrase prompt; util-linux: setpriv;
 # clang-format: the house style (tests/style); mount: mount/umount for
 # the full-disk case; dpkg-dev: dpkg-shlibdeps for the .deb's Depends
-# (cpack); mandoc, man-db: the man page's lint and rendering, man -w; bash-completion: where completions are installed
+# (cpack); mandoc, man-db: the man page's lint and rendering, man -w;
+# bash-completion: where completions are installed
 test) want+=(openssh-server openssh-client procps iproute2 tcpdump clang clang-format python3
 	bsdutils util-linux mount dpkg-dev mandoc man-db bash-completion) ;;
 bench) want+=(openssh-server openssh-client procps iproute2 iperf3 rsync python3
