@@ -383,47 +383,23 @@ int lc_msg_get(uint8_t type, const uint8_t *p, size_t n,
 
 /*
  * Encoders append one whole frame to out.  Return 0, -LC_ERR_TOOBIG or
- * -LC_ERR_NOMEM.
+ * -LC_ERR_NOMEM.  One per body of the table, lc_msg_put_<body>(out, m);
+ * a body several messages share (type NONE in the table) takes the type,
+ * or more, and is declared by hand.
  */
-int lc_msg_put_hello(struct lc_buf *out, const struct lc_msg_hello *m);
+#define LC__PUT_DECL_TYPE(code) LC__PUT_DECL(
+#define LC__PUT_DECL_NONE LC__PUT_DECL_SKIP(
+#define LC__PUT_DECL_SKIP(body)
+#define LC__PUT_DECL(body) \
+	int lc_msg_put_##body(struct lc_buf *out, \
+	    const struct lc_msg_##body *m);
+#define LC_BODY(body, type, checks, fields) LC__PUT_DECL_##type body)
+#include "wire_msgs.def"
+#undef LC_BODY
 int lc_msg_put_error(struct lc_buf *out, uint32_t code, const char *msg);
 int lc_msg_put_empty(struct lc_buf *out, uint8_t type);
-int lc_msg_put_src_add(struct lc_buf *out, const struct lc_msg_src_add *m);
-int lc_msg_put_file(struct lc_buf *out, const struct lc_msg_file *m);
-int lc_msg_put_src_listed(struct lc_buf *out,
-    const struct lc_msg_src_listed *m);
-int lc_msg_put_sink_target(struct lc_buf *out,
-    const struct lc_msg_sink_target *m);
-int lc_msg_put_target_ok(struct lc_buf *out, const struct lc_msg_target_ok *m);
-int lc_msg_put_file_ready(struct lc_buf *out,
-    const struct lc_msg_file_ready *m);
-int lc_msg_put_listen(struct lc_buf *out, const struct lc_msg_listen *m);
-int lc_msg_put_listening(struct lc_buf *out,
-    const struct lc_msg_listening *m);
-int lc_msg_put_connect(struct lc_buf *out, const struct lc_msg_connect *m);
-int lc_msg_put_connected(struct lc_buf *out,
-    const struct lc_msg_connected *m);
-int lc_msg_put_dial(struct lc_buf *out, const struct lc_msg_dial *m);
-int lc_msg_put_file_done(struct lc_buf *out, const struct lc_msg_file_done *m);
 int lc_msg_put_xfer_done(struct lc_buf *out, uint8_t type,
     const struct lc_msg_xfer_done *m);
-int lc_msg_put_progress(struct lc_buf *out, const struct lc_msg_progress *m);
-int lc_msg_put_file_sum(struct lc_buf *out, const struct lc_msg_file_sum *m);
-int lc_msg_put_file_len(struct lc_buf *out, const struct lc_msg_file_len *m);
-int lc_msg_put_file_prefix(struct lc_buf *out,
-    const struct lc_msg_file_prefix *m);
-int lc_msg_put_prefix_match(struct lc_buf *out,
-    const struct lc_msg_prefix_match *m);
-int lc_msg_put_stream_lost(struct lc_buf *out,
-    const struct lc_msg_stream_lost *m);
-int lc_msg_put_ack(struct lc_buf *out, const struct lc_msg_ack *m);
-int lc_msg_put_ping(struct lc_buf *out, const struct lc_msg_ping *m);
-int lc_msg_put_src_credit(struct lc_buf *out,
-    const struct lc_msg_src_credit *m);
-int lc_msg_put_file_skip(struct lc_buf *out, const struct lc_msg_file_skip *m);
-int lc_msg_put_file_fail(struct lc_buf *out, const struct lc_msg_file_fail *m);
-int lc_msg_put_file_abort(struct lc_buf *out,
-    const struct lc_msg_file_abort *m);
 
 /*
  * Frame splitting: if buf holds a whole frame, set *type, *payload, *plen
@@ -434,45 +410,18 @@ int lc_msg_peek(const uint8_t *buf, size_t len, uint8_t *type,
     const uint8_t **payload, size_t *plen, size_t *framelen);
 
 /*
- * Decoders parse a payload (without the length and type bytes).  Return 0
- * or -LC_ERR_PROTO; lc_msg_get_hello returns -LC_ERR_VERSION with magic,
- * proto and software filled when the peer speaks another version.
+ * Decoders parse a payload (without the length and type bytes) into m,
+ * one per body of the table: lc_msg_get_<body>(p, n, m).  Return 0 or
+ * -LC_ERR_PROTO; lc_msg_get_hello returns -LC_ERR_VERSION with magic,
+ * proto and software filled when the peer speaks another version.  A
+ * FILE_PREFIX's m->hashes points into p: valid while the frame is.
  */
-int lc_msg_get_hello(const uint8_t *p, size_t n, struct lc_msg_hello *m);
-int lc_msg_get_error(const uint8_t *p, size_t n, struct lc_msg_error *m);
+#define LC_BODY(body, type, checks, fields) \
+	int lc_msg_get_##body(const uint8_t *p, size_t n, \
+	    struct lc_msg_##body *m);
+#include "wire_msgs.def"
+#undef LC_BODY
 int lc_msg_get_empty(const uint8_t *p, size_t n);
-int lc_msg_get_src_add(const uint8_t *p, size_t n, struct lc_msg_src_add *m);
-int lc_msg_get_file(const uint8_t *p, size_t n, struct lc_msg_file *m);
-int lc_msg_get_src_listed(const uint8_t *p, size_t n,
-    struct lc_msg_src_listed *m);
-int lc_msg_get_sink_target(const uint8_t *p, size_t n,
-    struct lc_msg_sink_target *m);
-int lc_msg_get_target_ok(const uint8_t *p, size_t n,
-    struct lc_msg_target_ok *m);
-int lc_msg_get_file_ready(const uint8_t *p, size_t n,
-    struct lc_msg_file_ready *m);
-int lc_msg_get_listen(const uint8_t *p, size_t n, struct lc_msg_listen *m);
-int lc_msg_get_listening(const uint8_t *p, size_t n,
-    struct lc_msg_listening *m);
-int lc_msg_get_connect(const uint8_t *p, size_t n, struct lc_msg_connect *m);
-int lc_msg_get_connected(const uint8_t *p, size_t n,
-    struct lc_msg_connected *m);
-int lc_msg_get_dial(const uint8_t *p, size_t n, struct lc_msg_dial *m);
-int lc_msg_get_file_done(const uint8_t *p, size_t n,
-    struct lc_msg_file_done *m);
-int lc_msg_get_xfer_done(const uint8_t *p, size_t n,
-    struct lc_msg_xfer_done *m);
-int lc_msg_get_progress(const uint8_t *p, size_t n,
-    struct lc_msg_progress *m);
-int lc_msg_get_file_len(const uint8_t *p, size_t n,
-    struct lc_msg_file_len *m);
-int lc_msg_get_file_sum(const uint8_t *p, size_t n,
-    struct lc_msg_file_sum *m);
-/* m->hashes points into p: valid while the frame is. */
-int lc_msg_get_file_prefix(const uint8_t *p, size_t n,
-    struct lc_msg_file_prefix *m);
-int lc_msg_get_prefix_match(const uint8_t *p, size_t n,
-    struct lc_msg_prefix_match *m);
 /*
  * Check a decoded PREFIX_MATCH against the FILE_PREFIX it answers
  * (length, chunk): match at most length and at a chunk boundary or at
@@ -486,18 +435,6 @@ int lc_prefix_match_check(const struct lc_msg_prefix_match *m,
  */
 uint64_t lc_prefix_match_spans(const struct lc_msg_prefix_match *m,
     uint64_t length, uint32_t chunk, struct lc_span *out);
-int lc_msg_get_stream_lost(const uint8_t *p, size_t n,
-    struct lc_msg_stream_lost *m);
-int lc_msg_get_ack(const uint8_t *p, size_t n, struct lc_msg_ack *m);
-int lc_msg_get_ping(const uint8_t *p, size_t n, struct lc_msg_ping *m);
-int lc_msg_get_src_credit(const uint8_t *p, size_t n,
-    struct lc_msg_src_credit *m);
-int lc_msg_get_file_skip(const uint8_t *p, size_t n,
-    struct lc_msg_file_skip *m);
-int lc_msg_get_file_fail(const uint8_t *p, size_t n,
-    struct lc_msg_file_fail *m);
-int lc_msg_get_file_abort(const uint8_t *p, size_t n,
-    struct lc_msg_file_abort *m);
 
 /*
  * 1 if name is a relative name as FILE carries it: non-empty components
