@@ -216,58 +216,36 @@ int
 lc__ctl_from_dst(struct lc_ctl *c, uint8_t type, const uint8_t *p, size_t n,
     struct lc_err *e)
 {
-	union {
-		struct lc_msg_target_ok ok;
-		struct lc_msg_file_ready ready;
-		struct lc_msg_file_done done;
-		struct lc_msg_progress prog;
-		struct lc_msg_xfer_done xfer;
-		struct lc_msg_file_prefix prefix;
-		struct lc_msg_stream_lost lost;
-		struct lc_msg_file_skip skip;
-	} m;
+	union lc_msg_any m;
 	int r;
 
+	if (lc_msg_get(type, p, n, &m) != 0)
+		goto bad;
 	switch (type) {
 	case LC_MSG_FILE_SKIP:
-		if (lc_msg_get_file_skip(p, n, &m.skip) != 0)
-			break;
-		return lc_ctl_dst_skip(c, &m.skip, e);
+		return lc_ctl_dst_skip(c, &m.file_skip, e);
 	case LC_MSG_TARGET_OK:
-		if (lc_msg_get_target_ok(p, n, &m.ok) != 0)
-			break;
 		/* one answer to the one SINK_TARGET */
 		if (c->target_ok)
 			return lc_err_set(e, LC_ERR_PROTO, "%s: sink sent "
 			    "TARGET_OK twice", c->dst_ep.name);
 		c->target_ok = true;
-		c->target_is_dir = m.ok.is_dir;
+		c->target_is_dir = m.target_ok.is_dir;
 		return 0;
 	case LC_MSG_FILE_PREFIX:
-		if (lc_msg_get_file_prefix(p, n, &m.prefix) != 0)
-			break;
-		return lc_ctl_dst_prefix(c, &m.prefix, e);
+		return lc_ctl_dst_prefix(c, &m.file_prefix, e);
 	case LC_MSG_STREAM_LOST:
-		if (lc_msg_get_stream_lost(p, n, &m.lost) != 0)
-			break;
-		return lc_ctl_dst_lost(c, &m.lost, e);
+		return lc_ctl_dst_lost(c, &m.stream_lost, e);
 	case LC_MSG_LISTENING:
-		return lc__ctl_listening(c, p, n, e);
+		return lc__ctl_listening(c, &m.listening, e);
 	case LC_MSG_FILE_READY:
-		if (lc_msg_get_file_ready(p, n, &m.ready) != 0)
-			break;
-		return lc_ctl_dst_ready(c, &m.ready, e);
+		return lc_ctl_dst_ready(c, &m.file_ready, e);
 	case LC_MSG_FILE_DONE:
-		if (lc_msg_get_file_done(p, n, &m.done) != 0)
-			break;
-		return lc_ctl_file_done(c, &m.done, e);
+		return lc_ctl_file_done(c, &m.file_done, e);
 	case LC_MSG_PROGRESS:
-		if (lc_msg_get_progress(p, n, &m.prog) != 0)
-			break;
-		return lc_ctl_dst_progress(c, &m.prog, e);
+		return lc_ctl_dst_progress(c, &m.progress, e);
 	case LC_MSG_SINK_DONE:
-		if (lc_msg_get_xfer_done(p, n, &m.xfer) != 0 ||
-		    c->sink_done || m.xfer.files != c->files.done)
+		if (c->sink_done || m.xfer_done.files != c->files.done)
 			break;
 		/*
 		 * The sink is done once every stream has ended (after the
@@ -280,20 +258,21 @@ lc__ctl_from_dst(struct lc_ctl *c, uint8_t type, const uint8_t *p, size_t n,
 			    "files%s)", c->dst_ep.name, c->files.done,
 			    c->files.total, c->phase >= LC_CTL_NOMORE ? "" :
 			    ", more to come");
-		if ((r = lc__ctl_sink_bytes(c, "SINK_DONE", m.xfer.bytes,
+		if ((r = lc__ctl_sink_bytes(c, "SINK_DONE", m.xfer_done.bytes,
 		    e)) != 0)
 			return r;
 		c->sink_done = true;
-		c->bytes_done = m.xfer.bytes;
+		c->bytes_done = m.xfer_done.bytes;
 		return 0;
 	case LC_MSG_BYE:
-		if (lc_msg_get_empty(p, n) != 0 || c->phase < LC_CTL_BYE)
+		if (c->phase < LC_CTL_BYE)
 			break;
 		c->dst_bye = true;
 		return 0;
 	default:
 		break;
 	}
+ bad:
 	return lc_err_set(e, LC_ERR_PROTO, "%s: unexpected or malformed %s "
 	    "from the sink agent", c->dst_ep.name, lc_msg_name(type));
 }

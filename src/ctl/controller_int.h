@@ -205,12 +205,12 @@ int lc__ctl_got_hello(struct lc_ctl *c, struct lc_endpoint *ep,
 int lc__ctl_negotiate(struct lc_ctl *c, struct lc_err *e);
 
 /*
- * The sink's LISTENING (payload p, n bytes): take the streams and block it
+ * The sink's decoded LISTENING: take the streams and block it
  * grants (never more than asked), and queue CONNECT with its ports to the
  * source (through the test proxy in hook builds).  Fills the settled
  * values into c->res.  0 or -LC_ERR_* with e set.
  */
-int lc__ctl_listening(struct lc_ctl *c, const uint8_t *p, size_t n,
+int lc__ctl_listening(struct lc_ctl *c, const struct lc_msg_listening *l,
     struct lc_err *e);
 
 /* The data path (datapath.c). */

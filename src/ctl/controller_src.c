@@ -359,89 +359,64 @@ int
 lc__ctl_from_src(struct lc_ctl *c, uint8_t type, const uint8_t *p, size_t n,
     struct lc_err *e)
 {
-	union {
-		struct lc_msg_file file;
-		struct lc_msg_file_fail fail;
-		struct lc_msg_file_abort abort;
-		struct lc_msg_src_listed listed;
-		struct lc_msg_connected conn;
-		struct lc_msg_xfer_done done;
-		struct lc_msg_file_sum sum;
-		struct lc_msg_file_len len;
-		struct lc_msg_prefix_match match;
-		struct lc_msg_progress prog;
-	} m;
+	union lc_msg_any m;
 
+	if (lc_msg_get(type, p, n, &m) != 0)
+		goto bad;
 	switch (type) {
 	case LC_MSG_FILE_LEN:
-		if (lc_msg_get_file_len(p, n, &m.len) != 0)
-			break;
-		return lc_ctl_src_len(c, &m.len, e);
+		return lc_ctl_src_len(c, &m.file_len, e);
 	case LC_MSG_FILE_SUM:
-		if (lc_msg_get_file_sum(p, n, &m.sum) != 0)
-			break;
-		return lc_ctl_src_sum(c, &m.sum, e);
+		return lc_ctl_src_sum(c, &m.file_sum, e);
 	case LC_MSG_PREFIX_MATCH:
-		if (lc_msg_get_prefix_match(p, n, &m.match) != 0)
-			break;
-		return lc_ctl_src_match(c, &m.match, e);
+		return lc_ctl_src_match(c, &m.prefix_match, e);
 	case LC_MSG_PROGRESS:
 		/* bytes sent, resends included: it only grows */
-		if (lc_msg_get_progress(p, n, &m.prog) != 0 ||
-		    m.prog.bytes < c->chk.src_sent || m.prog.file != 0 ||
-		    m.prog.written != 0 || m.prog.wire < c->chk.src_wire)
+		if (m.progress.bytes < c->chk.src_sent || m.progress.file != 0 ||
+		    m.progress.written != 0 || m.progress.wire < c->chk.src_wire)
 			break;
-		c->chk.src_sent = m.prog.bytes;
-		c->chk.src_wire = m.prog.wire;
+		c->chk.src_sent = m.progress.bytes;
+		c->chk.src_wire = m.progress.wire;
 		return 0;
 	case LC_MSG_FILE:
-		if (lc_msg_get_file(p, n, &m.file) != 0)
-			break;
 		return lc_ctl_src_file(c, &m.file, e);
 	case LC_MSG_FILE_FAIL:
-		if (lc_msg_get_file_fail(p, n, &m.fail) != 0)
-			break;
-		return lc_ctl_src_fail(c, &m.fail, e);
+		return lc_ctl_src_fail(c, &m.file_fail, e);
 	case LC_MSG_FILE_ABORT:
-		if (lc_msg_get_file_abort(p, n, &m.abort) != 0)
-			break;
-		return lc_ctl_src_abort(c, &m.abort, e);
+		return lc_ctl_src_abort(c, &m.file_abort, e);
 	case LC_MSG_SRC_LISTED:
-		if (lc_msg_get_src_listed(p, n, &m.listed) != 0)
-			break;
-		return lc_ctl_src_listed(c, &m.listed, e);
+		return lc_ctl_src_listed(c, &m.src_listed, e);
 	case LC_MSG_CONNECTED:
 		/* the source names its ports when it listens (reverse) */
-		if (lc_msg_get_connected(p, n, &m.conn) != 0 ||
-		    c->dp.state != LC_CTL_DP_LISTENING ||
-		    m.conn.streams != c->streams ||
-		    (m.conn.nports != 0) !=
+		if (c->dp.state != LC_CTL_DP_LISTENING ||
+		    m.connected.streams != c->streams ||
+		    (m.connected.nports != 0) !=
 		    !!(lc__ctl_connect_flags(c) & LC_XFER_REVERSE))
 			break;
 		c->dp.state = LC_CTL_DP_CONNECTED;
-		if (m.conn.nports == 0)
+		if (m.connected.nports == 0)
 			lc_log_verbose("%u data streams connected",
-			    m.conn.streams);
-		return lc__ctl_connected(c, &m.conn, e);
+			    m.connected.streams);
+		return lc__ctl_connected(c, &m.connected, e);
 	case LC_MSG_SRC_DONE:
-		if (lc_msg_get_xfer_done(p, n, &m.done) != 0 ||
-		    c->phase < LC_CTL_NOMORE || c->src_done ||
-		    m.done.files != c->files.sent ||
-		    m.done.bytes < c->chk.src_sent ||
-		    m.done.wire < c->chk.src_wire)
+		if (c->phase < LC_CTL_NOMORE || c->src_done ||
+		    m.xfer_done.files != c->files.sent ||
+		    m.xfer_done.bytes < c->chk.src_sent ||
+		    m.xfer_done.wire < c->chk.src_wire)
 			break;
 		c->src_done = true;
-		c->chk.src_sent = m.done.bytes;
-		c->chk.src_wire = m.done.wire;
+		c->chk.src_sent = m.xfer_done.bytes;
+		c->chk.src_wire = m.xfer_done.wire;
 		return 0;
 	case LC_MSG_BYE:
-		if (lc_msg_get_empty(p, n) != 0 || c->phase < LC_CTL_BYE)
+		if (c->phase < LC_CTL_BYE)
 			break;
 		c->src_bye = true;
 		return 0;
 	default:
 		break;
 	}
+ bad:
 	return lc_err_set(e, LC_ERR_PROTO, "%s: unexpected or malformed %s "
 	    "from the source agent", c->src.name, lc_msg_name(type));
 }

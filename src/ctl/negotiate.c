@@ -175,31 +175,29 @@ lc__ctl_negotiate(struct lc_ctl *c, struct lc_err *e)
 }
 
 int
-lc__ctl_listening(struct lc_ctl *c, const uint8_t *p, size_t n,
+lc__ctl_listening(struct lc_ctl *c, const struct lc_msg_listening *l,
     struct lc_err *e)
 {
-	struct lc_msg_listening l;
 	struct lc_msg_connect m;
 	char daddr[LC_ADDR_MAX];
 	char ptext[600];
 	char win[32];
 	int r;
 
-	if (lc_msg_get_listening(p, n, &l) != 0 ||
-	    c->dp.state != LC_CTL_DP_NONE ||
-	    l.streams > c->streams || l.block > c->block ||
-	    (l.nports == 0) != (c->dp.path == LC_PATH_REVERSE))
+	if (c->dp.state != LC_CTL_DP_NONE ||
+	    l->streams > c->streams || l->block > c->block ||
+	    (l->nports == 0) != (c->dp.path == LC_PATH_REVERSE))
 		return lc_err_set(e, LC_ERR_PROTO, "%s: bad LISTENING",
 		    c->dst_ep.name);
 	c->dp.state = LC_CTL_DP_LISTENING;
 	/* the sink may grant fewer streams or smaller blocks (its memory) */
-	if (l.streams < c->streams || l.block < c->block)
+	if (l->streams < c->streams || l->block < c->block)
 		lc_log_verbose("%s: the sink's memory bound allows %u streams "
 		    "of %u KiB blocks (%u of %u KiB asked for)",
-		    c->dst_ep.name, l.streams, l.block >> 10, c->streams,
+		    c->dst_ep.name, l->streams, l->block >> 10, c->streams,
 		    c->block >> 10);
-	c->block = l.block;
-	c->streams = l.streams;
+	c->block = l->block;
+	c->streams = l->streams;
 	memset(&m, 0, sizeof(m));
 	m.flags = (c->dp.tls ? LC_XFER_ENCRYPT : 0) |
 	    lc__ctl_connect_flags(c) |
@@ -209,14 +207,14 @@ lc__ctl_listening(struct lc_ctl *c, const uint8_t *p, size_t n,
 	    (r = lc__ctl_data_addr(c, m.addr, sizeof(m.addr), e)) != 0)
 		return r;
 	/* a relay dials the sink's ports itself */
-	memcpy(c->dp.dst_ports, l.ports, sizeof(c->dp.dst_ports));
-	m.streams = l.streams;
+	memcpy(c->dp.dst_ports, l->ports, sizeof(c->dp.dst_ports));
+	m.streams = l->streams;
 	m.window = c->window;
 	m.block = c->block;
 	m.csum = (uint32_t)c->o->csum_alg;
 	m.rate = c->o->rate;
 	memcpy(m.key, c->key, LC_KEY_LEN);
-	memcpy(m.ports, l.ports, sizeof(m.ports));
+	memcpy(m.ports, l->ports, sizeof(m.ports));
 	if (c->dp.path == LC_PATH_DIRECT && (r = lc_testhook_proxy(m.addr,
 	    m.ports, m.streams, &c->dp.test_proxy, e)) != 0)
 		return r;
@@ -226,28 +224,28 @@ lc__ctl_listening(struct lc_ctl *c, const uint8_t *p, size_t n,
 	if (lc_log_level() >= LC_LOG_DEBUG) {
 		char ports[LC_MAX_STREAMS * 6 + 1] = "";
 		size_t o = 0;
-		for (uint32_t i = 0; i < l.streams; i++)
+		for (uint32_t i = 0; i < l->streams; i++)
 			o += (size_t)snprintf(ports + o, sizeof(ports) - o,
-			    "%s%u", i ? "," : "", (unsigned)l.ports[i]);
+			    "%s%u", i ? "," : "", (unsigned)l->ports[i]);
 		lc_log_debug("data ports %s", ports);
 	}
 	if (c->window != 0)
-		lc_fmt_bytes(win, sizeof(win), l.window);
+		lc_fmt_bytes(win, sizeof(win), l->window);
 	lc__ctl_path_text(c, daddr, ptext, sizeof(ptext));
 	if (c->o->zlevel != 0)
 		lc_log_verbose("compression level %u (zlib per block; blocks "
 		    "that do not shrink go raw)", c->o->zlevel);
 	lc_log_verbose("%u streams to %s (%s), "
 	    "window %s, block %u KiB, sink quota %u blocks per stream, "
-	    "data %s", l.streams,
+	    "data %s", l->streams,
 	    c->dst_ep.remote ? c->dst_ep.name : "this host", ptext,
-	    c->window != 0 ? win : "autotuned", c->block >> 10, l.quota,
+	    c->window != 0 ? win : "autotuned", c->block >> 10, l->quota,
 	    c->dp.tls ? "encrypted (TLS 1.3, AES-128-GCM)" :
 	    c->dp.path == LC_PATH_SSH && c->o->encrypt ? "encrypted by SSH "
 	    "(streams authenticated, no second encryption)" :
 	    "in the clear (--no-encrypt; streams authenticated)");
-	c->res->streams = l.streams;
-	c->res->window = l.window;
+	c->res->streams = l->streams;
+	c->res->window = l->window;
 	c->res->block = c->block;
 	c->res->encrypted = c->o->encrypt;
 	c->res->zlevel = c->o->zlevel;

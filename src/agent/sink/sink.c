@@ -285,62 +285,39 @@ lc_sink_handle(void *role, uint8_t type, const uint8_t *p, size_t n,
     struct lc_err *e)
 {
 	struct lc_sink *s = role;
-	union {
-		struct lc_msg_sink_target tgt;
-		struct lc_msg_listen listen;
-		struct lc_msg_file file;
-		struct lc_msg_file_sum sum;
-		struct lc_msg_prefix_match match;
-		struct lc_msg_file_abort abort;
-		struct lc_msg_file_len len;
-		struct lc_msg_dial dial;
-	} m;
+	union lc_msg_any m;
 	int r;
 
+	if (lc_msg_get(type, p, n, &m) != 0)
+		goto bad;
 	switch (type) {
 	case LC_MSG_DIAL:
-		if (lc_msg_get_dial(p, n, &m.dial) != 0)
-			break;
 		return lc__sink_dial(s, &m.dial, e);
 	case LC_MSG_SINK_TARGET:
-		if (lc_msg_get_sink_target(p, n, &m.tgt) != 0)
-			break;
-		r = lc_sink_target(s, &m.tgt, e);
-		OPENSSL_cleanse(m.tgt.takeover, sizeof(m.tgt.takeover));
+		r = lc_sink_target(s, &m.sink_target, e);
+		OPENSSL_cleanse(m.sink_target.takeover,
+		    sizeof(m.sink_target.takeover));
 		return r;
 	case LC_MSG_LISTEN:
-		if (lc_msg_get_listen(p, n, &m.listen) != 0)
-			break;
 		r = lc_sink_listen(s, &m.listen, e);
 		OPENSSL_cleanse(&m.listen, sizeof(m.listen));
 		return r;
 	case LC_MSG_FILE:
-		if (lc_msg_get_file(p, n, &m.file) != 0)
-			break;
 		return lc__sink_file(s, &m.file, e);
 	case LC_MSG_FILE_SUM:
-		if (lc_msg_get_file_sum(p, n, &m.sum) != 0)
-			break;
-		return lc__sink_file_sum(s, &m.sum, e);
+		return lc__sink_file_sum(s, &m.file_sum, e);
 	case LC_MSG_FILE_ABORT:
-		if (lc_msg_get_file_abort(p, n, &m.abort) != 0)
-			break;
-		return lc__sink_file_abort(s, &m.abort, e);
+		return lc__sink_file_abort(s, &m.file_abort, e);
 	case LC_MSG_FILE_LEN:
-		if (lc_msg_get_file_len(p, n, &m.len) != 0)
-			break;
-		return lc__sink_file_len(s, &m.len, e);
+		return lc__sink_file_len(s, &m.file_len, e);
 	case LC_MSG_PREFIX_MATCH:
-		if (lc_msg_get_prefix_match(p, n, &m.match) != 0)
-			break;
-		return lc__sink_prefix_match(s, &m.match, e);
+		return lc__sink_prefix_match(s, &m.prefix_match, e);
 	case LC_MSG_STOP:
-		if (lc_msg_get_empty(p, n) != 0)
-			break;
 		return lc_sink_stop(s);
 	default:
 		break;
 	}
+ bad:
 	return lc_err_set(e, LC_ERR_PROTO, "unexpected or malformed %s at the "
 	    "sink", lc_msg_name(type));
 }

@@ -157,64 +157,45 @@ lc_source_handle(void *role, uint8_t type, const uint8_t *p,
     size_t n, struct lc_err *e)
 {
 	struct lc_source *s = role;
-	union {
-		struct lc_msg_src_add add;
-		struct lc_msg_file_ready ready;
-		struct lc_msg_connect conn;
-		struct lc_msg_file_prefix prefix;
-		struct lc_msg_stream_lost lost;
-		struct lc_msg_ack ack;
-		struct lc_msg_src_credit credit;
-		struct lc_msg_file_skip skip;
-	} m;
+	union lc_msg_any m;
 	int r;
 
+	if (lc_msg_get(type, p, n, &m) != 0)
+		goto bad;
 	switch (type) {
 	case LC_MSG_SRC_ADD:
-		if (lc_msg_get_src_add(p, n, &m.add) != 0)
-			break;
-		return lc__source_add(s, &m.add, e);
+		return lc__source_add(s, &m.src_add, e);
 	case LC_MSG_FILE_READY:
-		if (lc_msg_get_file_ready(p, n, &m.ready) != 0)
-			break;
-		return lc_source_ready(s, &m.ready, e);
+		return lc_source_ready(s, &m.file_ready, e);
 	case LC_MSG_SRC_CREDIT:
-		if (lc_msg_get_src_credit(p, n, &m.credit) != 0)
-			break;
-		return lc__source_credit(s, &m.credit, e);
+		return lc__source_credit(s, &m.src_credit, e);
 	case LC_MSG_FILE_SKIP:
-		if (lc_msg_get_file_skip(p, n, &m.skip) != 0)
-			break;
-		return lc__source_skip(s, &m.skip, e);
+		return lc__source_skip(s, &m.file_skip, e);
 	case LC_MSG_CONNECT:
-		if (lc_msg_get_connect(p, n, &m.conn) != 0)
-			break;
-		r = lc__source_connect(s, &m.conn, e);
-		OPENSSL_cleanse(&m.conn, sizeof(m.conn));
+		r = lc__source_connect(s, &m.connect, e);
+		OPENSSL_cleanse(&m.connect, sizeof(m.connect));
 		return r;
 	case LC_MSG_SRC_NOMORE:
-		if (lc_msg_get_empty(p, n) != 0 || s->disp == NULL)
+		if (s->disp == NULL)
 			break;
 		s->nomore = 1;
 		lc_dispenser_finish(s->disp);
 		return 0;
 	case LC_MSG_FILE_PREFIX:
-		if (lc_msg_get_file_prefix(p, n, &m.prefix) != 0)
-			break;
-		return lc__source_prefix(s, &m.prefix, e);
+		return lc__source_prefix(s, &m.file_prefix, e);
 	case LC_MSG_STREAM_LOST:
-		if (lc_msg_get_stream_lost(p, n, &m.lost) != 0 ||
-		    s->disp == NULL)
+		if (s->disp == NULL)
 			break;
-		return lc__source_lost(s, &m.lost, e);
+		return lc__source_lost(s, &m.stream_lost, e);
 	case LC_MSG_ACK:
-		if (lc_msg_get_ack(p, n, &m.ack) != 0 || s->disp == NULL)
+		if (s->disp == NULL)
 			break;
 		lc__source_ack(s, &m.ack);
 		return 0;
 	default:
 		break;
 	}
+ bad:
 	return lc_err_set(e, LC_ERR_PROTO, "unexpected or malformed %s at the "
 	    "source", lc_msg_name(type));
 }
