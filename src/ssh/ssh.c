@@ -171,6 +171,12 @@ lc_ssh_handshake(struct lc_ssh *s, const char *host, unsigned port,
 			    "cannot connect to %s port %u: timed out during "
 			    "the SSH handshake", host, port);
 	}
+	if (rc == LIBSSH2_ERROR_KEX_FAILURE)
+		return lc_err_set(e, LC_ERR_CONNECT,
+		    "cannot connect to %s port %u: the server and libssh2 %s "
+		    "have no key exchange, cipher or MAC algorithm in common "
+		    "(lanecp -vv lists what lanecp offers, ssh -vv what the "
+		    "server does)", host, port, libssh2_version(0));
 	if (rc != 0)
 		return lc_err_set(e, LC_ERR_CONNECT,
 		    "cannot connect to %s port %u: SSH handshake failed: %s",
@@ -364,6 +370,7 @@ lc__ssh_login(const struct lc_ssh_opts *o, const struct lc_ssh_env *env,
 	lc__ssh_khfiles(conf, env->home, &khf);
 	if ((r = lc_knownhosts_load(s->sess, khf.all, khf.nall, namev, nnames,
 	    &kh, e)) != 0 ||
+	    (r = lc__ssh_algo_prefs(s, e)) != 0 ||
 	    (r = lc__ssh_hostkey_prefs(s, kh, namev, nnames, e)) != 0 ||
 	    (r = lc_ssh_handshake(s, conf->hostname, port, deadline, e)) != 0 ||
 	    (r = lc__ssh_verify_host(s, kh, conf, &khf, env->home, namev,

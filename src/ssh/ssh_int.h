@@ -164,6 +164,23 @@ int lc__ssh_alive_ms(unsigned interval_s, unsigned count);
 int lc__ssh_tcp(struct lc_ssh *s, const char *host, unsigned port, int af,
     uint64_t deadline, unsigned alive_count, int sndbuf, struct lc_err *e);
 
+/* ssh_algs.c */
+
+/*
+ * Of want (NULL-terminated, in order), those in sup[0..nsup) as a comma
+ * list in out: returns how many (0: none), or -LC_ERR_TOOBIG when out is
+ * too small.
+ */
+int lc__ssh_algs_list(const char *const *sup, int nsup,
+    const char *const *want, char *out, size_t outsz);
+
+/*
+ * Before the handshake: offer ssh's default key exchange, cipher and MAC
+ * algorithms that libssh2 implements, in ssh's order.  0 or
+ * -LC_ERR_INTERNAL (libssh2 has none of one kind).
+ */
+int lc__ssh_algo_prefs(struct lc_ssh *s, struct lc_err *e);
+
 /* ssh_hostkey.c */
 
 /*
