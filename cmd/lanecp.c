@@ -10,6 +10,7 @@
 #include "log.h"
 #include "parse.h"
 #include "runlog.h"
+#include "testhook_ctl.h"
 #include "secmem.h"
 #include "wake.h"
 #include "version.h"
@@ -798,18 +799,14 @@ main(int argc, char **argv)
 	c.copy.encrypt = 1;
 	signal(SIGPIPE, SIG_IGN);
 	lc_log_init("lanecp", LC_LOG_INFO, 2);
-#ifdef LC_TEST_HOOKS
 	/* hidden: lets the tests ask whether the hooks are compiled in */
-	if (argc == 2 && strcmp(argv[1], "--test-hooks") == 0) {
-		printf("test hooks: on\n");
+	if (lc_testhook_cli(argc, argv))
 		return LC_EXIT_OK;
-	}
-#endif
 	/* before getopt permutes argv */
 	lc_cmdline(argc, argv, cmdline, sizeof(cmdline));
 	c.copy.cmdline = cmdline;
 	if (lc_parse_cli(argc, argv, &c, &first, &e) != 0 ||
-	    lc_env_no_push(&c, &e) != 0) {
+	    lc_env_no_push(&c, &e) != 0 || lc_copy_settings(&e) != 0) {
 		c.json = c.json || c.copy.json_progress;
 		if (c.copy.log_path == NULL)
 			c.copy.log_path = lc_find_log(argc, argv);

@@ -57,6 +57,14 @@ int lc_agent_run(int in_fd, int out_fd, const struct lc_agent_opts *o);
 int lc_agent_wanted(int argc, char **argv);
 
 /*
+ * Read every hidden setting the agent code holds (settings.h:
+ * LANECP_AEAD_EPOCH, LANECP_MAX_RUNS), so that a bad one stops a program
+ * at its start rather than in the middle of a copy.  0, or -LC_ERR_USAGE
+ * (e names the variable).
+ */
+int lc_agent_settings(struct lc_err *e);
+
+/*
  * The agent program: the one argument parser of `lanecp --agent` and
  * `lanecp-agent` (prog names the program in messages).  Options:
  * --agent, --transfer ID, --restrict DIR, --max-memory SIZE (each also
@@ -65,7 +73,7 @@ int lc_agent_wanted(int argc, char **argv);
  * with it added).  Makes the process non-dumpable, runs lc_agent_run on
  * stdin/stdout and returns the exit status: 0 after a BYE, 1 when the
  * controller went away or a fatal error was reported, 2 for a usage
- * error (one line on stderr).
+ * error or a bad hidden setting (one line on stderr).
  */
 int lc_agent_main(int argc, char **argv, const char *prog);
 

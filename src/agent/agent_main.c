@@ -5,10 +5,12 @@
  * one accepts the other does, a forced command included.
  */
 #include "agent.h"
+#include "aead.h"
 #include "lockholder.h"
 #include "log.h"
 #include "parse.h"
 #include "secmem.h"
+#include "source.h"
 #include "version.h"
 #include "wire.h"
 
@@ -87,11 +89,25 @@ lc_agent_optval(int argc, char **argv, int *i, const char *name,
 }
 
 int
+lc_agent_settings(struct lc_err *e)
+{
+	uint64_t epoch;
+	uint32_t runs;
+	int r;
+
+	if ((r = lc_aead_epoch(&epoch, e)) != 0 ||
+	    (r = lc_source_max_runs(&runs, e)) != 0)
+		return r;
+	return 0;
+}
+
+int
 lc_agent_main(int argc, char **argv, const char *prog)
 {
 	struct lc_agent_opts o = { .restrict_dir = NULL, .local = 0,
 		.exit_deadline_ms = LC_AGENT_EXIT_DEADLINE_MS, .max_memory = 0,
 		.transfer = NULL };
+	struct lc_err e;
 	int agent = 0;
 
 	/* no core dump, no ptrace by the same user: the transfer key (and
@@ -139,5 +155,10 @@ lc_agent_main(int argc, char **argv, const char *prog)
 	if (o.transfer == NULL)
 		lc_agent_adopt_transfer(argc, argv);
 	lc_log_init("agent", LC_LOG_WARN, 2);
+	/* a value its controller may honour is never ignored (settings.h) */
+	if (lc_agent_settings(&e) != 0) {
+		lc_log_error("%s", e.msg);
+		return 2;
+	}
 	return lc_agent_run(0, 1, &o) == 0 ? 0 : 1;
 }

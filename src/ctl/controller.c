@@ -33,7 +33,7 @@
 #include "parse.h"
 #include "path.h"
 #include "secmem.h"
-#include "testhook.h"
+#include "settings.h"
 #include "testhook_ctl.h"
 #include "thread.h"
 #include <errno.h>
@@ -188,9 +188,17 @@ lc_ctl_drain(struct lc_ctl *c, struct lc_endpoint *ep, struct lc_err *e)
 	return 0;
 }
 
+int
+lc__ctl_grace(uint64_t *out, struct lc_err *e)
+{
+	return lc_setting_uint("GRACE_S", 1, LC_PING_GRACE_MAX,
+	    LC_AGENT_GRACE_S, out, e);
+}
+
 static int
 lc_ctl_step(struct lc_ctl *c, struct lc_err *e)
 {
+	uint64_t grace;
 	int r;
 
 	/* the sink's HELLO need not be in (negotiate.c) */
@@ -199,10 +207,10 @@ lc_ctl_step(struct lc_ctl *c, struct lc_err *e)
 		return r;
 	if (c->phase >= LC_CTL_LISTING && c->phase < LC_CTL_BYE &&
 	    lc_now_ms() >= c->next_ping) {
-		struct lc_msg_ping pg = {
-			.grace_s = (uint32_t)lc_testhook_uint(
-			    "LANECP_TEST_GRACE_S", 1, LC_PING_GRACE_MAX,
-			    LC_AGENT_GRACE_S) };
+		struct lc_msg_ping pg;
+		if ((r = lc__ctl_grace(&grace, e)) != 0)
+			return r;
+		pg.grace_s = (uint32_t)grace;
 		c->next_ping = lc_now_ms() + LC_PING_MS;
 		if ((r = lc_msg_put_ping(&c->src.out, &pg)) != 0 ||
 		    (r = lc_msg_put_ping(&c->dst_ep.out, &pg)) != 0)

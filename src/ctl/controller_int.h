@@ -191,6 +191,14 @@ const char *lc__ctl_agent_cmd(const struct lc_ctl *c);
 int lc__ctl_send_hello(struct lc_endpoint *ep);
 
 /*
+ * The grace the PINGs give the agents in *out: LC_AGENT_GRACE_S, or the
+ * hidden setting LANECP_GRACE_S (1 .. LC_PING_GRACE_MAX, settings.h), so
+ * a test's stale agent does not stop before the test is done with it.
+ * 0, or -LC_ERR_USAGE (e says why) for a bad setting.
+ */
+int lc__ctl_grace(uint64_t *out, struct lc_err *e);
+
+/*
  * ep's HELLO (payload p, n bytes): record it.  0, or -LC_ERR_VERSION /
  * -LC_ERR_PROTO with e set.
  */

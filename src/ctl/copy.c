@@ -7,7 +7,10 @@
 #include "clock.h"
 #include "log.h"
 #include "progress.h"
-#include "testhook.h"
+#include "agent.h"
+#include "controller_int.h"
+#include "push.h"
+#include "settings.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -145,6 +148,44 @@ lc_copy_merge(struct lc_copy_result *all, const struct lc_copy_result *one)
 	all->attempts = attempts;
 }
 
+/*
+ * The hidden setting LANECP_TRANSFER (settings.h): this transfer id for
+ * every attempt instead of a random one, so a test can leave a stale
+ * agent of "the same transfer" behind and run the next attempt as a new
+ * process.  A transfer id is public (takeover.h): naming one lets a
+ * controller do nothing a peer could not.  out is left as it is when the
+ * setting is unset.
+ */
+static int
+lc_copy_transfer(char out[LC_TRANSFER_HEX + 1], struct lc_err *e)
+{
+	const char *t;
+	int r;
+
+	if ((r = lc_setting_str("TRANSFER", lc_transfer_valid,
+	    "a transfer id: 32 lowercase hex digits", NULL, &t, e)) != 0)
+		return r;
+	if (t != NULL)
+		snprintf(out, LC_TRANSFER_HEX + 1, "%s", t);
+	return 0;
+}
+
+int
+lc_copy_settings(struct lc_err *e)
+{
+	char transfer[LC_TRANSFER_HEX + 1];
+	const char *arch;
+	uint64_t grace;
+	int r;
+
+	if ((r = lc_agent_settings(e)) != 0 ||
+	    (r = lc__ctl_grace(&grace, e)) != 0 ||
+	    (r = lc_copy_transfer(transfer, e)) != 0 ||
+	    (r = lc_push_local_arch(&arch, e)) != 0)
+		return r;
+	return 0;
+}
+
 int
 lc_copy(const struct lc_copy_opts *o, int signal_fd,
     struct lc_copy_result *res, struct lc_err *e)
@@ -163,11 +204,8 @@ lc_copy(const struct lc_copy_opts *o, int signal_fd,
 		return r;
 	/* one id for all attempts: a retry's sink knows the agents of the
 	   attempts before it */
-	{
-		const char *t = lc_testhook_str("LANECP_TEST_TRANSFER", NULL);
-		if (t != NULL && lc_transfer_valid(t))
-			snprintf(oo.transfer, sizeof(oo.transfer), "%s", t);
-	}
+	if ((r = lc_copy_transfer(oo.transfer, e)) != 0)
+		return r;
 	if (oo.transfer[0] == '\0' && lc_transfer_new(oo.transfer) != 0)
 		return lc_err_set(e, LC_ERR_INTERNAL, "cannot make a transfer "
 		    "id (RAND_bytes)");

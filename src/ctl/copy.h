@@ -157,6 +157,15 @@ int lc_copy_run(const struct lc_copy_opts *o, int signal_fd,
     struct lc_copy_result *res, struct lc_err *e);
 
 /*
+ * Read every hidden setting the controller holds (settings.h), its
+ * in-process agents' too (lc_agent_settings): LANECP_AEAD_EPOCH,
+ * LANECP_MAX_RUNS, LANECP_GRACE_S, LANECP_TRANSFER, LANECP_ARCH, so that
+ * a bad one is refused before anything starts.  0, or -LC_ERR_USAGE (e
+ * names the variable).
+ */
+int lc_copy_settings(struct lc_err *e);
+
+/*
  * lc_copy_run with --retries: after a transient failure (connection,
  * agent or stream lost, stall, integrity or checksum failure) it waits
  * (1, 2, 4 ... 60 s) and tries again with resume on, up to o->retries

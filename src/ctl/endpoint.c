@@ -230,6 +230,7 @@ lc_endpoint_boot(struct lc_endpoint *ep, const char *agent_cmd,
 	const struct lc_push_agent *pa = NULL;
 	char line[LC_PUSH_LINE_MAX], shown[LC_PUSH_LINE_MAX];
 	char what[16], sys[64], mach[64];
+	const char *arch;
 	int r, end = 0, priv = 0;
 
 	if (!ep->push || ep->booted)
@@ -298,13 +299,14 @@ lc_endpoint_boot(struct lc_endpoint *ep, const char *agent_cmd,
 	if (priv)
 		lc_printable(line + end + 1, shown, sizeof(shown));
 	snprintf(line, sizeof(line), "%s %s", sys, mach);
-	if (strcmp(line, lc_push_local_arch()) != 0) {
+	if ((r = lc_push_local_arch(&arch, e)) != 0)
+		return r;
+	if (strcmp(line, arch) != 0) {
 		lc_printable(line, shown, sizeof(shown));
 		return lc_err_set(e, LC_ERR_AGENT, "%s: no lanecp on the remote "
 		    "PATH, and its system (%s) is not this lanecp's (%s), so "
 		    "its agent cannot be pushed there: install lanecp there or "
-		    "name it with -T PATH", ep->name, shown,
-		    lc_push_local_arch());
+		    "name it with -T PATH", ep->name, shown, arch);
 	}
 	if (strcmp(what, "changed") == 0)
 		lc_log_warn("%s: the cached agent does not match its SHA-256 "

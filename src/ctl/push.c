@@ -5,7 +5,7 @@
 #include "push.h"
 #include "lockholder.h"
 #include "log.h"
-#include "testhook.h"
+#include "settings.h"
 #include "version.h"
 
 #include <errno.h>
@@ -246,9 +246,29 @@ lc_push_command(const struct lc_push_agent *a, const char *transfer,
 	return n < 0 || (size_t)n >= outsz ? -LC_ERR_TOOBIG : 0;
 }
 
-const char *
-lc_push_local_arch(void)
+/* 1 if s is "SYSTEM MACHINE": two words of 1..63 of [A-Za-z0-9._+-]. */
+static int
+lc_push_arch_valid(const char *s)
 {
-	return lc_testhook_str("LANECP_TEST_ARCH",
-	    LC_BUILD_SYSTEM " " LC_BUILD_MACHINE);
+	size_t n[2] = { 0, 0 };
+	int w = 0;
+
+	for (; *s != '\0'; s++) {
+		if (*s == ' ' && w == 0 && n[0] > 0)
+			w = 1;
+		else if ((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') ||
+		    (*s >= '0' && *s <= '9') || strchr("._+-", *s) != NULL)
+			n[w]++;
+		else
+			return 0;
+	}
+	return n[0] > 0 && n[0] < 64 && n[1] > 0 && n[1] < 64;
+}
+
+int
+lc_push_local_arch(const char **out, struct lc_err *e)
+{
+	return lc_setting_str("ARCH", lc_push_arch_valid, "\"SYSTEM "
+	    "MACHINE\" as uname -s and uname -m print them",
+	    LC_BUILD_SYSTEM " " LC_BUILD_MACHINE, out, e);
 }

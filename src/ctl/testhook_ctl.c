@@ -1,4 +1,4 @@
-/* The controller's test hooks (testhook_ctl.h); test builds only. */
+/* The test hooks (testhook_ctl.h); built only with -DLC_TEST_HOOKS=ON. */
 #include "testhook_ctl.h"
 #include "log.h"
 #include "parse.h"
@@ -86,4 +86,21 @@ lc_testhook_proxy_stop(pid_t pid)
 	kill(pid, SIGKILL);
 	while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
 		;
+}
+
+int
+lc_testhook_allow_local(const struct lc_copy_opts *o)
+{
+	if (o->allow_local)
+		lc_log_debug("test hook: both ends local (allow_local)");
+	return o->allow_local;
+}
+
+int
+lc_testhook_cli(int argc, char **argv)
+{
+	if (argc != 2 || strcmp(argv[1], "--test-hooks") != 0)
+		return 0;
+	printf("test hooks: on\n");
+	return 1;
 }

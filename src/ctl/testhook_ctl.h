@@ -1,22 +1,28 @@
 /*
- * The controller's test hooks, compiled in only with -DLC_TEST_HOOKS=ON
- * (test builds; never an installed lanecp), and even then off unless a
- * test turns them on.  Without the option the functions below are inline
- * no-ops and testhook_ctl.c is not built.  The hooks that only tune a
- * value are in src/base/testhook.h.
+ * The test hooks: what a test needs that must not be in an installed
+ * lanecp, all compiled from one file, testhook_ctl.c, and only with
+ * -DLC_TEST_HOOKS=ON (test builds); without it the functions below are
+ * inline no-ops and testhook_ctl.c is not built.  What only tunes a value
+ * is a hidden setting instead, in every build (settings.h).
  *
  * LANECP_TEST_PROXY=PROGRAM: after the sink reports its data ports, the
  * controller starts "PROGRAM ADDR PORT..." and has the source connect to
  * the ports PROGRAM prints on its first line instead, so a test can put a
  * proxy that corrupts, resets or stalls a stream between source and sink
  * (tests/tools/lc_proxy.c).  The program is stopped when the copy ends.
+ * A hook, not a setting: it runs any program the environment names on
+ * the data path, and lc_proxy exists to damage streams.
  *
  * lc_copy_opts.allow_local: both ends on this host, data over loopback
- * (tests/unit/test_copy.c).
+ * (tests/unit/test_copy.c).  The field is in every build (one layout);
+ * only a hook build honours it.
  *
  * "lanecp --test-hooks" exits 0 in a hook build (an unknown option, exit
  * 2, otherwise): the integration tests that need a hook skip (exit 77)
  * without them.
+ *
+ * Every hook logs a line with "test hook" in it, a string scripts/test
+ * checks the product build does not hold.
  */
 #ifndef LANECP_TESTHOOK_CTL_H
 #define LANECP_TESTHOOK_CTL_H
@@ -39,11 +45,10 @@ int lc_testhook_proxy(const char *addr, uint16_t *ports, uint32_t n,
 void lc_testhook_proxy_stop(pid_t pid);
 
 /* 1 when the options allow a copy with both ends local. */
-static inline int
-lc_testhook_allow_local(const struct lc_copy_opts *o)
-{
-	return o->allow_local;
-}
+int lc_testhook_allow_local(const struct lc_copy_opts *o);
+
+/* 1 (after printing "test hooks: on") if argv is "PROG --test-hooks". */
+int lc_testhook_cli(int argc, char **argv);
 #else
 static inline int
 lc_testhook_proxy(const char *addr, uint16_t *ports, uint32_t n,
@@ -64,6 +69,13 @@ static inline int
 lc_testhook_allow_local(const struct lc_copy_opts *o)
 {
 	(void)o;
+	return 0;
+}
+
+static inline int
+lc_testhook_cli(int argc, char **argv)
+{
+	(void)argc, (void)argv;
 	return 0;
 }
 #endif

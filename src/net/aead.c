@@ -6,7 +6,7 @@
 #include "aead.h"
 #include "buf.h"
 #include "secmem.h"
-#include "testhook.h"
+#include "settings.h"
 
 #include <limits.h>
 #include <stdlib.h>
@@ -27,8 +27,8 @@ struct lc_aead {
 	uint64_t seq;		/* next frame counter */
 	uint32_t epoch;
 	uint64_t epoch_bytes;	/* plaintext under this epoch's key */
-	uint64_t epoch_max;	/* LC_AEAD_EPOCH_BYTES (a test hook may
-				   lower it) */
+	uint64_t epoch_max;	/* lc_aead_epoch(): LC_AEAD_EPOCH_BYTES
+				   unless LANECP_AEAD_EPOCH lowers it */
 };
 
 /*
@@ -57,17 +57,28 @@ lc_aead_rekey(struct lc_aead *a)
 }
 
 int
+lc_aead_epoch(uint64_t *out, struct lc_err *e)
+{
+	return lc_setting_uint("AEAD_EPOCH", LC_AEAD_EPOCH_MIN,
+	    LC_AEAD_EPOCH_BYTES, LC_AEAD_EPOCH_BYTES, out, e);
+}
+
+int
 lc_aead_new(const uint8_t secret[LC_AEAD_SECRET_LEN], int seal,
     struct lc_aead **out)
 {
 	struct lc_aead *a;
+	struct lc_err e;
+	uint64_t epoch;
+	int r;
 
 	*out = NULL;
+	if ((r = lc_aead_epoch(&epoch, &e)) != 0)
+		return r;
 	if ((a = lc_secmem_alloc(sizeof(*a))) == NULL)
 		return -LC_ERR_NOMEM;
 	a->seal = seal ? 1 : 0;
-	a->epoch_max = lc_testhook_uint("LANECP_TEST_AEAD_EPOCH", 4096,
-	    1ull << 36, LC_AEAD_EPOCH_BYTES);
+	a->epoch_max = epoch;
 	memcpy(a->secret, secret, LC_AEAD_SECRET_LEN);
 	if ((a->ctx = EVP_CIPHER_CTX_new()) == NULL ||
 	    lc_aead_rekey(a) != 0) {

@@ -32,6 +32,8 @@
 #define LC_AEAD_NONCE_LEN 12
 /* plaintext bytes under one key before the next epoch's key (64 GiB) */
 #define LC_AEAD_EPOCH_BYTES (1ull << 36)
+/* the least the hidden setting LANECP_AEAD_EPOCH may ask for */
+#define LC_AEAD_EPOCH_MIN 4096
 /* direction byte of the exporter context */
 #define LC_AEAD_DIR_TO_SINK 1	/* the frames: source -> sink */
 #define LC_AEAD_DIR_TO_SOURCE 2	/* reserved: nothing flows that way yet */
@@ -39,9 +41,19 @@
 struct lc_aead;
 
 /*
+ * The payload bytes under one key in *out: LC_AEAD_EPOCH_BYTES, or the
+ * hidden setting LANECP_AEAD_EPOCH (LC_AEAD_EPOCH_MIN ..
+ * LC_AEAD_EPOCH_BYTES, settings.h), so a test crosses rekeys in a small
+ * copy.  Both ends must use the same (a mismatch is an integrity
+ * failure).  0, or -LC_ERR_USAGE (e says why) for a bad setting.
+ */
+int lc_aead_epoch(uint64_t *out, struct lc_err *e);
+
+/*
  * A sealer (seal != 0) or an opener for the secret (copied; the caller
- * cleanses its own).  0, or -LC_ERR_NOMEM / -LC_ERR_INTERNAL; *out NULL on
- * failure.
+ * cleanses its own), rekeying every lc_aead_epoch() bytes.  0, or
+ * -LC_ERR_NOMEM / -LC_ERR_INTERNAL, or -LC_ERR_USAGE for a bad
+ * LANECP_AEAD_EPOCH; *out NULL on failure.
  */
 int lc_aead_new(const uint8_t secret[LC_AEAD_SECRET_LEN], int seal,
     struct lc_aead **out);

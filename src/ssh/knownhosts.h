@@ -60,15 +60,6 @@ int lc_knownhosts_load(LIBSSH2_SESSION *sess, const char *const *files,
     size_t nfiles, const char *const *names, size_t nnames,
     struct lc_knownhosts **out, struct lc_err *e);
 
-/*
- * Internal, for tests and fuzz_knownhosts: as lc_knownhosts_load() for
- * one file whose text (len bytes, need not be NUL terminated) is given;
- * name stands for the file in messages and results.
- */
-int lc__knownhosts_load_mem(LIBSSH2_SESSION *sess, const char *text,
-    size_t len, const char *name, const char *const *names, size_t nnames,
-    struct lc_knownhosts **out, struct lc_err *e);
-
 /* Free kh (before the session it was loaded for).  NULL is fine. */
 void lc_knownhosts_free(struct lc_knownhosts *kh);
 

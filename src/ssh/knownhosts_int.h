@@ -1,7 +1,7 @@
 /*
  * known_hosts internals shared by knownhosts.c (types, loading, lookup),
  * knownhosts_line.c (one line) and knownhosts_add.c (adding a key).  Not
- * part of the interface: see lanecp/knownhosts.h for that.
+ * part of the interface: see knownhosts.h for that.
  */
 #ifndef LANECP_KNOWNHOSTS_INT_H
 #define LANECP_KNOWNHOSTS_INT_H
@@ -9,6 +9,9 @@
 #include <stddef.h>
 
 #include <libssh2.h>
+
+#include "err.h"
+#include "knownhosts.h"
 
 #define LC_KH_LINE_MAX (16 * 1024)	/* longer lines are skipped */
 #define LC_KH_SALT_LEN 20		/* as ssh: SHA-1 size */
@@ -53,5 +56,14 @@ struct lc_knownhosts {
 int lc__knownhosts_add_line(struct lc_knownhosts *kh, char *line,
     size_t file, unsigned long lineno, const char *const *names,
     size_t nnames);
+
+/*
+ * Internal, for tests and fuzz_knownhosts: as lc_knownhosts_load() for
+ * one file whose text (len bytes, need not be NUL terminated) is given;
+ * name stands for the file in messages and results.
+ */
+int lc__knownhosts_load_mem(LIBSSH2_SESSION *sess, const char *text,
+    size_t len, const char *name, const char *const *names, size_t nnames,
+    struct lc_knownhosts **out, struct lc_err *e);
 
 #endif

@@ -3,6 +3,7 @@
  * lanecp/revokedkeys.h).
  */
 #include "revokedkeys.h"
+#include "revokedkeys_int.h"
 #include "err.h"
 #include "base64.h"
 #include "knownhosts.h"

@@ -44,12 +44,4 @@ struct lc_revoked_result {
 int lc_revokedkeys_check(const char *path, const unsigned char *blob,
     size_t len, struct lc_revoked_result *res, struct lc_err *e);
 
-/*
- * Internal, for tests and fuzz_revokedkeys: as lc_revokedkeys_check()
- * for the size bytes of data, read from a file called name.
- */
-int lc__revokedkeys_check_mem(const unsigned char *data, size_t size,
-    const char *name, const unsigned char *blob, size_t len,
-    struct lc_revoked_result *res, struct lc_err *e);
-
 #endif

@@ -209,18 +209,4 @@ const char *lc_ssh_name(const struct lc_ssh *s);
  */
 void lc_ssh_free(struct lc_ssh *s);
 
-/*
- * Internal (src/ssh/keyfile.c), for the identity probe, its tests and
- * fuzz_keyfile: find the public key and whether the private key is
- * encrypted in the text of an "openssh-key-v1" file (NUL terminated).  The
- * base64 between the BEGIN and END markers is decoded into scratch
- * (scratchsz >= its length, e.g. strlen(text)); for an unencrypted key
- * that is the private key itself, so scratch is cleansed (zeroed) on
- * every return.  Returns 0 with *encrypted set and *blob (malloc'd,
- * caller frees) and *bloblen, -LC_ERR_PROTO (not such a key, malformed),
- * -LC_ERR_TOOBIG (scratch too small) or -LC_ERR_NOMEM.
- */
-int lc__ssh_openssh_key(const char *text, uint8_t *scratch,
-    size_t scratchsz, int *encrypted, unsigned char **blob, size_t *bloblen);
-
 #endif

@@ -4,7 +4,7 @@
  * (ProxyJump and ProxyCommand), ssh_channel.c (exec and forward
  * channels), auth.c (authentication), keyfile.c (identity files),
  * askpass.c (passphrase prompt) and pump.c (the channel pump).  Not part
- * of the library's interface: see lanecp/ssh.h for that.
+ * of the library's interface: see ssh.h for that.
  */
 #ifndef LANECP_SSH_INT_H
 #define LANECP_SSH_INT_H
@@ -285,5 +285,19 @@ void *lc__ssh_pump_main(void *arg);
 
 /* Log and forget the held early stderr lines (takes s->mu). */
 void lc__ssh_log_early(struct lc_ssh *s);
+
+/*
+ * Internal (src/ssh/keyfile.c), for the identity probe, its tests and
+ * fuzz_keyfile: find the public key and whether the private key is
+ * encrypted in the text of an "openssh-key-v1" file (NUL terminated).  The
+ * base64 between the BEGIN and END markers is decoded into scratch
+ * (scratchsz >= its length, e.g. strlen(text)); for an unencrypted key
+ * that is the private key itself, so scratch is cleansed (zeroed) on
+ * every return.  Returns 0 with *encrypted set and *blob (malloc'd,
+ * caller frees) and *bloblen, -LC_ERR_PROTO (not such a key, malformed),
+ * -LC_ERR_TOOBIG (scratch too small) or -LC_ERR_NOMEM.
+ */
+int lc__ssh_openssh_key(const char *text, uint8_t *scratch,
+    size_t scratchsz, int *encrypted, unsigned char **blob, size_t *bloblen);
 
 #endif

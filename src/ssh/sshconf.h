@@ -126,16 +126,6 @@ struct lc_sshconf_ctx {
 int lc_sshconf_resolve(const struct lc_sshconf_ctx *ctx, const char *host,
     struct lc_sshconf *out, struct lc_err *e);
 
-/*
- * Internal, for tests and fuzz_sshconf: as lc_sshconf_resolve() with the
- * len bytes of text as the only config file (ctx->config_file is not
- * used; the file is called "(config)" in messages).  Include lines are
- * checked but no file is read.
- */
-int lc__sshconf_resolve_mem(const struct lc_sshconf_ctx *ctx,
-    const char *host, const char *text, size_t len, struct lc_sshconf *out,
-    struct lc_err *e);
-
 /* Free the path lists and reset c to zeros.  NULL and repeats are fine. */
 void lc_sshconf_free(struct lc_sshconf *c);
 

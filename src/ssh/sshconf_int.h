@@ -158,4 +158,14 @@ const char *lc__sshconf_ruser(const struct sc *s);
  */
 int lc__sshconf_finish(struct sc *s);
 
+/*
+ * Internal, for tests and fuzz_sshconf: as lc_sshconf_resolve() with the
+ * len bytes of text as the only config file (ctx->config_file is not
+ * used; the file is called "(config)" in messages).  Include lines are
+ * checked but no file is read.
+ */
+int lc__sshconf_resolve_mem(const struct lc_sshconf_ctx *ctx,
+    const char *host, const char *text, size_t len, struct lc_sshconf *out,
+    struct lc_err *e);
+
 #endif

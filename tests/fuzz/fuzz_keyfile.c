@@ -5,6 +5,7 @@
  */
 #include "err.h"
 #include "ssh.h"
+#include "ssh_int.h"
 
 #include <stdint.h>
 #include <stdlib.h>

@@ -7,6 +7,7 @@
  */
 #include "err.h"
 #include "knownhosts.h"
+#include "knownhosts_int.h"
 #include "log.h"
 
 #include <stdint.h>

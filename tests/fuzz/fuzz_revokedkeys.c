@@ -7,6 +7,7 @@
 #include "err.h"
 #include "log.h"
 #include "revokedkeys.h"
+#include "revokedkeys_int.h"
 
 #include <stdint.h>
 #include <stdlib.h>

@@ -6,6 +6,7 @@
 #include "err.h"
 #include "log.h"
 #include "sshconf.h"
+#include "sshconf_int.h"
 
 #include <stdint.h>
 #include <stdlib.h>

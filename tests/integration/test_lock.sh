@@ -8,7 +8,6 @@
 # sink) and is not retried.
 set -euo pipefail
 . "$LC_SRC_DIR/tests/integration/lib.sh"
-lc_need_test_hooks	# LANECP_TEST_TRANSFER, LANECP_TEST_GRACE_S
 lc_sshd_start
 
 d=$LC_SSHD_DIR
@@ -20,7 +19,7 @@ part=$d/remote/.big.lanecp-part
 ID1=0123456789abcdef0123456789abcdef
 ID2=fedcba9876543210fedcba9876543210
 # stale agents must not stop by themselves while a case runs
-export LANECP_TEST_GRACE_S=3600
+export LANECP_GRACE_S=3600
 
 # The one agent running with transfer id $1 (fails unless exactly one).
 agent_of() {
@@ -33,7 +32,7 @@ agent_of() {
 # Starts a slow copy (transfer $1) in the background into remote/big and
 # waits until its agent has written part of the part file.  Sets COPY.
 slow_copy() {
-	LANECP_TEST_TRANSFER=$1 "$LANECP" -F "$LC_SSH_CONFIG" -T "$d/agent" \
+	LANECP_TRANSFER=$1 "$LANECP" -F "$LC_SSH_CONFIG" -T "$d/agent" \
 		-x 512k -B 64k -s 2 -f "$d/local/big" "$H:$d/remote/big" 2>"$d/slow.err" &
 	COPY=$!
 	lc_on_exit "kill -9 $COPY"
@@ -45,7 +44,7 @@ lc_note "the field case: --retries after the control connection is lost"
 # nothing and sees no EOF, so it keeps the part file locked.  The
 # controller gives up on the attempt (--timeout), retries with the same
 # transfer id, and the new sink stops the stale agent and resumes.
-LANECP_TEST_TRANSFER=$ID1 "$LANECP" -F "$LC_SSH_CONFIG" -T "$d/agent" -v \
+LANECP_TRANSFER=$ID1 "$LANECP" -F "$LC_SSH_CONFIG" -T "$d/agent" -v \
 	-x 512k -B 64k -s 2 -f --timeout 3 --retries 2 "$d/local/big" "$H:$d/remote/big" \
 	2>"$d/field.err" &
 COPY=$!
@@ -78,7 +77,7 @@ lc_note "a later invocation with the same transfer id does not take over"
 slow_copy $ID1
 stale=$(agent_of $ID1)
 kill -STOP "$COPY"	# the controller is gone silent; its agent lives on
-LANECP_TEST_TRANSFER=$ID1 lc_lanecp_expect 6 \
+LANECP_TRANSFER=$ID1 lc_lanecp_expect 6 \
 	"big: an agent with this transfer id \(pid $stale\) holds this file, and it is not of this run" \
 	-T "$d/agent" -a -f --retries 3 "$d/local/big" "$H:$d/remote/big"
 lc_log_lacks "stopping it" "$LC_ERR"
@@ -94,7 +93,7 @@ lc_note "a lock held by a different transfer fails at once, not retried"
 slow_copy $ID1
 stale=$(agent_of $ID1)
 kill -STOP "$COPY"
-LANECP_TEST_TRANSFER=$ID2 lc_lanecp_expect 6 \
+LANECP_TRANSFER=$ID2 lc_lanecp_expect 6 \
 	"another lanecp \(pid $stale, a different transfer\) is writing this file" \
 	-T "$d/agent" -a -f --retries 3 "$d/local/big" "$H:$d/remote/big"
 lc_log_lacks "retrying" "$LC_ERR"
@@ -120,7 +119,7 @@ ssh-keygen -q -t ed25519 -N '' -f "$d/cron_key" </dev/null
 printf 'command="%s --agent --restrict %s",no-pty %s\n' \
 	"$d/agent" "$d/remote" "$(cat "$d/cron_key.pub")" >>"$d/authorized_keys"
 lc_ssh_config "$d/cron_config" IdentityFile="$d/cron_key"
-LANECP_TEST_TRANSFER=$ID1 "$LANECP" -F "$d/cron_config" -v -x 512k -B 64k \
+LANECP_TRANSFER=$ID1 "$LANECP" -F "$d/cron_config" -v -x 512k -B 64k \
 	-s 2 -f --timeout 3 --retries 2 "$d/local/big" "$H:big" \
 	2>"$d/cron.err" &
 COPY=$!

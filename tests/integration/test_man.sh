@@ -83,12 +83,19 @@ done
 grep -Eq '^\.It 130 , 143$' "$T/exit" || lc_fail "EXIT STATUS lacks 130, 143"
 
 lc_note "ENVIRONMENT lists exactly the variables the product code reads"
-# src/base/testhook.c and src/ctl/testhook_ctl.c are left out of product
-# builds (src/CMakeLists.txt), so
-# its LANECP_TEST_* variables are not the user's business.
+# src/ctl/testhook_ctl.c is left out of product builds
+# (src/CMakeLists.txt), so its LANECP_TEST_* variables are not the
+# user's business; the hidden settings (lc_setting_uint/str("NAME", ...),
+# src/base/settings.h) read LANECP_NAME in every build, so they are.
 find "$LC_SRC_DIR/src" "$LC_SRC_DIR/cmd" -name '*.c' ! -name 'testhook*.c' \
 	-exec grep -ohE '(secure_)?getenv\("[A-Za-z_][A-Za-z0-9_]*"\)' {} + |
 	sed -E 's/.*\("(.*)"\)/\1/' | sort -u >"$T/read"
+find "$LC_SRC_DIR/src" -name '*.c' -exec grep -ohE \
+	'lc_setting_(uint|str)\("[A-Z0-9_]+"' {} + |
+	sed -E 's/.*\("(.*)"/LANECP_\1/' | sort -u >"$T/settings"
+[[ $(wc -l <"$T/settings") -ge 5 ]] ||
+	lc_fail "found fewer than 5 hidden settings (lc_setting_*) in src/"
+sort -u -o "$T/read" "$T/read" "$T/settings"
 [[ -s $T/read ]] || lc_fail "found no getenv() in src/ and cmd/"
 section ENVIRONMENT | grep -E '^\.It ' | grep -oE 'Ev [A-Za-z_][A-Za-z0-9_]*' |
 	sed 's/^Ev //' | sort -u >"$T/env" || true

@@ -16,7 +16,6 @@
 # runs here with everything as that non-root user.
 set -euo pipefail
 . "$LC_SRC_DIR/tests/integration/lib.sh"
-lc_need_test_hooks	# LANECP_TEST_TRANSFER, LANECP_TEST_GRACE_S
 
 as=()
 if [[ $(id -u) == 0 ]]; then
@@ -34,7 +33,7 @@ d=$LC_SSHD_DIR
 H=$LC_SSH_HOST
 ID=00112233445566778899aabbccddeeff
 # stale agents must not stop by themselves while a case runs
-export LANECP_TEST_GRACE_S=3600
+export LANECP_GRACE_S=3600
 
 # The user's own files: key, known_hosts, config, source and target.
 u=$d/user
@@ -86,7 +85,7 @@ nodump_check() {
 }
 
 lc_note "a running controller and its agent are not dumpable"
-LANECP_TEST_TRANSFER=$ID run_as -x 512k -B 64k -s 2 "$u/big" "$H:$u/dst/big" \
+LANECP_TRANSFER=$ID run_as -x 512k -B 64k -s 2 "$u/big" "$H:$u/dst/big" \
 	2>"$u/copy.err" &
 COPY=$!
 lc_on_exit "kill -9 $COPY"
@@ -105,7 +104,7 @@ lc_note "a non-root sink still stops a stale non-dumpable agent of its transfer"
 # the controller gives up on the attempt (--timeout), retries with the
 # same transfer id, and the new agent stops the stale one (same user,
 # both non-dumpable) and resumes
-LANECP_TEST_TRANSFER=$ID run_as -v -x 512k -B 64k -s 2 -f --timeout 3 \
+LANECP_TRANSFER=$ID run_as -v -x 512k -B 64k -s 2 -f --timeout 3 \
 	--retries 2 "$u/big" "$H:$u/dst/big" 2>"$u/field.err" &
 COPY=$!
 lc_on_exit "kill -9 $COPY"

@@ -8,7 +8,6 @@
 # keep the push from happening.
 set -euo pipefail
 . "$LC_SRC_DIR/tests/integration/lib.sh"
-lc_need_test_hooks
 
 # a remote PATH without lanecp: only an empty dir before the system's
 nobin=$(mktemp -d "${TMPDIR:-/tmp}/lanecp-nobin.XXXXXX")
@@ -118,7 +117,7 @@ cmp "$agent" "$(vdir)/lanecp" || lc_fail "host to host: cached agent differs"
 lc_note "a remote of another system is refused, nothing is written"
 rm -rf "$d/cache/lanecp"
 rc=0
-LANECP_TEST_ARCH="Linux sparc64" run -f "$d/local/f" "$H:$d/remote/f4" || rc=$?
+LANECP_ARCH="Linux sparc64" run -f "$d/local/f" "$H:$d/remote/f4" || rc=$?
 [[ $rc == 6 ]] || { lc__show "$d/err"; lc_fail "other arch: exit $rc, expected 6"; }
 lc_log_has "its system \\(Linux [^)]*\\) is not this lanecp's \\(Linux sparc64\\).*-T PATH" "$d/err"
 [[ ! -e $d/remote/f4 ]] || lc_fail "other arch: the target was written"

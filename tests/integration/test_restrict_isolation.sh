@@ -10,7 +10,6 @@
 #    same message.
 set -euo pipefail
 . "$LC_SRC_DIR/tests/integration/lib.sh"
-lc_need_test_hooks	# LANECP_TEST_TRANSFER, LANECP_TEST_GRACE_S
 # two more addresses of this host, as two hosts for remote-to-remote copies
 LC_SSHD_ALSO="127.0.0.2 127.0.0.3"
 lc_sshd_start
@@ -21,7 +20,7 @@ jail=$d/jail
 mkdir -p "$jail/sub" "$d/local"
 head -c $((8 << 20)) /dev/urandom >"$d/local/big"
 part=$jail/.big.lanecp-part
-export LANECP_TEST_GRACE_S=3600
+export LANECP_GRACE_S=3600
 
 # cron_key KEYNAME DIR: a restricted key for DIR and its client config
 cron_key() {
@@ -55,7 +54,7 @@ victim=$(lc_pids_matching "--agent --restrict $jail --transfer")
 id=$(id_of "$victim")
 [[ -n $id ]] || lc_fail "no transfer id on job 1's agent's command line"
 rc=0
-LANECP_TEST_TRANSFER=$id "$LANECP" -F "$d/cron2.config" -a -f \
+LANECP_TRANSFER=$id "$LANECP" -F "$d/cron2.config" -a -f \
 	"$d/local/big" "$H:big" 2>"$d/job2.err" || rc=$?
 kill -0 "$victim" 2>/dev/null || { lc__show "$d/job2.err"; lc_fail "job 1's agent was stopped"; }
 tail -c +$(((1 << 20) + 1)) "$d/local/big" >&7

@@ -86,20 +86,20 @@ lc_log_has 'stream 1: flipped byte 300000' "$d/proxy.log"
 lc_log_has 'data stream 1 lost \(.*integrity check' "$LC_ERR"
 cmp "$d/local/big" "$d/remote/big" || lc_fail "recovered copy differs"
 lc_note "sealed frames change key every epoch (64 KiB here): many rekeys, push and pull"
-# LANECP_TEST_AEAD_EPOCH lowers the 64 GiB epoch; both ends must use it
+# LANECP_AEAD_EPOCH lowers the 64 GiB epoch; both ends must use it
 # (the local end from the environment, the remote agent through env)
-LANECP_TEST_AEAD_EPOCH=65536 lc_lanecp -f -s 3 \
-    -T "env LANECP_TEST_AEAD_EPOCH=65536 $LANECP" \
+LANECP_AEAD_EPOCH=65536 lc_lanecp -f -s 3 \
+    -T "env LANECP_AEAD_EPOCH=65536 $LANECP" \
     "$d/local/big" "$H:$d/remote/big.rk"
 cmp "$d/local/big" "$d/remote/big.rk" || lc_fail "rekeyed push differs"
-LANECP_TEST_AEAD_EPOCH=65536 lc_lanecp -f -s 3 \
-    -T "env LANECP_TEST_AEAD_EPOCH=65536 $LANECP" \
+LANECP_AEAD_EPOCH=65536 lc_lanecp -f -s 3 \
+    -T "env LANECP_AEAD_EPOCH=65536 $LANECP" \
     "$H:$d/remote/big.rk" "$d/local/big.rk"
 cmp "$d/local/big" "$d/local/big.rk" || lc_fail "rekeyed pull differs"
 rm -f "$d/remote/big.rk" "$d/local/big.rk"
 # not blind: a sink that keeps the first key fails the second epoch's
 # first frame, every time the stream is redialled
-LANECP_TEST_AEAD_EPOCH=65536 lc_expect_exit 9 "$LANECP" -F "$LC_SSH_CONFIG" \
+LANECP_AEAD_EPOCH=65536 lc_expect_exit 9 "$LANECP" -F "$LC_SSH_CONFIG" \
     -s 1 --retries 0 "$d/local/big" "$H:$d/remote/big.rk" 2>"$d/rk.err"
 lc_log_has 'failed its integrity check \(frame 1: bad tag\)' "$d/rk.err"
 [[ ! -e $d/remote/big.rk ]] || lc_fail "a failed copy left a target"

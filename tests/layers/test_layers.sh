@@ -5,7 +5,8 @@
 #     fs layer compiles with a header from below (wire.h) and fails, for
 #     want of the header, with one from above (ssh.h);
 #  2. a folder's internal headers (*_int.h) are included only by the
-#     files of that folder (and by unit tests, which are white-box);
+#     files of that folder (and by the unit tests and fuzzers in tests/,
+#     which are white-box);
 #  3. no header is left in include/: every header belongs to its layer.
 set -euo pipefail
 : "${LC_SRC_DIR:?}" "${LC_BUILD_DIR:?}" "${LC_CMAKE:?}"
@@ -31,7 +32,7 @@ while IFS= read -r hdr; do
 	dir=$(dirname "$hdr") name=$(basename "$hdr")
 	while IFS= read -r user; do
 		[[ $(dirname "$user") == "$dir" ]] && continue
-		[[ $user == tests/unit/* ]] && continue
+		[[ $user == tests/unit/* || $user == tests/fuzz/* ]] && continue
 		printf 'FAIL: %s includes %s, internal to %s\n' "$user" "$name" "$dir" >&2
 		bad=1
 	done < <(grep -rlE "#include \"$name\"" src cmd tests bench || true)

@@ -1,6 +1,6 @@
 /*
  * lc_proxy: a test-only TCP proxy for lanecp's data streams, started by the
- * controller when LANECP_TEST_PROXY names it (see src/base/testhook.c):
+ * controller when LANECP_TEST_PROXY names it (see src/ctl/testhook_ctl.c):
  *
  *     lc_proxy ADDR PORT...
  *

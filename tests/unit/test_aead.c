@@ -466,9 +466,9 @@ LC_TEST(aead_and_tls_keys_are_left_out_of_core_dumps)
 	lc_tls_free(t);
 }
 
-#ifdef LC_TEST_HOOKS
 /*
- * The key changes every epoch (64 GiB; the hook lowers it to 4 KiB here):
+ * The key changes every epoch (64 GiB; the hidden setting
+ * LANECP_AEAD_EPOCH lowers it to 4 KiB here, in every build):
  * an opener that rekeys at the same points opens every frame; one that
  * does not fails exactly at the first frame of the second epoch, and the
  * frames before it open.  So a rekey happens, and both ends must do it.
@@ -483,10 +483,10 @@ LC_TEST(aead_rekey_each_epoch)
 
 	for (size_t i = 0; i < sizeof(secret); i++)
 		secret[i] = (uint8_t)(i * 13 + 1);
-	LC_CHECK(setenv("LANECP_TEST_AEAD_EPOCH", "4096", 1) == 0);
+	LC_CHECK(setenv("LANECP_AEAD_EPOCH", "4096", 1) == 0);
 	LC_CHECK_EQ_I(lc_aead_new(secret, 1, &tx), 0);
 	LC_CHECK_EQ_I(lc_aead_new(secret, 0, &rx), 0);
-	LC_CHECK(unsetenv("LANECP_TEST_AEAD_EPOCH") == 0);
+	LC_CHECK(unsetenv("LANECP_AEAD_EPOCH") == 0);
 	LC_CHECK_EQ_I(lc_aead_new(secret, 0, &norekey), 0);
 	LC_CHECK_EQ_I(lc_aead_new(secret, 1, &tx0), 0);
 	for (int i = 0; i < N; i++) {
@@ -519,6 +519,38 @@ LC_TEST(aead_rekey_each_epoch)
 	lc_aead_free(norekey);
 	lc_aead_free(tx0);
 }
-#endif
+
+/* The setting's bounds hold, and a bad value is refused, never ignored. */
+LC_TEST(aead_epoch_setting_refused)
+{
+	static const struct { const char *v; int r; uint64_t want; } c[] = {
+		{ "4096", 0, 4096 },
+		{ "68719476736", 0, LC_AEAD_EPOCH_BYTES },
+		{ "", 0, LC_AEAD_EPOCH_BYTES },
+		{ "4095", -LC_ERR_USAGE, LC_AEAD_EPOCH_BYTES },
+		{ "68719476737", -LC_ERR_USAGE, LC_AEAD_EPOCH_BYTES },
+		{ "64k", -LC_ERR_USAGE, LC_AEAD_EPOCH_BYTES },
+		{ "-1", -LC_ERR_USAGE, LC_AEAD_EPOCH_BYTES },
+	};
+	uint8_t secret[LC_AEAD_SECRET_LEN] = { 1 };
+	struct lc_aead *a;
+	struct lc_err e;
+	uint64_t v;
+
+	for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++) {
+		lc_err_clear(&e);
+		LC_CHECK(setenv("LANECP_AEAD_EPOCH", c[i].v, 1) == 0);
+		LC_CHECK_EQ_I(lc_aead_epoch(&v, &e), c[i].r);
+		LC_CHECK(v == c[i].want);
+		if (c[i].r != 0) {
+			LC_CHECK(strstr(e.msg, "LANECP_AEAD_EPOCH=") != NULL);
+			LC_CHECK_EQ_I(lc_aead_new(secret, 1, &a), c[i].r);
+			LC_CHECK(a == NULL);
+		}
+	}
+	LC_CHECK(unsetenv("LANECP_AEAD_EPOCH") == 0);
+	LC_CHECK_EQ_I(lc_aead_epoch(&v, &e), 0);
+	LC_CHECK(v == LC_AEAD_EPOCH_BYTES);
+}
 
 LC_TEST_MAIN()

@@ -3,8 +3,10 @@
 #include "err.h"
 #include "base64.h"
 #include "knownhosts.h"
+#include "knownhosts_int.h"
 #include "log.h"
 #include "revokedkeys.h"
+#include "revokedkeys_int.h"
 
 #include <fcntl.h>
 #include <stdint.h>

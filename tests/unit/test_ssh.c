@@ -3,6 +3,7 @@
 #include "base64.h"
 #include "knownhosts.h"
 #include "ssh.h"
+#include "ssh_int.h"
 
 #include <stdint.h>
 

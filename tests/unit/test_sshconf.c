@@ -3,6 +3,7 @@
 #include "err.h"
 #include "log.h"
 #include "sshconf.h"
+#include "sshconf_int.h"
 
 #include <errno.h>
 #include <fcntl.h>

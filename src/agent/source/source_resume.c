@@ -7,7 +7,8 @@
 #include "source_int.h"
 
 #include "checksum.h"
-#include "testhook.h"
+#include "settings.h"
+#include "source.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -52,6 +53,17 @@ lc_source_check_chunk(struct lc_listed *l, uint32_t i, int may_cut,
 	return differ;
 }
 
+int
+lc_source_max_runs(uint32_t *out, struct lc_err *e)
+{
+	uint64_t v;
+	int r = lc_setting_uint("MAX_RUNS", 1, LC_PREFIX_MAX_RUNS,
+	    LC_PREFIX_MAX_RUNS, &v, e);
+
+	*out = (uint32_t)v;
+	return r;
+}
+
 /*
  * Resume check (job thread): compare the sink's chunk hashes of its
  * partial file with ours.  Runs of differing chunks are sent again; past
@@ -64,12 +76,15 @@ lc_source_prefix_job(void *arg)
 	struct lc_listed *l = arg;
 	struct lc_source *s = l->src;
 	struct lc_msg_prefix_match *v = l->verdict;
-	uint32_t max = (uint32_t)lc_testhook_uint(
-	    "LANECP_TEST_MAX_RUNS", 1, LC_PREFIX_MAX_RUNS, LC_PREFIX_MAX_RUNS);
+	uint32_t max;
 	int differ, prev = 0, cut;
 	struct lc_err e;
 
 	lc_err_clear(&e);
+	if (lc_source_max_runs(&max, &e) != 0) {
+		lc_role_post(&s->port, LC_EV_ERROR, 0, 0, &e);
+		return;
+	}
 	if (s->csum != LC_CSUM_NONE && (l->csum = lc_csum_new((int)s->csum)) ==
 	    NULL) {
 		lc_err_set(&e, LC_ERR_NOMEM, "out of memory");
