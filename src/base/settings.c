@@ -7,7 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#define LC_SETTING_SHOWN 40	/* of a refused value, escaped */
+#define LC_SETTING_SHOWN 40 /* of a refused value, escaped */
 
 /* getenv("LANECP_" name) in *var (for messages too); NULL if unset or "". */
 static const char *
@@ -34,14 +34,15 @@ lc_setting_uint(const char *name, uint64_t lo, uint64_t hi, uint64_t dflt,
 		return 0;
 	*out = dflt;
 	lc_printable(s, shown, sizeof(shown));
-	return lc_err_set(e, LC_ERR_USAGE, "%s=%s: must be a number from %"
-	    PRIu64 " to %" PRIu64 " (a hidden setting: man lanecp, "
-	    "ENVIRONMENT)", var, shown, lo, hi);
+	return lc_err_set(e, LC_ERR_USAGE,
+	    "%s=%s: must be a number from %" PRIu64 " to %" PRIu64
+	    " (a hidden setting: man lanecp, ENVIRONMENT)",
+	    var, shown, lo, hi);
 }
 
 int
-lc_setting_str(const char *name, int (*valid)(const char *),
-    const char *what, const char *dflt, const char **out, struct lc_err *e)
+lc_setting_str(const char *name, int (*valid)(const char *), const char *what,
+    const char *dflt, const char **out, struct lc_err *e)
 {
 	char var[LC_SETTING_NAME_MAX], shown[LC_SETTING_SHOWN];
 	const char *s = lc_setting_env(name, var, sizeof(var));
@@ -54,6 +55,7 @@ lc_setting_str(const char *name, int (*valid)(const char *),
 		return 0;
 	}
 	lc_printable(s, shown, sizeof(shown));
-	return lc_err_set(e, LC_ERR_USAGE, "%s=%s: must be %s (a hidden "
-	    "setting: man lanecp, ENVIRONMENT)", var, shown, what);
+	return lc_err_set(e, LC_ERR_USAGE,
+	    "%s=%s: must be %s (a hidden setting: man lanecp, ENVIRONMENT)",
+	    var, shown, what);
 }

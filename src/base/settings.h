@@ -36,8 +36,8 @@
  * the variable is unset or empty.  0, or -LC_ERR_USAGE (*out = dflt, e
  * names the variable and the range) when it is set to anything else.
  */
-int lc_setting_uint(const char *name, uint64_t lo, uint64_t hi,
-    uint64_t dflt, uint64_t *out, struct lc_err *e);
+int lc_setting_uint(const char *name, uint64_t lo, uint64_t hi, uint64_t dflt,
+    uint64_t *out, struct lc_err *e);
 
 /*
  * The setting LANECP_<name> in *out (the environment's string), dflt
