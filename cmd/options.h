@@ -1,0 +1,53 @@
+/*
+ * lanecp's command line (options.c): what the options say, the option
+ * table they come from, --help made from it, and the parser.  main() and
+ * the exit codes are cmd/lanecp.c.
+ */
+#ifndef LANECP_CMD_OPTIONS_H
+#define LANECP_CMD_OPTIONS_H
+
+#include "copy.h"
+#include "err.h"
+
+#include <stdint.h>
+#include <stdio.h>
+
+struct lc_cli {
+	struct lc_copy_opts copy;
+	int json;
+	int verbose;
+	int quiet;
+	int agent;
+	const char *restrict_dir;
+	uint64_t max_memory;	/* --max-memory, 0: default */
+	const char *transfer;	/* --transfer ID (with --agent) */
+	int help;
+	int version;
+};
+
+/*
+ * c cleared, then the defaults: each number's from its table row, and
+ * data stream encryption on.  Call before lc_parse_cli.
+ */
+void lc_cli_init(struct lc_cli *c);
+
+/*
+ * Parse argv's options into c (getopt_long on the table: argv is
+ * permuted, operands last), then $LANECP_NO_PUSH.  *first_arg is the
+ * index of the first operand.  Returns 0, or -LC_ERR_USAGE with e naming
+ * the option and what is wrong with it (one line, no "see --help").
+ */
+int lc_parse_cli(int argc, char **argv, struct lc_cli *c, int *first_arg,
+    struct lc_err *e);
+
+/*
+ * The -l FILE of a command line that failed to parse (it may come after
+ * the bad option): the last one getopt finds, errors skipped; NULL if
+ * none.  The result points into argv.
+ */
+const char *lc_find_log(int argc, char **argv);
+
+/* --help: usage, one line per table row, exit statuses, examples. */
+void lc_usage(FILE *f);
+
+#endif
