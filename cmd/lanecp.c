@@ -191,10 +191,9 @@ main(int argc, char **argv)
 		    OpenSSL_version(OPENSSL_VERSION), zlibVersion());
 		return LC_EXIT_OK;
 	}
-	if (c.restrict_dir != NULL || c.max_memory != 0 || c.transfer != NULL) {
-		lc_err_set(&e, LC_ERR_USAGE, "%s only applies to --agent",
-		    c.restrict_dir != NULL ? "--restrict" : c.max_memory != 0 ?
-		    "--max-memory" : "--transfer");
+	if (c.agent_only != NULL) {
+		lc_err_set(&e, LC_ERR_USAGE, "--%s only applies to --agent",
+		    c.agent_only);
 		return lc_usage_fail(&c, &e);
 	}
 	if (argc - first < 2) {

@@ -4,7 +4,6 @@
  * and its parser.  main() is cmd/lanecp.c.
  */
 #include "options.h"
-#include "agent.h"
 #include "err.h"
 #include "parse.h"
 #include "wire.h"
@@ -27,7 +26,15 @@ enum lc_opt_kind {
 	LC_OPT_FUNC,		/* set() does the work */
 	LC_OPT_UINT,		/* a number in [min, max] */
 	LC_OPT_SIZE,		/* a size with k/m/g/t suffixes in [min, max] */
-	LC_OPT_MS		/* seconds (fractions allowed), kept in ms */
+	LC_OPT_MS,		/* seconds (fractions allowed), kept in ms */
+	/*
+	 * The agent's: `lanecp --agent ...` is handed to the agent's own
+	 * parser (src/agent/agent_main.c) before this table is read, so
+	 * here the row is only for --help, and a use without --agent is
+	 * refused naming it (struct lc_cli.agent_only); the value is the
+	 * agent's to check, not ours.
+	 */
+	LC_OPT_AGENT
 };
 
 struct lc_opt {
@@ -234,24 +241,6 @@ lc_opt_programs(struct lc_cli *c, const char *a, struct lc_err *e)
 	return 0;
 }
 
-static int
-lc_opt_restrict(struct lc_cli *c, const char *a, struct lc_err *e)
-{
-	if (a[0] == '\0')
-		return lc_err_set(e, LC_ERR_USAGE, "--restrict: empty DIR");
-	c->restrict_dir = a;
-	return 0;
-}
-
-static int
-lc_opt_transfer(struct lc_cli *c, const char *a, struct lc_err *e)
-{
-	if (!lc_transfer_valid(a))
-		return lc_err_set(e, LC_ERR_USAGE, "--transfer: ID must be %d "
-		    "lowercase hex digits", LC_TRANSFER_HEX);
-	c->transfer = a;
-	return 0;
-}
 
 /* A size bound as a user writes it: 4096 -> "4k", 1 << 30 -> "1g". */
 static void
@@ -444,16 +433,13 @@ static const struct lc_opt lc_opts[] = {
 	{ "version", 'V', NULL, "show the version",
 	    LC_FLAG(version) },
 	{ "agent", 0, NULL, "(internal) run as the remote agent on "
-	    "stdin/stdout",
-	    LC_FLAG(agent) },
+	    "stdin/stdout", .kind = LC_OPT_AGENT },
 	{ "restrict", 0, "DIR", "(with --agent) serve only paths inside DIR, "
-	    "e.g. as a forced command", LC_FUNC(lc_opt_restrict) },
+	    "e.g. as a forced command", .kind = LC_OPT_AGENT },
 	{ "max-memory", 0, "SIZE", "(with --agent) keep a receiving agent's "
-	    "memory under SIZE (default 128m)",
-	    LC_NUM(LC_OPT_SIZE, max_memory, LC_AGENT_MIN_MEMORY,
-	    LC_AGENT_MAX_MEMORY, 0, "--max-memory") },
+	    "memory under SIZE (default 128m)", .kind = LC_OPT_AGENT },
 	{ "transfer", 0, "ID", "(internal, with --agent) the controller's "
-	    "transfer id", LC_FUNC(lc_opt_transfer) },
+	    "transfer id", .kind = LC_OPT_AGENT },
 };
 #define LC_NOPTS (sizeof(lc_opts) / sizeof(lc_opts[0]))
 
@@ -604,6 +590,9 @@ lc_parse_cli(int argc, char **argv, struct lc_cli *c, int *first_arg,
 			return lc_err_set(e, LC_ERR_INTERNAL, "option table");
 		if (o->kind == LC_OPT_FLAG)
 			*(int *)(void *)((char *)c + o->off) = 1;
+		else if (o->kind == LC_OPT_AGENT)
+			c->agent_only = c->agent_only != NULL ?
+			    c->agent_only : o->lname;
 		else if (o->kind == LC_OPT_FUNC)
 			r = o->set(c, optarg, e);
 		else

@@ -17,10 +17,12 @@ struct lc_cli {
 	int json;
 	int verbose;
 	int quiet;
-	int agent;
-	const char *restrict_dir;
-	uint64_t max_memory;	/* --max-memory, 0: default */
-	const char *transfer;	/* --transfer ID (with --agent) */
+	/*
+	 * The long name of the first option given that only the agent
+	 * takes (--restrict, --max-memory, --transfer), or NULL: refused,
+	 * since `lanecp --agent` never reaches this parser.
+	 */
+	const char *agent_only;
 	int help;
 	int version;
 };
