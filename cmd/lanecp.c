@@ -113,7 +113,7 @@ lc_usage_fail(const struct lc_cli *c, struct lc_err *e)
 	    lc_runlog_open(&c->copy, &logfd, &le) != 0)
 		lc_log_error("%s", le.msg);
 	lc_log_error("%s (see lanecp --help)", e->msg);
-	if (c->json)
+	if (c->copy.json)
 		lc_copy_json(1, &c->copy, &res, e, LC_EXIT_USAGE);
 	lc_runlog_close(logfd, -LC_ERR_USAGE, &res, e, LC_EXIT_USAGE);
 	return LC_EXIT_USAGE;
@@ -174,13 +174,13 @@ main(int argc, char **argv)
 	lc_cmdline(argc, argv, cmdline, sizeof(cmdline));
 	c.copy.cmdline = cmdline;
 	if (lc_parse_cli(argc, argv, &c, &first, &e) != 0) {
-		c.json = c.json || c.copy.json_progress;
+		c.copy.json = c.copy.json || c.copy.json_progress;
 		if (c.copy.log_path == NULL)
 			c.copy.log_path = lc_find_log(argc, argv);
 		return lc_usage_fail(&c, &e);
 	}
 	/* the progress lines end with the summary */
-	c.json = c.json || c.copy.json_progress;
+	c.copy.json = c.copy.json || c.copy.json_progress;
 	if (c.help) {
 		lc_usage(stdout);
 		return LC_EXIT_OK;
@@ -196,20 +196,14 @@ main(int argc, char **argv)
 		    c.agent_only);
 		return lc_usage_fail(&c, &e);
 	}
-	if (argc - first < 2) {
-		lc_err_set(&e, LC_ERR_USAGE, "need a source and a destination");
-		return lc_usage_fail(&c, &e);
-	}
 	level = c.quiet ? LC_LOG_ERROR : LC_LOG_INFO + c.verbose;
 	lc_log_set_level(level > LC_LOG_DEBUG ? LC_LOG_DEBUG : level);
-	if (c.json && !c.copy.prog_dst && strcmp(argv[argc - 1], "-") == 0) {
-		lc_log_error("--json: stdout is the target '-' (see lanecp "
-		    "--help)");
-		return LC_EXIT_USAGE;
+	/* SRC... DST; lc_copy checks that both are there */
+	if (argc - first >= 2) {
+		c.copy.sources = (const char *const *)&argv[first];
+		c.copy.nsources = (size_t)(argc - first - 1);
+		c.copy.dest = argv[argc - 1];
 	}
-	c.copy.sources = (const char *const *)&argv[first];
-	c.copy.nsources = (size_t)(argc - first - 1);
-	c.copy.dest = argv[argc - 1];
 	c.copy.batch = !isatty(0);
 	/* -q: errors only; -P: plain lines; else the live line on a tty */
 	if (c.quiet)
@@ -226,7 +220,7 @@ main(int argc, char **argv)
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGHUP, &sa, NULL);
-	c.copy.print_sums = c.copy.print_sums && !c.json;
+	c.copy.print_sums = c.copy.print_sums && !c.copy.json;
 	if ((r = lc_runlog_open(&c.copy, &logfd, &e)) == 0)
 		r = lc_copy(&c.copy, lc_sigwake.rfd, &res, &e);
 	if (r != 0) {
@@ -234,7 +228,8 @@ main(int argc, char **argv)
 			lc_err_set(&e, -r, "%s", lc_strerror(r));
 		lc_log_error("%s", e.msg);
 	}
-	if (c.json)
+	/* never onto the data (lc_copy refused --json with target '-') */
+	if (c.copy.json && !lc_copy_opts_stdout(&c.copy))
 		lc_copy_json(1, &c.copy, &res, &e, lc_exit_code(&e));
 	lc_runlog_close(logfd, r, &res, &e, lc_exit_code(&e));
 	libssh2_exit();

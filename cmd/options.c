@@ -400,7 +400,7 @@ static const struct lc_opt lc_opts[] = {
 	    "first",
 	    LC_FLAG(copy.no_space_check) },
 	{ "json", 0, NULL, "print a JSON summary on stdout at the end",
-	    LC_FLAG(json) },
+	    LC_FLAG(copy.json) },
 	{ "json-progress", 0, NULL, "a JSON progress line on stdout every "
 	    "second, then the --json summary",
 	    LC_FLAG(copy.json_progress) },

@@ -14,7 +14,6 @@
 
 struct lc_cli {
 	struct lc_copy_opts copy;
-	int json;
 	int verbose;
 	int quiet;
 	/*
