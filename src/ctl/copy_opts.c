@@ -41,23 +41,33 @@ lc_copy_check_pipes(const struct lc_copy_opts *o, struct lc_err *e)
 	if (!lc_copy_opts_pipes(o))
 		return 0;
 	if (o->resume)
-		return lc_err_set(e, LC_ERR_USAGE, "-a: resuming needs a file "
+		return lc_err_set(e, LC_ERR_USAGE,
+		    "-a: resuming needs a file "
 		    "source and a file target; a pipe (%s) cannot be read "
-		    "again", what);
+		    "again",
+		    what);
 	if (o->retries != 0)
-		return lc_err_set(e, LC_ERR_USAGE, "--retries: a pipe (%s) "
-		    "cannot be read again; copy it without retries", what);
+		return lc_err_set(e, LC_ERR_USAGE,
+		    "--retries: a pipe (%s) "
+		    "cannot be read again; copy it without retries",
+		    what);
 	if (o->recursive)
-		return lc_err_set(e, LC_ERR_USAGE, "-r: a pipe (%s) is one "
-		    "stream of bytes, not a tree", what);
+		return lc_err_set(e, LC_ERR_USAGE,
+		    "-r: a pipe (%s) is one "
+		    "stream of bytes, not a tree",
+		    what);
 	if (o->nsources != 1)
-		return lc_err_set(e, LC_ERR_USAGE, "%s: a pipe takes exactly "
-		    "one source (%zu given)", what, o->nsources);
+		return lc_err_set(e, LC_ERR_USAGE,
+		    "%s: a pipe takes exactly "
+		    "one source (%zu given)",
+		    what, o->nsources);
 	if (o->prog_src && strcmp(o->sources[0], "-") == 0)
-		return lc_err_set(e, LC_ERR_USAGE, "-N i: the source names a "
+		return lc_err_set(e, LC_ERR_USAGE,
+		    "-N i: the source names a "
 		    "program, not '-'");
 	if (o->prog_dst && strcmp(o->dest, "-") == 0)
-		return lc_err_set(e, LC_ERR_USAGE, "-N o: the target names a "
+		return lc_err_set(e, LC_ERR_USAGE,
+		    "-N o: the target names a "
 		    "program, not '-'");
 	return 0;
 }
@@ -68,24 +78,31 @@ lc_copy_opts_check(const struct lc_copy_opts *o, struct lc_err *e)
 	int r;
 
 	if (o->nsources == 0 || o->sources == NULL || o->dest == NULL)
-		return lc_err_set(e, LC_ERR_USAGE, "need a source and a "
+		return lc_err_set(e, LC_ERR_USAGE,
+		    "need a source and a "
 		    "destination");
 	if ((o->json || o->json_progress) && lc_copy_opts_stdout(o))
-		return lc_err_set(e, LC_ERR_USAGE, "--json: stdout is the "
+		return lc_err_set(e, LC_ERR_USAGE,
+		    "--json: stdout is the "
 		    "target '-'");
 	if ((r = lc_copy_check_pipes(o, e)) != 0)
 		return r;
 	if (o->nsources > 1 && o->expect[0] != '\0')
-		return lc_err_set(e, LC_ERR_USAGE, "-E ALG=HEX checks one "
-		    "file; %zu sources were given", o->nsources);
+		return lc_err_set(e, LC_ERR_USAGE,
+		    "-E ALG=HEX checks one "
+		    "file; %zu sources were given",
+		    o->nsources);
 	if (o->recursive && o->expect[0] != '\0')
-		return lc_err_set(e, LC_ERR_USAGE, "-E ALG=HEX checks one "
+		return lc_err_set(e, LC_ERR_USAGE,
+		    "-E ALG=HEX checks one "
 		    "file; it does not go with -r");
 	if (o->numeric_ids && !o->owner)
-		return lc_err_set(e, LC_ERR_USAGE, "--numeric-ids goes with "
+		return lc_err_set(e, LC_ERR_USAGE,
+		    "--numeric-ids goes with "
 		    "--owner");
 	if (o->update && o->skip_existing)
-		return lc_err_set(e, LC_ERR_USAGE, "-u and -O do not go "
+		return lc_err_set(e, LC_ERR_USAGE,
+		    "-u and -O do not go "
 		    "together (-O skips every existing file)");
 	return 0;
 }
