@@ -303,7 +303,9 @@ int lc__ctl_sink_bytes(const struct lc_ctl *c, const char *what,
 
 /*
  * Parse the sources and the target, make each source's request, and check
- * the options that must go together.  0 or -LC_ERR_USAGE (...) with e set.
+ * what of the arguments depends on the world or on the parsed locations
+ * (the option pairings were checked once by lc_copy_opts_check).  0 or
+ * -LC_ERR_USAGE (...) with e set.
  */
 int lc__ctl_parse_args(struct lc_ctl *c, struct lc_err *e);
 

@@ -1,8 +1,11 @@
 /*
  * The controller's options: the command line's sources and target
  * parsed, each source's request (SRC_ADD flags, the name its copy gets),
- * and the rules about which options and arguments go together.  The
- * state is struct lc_ctl_args (controller_int.h).
+ * and the rules about the arguments that depend on the world (a local
+ * target, the hosts) or on the parsed locations.  The rules about which
+ * options go together are lc_copy_opts_check (copy_opts.c), run once by
+ * lc_copy before the first attempt.  The state is struct lc_ctl_args
+ * (controller_int.h).
  */
 #include "controller_int.h"
 #include "path.h"
@@ -48,8 +51,8 @@ lc__ctl_parse_args(struct lc_ctl *c, struct lc_err *e)
 	int r;
 
 	if (o->nsources == 0 || o->dest == NULL)
-		return lc_err_set(e, LC_ERR_USAGE, "need a source and a "
-		    "destination");
+		return lc_err_set(e, LC_ERR_INTERNAL, "no source or no target "
+		    "(lc_copy_opts_check)");
 	if ((c->args.srcs = calloc(o->nsources,
 	    sizeof(*c->args.srcs))) == NULL)
 		return lc_err_set(e, LC_ERR_NOMEM, "out of memory");
@@ -61,7 +64,7 @@ lc__ctl_parse_args(struct lc_ctl *c, struct lc_err *e)
 		return r;
 	if ((r = lc_ctl_check_several(c, e)) != 0)
 		return r;
-	c->args.stdout_target = !o->prog_dst && strcmp(o->dest, "-") == 0;
+	c->args.stdout_target = lc_copy_opts_stdout(o) != 0;
 	if (c->args.stdout_target || o->prog_dst)
 		c->args.pipes = true;
 	if (!lc_location_is_remote(&c->args.srcs[0]) &&
@@ -78,7 +81,7 @@ lc__ctl_parse_args(struct lc_ctl *c, struct lc_err *e)
 		rq->flags = (o->recursive ? LC_ADD_RECURSIVE : 0) |
 		    (o->follow ? LC_ADD_FOLLOW : 0) |
 		    (o->owner && !o->numeric_ids ? LC_ADD_NAMES : 0);
-		/* a stream: one FILE named "-" (lc_copy_check_pipes said
+		/* a pipe: one FILE named "-" (lc_copy_opts_check said
 		 * this is the only source, without -r) */
 		if (o->prog_src || (strcmp(o->sources[i], "-") == 0 &&
 		    !lc_location_is_remote(&c->args.srcs[i]))) {
@@ -111,18 +114,6 @@ lc__ctl_parse_args(struct lc_ctl *c, struct lc_err *e)
 				    o->sources[j], o->sources[i],
 				    c->chk.reqs[i].name);
 	}
-	if (o->nsources > 1 && o->expect[0] != '\0')
-		return lc_err_set(e, LC_ERR_USAGE, "-E ALG=HEX checks one "
-		    "file; %zu sources were given", o->nsources);
-	if (o->recursive && o->expect[0] != '\0')
-		return lc_err_set(e, LC_ERR_USAGE, "-E ALG=HEX checks one "
-		    "file; it does not go with -r");
-	if (o->numeric_ids && !o->owner)
-		return lc_err_set(e, LC_ERR_USAGE, "--numeric-ids goes with "
-		    "--owner");
-	if (o->update && o->skip_existing)
-		return lc_err_set(e, LC_ERR_USAGE, "-u and -O do not go "
-		    "together (-O skips every existing file)");
 	snprintf(c->args.target_shown, sizeof(c->args.target_shown), "%s",
 	    o->dest);
 	/*

@@ -1,7 +1,7 @@
 /*
  * One copy as the user asked for it: attempts with retries and backoff
- * around lc_copy_run (controller.c).  The -l run log is runlog.c, the
- * --json summary report.c.
+ * around lc_copy_run (controller.c), after the options are checked
+ * (copy_opts.c).  The -l run log is runlog.c, the --json summary report.c.
  */
 #include "copy.h"
 #include "clock.h"
@@ -45,51 +45,6 @@ lc_copy_retryable(int code)
 	default:
 		return 0;
 	}
-}
-
-int
-lc_copy_opts_pipes(const struct lc_copy_opts *o)
-{
-	if (o->prog_src || o->prog_dst || strcmp(o->dest, "-") == 0)
-		return 1;
-	for (size_t i = 0; i < o->nsources; i++)
-		if (strcmp(o->sources[i], "-") == 0)
-			return 1;
-	return 0;
-}
-
-/*
- * "-" and -N: what goes with a pipe, checked before anything connects.
- * A pipe is read once, in order, so nothing can resume or retry it; it is
- * one stream of bytes, so it is one source and one target file.
- */
-static int
-lc_copy_check_pipes(const struct lc_copy_opts *o, struct lc_err *e)
-{
-	const char *what = o->prog_src || o->prog_dst ? "-N" : "'-'";
-
-	if (!lc_copy_opts_pipes(o))
-		return 0;
-	if (o->resume)
-		return lc_err_set(e, LC_ERR_USAGE, "-a: resuming needs a file "
-		    "source and a file target; a pipe (%s) cannot be read "
-		    "again", what);
-	if (o->retries != 0)
-		return lc_err_set(e, LC_ERR_USAGE, "--retries: a pipe (%s) "
-		    "cannot be read again; copy it without retries", what);
-	if (o->recursive)
-		return lc_err_set(e, LC_ERR_USAGE, "-r: a pipe (%s) is one "
-		    "stream of bytes, not a tree", what);
-	if (o->nsources != 1)
-		return lc_err_set(e, LC_ERR_USAGE, "%s: a pipe takes exactly "
-		    "one source (%zu given)", what, o->nsources);
-	if (o->prog_src && strcmp(o->sources[0], "-") == 0)
-		return lc_err_set(e, LC_ERR_USAGE, "-N i: the source names a "
-		    "program, not '-'");
-	if (o->prog_dst && strcmp(o->dest, "-") == 0)
-		return lc_err_set(e, LC_ERR_USAGE, "-N o: the target names a "
-		    "program, not '-'");
-	return 0;
 }
 
 /* Sleep s seconds unless a signal arrives (then its error). */
@@ -200,7 +155,8 @@ lc_copy(const struct lc_copy_opts *o, int signal_fd,
 	/* "seconds" is the wall time of it all: connecting, every attempt,
 	   the back-offs between them and stopping */
 	oo.t_run = lc_now_ns();
-	if ((r = lc_copy_check_pipes(o, e)) != 0)
+	/* which options go together: once, before the first attempt */
+	if ((r = lc_copy_opts_check(o, e)) != 0)
 		return r;
 	/* one id for all attempts: a retry's sink knows the agents of the
 	   attempts before it */

@@ -43,6 +43,8 @@ struct lc_copy_opts {
 	uint32_t progress_ms;	/* -P: plain lines, 0 = off */
 	int live_progress;	/* the live line on stderr (a terminal) */
 	int json_progress;	/* --json-progress: a line on stdout a second */
+	int json;		/* --json: the caller prints lc_copy_json's
+				   summary on stdout at the end */
 	uint64_t t_run;		/* internal (copy.c): when the run began, ns */
 	int force;		/* -f */
 	int encrypt;		/* data stream encryption */
@@ -103,8 +105,25 @@ struct lc_copy_opts {
 /*
  * 1 if the copy reads or writes a pipe ("-" on either side, or -N): no
  * resume, one source, no retries (what was read cannot be read again).
+ * o->dest must not be NULL.
  */
 int lc_copy_opts_pipes(const struct lc_copy_opts *o);
+
+/*
+ * 1 if the target is this process's stdout ("-" without -N o): stdout
+ * carries the data, and nothing else may be written there.
+ */
+int lc_copy_opts_stdout(const struct lc_copy_opts *o);
+
+/*
+ * Which options go together (copy_opts.c): the rules that need nothing
+ * but o itself, no file and no host (a source and a target given; --json
+ * not with stdout as the target; what goes with a pipe; -E ALG=HEX with
+ * one file; --numeric-ids with --owner; not -u with -O).  lc_copy() runs
+ * it once, before the first attempt.  0, or -LC_ERR_USAGE with e naming
+ * the options.
+ */
+int lc_copy_opts_check(const struct lc_copy_opts *o, struct lc_err *e);
 
 #define LC_RESULT_SUMS 16
 #define LC_RESULT_FAILED 64	/* failed files kept for --json */
@@ -149,7 +168,9 @@ struct lc_copy_result {
 };
 
 /*
- * Run one copy.  signal_fd (or -1) is polled; a byte on it is a signal
+ * Run one copy: one attempt, with o as lc_copy_opts_check accepts it
+ * (lc_copy checks; no source or no target is an internal error here).
+ * signal_fd (or -1) is polled; a byte on it is a signal
  * number and cancels the copy (-LC_ERR_CANCELED, e->signo set).  Returns 0
  * or -LC_ERR_*; e says what and e->remote where.
  */
@@ -169,7 +190,8 @@ int lc_copy_settings(struct lc_err *e);
  * lc_copy_run with --retries: after a transient failure (connection,
  * agent or stream lost, stall, integrity or checksum failure) it waits
  * (1, 2, 4 ... 60 s) and tries again with resume on, up to o->retries
- * more times.  Also keeps the -l log.  Same contract as lc_copy_run.
+ * more times.  Checks the options first (lc_copy_opts_check), once.
+ * Same contract as lc_copy_run.
  */
 int lc_copy(const struct lc_copy_opts *o, int signal_fd,
     struct lc_copy_result *res, struct lc_err *e);

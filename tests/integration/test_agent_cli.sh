@@ -4,6 +4,9 @@
 # the same command line through one parser (src/agent/agent_main.c):
 #   - the same options, as "--opt VALUE" and "--opt=VALUE", and the same
 #     refusals (exit 2, one line naming the option);
+#   - without --agent, lanecp refuses each agent-only option, whatever its
+#     value (the agent's parser is the one that checks values): exit 2,
+#     one line naming the option;
 #   - under a forced command (no --transfer on the command line), each
 #     finds the controller's transfer id in SSH_ORIGINAL_COMMAND and runs
 #     again with it, where a later attempt's sink looks for it.
@@ -56,5 +59,15 @@ for prog in "$LANECP" "$AGENT"; do
 	wait "$pid" || rc=$?
 	[[ $rc == 1 ]] || lc_fail "$name: the agent exited $rc at EOF, not 1"
 	rm -f "$T/ctl"
+done
+lc_note "lanecp without --agent: each agent-only option refused by name"
+for args in "--restrict $T" "--restrict=" "--max-memory 40m" "--max-memory=1m" \
+	"--transfer $ID" "--transfer=NOTHEX"; do
+	opt=${args%%[ =]*}
+	# shellcheck disable=SC2086 # the option and its value are two words
+	lc_expect_exit 2 "$LANECP" $args "$T/nofile" "nohost.invalid:/x" \
+		</dev/null 2>"$T/err"
+	lc_log_has "^lanecp: $opt only applies to --agent " "$T/err"
+	[[ $(wc -l <"$T/err") == 1 ]] || lc_fail "$args: not one line: $(cat "$T/err")"
 done
 echo "ok"

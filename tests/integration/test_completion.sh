@@ -5,7 +5,7 @@
 # bash would (split at ':' and '=', COMP_WORDBREAKS), calls _lanecp and
 # checks COMPREPLY.
 #   - every long option of --help is offered, and whether an option takes
-#     the next word as its argument agrees with cmd/lanecp.c's table;
+#     the next word as its argument agrees with cmd/options.c's table;
 #   - option arguments: files for FILE, the algorithms for -E, hosts for -J,
 #     nothing for numbers; --opt=value;
 #   - local files (escaped, directories with /), hosts from the -F config
@@ -100,19 +100,19 @@ mkdir -p "$T/w/zz dir" "$T/w/zzsub"
 : >"$T/w/zz'quote"
 cd "$T/w"
 
-lc_note "whether an option takes the next word agrees with cmd/lanecp.c"
-# rows "{ "name", 'x' or 0, NULL or "ARG", ... [, .optional = 1] }": after an
+lc_note "whether an option takes the next word agrees with cmd/options.c"
+# rows "{"name", 'x' or 0, NULL or "ARG", ... [, .optional = 1]}": after an
 # option without an argument (or with an optional one) the next word is a
 # source, and host names are offered; after one with an argument, never
 # "host:".
 sed -n '/^static const struct lc_opt lc_opts\[\] = {/,/^};/p' \
-	"$LC_SRC_DIR/cmd/lanecp.c" | tr '\n\t' '  ' |
-	grep -oE '\{ "[a-z0-9-]+", [^}]*\}' >"$T/rows"
+	"$LC_SRC_DIR/cmd/options.c" | tr '\n\t' '  ' |
+	grep -oE '\{ ?"[a-z0-9-]+", [^}]*\}' >"$T/rows"
 [[ $(wc -l <"$T/rows") == "${#longs[@]}" ]] ||
-	lc_fail "cmd/lanecp.c has $(wc -l <"$T/rows") option rows, --help ${#longs[@]}"
+	lc_fail "cmd/options.c has $(wc -l <"$T/rows") option rows, --help ${#longs[@]}"
 n=0
 while IFS= read -r row; do
-	[[ $row =~ ^\{\ \"([a-z0-9-]+)\",\ [^,]+,\ (NULL|\"[^\"]*\"),.*\}$ ]] ||
+	[[ $row =~ ^\{\ ?\"([a-z0-9-]+)\",\ [^,]+,\ +(NULL|\"[^\"]*\"),.*\}$ ]] ||
 		lc_fail "cannot parse option row: $row"
 	name=${BASH_REMATCH[1]} arg=${BASH_REMATCH[2]} optional=0
 	[[ $row == *".optional = 1"* ]] && optional=1

@@ -23,6 +23,28 @@ lc_lanecp_expect 2 'need a source and a destination' "$d/local/f"
 lc_lanecp_expect 2 'neither source nor destination is remote' "$d/local/f" "$d/local/g"
 [[ -z $(ls "$d/remote") ]] || lc_fail "usage error wrote something"
 
+lc_note "a bad pairing is refused once, before the first attempt (--retries)"
+# a host that refuses connections: without a bad pairing, exit 3
+lc_ssh_config "$d/unreach_config" Port="$(lc_free_port)"
+rc=0
+"$LANECP" -F "$d/unreach_config" "$d/local/f" "$H:$d/remote/x" 2>"$d/err" || rc=$?
+[[ $rc == 3 ]] || { lc__show "$d/err"; lc_fail "unreachable host: exit $rc, not 3"; }
+for pair in "-u -O" "--numeric-ids" "-E crc32=01234567 -r"; do
+	rc=0
+	# shellcheck disable=SC2086 # the options are words
+	"$LANECP" -F "$d/unreach_config" -l "$d/pair.log" --retries 3 $pair \
+		"$d/local/f" "$H:$d/remote/x" 2>"$d/err" || rc=$?
+	[[ $rc == 2 ]] || { lc__show "$d/err"; lc_fail "$pair --retries 3: exit $rc, not 2"; }
+	[[ $(wc -l <"$d/err") == 1 ]] || { lc__show "$d/err"; lc_fail \
+	    "$pair --retries 3: not one line on stderr"; }
+	lc_log_lacks 'attempt|retrying|connect' "$d/err"
+	[[ -z $(ls "$d/remote") ]] || lc_fail "$pair: wrote something"
+done
+lc_log_has '^lanecp: -E ALG=HEX checks one file; it does not go with -r$' "$d/err"
+[[ $(grep -c 'result: failed, exit 2: ' "$d/pair.log") == 3 ]] || {
+	lc__show "$d/pair.log"; lc_fail "-l: not one usage result per run"; }
+lc_log_lacks 'after [0-9]+ attempt' "$d/pair.log"
+
 lc_note "--version names each part; --help says which ssh_config files"
 "$LANECP" --version >"$d/version"
 lc_log_has '^lanecp [0-9]+\.[0-9]+\.[0-9]+ \(protocol [0-9]+\)$' "$d/version"

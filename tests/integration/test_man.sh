@@ -3,6 +3,7 @@
 # The manual (man/lanecp.1) stays true to the code:
 #   - every option of `lanecp --help` (long and short) has its own .It
 #     entry, and every .It option entry is an option --help knows;
+#   - the option table (cmd/options.c) has one row per option of --help;
 #   - every value of enum lc_exit (cmd/lanecp.c) is in EXIT STATUS;
 #   - every variable the product code reads with getenv() is in
 #     ENVIRONMENT, and ENVIRONMENT names no variable the code does not read;
@@ -17,6 +18,7 @@ set -euo pipefail
 
 MAN=$LC_SRC_DIR/man/lanecp.1
 CLI=$LC_SRC_DIR/cmd/lanecp.c
+OPTS=$LC_SRC_DIR/cmd/options.c
 T=$(mktemp -d)
 lc_on_exit rm -rf "$T"
 
@@ -39,11 +41,11 @@ while IFS= read -r line; do
 	fi
 done <"$T/help"
 [[ ${#longs[@]} -gt 20 ]] || { lc__show "$T/help"; lc_fail "found only ${#longs[@]} long options in --help"; }
-# the table in cmd/lanecp.c has one row per option: as many as --help shows
-rows=$(sed -n '/^static const struct lc_opt lc_opts\[\] = {/,/^};/p' "$CLI" |
-	grep -cE '^[[:space:]]*\{ "[a-z0-9-]+", ' || true)
+# the table in cmd/options.c has one row per option: as many as --help shows
+rows=$(sed -n '/^static const struct lc_opt lc_opts\[\] = {/,/^};/p' "$OPTS" |
+	grep -cE '^[[:space:]]*\{ ?"[a-z0-9-]+", ' || true)
 [[ $rows == "${#longs[@]}" ]] ||
-	lc_fail "cmd/lanecp.c's option table has $rows rows, --help shows ${#longs[@]} long options"
+	lc_fail "cmd/options.c's option table has $rows rows, --help shows ${#longs[@]} long options"
 
 lc_note "every option of --help has an .It entry in the man page"
 grep -E '^\.It ' "$MAN" >"$T/items"

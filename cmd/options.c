@@ -1,0 +1,682 @@
+/*
+ * lanecp's command line: the option table (one row per option; --help,
+ * getopt's tables, the defaults and the range checks all come from it)
+ * and its parser.  main() is cmd/lanecp.c.
+ */
+#include "options.h"
+#include "err.h"
+#include "parse.h"
+#include "wire.h"
+
+#include <getopt.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef int (*lc_opt_set)(struct lc_cli *, const char *, struct lc_err *);
+
+/*
+ * What an option's argument is.  A number in a range is a row of the
+ * table, not a function: its field, its range and its default are
+ * columns, and one parser (lc_opt_number) checks it and words the error.
+ */
+enum lc_opt_kind {
+	LC_OPT_FLAG, /* no argument: the int at off becomes 1 */
+	LC_OPT_FUNC, /* set() does the work */
+	LC_OPT_UINT, /* a number in [min, max] */
+	LC_OPT_SIZE, /* a size with k/m/g/t suffixes in [min, max] */
+	LC_OPT_MS,   /* seconds (fractions allowed), kept in ms */
+	/*
+	 * The agent's: `lanecp --agent ...` is handed to the agent's own
+	 * parser (src/agent/agent_main.c) before this table is read, so
+	 * here the row is only for --help, and a use without --agent is
+	 * refused naming it (struct lc_cli.agent_only); the value is the
+	 * agent's to check, not ours.
+	 */
+	LC_OPT_AGENT
+};
+
+struct lc_opt {
+	const char *lname;
+	int sname;
+	const char *arg;  /* NULL: no argument */
+	const char *help; /* for numbers "(default X)" is added */
+	enum lc_opt_kind kind;
+	lc_opt_set set;	   /* LC_OPT_FUNC */
+	size_t off;	   /* LC_OPT_FLAG: an int in struct lc_cli;
+				   numbers: the field (uint32_t or uint64_t) */
+	size_t size;	   /* numbers: the field's size */
+	uint64_t min, max; /* numbers: the range (LC_OPT_MS: in ms) */
+	uint64_t dflt;	   /* numbers: the default (0: none) */
+	const char *what;  /* numbers: what the value is, for errors */
+	int optional;	   /* the argument may be left out (-c, -c9,
+				   --compress=9): set gets NULL then */
+};
+
+#define LC_FLAG(field) \
+	.kind = LC_OPT_FLAG, .off = offsetof(struct lc_cli, field)
+#define LC_FUNC(fn) .kind = LC_OPT_FUNC, .set = (fn)
+#define LC_NUM(k, field, lo, hi, def, name) \
+	.kind = (k), .off = offsetof(struct lc_cli, field), \
+	.size = sizeof(((struct lc_cli *)0)->field), .min = (lo), .max = (hi), \
+	.dflt = (def), .what = (name)
+
+static int
+lc_opt_verbose(struct lc_cli *c, const char *a, struct lc_err *e)
+{
+	(void)a;
+	(void)e;
+	c->verbose++;
+	return 0;
+}
+
+static int
+lc_opt_config(struct lc_cli *c, const char *a, struct lc_err *e)
+{
+	(void)e;
+	c->copy.config_file = a;
+	return 0;
+}
+
+static int
+lc_opt_identity(struct lc_cli *c, const char *a, struct lc_err *e)
+{
+	(void)e;
+	c->copy.identity_file = a;
+	return 0;
+}
+
+static int
+lc_opt_jump(struct lc_cli *c, const char *a, struct lc_err *e)
+{
+	if (a[0] == '\0' || strlen(a) > 4096)
+		return lc_err_set(e, LC_ERR_USAGE, "-J: bad jump host list");
+	c->copy.jump = a;
+	return 0;
+}
+
+static int
+lc_opt_agent_cmd(struct lc_cli *c, const char *a, struct lc_err *e)
+{
+	if (a[0] == '\0' || strlen(a) > 1024)
+		return lc_err_set(e, LC_ERR_USAGE, "-T: bad program name");
+	c->copy.agent_cmd = a;
+	return 0;
+}
+
+static int
+lc_opt_no_push(struct lc_cli *c, const char *a, struct lc_err *e)
+{
+	(void)a;
+	(void)e;
+	c->copy.no_push = 1;
+	return 0;
+}
+
+/* LANECP_NO_PUSH=1 (or yes, true): as --no-push; 0, no, false or empty:
+ * off. */
+static int
+lc_env_no_push(struct lc_cli *c, struct lc_err *e)
+{
+	const char *v = getenv("LANECP_NO_PUSH");
+
+	if (v == NULL || v[0] == '\0' || strcmp(v, "0") == 0 ||
+	    strcmp(v, "no") == 0 || strcmp(v, "false") == 0)
+		return 0;
+	if (strcmp(v, "1") != 0 && strcmp(v, "yes") != 0 &&
+	    strcmp(v, "true") != 0)
+		return lc_err_set(e, LC_ERR_USAGE,
+		    "LANECP_NO_PUSH=%.32s: want "
+		    "1 (do not push the agent) or 0",
+		    v);
+	if (c->copy.no_push == 0)
+		c->copy.no_push = 2;
+	return 0;
+}
+
+static int
+lc_opt_no_encrypt(struct lc_cli *c, const char *a, struct lc_err *e)
+{
+	(void)a;
+	(void)e;
+	c->copy.encrypt = 0;
+	return 0;
+}
+
+static int
+lc_opt_check(struct lc_cli *c, const char *a, struct lc_err *e)
+{
+	(void)a;
+	(void)e;
+	if (c->copy.csum_alg == LC_CSUM_NONE)
+		c->copy.csum_alg = LC_CSUM_SHA256;
+	return 0;
+}
+
+static int
+lc_opt_checksum(struct lc_cli *c, const char *a, struct lc_err *e)
+{
+	if (lc_csum_parse_arg(a, &c->copy.csum_alg, c->copy.expect) != 0)
+		return lc_err_set(e, LC_ERR_USAGE,
+		    "-E %s: want sha256, crc32 "
+		    "or adler32, optionally =HEX (64 or 8 hex digits)",
+		    a);
+	c->copy.print_sums = 1;
+	return 0;
+}
+
+/* -c alone: level 1, the fast one; -cN / --compress=N: N in 1..9. */
+static int
+lc_opt_compress(struct lc_cli *c, const char *a, struct lc_err *e)
+{
+	uint64_t v = 1;
+
+	if (a != NULL && lc_parse_uint(a, 1, LC_ZLEVEL_MAX, &v) != 0)
+		return lc_err_set(e, LC_ERR_USAGE,
+		    "-c %.*s: compression level "
+		    "must be a number from 1 to %u (as -c%u or --compress=%u)",
+		    64, a, LC_ZLEVEL_MAX, LC_ZLEVEL_MAX, LC_ZLEVEL_MAX);
+	c->copy.zlevel = (uint32_t)v;
+	return 0;
+}
+
+/* -z, --relay, --via-ssh, --direct: one data path, not two. */
+static int
+lc_opt_path(struct lc_cli *c, int path, struct lc_err *e)
+{
+	static const char *const flag[] = {"", "--direct", "-z", "--relay",
+	    "--via-ssh"};
+
+	if (c->copy.path != LC_PATH_AUTO && c->copy.path != path)
+		return lc_err_set(e, LC_ERR_USAGE,
+		    "%s and %s choose different "
+		    "data paths: give one of them",
+		    flag[c->copy.path], flag[path]);
+	c->copy.path = path;
+	return 0;
+}
+
+static int
+lc_opt_reverse(struct lc_cli *c, const char *a, struct lc_err *e)
+{
+	(void)a;
+	return lc_opt_path(c, LC_PATH_REVERSE, e);
+}
+
+static int
+lc_opt_relay(struct lc_cli *c, const char *a, struct lc_err *e)
+{
+	(void)a;
+	return lc_opt_path(c, LC_PATH_RELAY, e);
+}
+
+static int
+lc_opt_via_ssh(struct lc_cli *c, const char *a, struct lc_err *e)
+{
+	(void)a;
+	return lc_opt_path(c, LC_PATH_SSH, e);
+}
+
+static int
+lc_opt_direct(struct lc_cli *c, const char *a, struct lc_err *e)
+{
+	(void)a;
+	return lc_opt_path(c, LC_PATH_DIRECT, e);
+}
+
+static int
+lc_opt_log(struct lc_cli *c, const char *a, struct lc_err *e)
+{
+	if (a[0] == '\0')
+		return lc_err_set(e, LC_ERR_USAGE, "-l: empty file name");
+	c->copy.log_path = a;
+	return 0;
+}
+
+/* -N i, o or io: which side names a program (bbcp's -N). */
+static int
+lc_opt_programs(struct lc_cli *c, const char *a, struct lc_err *e)
+{
+	if (strcmp(a, "i") != 0 && strcmp(a, "o") != 0 &&
+	    strcmp(a, "io") != 0 && strcmp(a, "oi") != 0)
+		return lc_err_set(e, LC_ERR_USAGE,
+		    "-N %.16s: want i (the "
+		    "source is a program), o (the target is) or io",
+		    a);
+	c->copy.prog_src = strchr(a, 'i') != NULL;
+	c->copy.prog_dst = strchr(a, 'o') != NULL;
+	return 0;
+}
+
+/* A size bound as a user writes it: 4096 -> "4k", 1 << 30 -> "1g". */
+static void
+lc_opt_fmt_size(uint64_t v, char *out, size_t outsz)
+{
+	static const char sfx[] = "kmgt";
+	int i = -1;
+
+	while (i < 3 && v >= 1024 && v % 1024 == 0) {
+		v /= 1024;
+		i++;
+	}
+	snprintf(out, outsz, "%llu%.*s", (unsigned long long)v, i >= 0,
+	    i >= 0 ? &sfx[i] : "");
+}
+
+/* A row's bound or default, as --help and the errors show it. */
+static void
+lc_opt_fmt(const struct lc_opt *o, uint64_t v, char *out, size_t outsz)
+{
+	if (o->kind == LC_OPT_SIZE)
+		lc_opt_fmt_size(v, out, outsz);
+	else if (o->kind == LC_OPT_MS && v % 1000 != 0)
+		snprintf(out, outsz, "%llu.%03llu",
+		    (unsigned long long)(v / 1000),
+		    (unsigned long long)(v % 1000));
+	else
+		snprintf(out, outsz, "%llu",
+		    (unsigned long long)(o->kind == LC_OPT_MS ? v / 1000 : v));
+	if (o->kind == LC_OPT_MS && strchr(out, '.') != NULL) {
+		size_t n = strlen(out);
+		while (out[n - 1] == '0')
+			out[--n] = '\0';
+	}
+}
+
+/* Store v in the row's field (uint32_t or uint64_t). */
+static void
+lc_opt_store(struct lc_cli *c, const struct lc_opt *o, uint64_t v)
+{
+	char *p = (char *)c + o->off;
+
+	if (o->size == sizeof(uint32_t)) {
+		uint32_t v32 = (uint32_t)v;
+		memcpy(p, &v32, sizeof(v32));
+	} else {
+		memcpy(p, &v, sizeof(v));
+	}
+}
+
+/* Parse a number option's argument against its row. */
+static int
+lc_opt_number(struct lc_cli *c, const struct lc_opt *o, const char *a,
+    struct lc_err *e)
+{
+	static const char *const noun[] = {[LC_OPT_UINT] = "a number",
+	    [LC_OPT_SIZE] = "a size",
+	    [LC_OPT_MS] = "seconds"};
+	char name[40], lo[24], hi[24];
+	uint64_t v;
+	int r;
+
+	if (o->kind == LC_OPT_SIZE)
+		r = lc_parse_size(a, o->min, o->max, &v);
+	else if (o->kind == LC_OPT_MS)
+		r = lc_parse_seconds(a, 0, o->max / 1000, &v) != 0 || v < o->min
+		    ? -1
+		    : 0;
+	else
+		r = lc_parse_uint(a, o->min, o->max, &v);
+	if (r == 0) {
+		lc_opt_store(c, o, v);
+		return 0;
+	}
+	if (o->sname != 0)
+		snprintf(name, sizeof(name), "-%c", o->sname);
+	else
+		snprintf(name, sizeof(name), "--%s", o->lname);
+	lc_opt_fmt(o, o->min, lo, sizeof(lo));
+	lc_opt_fmt(o, o->max, hi, sizeof(hi));
+	return lc_err_set(e, LC_ERR_USAGE,
+	    "%s %.64s: %s must be %s from %s "
+	    "to %s%s",
+	    name, a, o->what, noun[o->kind], lo, hi,
+	    o->kind == LC_OPT_SIZE ? " (k, m, g suffixes)" : "");
+}
+
+static const struct lc_opt lc_opts[] = {
+    {"streams", 's', "N", "parallel TCP data streams",
+	LC_NUM(LC_OPT_UINT, copy.streams, 1, LC_MAX_STREAMS, LC_DEFAULT_STREAMS,
+	    "streams")},
+    {"window", 'w', "SIZE",
+	"TCP window per stream, e.g. 256k (default: "
+	"kernel autotuning)",
+	LC_NUM(LC_OPT_SIZE, copy.window, 1024, LC_MAX_WINDOW, 0, "window")},
+    {"block", 'B', "SIZE", "block size",
+	LC_NUM(LC_OPT_SIZE, copy.block, LC_MIN_BLOCK, LC_MAX_BLOCK,
+	    LC_DEFAULT_BLOCK, "block size")},
+    {"progress", 'P', "SEC",
+	"plain progress lines every SEC seconds "
+	"(for logs), instead of the live line on a terminal",
+	LC_NUM(LC_OPT_MS, copy.progress_ms, 100, 86400000, 0,
+	    "progress interval")},
+    {"recursive", 'r', NULL,
+	"copy directories: files, directories and "
+	"symlinks (as links)",
+	LC_FLAG(copy.recursive)},
+    {"dereference", 'L', NULL, "with -r, follow symlinks at the source",
+	LC_FLAG(copy.follow)},
+    {"preserve", 'p', NULL,
+	"keep modification times and permission "
+	"bits",
+	LC_FLAG(copy.preserve)},
+    {"update", 'u', NULL,
+	"skip files whose size and mtime match the "
+	"target; replace the rest (keeps mtimes)",
+	LC_FLAG(copy.update)},
+    {"ignore-existing", 'O', NULL,
+	"skip every file that already exists "
+	"at the target",
+	LC_FLAG(copy.skip_existing)},
+    {"owner", 0, NULL,
+	"keep owner and group (when the receiving side "
+	"runs as root)",
+	LC_FLAG(copy.owner)},
+    {"numeric-ids", 0, NULL,
+	"with --owner, keep ids by number, not by "
+	"user and group name",
+	LC_FLAG(copy.numeric_ids)},
+    {"force", 'f', NULL, "overwrite an existing target file",
+	LC_FLAG(copy.force)},
+    {"append", 'a', NULL,
+	"resume: keep each chunk of a partial "
+	"copy whose SHA-256 matches the source's, send only the chunks "
+	"that differ and the missing rest (chunk: the block size, "
+	"doubled until at most 16384 chunks)",
+	LC_FLAG(copy.resume)},
+    {"check", 'e', NULL, "verify end to end with a whole-file sha256",
+	LC_FUNC(lc_opt_check)},
+    {"checksum", 'E', "ALG[=HEX]",
+	"verify with ALG (sha256, crc32, "
+	"adler32), print it; =HEX: must match",
+	LC_FUNC(lc_opt_checksum)},
+    {"rate", 'x', "RATE",
+	"cap the total rate, bytes/s (k/m/g "
+	"suffixes)",
+	LC_NUM(LC_OPT_SIZE, copy.rate, 1024, 1ull << 40, 0,
+	    "rate (bytes per second)")},
+    {"compress", 'c', "N",
+	"compress blocks with zlib at level N, 1-9 "
+	"(-c alone: 1); for compressible data on slow links",
+	LC_FUNC(lc_opt_compress), .optional = 1},
+    {"programs", 'N', "i|o|io",
+	"the source (i) and/or target (o) is a "
+	"command run with /bin/sh -c on its host, read from its stdout "
+	"or written to its stdin",
+	LC_FUNC(lc_opt_programs)},
+    {"retries", 0, "N",
+	"retry transient failures N times, resuming "
+	"(backoff 1 s to 60 s)",
+	LC_NUM(LC_OPT_UINT, copy.retries, 0, 1000, 0, "retries")},
+    {"timeout", 0, "SEC",
+	"fail when nothing moves for SEC seconds, "
+	"0: never",
+	LC_NUM(LC_OPT_UINT, copy.timeout_s, 0, 7 * 86400, LC_TIMEOUT_DEFAULT_S,
+	    "timeout (seconds)")},
+    {"reverse", 'z', NULL,
+	"reverse: the receiving host connects out "
+	"to the sending one (a receiver behind NAT or a firewall)",
+	LC_FUNC(lc_opt_reverse)},
+    {"relay", 0, NULL,
+	"host to host: the data flows through this "
+	"machine (the two hosts cannot reach each other)",
+	LC_FUNC(lc_opt_relay)},
+    {"via-ssh", 0, NULL,
+	"carry the data streams over SSH, one SSH "
+	"connection per stream (only port 22 is open)",
+	LC_FUNC(lc_opt_via_ssh)},
+    {"direct", 0, NULL,
+	"only the direct path: no fallback; with a jump "
+	"host, try the target's data ports directly",
+	LC_FUNC(lc_opt_direct)},
+    {"stream-timeout", 0, "SEC",
+	"give up on one stalled stream after "
+	"SEC s, resend on others; 0: never",
+	LC_NUM(LC_OPT_UINT, copy.stall_s, 0, 86400, LC_STALL_DEFAULT_S,
+	    "stream timeout (seconds)")},
+    {"no-space-check", 0, NULL,
+	"do not check free space at the target "
+	"first",
+	LC_FLAG(copy.no_space_check)},
+    {"json", 0, NULL, "print a JSON summary on stdout at the end",
+	LC_FLAG(copy.json)},
+    {"json-progress", 0, NULL,
+	"a JSON progress line on stdout every "
+	"second, then the --json summary",
+	LC_FLAG(copy.json_progress)},
+    {"log", 'l', "FILE",
+	"append a timestamped record of the run to "
+	"FILE",
+	LC_FUNC(lc_opt_log)},
+    {"ssh-config", 'F', "FILE",
+	"read this ssh_config instead of "
+	"~/.ssh/config then /etc/ssh/ssh_config (none: no file)",
+	LC_FUNC(lc_opt_config)},
+    {"identity", 'i', "FILE", "private key file for SSH",
+	LC_FUNC(lc_opt_identity)},
+    {"jump", 'J', "LIST",
+	"reach the remote host through these SSH jump "
+	"hosts, [user@]host[:port],...; none: direct (as ssh -J)",
+	LC_FUNC(lc_opt_jump)},
+    {"agent-path", 'T', "PATH",
+	"remote lanecp program (default: "
+	"lanecp on the remote PATH)",
+	LC_FUNC(lc_opt_agent_cmd)},
+    {"no-push", 0, NULL,
+	"never copy lanecp's agent to a remote host "
+	"that lacks lanecp (also LANECP_NO_PUSH=1)",
+	LC_FUNC(lc_opt_no_push)},
+    {"no-encrypt", 0, NULL,
+	"send data in the clear (streams are still "
+	"authenticated); for trusted networks",
+	LC_FUNC(lc_opt_no_encrypt)},
+    {"no-fsync", 0, NULL,
+	"do not fsync files before renaming them "
+	"into place",
+	LC_FLAG(copy.no_fsync)},
+    {"verbose", 'v', NULL,
+	"say more (negotiated settings, per-file "
+	"results); twice for debug",
+	LC_FUNC(lc_opt_verbose)},
+    {"quiet", 'q', NULL, "print errors only (no progress, no summary)",
+
+	LC_FLAG(quiet)},
+    {"help", 'h', NULL, "show this help", LC_FLAG(help)},
+    {"version", 'V', NULL, "show the version", LC_FLAG(version)},
+    {"agent", 0, NULL,
+	"(internal) run as the remote agent on "
+	"stdin/stdout",
+	.kind = LC_OPT_AGENT},
+    {"restrict", 0, "DIR",
+	"(with --agent) serve only paths inside DIR, "
+	"e.g. as a forced command",
+	.kind = LC_OPT_AGENT},
+    {"max-memory", 0, "SIZE",
+	"(with --agent) keep a receiving agent's "
+	"memory under SIZE (default 128m)",
+	.kind = LC_OPT_AGENT},
+    {"transfer", 0, "ID",
+	"(internal, with --agent) the controller's "
+	"transfer id",
+	.kind = LC_OPT_AGENT},
+};
+#define LC_NOPTS (sizeof(lc_opts) / sizeof(lc_opts[0]))
+
+void
+lc_usage(FILE *f)
+{
+	fprintf(f,
+	    "usage: lanecp [options] SRC... DST\n"
+	    "  SRC and DST are local paths or [user@]host:path; one side "
+	    "must be remote,\n"
+	    "  and several SRCs must all be on one host.\n"
+	    "  A DST that is a directory or ends in / receives each file "
+	    "under its own name;\n"
+	    "  with several SRCs or -r DST must be a directory (made if only "
+	    "its last part\n"
+	    "  is missing).  With -r, SRC copies the directory itself "
+	    "(DST/SRC/...) and\n"
+	    "  SRC/ (trailing slash) copies its contents into DST, as rsync "
+	    "does.\n"
+	    "  SRC - reads stdin and DST - writes stdout (one side local); "
+	    "with -N, SRC\n"
+	    "  and/or DST are [host:]commands whose stdout or stdin carries "
+	    "the data.\n\n"
+	    "options:\n");
+	for (size_t i = 0; i < LC_NOPTS; i++) {
+		const struct lc_opt *o = &lc_opts[i];
+		char left[48];
+		if (o->optional)
+			snprintf(left, sizeof(left), "-%c[%s], --%s[=%s]",
+			    o->sname, o->arg, o->lname, o->arg);
+		else if (o->sname != 0)
+			snprintf(left, sizeof(left), "-%c, --%s%s%s", o->sname,
+			    o->lname, o->arg ? " " : "", o->arg ? o->arg : "");
+		else
+			snprintf(left, sizeof(left), "    --%s%s%s", o->lname,
+			    o->arg ? " " : "", o->arg ? o->arg : "");
+		if (o->dflt != 0) {
+			char lo[24], hi[24], d[24];
+			lc_opt_fmt(o, o->min, lo, sizeof(lo));
+			lc_opt_fmt(o, o->max, hi, sizeof(hi));
+			lc_opt_fmt(o, o->dflt, d, sizeof(d));
+			fprintf(f, "  %-26s %s (%s-%s, default %s)\n", left,
+			    o->help, lo, hi, d);
+		} else {
+			fprintf(f, "  %-26s %s\n", left, o->help);
+		}
+	}
+	fprintf(f,
+	    "\nexit status:\n"
+	    "  0 success            1 internal error      2 usage error\n"
+	    "  3 ssh connect/auth   4 host key refused    5 local file error\n"
+	    "  6 remote file/agent  7 protocol error      8 data stream "
+	    "failed\n"
+	    "  9 data integrity check failed (data changed in transit)\n"
+	    " 10 no space left at the target  11 timed out (no progress)\n"
+	    " 12 end-to-end checksum mismatch  13 remote lanecp cannot be run "
+	    "(-T)\n"
+	    " 14 a -N program failed (named on stderr with its exit status)\n"
+	    " 15 the reader of the output went away (broken pipe)\n"
+	    " 23 partial transfer: some files could not be copied (each is "
+	    "named on stderr)\n"
+	    "  130/143 interrupted (SIGINT/SIGTERM)\n"
+	    "\nexamples:\n"
+	    "  lanecp -s 16 -w 256k bigfile user@host:/data/\n"
+	    "  lanecp -P 2 host:/var/backup/db.xb /restore/\n"
+	    "  lanecp -F ~/.ssh/config-lab bigfile lab:/tmp/x\n"
+	    "  lanecp -r -p /var/backup/2026-11-30 replica:/srv/seed/\n"
+	    "  lanecp -r -u /var/backup replica:/srv/seed/   "
+	    "(next night: only what changed)\n"
+	    "  lanecp -r -a -u --retries 5 /var/backup replica:/srv/seed/   "
+	    "(resume a killed run)\n"
+	    "  zfs send pool@snap | lanecp - host:/backup/snap.zfs\n"
+	    "  lanecp host:/backup/db.xb - | xbstream -x\n"
+	    "  lanecp -N io 'pg_basebackup -D - -Ft' 'host:tar -x -C "
+	    "/srv/pg'\n");
+}
+
+/*
+ * getopt's tables from lc_opts: lopts has LC_NOPTS + 1 entries, sopts
+ * LC_NOPTS * 3 + 2 bytes (':' first, at most "x::" per option, NUL).
+ */
+static void
+lc_opt_tables(struct option *lopts, char *sopts)
+{
+	size_t sl = 0;
+
+	sopts[sl++] = ':'; /* report a missing value as ':' */
+	for (size_t i = 0; i < LC_NOPTS; i++) {
+		lopts[i].name = lc_opts[i].lname;
+		lopts[i].has_arg = lc_opts[i].optional ? optional_argument
+		    : lc_opts[i].arg		       ? required_argument
+						       : no_argument;
+		lopts[i].flag = NULL;
+		lopts[i].val = lc_opts[i].sname ? lc_opts[i].sname
+						: 256 + (int)i;
+		if (lc_opts[i].sname != 0) {
+			sopts[sl++] = (char)lc_opts[i].sname;
+			if (lc_opts[i].arg)
+				sopts[sl++] = ':';
+			if (lc_opts[i].optional)
+				sopts[sl++] = ':'; /* "c::" */
+		}
+	}
+	memset(&lopts[LC_NOPTS], 0, sizeof(lopts[0]));
+	sopts[sl] = '\0';
+}
+
+const char *
+lc_find_log(int argc, char **argv)
+{
+	struct option lopts[LC_NOPTS + 1];
+	char sopts[LC_NOPTS * 3 + 2];
+	const char *log = NULL;
+	int ch, idx;
+
+	lc_opt_tables(lopts, sopts);
+	opterr = 0;
+	optind = 0; /* GNU getopt: start over */
+	while ((ch = getopt_long(argc, argv, sopts, lopts, &idx)) != -1)
+		if (ch == 'l' && optarg != NULL && optarg[0] != '\0')
+			log = optarg;
+	return log;
+}
+
+int
+lc_parse_cli(int argc, char **argv, struct lc_cli *c, int *first_arg,
+    struct lc_err *e)
+{
+	struct option lopts[LC_NOPTS + 1];
+	char sopts[LC_NOPTS * 3 + 2];
+	int ch, idx;
+
+	lc_opt_tables(lopts, sopts);
+	opterr = 0;
+	while ((ch = getopt_long(argc, argv, sopts, lopts, &idx)) != -1) {
+		const struct lc_opt *o = NULL;
+		int r = 0;
+		if (ch == '?' || ch == ':') {
+			if (optopt != 0 && optopt < 256)
+				return lc_err_set(e, LC_ERR_USAGE,
+				    "unknown option or missing value: -%c",
+				    optopt);
+			return lc_err_set(e, LC_ERR_USAGE,
+			    "unknown option or "
+			    "missing value: %s",
+			    argv[optind - 1]);
+		}
+		for (size_t i = 0; i < LC_NOPTS && o == NULL; i++)
+			if (ch ==
+			    (lc_opts[i].sname ? lc_opts[i].sname
+					      : 256 + (int)i))
+				o = &lc_opts[i];
+		if (o == NULL)
+			return lc_err_set(e, LC_ERR_INTERNAL, "option table");
+		if (o->kind == LC_OPT_FLAG)
+			*(int *)(void *)((char *)c + o->off) = 1;
+		else if (o->kind == LC_OPT_AGENT)
+			c->agent_only = c->agent_only != NULL ? c->agent_only
+							      : o->lname;
+		else if (o->kind == LC_OPT_FUNC)
+			r = o->set(c, optarg, e);
+		else
+			r = lc_opt_number(c, o, optarg, e);
+		if (r != 0)
+			return r;
+	}
+	*first_arg = optind;
+	return lc_env_no_push(c, e);
+}
+
+void
+lc_cli_init(struct lc_cli *c)
+{
+	memset(c, 0, sizeof(*c));
+	/* the defaults are the option table's */
+	for (size_t i = 0; i < LC_NOPTS; i++)
+		if (lc_opts[i].dflt != 0)
+			lc_opt_store(c, &lc_opts[i], lc_opts[i].dflt);
+	c->copy.encrypt = 1;
+}
