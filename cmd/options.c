@@ -185,8 +185,8 @@ lc_opt_compress(struct lc_cli *c, const char *a, struct lc_err *e)
 static int
 lc_opt_path(struct lc_cli *c, int path, struct lc_err *e)
 {
-	static const char *const flag[] = {"", "--direct", "-z", "--relay",
-	    "--via-ssh"};
+	static const char *const flag[] = { "", "--direct", "-z", "--relay",
+		"--via-ssh" };
 
 	if (c->copy.path != LC_PATH_AUTO && c->copy.path != path)
 		return lc_err_set(e, LC_ERR_USAGE,
@@ -303,9 +303,9 @@ static int
 lc_opt_number(struct lc_cli *c, const struct lc_opt *o, const char *a,
     struct lc_err *e)
 {
-	static const char *const noun[] = {[LC_OPT_UINT] = "a number",
-	    [LC_OPT_SIZE] = "a size",
-	    [LC_OPT_MS] = "seconds"};
+	static const char *const noun[] = { [LC_OPT_UINT] = "a number",
+		[LC_OPT_SIZE] = "a size",
+		[LC_OPT_MS] = "seconds" };
 	char name[40], lo[24], hi[24];
 	uint64_t v;
 	int r;
@@ -336,170 +336,171 @@ lc_opt_number(struct lc_cli *c, const struct lc_opt *o, const char *a,
 }
 
 static const struct lc_opt lc_opts[] = {
-    {"streams", 's', "N", "parallel TCP data streams",
-	LC_NUM(LC_OPT_UINT, copy.streams, 1, LC_MAX_STREAMS, LC_DEFAULT_STREAMS,
-	    "streams")},
-    {"window", 'w', "SIZE",
-	"TCP window per stream, e.g. 256k (default: "
-	"kernel autotuning)",
-	LC_NUM(LC_OPT_SIZE, copy.window, 1024, LC_MAX_WINDOW, 0, "window")},
-    {"block", 'B', "SIZE", "block size",
-	LC_NUM(LC_OPT_SIZE, copy.block, LC_MIN_BLOCK, LC_MAX_BLOCK,
-	    LC_DEFAULT_BLOCK, "block size")},
-    {"progress", 'P', "SEC",
-	"plain progress lines every SEC seconds "
-	"(for logs), instead of the live line on a terminal",
-	LC_NUM(LC_OPT_MS, copy.progress_ms, 100, 86400000, 0,
-	    "progress interval")},
-    {"recursive", 'r', NULL,
-	"copy directories: files, directories and "
-	"symlinks (as links)",
-	LC_FLAG(copy.recursive)},
-    {"dereference", 'L', NULL, "with -r, follow symlinks at the source",
-	LC_FLAG(copy.follow)},
-    {"preserve", 'p', NULL,
-	"keep modification times and permission "
-	"bits",
-	LC_FLAG(copy.preserve)},
-    {"update", 'u', NULL,
-	"skip files whose size and mtime match the "
-	"target; replace the rest (keeps mtimes)",
-	LC_FLAG(copy.update)},
-    {"ignore-existing", 'O', NULL,
-	"skip every file that already exists "
-	"at the target",
-	LC_FLAG(copy.skip_existing)},
-    {"owner", 0, NULL,
-	"keep owner and group (when the receiving side "
-	"runs as root)",
-	LC_FLAG(copy.owner)},
-    {"numeric-ids", 0, NULL,
-	"with --owner, keep ids by number, not by "
-	"user and group name",
-	LC_FLAG(copy.numeric_ids)},
-    {"force", 'f', NULL, "overwrite an existing target file",
-	LC_FLAG(copy.force)},
-    {"append", 'a', NULL,
-	"resume: keep each chunk of a partial "
-	"copy whose SHA-256 matches the source's, send only the chunks "
-	"that differ and the missing rest (chunk: the block size, "
-	"doubled until at most 16384 chunks)",
-	LC_FLAG(copy.resume)},
-    {"check", 'e', NULL, "verify end to end with a whole-file sha256",
-	LC_FUNC(lc_opt_check)},
-    {"checksum", 'E', "ALG[=HEX]",
-	"verify with ALG (sha256, crc32, "
-	"adler32), print it; =HEX: must match",
-	LC_FUNC(lc_opt_checksum)},
-    {"rate", 'x', "RATE",
-	"cap the total rate, bytes/s (k/m/g "
-	"suffixes)",
-	LC_NUM(LC_OPT_SIZE, copy.rate, 1024, 1ull << 40, 0,
-	    "rate (bytes per second)")},
-    {"compress", 'c', "N",
-	"compress blocks with zlib at level N, 1-9 "
-	"(-c alone: 1); for compressible data on slow links",
-	LC_FUNC(lc_opt_compress), .optional = 1},
-    {"programs", 'N', "i|o|io",
-	"the source (i) and/or target (o) is a "
-	"command run with /bin/sh -c on its host, read from its stdout "
-	"or written to its stdin",
-	LC_FUNC(lc_opt_programs)},
-    {"retries", 0, "N",
-	"retry transient failures N times, resuming "
-	"(backoff 1 s to 60 s)",
-	LC_NUM(LC_OPT_UINT, copy.retries, 0, 1000, 0, "retries")},
-    {"timeout", 0, "SEC",
-	"fail when nothing moves for SEC seconds, "
-	"0: never",
-	LC_NUM(LC_OPT_UINT, copy.timeout_s, 0, 7 * 86400, LC_TIMEOUT_DEFAULT_S,
-	    "timeout (seconds)")},
-    {"reverse", 'z', NULL,
-	"reverse: the receiving host connects out "
-	"to the sending one (a receiver behind NAT or a firewall)",
-	LC_FUNC(lc_opt_reverse)},
-    {"relay", 0, NULL,
-	"host to host: the data flows through this "
-	"machine (the two hosts cannot reach each other)",
-	LC_FUNC(lc_opt_relay)},
-    {"via-ssh", 0, NULL,
-	"carry the data streams over SSH, one SSH "
-	"connection per stream (only port 22 is open)",
-	LC_FUNC(lc_opt_via_ssh)},
-    {"direct", 0, NULL,
-	"only the direct path: no fallback; with a jump "
-	"host, try the target's data ports directly",
-	LC_FUNC(lc_opt_direct)},
-    {"stream-timeout", 0, "SEC",
-	"give up on one stalled stream after "
-	"SEC s, resend on others; 0: never",
-	LC_NUM(LC_OPT_UINT, copy.stall_s, 0, 86400, LC_STALL_DEFAULT_S,
-	    "stream timeout (seconds)")},
-    {"no-space-check", 0, NULL,
-	"do not check free space at the target "
-	"first",
-	LC_FLAG(copy.no_space_check)},
-    {"json", 0, NULL, "print a JSON summary on stdout at the end",
-	LC_FLAG(copy.json)},
-    {"json-progress", 0, NULL,
-	"a JSON progress line on stdout every "
-	"second, then the --json summary",
-	LC_FLAG(copy.json_progress)},
-    {"log", 'l', "FILE",
-	"append a timestamped record of the run to "
-	"FILE",
-	LC_FUNC(lc_opt_log)},
-    {"ssh-config", 'F', "FILE",
-	"read this ssh_config instead of "
-	"~/.ssh/config then /etc/ssh/ssh_config (none: no file)",
-	LC_FUNC(lc_opt_config)},
-    {"identity", 'i', "FILE", "private key file for SSH",
-	LC_FUNC(lc_opt_identity)},
-    {"jump", 'J', "LIST",
-	"reach the remote host through these SSH jump "
-	"hosts, [user@]host[:port],...; none: direct (as ssh -J)",
-	LC_FUNC(lc_opt_jump)},
-    {"agent-path", 'T', "PATH",
-	"remote lanecp program (default: "
-	"lanecp on the remote PATH)",
-	LC_FUNC(lc_opt_agent_cmd)},
-    {"no-push", 0, NULL,
-	"never copy lanecp's agent to a remote host "
-	"that lacks lanecp (also LANECP_NO_PUSH=1)",
-	LC_FUNC(lc_opt_no_push)},
-    {"no-encrypt", 0, NULL,
-	"send data in the clear (streams are still "
-	"authenticated); for trusted networks",
-	LC_FUNC(lc_opt_no_encrypt)},
-    {"no-fsync", 0, NULL,
-	"do not fsync files before renaming them "
-	"into place",
-	LC_FLAG(copy.no_fsync)},
-    {"verbose", 'v', NULL,
-	"say more (negotiated settings, per-file "
-	"results); twice for debug",
-	LC_FUNC(lc_opt_verbose)},
-    {"quiet", 'q', NULL, "print errors only (no progress, no summary)",
+	{ "streams", 's', "N", "parallel TCP data streams",
+	    LC_NUM(LC_OPT_UINT, copy.streams, 1, LC_MAX_STREAMS,
+		LC_DEFAULT_STREAMS, "streams") },
+	{ "window", 'w', "SIZE",
+	    "TCP window per stream, e.g. 256k (default: "
+	    "kernel autotuning)",
+	    LC_NUM(LC_OPT_SIZE, copy.window, 1024, LC_MAX_WINDOW, 0,
+		"window") },
+	{ "block", 'B', "SIZE", "block size",
+	    LC_NUM(LC_OPT_SIZE, copy.block, LC_MIN_BLOCK, LC_MAX_BLOCK,
+		LC_DEFAULT_BLOCK, "block size") },
+	{ "progress", 'P', "SEC",
+	    "plain progress lines every SEC seconds "
+	    "(for logs), instead of the live line on a terminal",
+	    LC_NUM(LC_OPT_MS, copy.progress_ms, 100, 86400000, 0,
+		"progress interval") },
+	{ "recursive", 'r', NULL,
+	    "copy directories: files, directories and "
+	    "symlinks (as links)",
+	    LC_FLAG(copy.recursive) },
+	{ "dereference", 'L', NULL, "with -r, follow symlinks at the source",
+	    LC_FLAG(copy.follow) },
+	{ "preserve", 'p', NULL,
+	    "keep modification times and permission "
+	    "bits",
+	    LC_FLAG(copy.preserve) },
+	{ "update", 'u', NULL,
+	    "skip files whose size and mtime match the "
+	    "target; replace the rest (keeps mtimes)",
+	    LC_FLAG(copy.update) },
+	{ "ignore-existing", 'O', NULL,
+	    "skip every file that already exists "
+	    "at the target",
+	    LC_FLAG(copy.skip_existing) },
+	{ "owner", 0, NULL,
+	    "keep owner and group (when the receiving side "
+	    "runs as root)",
+	    LC_FLAG(copy.owner) },
+	{ "numeric-ids", 0, NULL,
+	    "with --owner, keep ids by number, not by "
+	    "user and group name",
+	    LC_FLAG(copy.numeric_ids) },
+	{ "force", 'f', NULL, "overwrite an existing target file",
+	    LC_FLAG(copy.force) },
+	{ "append", 'a', NULL,
+	    "resume: keep each chunk of a partial "
+	    "copy whose SHA-256 matches the source's, send only the chunks "
+	    "that differ and the missing rest (chunk: the block size, "
+	    "doubled until at most 16384 chunks)",
+	    LC_FLAG(copy.resume) },
+	{ "check", 'e', NULL, "verify end to end with a whole-file sha256",
+	    LC_FUNC(lc_opt_check) },
+	{ "checksum", 'E', "ALG[=HEX]",
+	    "verify with ALG (sha256, crc32, "
+	    "adler32), print it; =HEX: must match",
+	    LC_FUNC(lc_opt_checksum) },
+	{ "rate", 'x', "RATE",
+	    "cap the total rate, bytes/s (k/m/g "
+	    "suffixes)",
+	    LC_NUM(LC_OPT_SIZE, copy.rate, 1024, 1ull << 40, 0,
+		"rate (bytes per second)") },
+	{ "compress", 'c', "N",
+	    "compress blocks with zlib at level N, 1-9 "
+	    "(-c alone: 1); for compressible data on slow links",
+	    LC_FUNC(lc_opt_compress), .optional = 1 },
+	{ "programs", 'N', "i|o|io",
+	    "the source (i) and/or target (o) is a "
+	    "command run with /bin/sh -c on its host, read from its stdout "
+	    "or written to its stdin",
+	    LC_FUNC(lc_opt_programs) },
+	{ "retries", 0, "N",
+	    "retry transient failures N times, resuming "
+	    "(backoff 1 s to 60 s)",
+	    LC_NUM(LC_OPT_UINT, copy.retries, 0, 1000, 0, "retries") },
+	{ "timeout", 0, "SEC",
+	    "fail when nothing moves for SEC seconds, "
+	    "0: never",
+	    LC_NUM(LC_OPT_UINT, copy.timeout_s, 0, 7 * 86400,
+		LC_TIMEOUT_DEFAULT_S, "timeout (seconds)") },
+	{ "reverse", 'z', NULL,
+	    "reverse: the receiving host connects out "
+	    "to the sending one (a receiver behind NAT or a firewall)",
+	    LC_FUNC(lc_opt_reverse) },
+	{ "relay", 0, NULL,
+	    "host to host: the data flows through this "
+	    "machine (the two hosts cannot reach each other)",
+	    LC_FUNC(lc_opt_relay) },
+	{ "via-ssh", 0, NULL,
+	    "carry the data streams over SSH, one SSH "
+	    "connection per stream (only port 22 is open)",
+	    LC_FUNC(lc_opt_via_ssh) },
+	{ "direct", 0, NULL,
+	    "only the direct path: no fallback; with a jump "
+	    "host, try the target's data ports directly",
+	    LC_FUNC(lc_opt_direct) },
+	{ "stream-timeout", 0, "SEC",
+	    "give up on one stalled stream after "
+	    "SEC s, resend on others; 0: never",
+	    LC_NUM(LC_OPT_UINT, copy.stall_s, 0, 86400, LC_STALL_DEFAULT_S,
+		"stream timeout (seconds)") },
+	{ "no-space-check", 0, NULL,
+	    "do not check free space at the target "
+	    "first",
+	    LC_FLAG(copy.no_space_check) },
+	{ "json", 0, NULL, "print a JSON summary on stdout at the end",
+	    LC_FLAG(copy.json) },
+	{ "json-progress", 0, NULL,
+	    "a JSON progress line on stdout every "
+	    "second, then the --json summary",
+	    LC_FLAG(copy.json_progress) },
+	{ "log", 'l', "FILE",
+	    "append a timestamped record of the run to "
+	    "FILE",
+	    LC_FUNC(lc_opt_log) },
+	{ "ssh-config", 'F', "FILE",
+	    "read this ssh_config instead of "
+	    "~/.ssh/config then /etc/ssh/ssh_config (none: no file)",
+	    LC_FUNC(lc_opt_config) },
+	{ "identity", 'i', "FILE", "private key file for SSH",
+	    LC_FUNC(lc_opt_identity) },
+	{ "jump", 'J', "LIST",
+	    "reach the remote host through these SSH jump "
+	    "hosts, [user@]host[:port],...; none: direct (as ssh -J)",
+	    LC_FUNC(lc_opt_jump) },
+	{ "agent-path", 'T', "PATH",
+	    "remote lanecp program (default: "
+	    "lanecp on the remote PATH)",
+	    LC_FUNC(lc_opt_agent_cmd) },
+	{ "no-push", 0, NULL,
+	    "never copy lanecp's agent to a remote host "
+	    "that lacks lanecp (also LANECP_NO_PUSH=1)",
+	    LC_FUNC(lc_opt_no_push) },
+	{ "no-encrypt", 0, NULL,
+	    "send data in the clear (streams are still "
+	    "authenticated); for trusted networks",
+	    LC_FUNC(lc_opt_no_encrypt) },
+	{ "no-fsync", 0, NULL,
+	    "do not fsync files before renaming them "
+	    "into place",
+	    LC_FLAG(copy.no_fsync) },
+	{ "verbose", 'v', NULL,
+	    "say more (negotiated settings, per-file "
+	    "results); twice for debug",
+	    LC_FUNC(lc_opt_verbose) },
+	{ "quiet", 'q', NULL, "print errors only (no progress, no summary)",
 
-	LC_FLAG(quiet)},
-    {"help", 'h', NULL, "show this help", LC_FLAG(help)},
-    {"version", 'V', NULL, "show the version", LC_FLAG(version)},
-    {"agent", 0, NULL,
-	"(internal) run as the remote agent on "
-	"stdin/stdout",
-	.kind = LC_OPT_AGENT},
-    {"restrict", 0, "DIR",
-	"(with --agent) serve only paths inside DIR, "
-	"e.g. as a forced command",
-	.kind = LC_OPT_AGENT},
-    {"max-memory", 0, "SIZE",
-	"(with --agent) keep a receiving agent's "
-	"memory under SIZE (default 128m)",
-	.kind = LC_OPT_AGENT},
-    {"transfer", 0, "ID",
-	"(internal, with --agent) the controller's "
-	"transfer id",
-	.kind = LC_OPT_AGENT},
+	    LC_FLAG(quiet) },
+	{ "help", 'h', NULL, "show this help", LC_FLAG(help) },
+	{ "version", 'V', NULL, "show the version", LC_FLAG(version) },
+	{ "agent", 0, NULL,
+	    "(internal) run as the remote agent on "
+	    "stdin/stdout",
+	    .kind = LC_OPT_AGENT },
+	{ "restrict", 0, "DIR",
+	    "(with --agent) serve only paths inside DIR, "
+	    "e.g. as a forced command",
+	    .kind = LC_OPT_AGENT },
+	{ "max-memory", 0, "SIZE",
+	    "(with --agent) keep a receiving agent's "
+	    "memory under SIZE (default 128m)",
+	    .kind = LC_OPT_AGENT },
+	{ "transfer", 0, "ID",
+	    "(internal, with --agent) the controller's "
+	    "transfer id",
+	    .kind = LC_OPT_AGENT },
 };
 #define LC_NOPTS (sizeof(lc_opts) / sizeof(lc_opts[0]))
 

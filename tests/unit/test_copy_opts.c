@@ -11,9 +11,9 @@
 
 #include <string.h>
 
-static const char *one_file[] = {"a"};
-static const char *two_files[] = {"a", "b"};
-static const char *stdin_src[] = {"-"};
+static const char *one_file[] = { "a" };
+static const char *two_files[] = { "a", "b" };
+static const char *stdin_src[] = { "-" };
 
 /* a good copy of one file to a remote target */
 static void
@@ -91,7 +91,7 @@ LC_TEST(each_pairing_refused)
 	LC_CHECK(refused(&o, "2 sources were given"));
 	opts(&o);
 	o.dest = "-";
-	o.sources = (const char *[]){"host:/f"};
+	o.sources = (const char *[]){ "host:/f" };
 	o.json = 1;
 	LC_CHECK(refused(&o, "--json: stdout is the target"));
 	o.json = 0;
@@ -114,7 +114,7 @@ LC_TEST(pipe_pairings_refused)
 	o.recursive = 1;
 	LC_CHECK(refused(&o, "-r: a pipe ('-')"));
 	o.recursive = 0;
-	o.sources = (const char *[]){"-", "b"};
+	o.sources = (const char *[]){ "-", "b" };
 	o.nsources = 2;
 	LC_CHECK(refused(&o, "a pipe takes exactly one source (2 given)"));
 	opts(&o);
