@@ -130,6 +130,32 @@ lc_opt_identity(struct lc_cli *c, const char *a, struct lc_err *e)
 }
 
 static int
+lc_opt_ssh(struct lc_cli *c, const char *a, struct lc_err *e)
+{
+	if (a != NULL && (a[0] == '\0' || a[0] == '-' || strlen(a) > 4096))
+		return lc_err_set(e, LC_ERR_USAGE, "--ssh: bad program name "
+		    "'%.64s'", a);
+	c->copy.ssh_program = a != NULL ? a : "ssh";
+	return 0;
+}
+
+/* LANECP_SSH=PROGRAM (for cron): --ssh=PROGRAM unless the command line
+ * chose; empty: not set. */
+static int
+lc_env_ssh(struct lc_cli *c, struct lc_err *e)
+{
+	const char *v = getenv("LANECP_SSH");
+
+	if (v == NULL || v[0] == '\0' || c->copy.ssh_program != NULL)
+		return 0;
+	if (v[0] == '-' || strlen(v) > 4096)
+		return lc_err_set(e, LC_ERR_USAGE, "LANECP_SSH=%.64s: want the "
+		    "ssh program, e.g. ssh", v);
+	c->copy.ssh_program = v;
+	return 0;
+}
+
+static int
 lc_opt_jump(struct lc_cli *c, const char *a, struct lc_err *e)
 {
 	if (a[0] == '\0' || strlen(a) > 4096)
@@ -479,6 +505,12 @@ static const struct lc_opt lc_opts[] = {
 	{ "jump", 'J', "LIST", "reach the remote host through these SSH jump "
 	    "hosts, [user@]host[:port],...; none: direct (as ssh -J)",
 	    LC_FUNC(lc_opt_jump) },
+	{ "ssh", 0, "PROGRAM", "carry the connections with the OpenSSH "
+	    "client PROGRAM (default ssh) instead of libssh2: the user's "
+	    "whole ssh setup applies (also LANECP_SSH=PROGRAM)",
+	    LC_FUNC(lc_opt_ssh), .optional = 1 },
+	{ "ssh-program", 'S', "PROGRAM", "the same as --ssh=PROGRAM (as "
+	    "bbcp -S)", LC_FUNC(lc_opt_ssh) },
 	{ "agent-path", 'T', "PATH", "remote lanecp program (default: "
 	    "lanecp on the remote PATH)", LC_FUNC(lc_opt_agent_cmd) },
 	{ "no-push", 0, NULL, "never copy lanecp's agent to a remote host "
@@ -535,7 +567,10 @@ lc_usage(FILE *f)
 	for (size_t i = 0; i < LC_NOPTS; i++) {
 		const struct lc_opt *o = &lc_opts[i];
 		char left[48];
-		if (o->optional)
+		if (o->optional && o->sname == 0)
+			snprintf(left, sizeof(left), "    --%s[=%s]", o->lname,
+			    o->arg);
+		else if (o->optional)
 			snprintf(left, sizeof(left), "-%c[%s], --%s[=%s]",
 			    o->sname, o->arg, o->lname, o->arg);
 		else if (o->sname != 0)
@@ -809,7 +844,7 @@ main(int argc, char **argv)
 	lc_cmdline(argc, argv, cmdline, sizeof(cmdline));
 	c.copy.cmdline = cmdline;
 	if (lc_parse_cli(argc, argv, &c, &first, &e) != 0 ||
-	    lc_env_no_push(&c, &e) != 0) {
+	    lc_env_no_push(&c, &e) != 0 || lc_env_ssh(&c, &e) != 0) {
 		c.json = c.json || c.copy.json_progress;
 		if (c.copy.log_path == NULL)
 			c.copy.log_path = lc_find_log(argc, argv);
