@@ -655,7 +655,7 @@ lc__sshprog_exec(struct lc_ssh *s, const char *cmd, int *fd,
 		return lc_err_set(e, LC_ERR_INTERNAL,
 		    "lc_ssh_exec: one command per connection");
 	lc_sshprog_argv(s->prog, LC_SSHPROG_EXEC, cmd, NULL, av);
-	lc_log_verbose("%s: running %s (the OpenSSH transport)", s->name,
+	lc_log_debug("%s: running %s (the OpenSSH transport)", s->name,
 	    s->prog->program);
 	return lc_sshprog_start(s, av, -1, fd, e);
 }

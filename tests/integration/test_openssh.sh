@@ -9,6 +9,9 @@
 #    "ssh":"openssh" (the libssh2 copies say "libssh2");
 #  * a server with Ciphers chacha20-poly1305@openssh.com only: the same
 #    (libssh2 1.10 has no chacha20-poly1305);
+#  * -J goes to ssh as its own -J (the jump sshd forwards), and the data
+#    streams of a host behind a jump host go over SSH at once (ssh -W
+#    through the jump), as on the libssh2 path;
 #  * -S PROGRAM and LANECP_SSH=PROGRAM pick a given ssh program (a
 #    wrapper that records its runs), and a missing program is exit 2;
 #  * a wrong host key through --ssh: exit 4 as on the libssh2 path, one
@@ -108,6 +111,14 @@ else
 	same "$T/src/small" "$T/out/pulled"
 	lc_log_has 'using cached agent' "$T/err"
 fi
+
+lc_note "-J through --ssh: ssh's own ProxyJump; data over ssh -W (as libssh2)"
+cat "$RSA_CONFIG" "$T/ssh_config_nopath" >"$T/ssh_config_jump"
+ok "$T/ssh_config_jump" --json --ssh -J nopath "$T/src/small" "$H:$T/out/j"
+same "$T/src/small" "$T/out/j"
+lc_log_has 'direct-tcpip' "$T/nopath/sshd.log"
+grep -q '"path":"ssh","path_why":"[^"]*jump host' "$T/json" ||
+	lc_fail "-J: path: $(cat "$T/json")"
 
 lc_note "-S PROGRAM and LANECP_SSH"
 cat >"$T/myssh" <<EOF
