@@ -688,6 +688,7 @@ lc__sshprog_err(struct lc_ssh *s, int answered, struct lc_err *e)
 {
 	struct lc__sshprog *p = s->prog;
 	char said[2 * LC_SSHPROG_LINE + 4], held[sizeof(s->early)];
+	char sig[sizeof(s->signame)];
 	int code, st, signo;
 	size_t n;
 
@@ -698,6 +699,7 @@ lc__sshprog_err(struct lc_ssh *s, int answered, struct lc_err *e)
 	}
 	st = s->status;
 	signo = p->signo;
+	memcpy(sig, s->signame, sizeof(sig));
 	code = p->cls;
 	n = strlen(p->last[0]);
 	snprintf(said, sizeof(said), "%s%s%s", p->last[0],
@@ -712,7 +714,7 @@ lc__sshprog_err(struct lc_ssh *s, int answered, struct lc_err *e)
 	if (signo != 0)
 		return lc_err_set(e, LC_ERR_AGENT, "%s: the ssh program was "
 		    "killed by signal %s: connection to the remote agent lost",
-		    s->name, s->signame);
+		    s->name, sig);
 	if (code == 0 || (code == LC_ERR_CONNECT && answered))
 		code = answered ? LC_ERR_AGENT : LC_ERR_CONNECT;
 	return lc_err_set(e, code, "%s: %s%s%s(ssh exit 255)", s->name,
