@@ -106,6 +106,32 @@ lc_opt_agent_cmd(struct lc_cli *c, const char *a, struct lc_err *e)
 }
 
 static int
+lc_opt_ssh(struct lc_cli *c, const char *a, struct lc_err *e)
+{
+	if (a != NULL && (a[0] == '\0' || a[0] == '-' || strlen(a) > 4096))
+		return lc_err_set(e, LC_ERR_USAGE,
+		    "--ssh: bad program name '%.64s'", a);
+	c->copy.ssh_program = a != NULL ? a : "ssh";
+	return 0;
+}
+
+/* LANECP_SSH=PROGRAM (for cron): --ssh=PROGRAM unless the command line
+ * chose; empty: not set. */
+static int
+lc_env_ssh(struct lc_cli *c, struct lc_err *e)
+{
+	const char *v = getenv("LANECP_SSH");
+
+	if (v == NULL || v[0] == '\0' || c->copy.ssh_program != NULL)
+		return 0;
+	if (v[0] == '-' || strlen(v) > 4096)
+		return lc_err_set(e, LC_ERR_USAGE,
+		    "LANECP_SSH=%.64s: want the ssh program, e.g. ssh", v);
+	c->copy.ssh_program = v;
+	return 0;
+}
+
+static int
 lc_opt_no_push(struct lc_cli *c, const char *a, struct lc_err *e)
 {
 	(void)a;
@@ -460,6 +486,13 @@ static const struct lc_opt lc_opts[] = {
 	    "reach the remote host through these SSH jump "
 	    "hosts, [user@]host[:port],...; none: direct (as ssh -J)",
 	    LC_FUNC(lc_opt_jump) },
+	{ "ssh", 0, "PROGRAM",
+	    "carry the connections with the OpenSSH client PROGRAM (default "
+	    "ssh) instead of libssh2: the user's whole ssh setup applies "
+	    "(also LANECP_SSH=PROGRAM)",
+	    LC_FUNC(lc_opt_ssh), .optional = 1 },
+	{ "ssh-program", 'S', "PROGRAM",
+	    "the same as --ssh=PROGRAM (as bbcp -S)", LC_FUNC(lc_opt_ssh) },
 	{ "agent-path", 'T', "PATH",
 	    "remote lanecp program (default: "
 	    "lanecp on the remote PATH)",
@@ -528,7 +561,10 @@ lc_usage(FILE *f)
 	for (size_t i = 0; i < LC_NOPTS; i++) {
 		const struct lc_opt *o = &lc_opts[i];
 		char left[48];
-		if (o->optional)
+		if (o->optional && o->sname == 0)
+			snprintf(left, sizeof(left), "    --%s[=%s]", o->lname,
+			    o->arg);
+		else if (o->optional)
 			snprintf(left, sizeof(left), "-%c[%s], --%s[=%s]",
 			    o->sname, o->arg, o->lname, o->arg);
 		else if (o->sname != 0)
@@ -631,13 +667,13 @@ lc_parse_cli(int argc, char **argv, struct lc_cli *c, int *first_arg,
 {
 	struct option lopts[LC_NOPTS + 1];
 	char sopts[LC_NOPTS * 3 + 2];
-	int ch, idx;
+	int ch, idx, r;
 
 	lc_opt_tables(lopts, sopts);
 	opterr = 0;
 	while ((ch = getopt_long(argc, argv, sopts, lopts, &idx)) != -1) {
 		const struct lc_opt *o = NULL;
-		int r = 0;
+		r = 0;
 		if (ch == '?' || ch == ':') {
 			if (optopt != 0 && optopt < 256)
 				return lc_err_set(e, LC_ERR_USAGE,
@@ -668,7 +704,9 @@ lc_parse_cli(int argc, char **argv, struct lc_cli *c, int *first_arg,
 			return r;
 	}
 	*first_arg = optind;
-	return lc_env_no_push(c, e);
+	if ((r = lc_env_no_push(c, e)) != 0)
+		return r;
+	return lc_env_ssh(c, e);
 }
 
 void

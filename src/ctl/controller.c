@@ -99,6 +99,7 @@ lc_ctl_open(struct lc_ctl *c, struct lc_endpoint *ep,
 	so->identity_file = c->o->identity_file;
 	so->jump = c->o->jump;
 	so->batch = c->o->batch;
+	so->program = c->o->ssh_program;
 	return lc_endpoint_open_remote(ep, so, lc__ctl_agent_cmd(c), e);
 }
 

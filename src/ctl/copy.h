@@ -52,6 +52,8 @@ struct lc_copy_opts {
 	const char *config_file;	/* -F */
 	const char *identity_file;	/* -i */
 	const char *jump;	/* -J LIST, "none", or NULL: ssh_config */
+	const char *ssh_program;	/* -S, --ssh, LANECP_SSH: the OpenSSH
+				   transport's program; NULL: libssh2 */
 	const char *agent_cmd;	/* -T, default "lanecp" */
 	int no_push;		/* never push the agent (push.h): 1
 				   --no-push, 2 LANECP_NO_PUSH */

@@ -94,6 +94,10 @@ lc_endpoint_open_remote(struct lc_endpoint *ep, const struct lc_ssh_opts *so,
 		    lc_transfer_valid(ep->transfer) ? ep->transfer : "");
 	if (n < 0 || (size_t)n >= sizeof(cmd))
 		return lc_err_set(e, LC_ERR_USAGE, "-T: command too long");
+	lc_log_verbose("%s: SSH transport: %s%s%s", so->host,
+	    so->program != NULL ? "openssh (" : "libssh2",
+	    so->program != NULL ? so->program : "",
+	    so->program != NULL ? ")" : "");
 	if ((r = lc_ssh_connect(so, &ep->ssh, e)) != 0)
 		return r;
 	snprintf(ep->name, sizeof(ep->name), "%s", lc_ssh_name(ep->ssh));
@@ -106,6 +110,15 @@ lc_endpoint_open_remote(struct lc_endpoint *ep, const struct lc_ssh_opts *so,
 	else
 		lc_log_verbose("%s: started '%s'", ep->name, cmd);
 	return 0;
+}
+
+/* The remote command wrote its first byte (see lc_ssh_answered). */
+static void
+lc_endpoint_answered(struct lc_endpoint *ep)
+{
+	if (!ep->answered && ep->ssh != NULL)
+		lc_ssh_answered(ep->ssh);
+	ep->answered = 1;
 }
 
 /*
@@ -165,6 +178,7 @@ lc_boot_line(struct lc_endpoint *ep, const char *agent_cmd, int signal_fd,
 			continue;
 		if (n <= 0)
 			return lc_endpoint_lost(ep, agent_cmd, e);
+		lc_endpoint_answered(ep);
 		got++;
 		if (got <= sizeof(pfx) - 1 && line[got - 1] != pfx[got - 1])
 			break;
@@ -356,6 +370,8 @@ lc_endpoint_read(struct lc_endpoint *ep)
 		ep->eof = 1;
 		return 0;
 	}
+	if (n > 0 && !ep->answered)
+		lc_endpoint_answered(ep);
 	if (n < 0) {
 		if (errno == EINTR || errno == EAGAIN)
 			return 0;
@@ -411,7 +427,7 @@ lc_endpoint_lost(struct lc_endpoint *ep, const char *agent_cmd,
     struct lc_err *e)
 {
 	char sig[32] = "", said[300];
-	int st = -1;
+	int st = -1, r;
 
 	if (ep->ssh == NULL)
 		return lc_err_set(e, LC_ERR_INTERNAL,
@@ -421,6 +437,10 @@ lc_endpoint_lost(struct lc_endpoint *ep, const char *agent_cmd,
 		ep->fd = -1;
 	}
 	(void)lc_ssh_wait(ep->ssh, 2000, &st, sig, sizeof(sig));
+	/* the OpenSSH transport: ssh itself failed (host key, auth) */
+	if ((r = lc_ssh_transport_err(ep->ssh, ep->hello_seen || ep->answered,
+	    e)) != 0)
+		return r;
 	/* what it said before answering (the shell's "not found"), folded
 	   into the one line below */
 	lc_ssh_early_stderr(ep->ssh, said + 2, sizeof(said) - 2);

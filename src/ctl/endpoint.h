@@ -30,6 +30,7 @@ struct lc_endpoint {
 	struct lc_msg_hello hello;
 	int hello_seen;
 	int eof;
+	int answered;		/* read a byte from the remote command */
 	/* the transfer id handed to the agent (lockholder.h), "" for none;
 	   set by the caller before opening */
 	char transfer[LC_TRANSFER_HEX + 1];
@@ -98,7 +99,10 @@ void lc_endpoint_close(struct lc_endpoint *ep, int timeout_ms, int *status);
 
 /*
  * After an unexpected EOF: explain what happened to the agent in e.
- * Returns -LC_ERR_AGENT (-LC_ERR_INTERNAL for the local agent), never 0.
+ * Returns -LC_ERR_AGENT (-LC_ERR_INTERNAL for the local agent), or over
+ * the OpenSSH transport what ssh's own failure means
+ * (lc_ssh_transport_err: -LC_ERR_HOSTKEY, -LC_ERR_AUTH, -LC_ERR_CONNECT,
+ * ...), never 0.
  */
 int lc_endpoint_lost(struct lc_endpoint *ep, const char *agent_cmd,
     struct lc_err *e);

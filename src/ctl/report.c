@@ -44,20 +44,21 @@ lc_copy_json(int fd, const struct lc_copy_opts *o,
 	struct lc_buf b;
 	int ok = e == NULL || e->code == 0, r;
 
-	(void)o;
 	lc_buf_init(&b, LC_JSON_MAX);
 	r = lc_json_raw(&b, "{\"type\":\"result\",\"ok\":%s,\"files\":%u,"
 	    "\"bytes\":%llu,\"compressed_bytes\":%llu,\"compression\":%u,"
 	    "\"bytes_written\":%llu,\"resumed_bytes\":%llu,"
 	    "\"seconds\":%.3f,\"streams\":%u,\"window\":%u,\"block\":%u,"
 	    "\"encrypted\":%s,\"attempts\":%u,\"stalled_seconds\":%.1f,"
-	    "\"path\":\"%s\",\"path_why\":",
+	    "\"ssh\":\"%s\",\"path\":\"%s\",\"path_why\":",
 	    ok ? "true" : "false", res->files, (unsigned long long)res->sent,
 	    (unsigned long long)res->wire, res->zlevel,
 	    (unsigned long long)res->bytes, (unsigned long long)res->resumed,
 	    (double)res->ns / 1e9, res->streams, res->window, res->block,
 	    res->encrypted ? "true" : "false", res->attempts,
-	    (double)res->stalled_ms / 1000, lc_path_name(res->path));
+	    (double)res->stalled_ms / 1000,
+	    o != NULL && o->ssh_program != NULL ? "openssh" : "libssh2",
+	    lc_path_name(res->path));
 	if (r == 0)
 		r = lc_json_put_str(&b, res->path_why);
 	if (r == 0)

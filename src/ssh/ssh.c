@@ -412,6 +412,15 @@ lc_ssh_connect(const struct lc_ssh_opts *o, struct lc_ssh **out,
 		return lc_err_set(e, LC_ERR_INTERNAL, "libssh2_init failed");
 	if (o == NULL || o->host == NULL || *o->host == '\0')
 		return lc_err_set(e, LC_ERR_USAGE, "no host given");
+	if (o->program != NULL) {
+		if ((*out = lc_ssh_new()) == NULL)
+			return lc_err_set(e, LC_ERR_NOMEM, "out of memory");
+		if ((r = lc__sshprog_connect(o, *out, e)) != 0) {
+			lc_ssh_free(*out);
+			*out = NULL;
+		}
+		return r;
+	}
 	if ((r = lc_ssh_local_user(env.luser, sizeof(env.luser), env.home,
 	    sizeof(env.home), e)) != 0)
 		return r;
@@ -524,6 +533,7 @@ lc_ssh_free(struct lc_ssh *s)
 	/* the session above is gone: now the command or hop it went through */
 	lc__ssh_reap(s->proxy_pid);
 	lc_ssh_free(s->via);
+	lc__sshprog_free(s->prog);
 	lc_wake_close(&s->wake);
 	if (s->sync_ready) {
 		pthread_cond_destroy(&s->cv);

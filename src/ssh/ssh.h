@@ -67,6 +67,21 @@
  *   session is closed.  The first of ProxyJump / ProxyCommand wins.
  * - Every connection made this way is new: calling lc_ssh_connect() again
  *   with the same opts builds a fresh chain (or command).
+ * - The OpenSSH transport (lc_ssh_opts.program set; sshprog.c): none of
+ *   the above is lanecp's.  lc_ssh_connect() only runs "PROGRAM -G" with
+ *   the options below (no network), lc_ssh_exec() runs "PROGRAM -T -e
+ *   none -x -a -o ClearAllForwardings=yes -o RemoteCommand=none -o
+ *   PermitLocalCommand=no -o RequestTTY=no [-F f] [-i f] [-J l] [-l user]
+ *   host -- CMD" and lc_ssh_forward() "PROGRAM ... -W host:port ... host"
+ *   on a socketpair (or the given descriptor), so ssh reads the user's
+ *   config, checks the host key and authenticates (prompting on /dev/tty
+ *   or through SSH_ASKPASS as it does; BatchMode is the config's).  Its
+ *   stderr (its own words and the remote command's) is held and logged
+ *   like the remote stderr above; lc_ssh_wait() gives its exit status
+ *   (the remote command's, or 255), lc_ssh_transport_err() what a 255
+ *   means.  lc_ssh_free() ends a running ssh with SIGTERM, then SIGKILL
+ *   a second later, and reaps it.  The peer address is HostName as
+ *   resolved here, the local one ours towards it (proxied: none).
  * - A proxied session has no TCP socket of its own: keepalives still go
  *   out, but a silent path is noticed through the first jump host's
  *   TCP_USER_TIMEOUT (or by the ProxyCommand), not the target's.
@@ -91,6 +106,10 @@ struct lc_ssh_opts {
 				 * and ProxyCommand; "none": direct), or NULL:
 				 * from ssh_config */
 	int batch;		/* never prompt (no tty or BatchMode) */
+	const char *program;	/* the OpenSSH transport: run this ssh
+				 * program (PATH searched) for the command
+				 * and forwards instead of libssh2 (see
+				 * below), or NULL */
 	int sndbuf;		/* SO_SNDBUF of the SSH socket in bytes, 0:
 				 * system default.  Tests set a small one so
 				 * that packets are often sent in parts. */
@@ -141,6 +160,27 @@ int lc_ssh_wait(struct lc_ssh *s, int timeout_ms, int *status,
  * logged when stdout starts or by lc_ssh_free().
  */
 void lc_ssh_early_stderr(struct lc_ssh *s, char *out, size_t outsz);
+
+/*
+ * The caller read the command's first stdout bytes: from now on its
+ * stderr lines are logged as they come, and those held so far now.  The
+ * libssh2 pump sees that itself (a no-op there); the OpenSSH transport
+ * cannot (ssh writes to the caller's socket), so callers say it.
+ */
+void lc_ssh_answered(struct lc_ssh *s);
+
+/*
+ * After lc_ssh_wait() returned 0 for the command of the OpenSSH
+ * transport: when ssh itself failed (exit 255, or killed by a signal)
+ * rather than the remote command ending, set e to one line of what ssh
+ * said last and return -LC_ERR_HOSTKEY ("Host key verification
+ * failed"), -LC_ERR_AUTH ("Permission denied"), -LC_ERR_CONFIG,
+ * -LC_ERR_CONNECT (anything else before the command answered: answered
+ * 0) or -LC_ERR_AGENT (the connection lost after it answered, ssh
+ * killed); the held stderr is taken (logged with -v).  0 otherwise, and
+ * always for libssh2 (its failures come from lc_ssh_connect()).
+ */
+int lc_ssh_transport_err(struct lc_ssh *s, int answered, struct lc_err *e);
 
 /*
  * Open a direct-tcpip channel from the server to host:port (the server

@@ -76,6 +76,8 @@ lc_ssh_forward(struct lc_ssh *s, const char *host, uint16_t port, int *fd,
 	unsigned int win = 0;
 	int rc, given;
 
+	if (s != NULL && s->prog != NULL && fd != NULL)
+		return lc__sshprog_forward(s, host, port, fd, e);
 	if (s == NULL || host == NULL || fd == NULL || port == 0 ||
 	    s->chan != NULL || s->pump_started)
 		return lc_err_set(e, LC_ERR_INTERNAL,
@@ -139,6 +141,8 @@ lc_ssh_exec(struct lc_ssh *s, const char *cmd, int *fd, struct lc_err *e)
 	int rc;
 
 	*fd = -1;
+	if (s != NULL && s->prog != NULL)
+		return lc__sshprog_exec(s, cmd, fd, e);
 	if (s == NULL || cmd == NULL || s->chan != NULL || s->pump_started)
 		return lc_err_set(e, LC_ERR_INTERNAL,
 		    "lc_ssh_exec: one command per connection");
@@ -218,4 +222,19 @@ lc_ssh_early_stderr(struct lc_ssh *s, char *out, size_t outsz)
 	out[o] = '\0';
 	s->early[0] = '\0';
 	pthread_mutex_unlock(&s->mu);
+}
+
+int
+lc_ssh_transport_err(struct lc_ssh *s, int answered, struct lc_err *e)
+{
+	if (s == NULL || s->prog == NULL)
+		return 0;
+	return lc__sshprog_err(s, answered, e);
+}
+
+void
+lc_ssh_answered(struct lc_ssh *s)
+{
+	if (s != NULL && s->prog != NULL)
+		lc__sshprog_answered(s);
 }

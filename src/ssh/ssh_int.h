@@ -71,7 +71,12 @@ struct lc_ssh {
 	 * in one line by lc_ssh_early_stderr(); otherwise they are logged
 	 * when its first stdout arrives, or at lc_ssh_free().
 	 */
-	char early[600];
+	char early[4096];
+
+	/* the OpenSSH transport (sshprog.c): ssh runs the command or the
+	   forward, the pump thread above reads its stderr and reaps it;
+	   NULL with libssh2 */
+	struct lc__sshprog *prog;
 };
 
 /* One identity file and what we know about it before trying it. */
@@ -299,5 +304,41 @@ void lc__ssh_log_early(struct lc_ssh *s);
  */
 int lc__ssh_openssh_key(const char *text, uint8_t *scratch,
     size_t scratchsz, int *encrypted, unsigned char **blob, size_t *bloblen);
+
+/* sshprog.c: the OpenSSH transport (see the top of sshprog.c) */
+
+/*
+ * "Connect" s (new, empty) through the ssh program o->program: copy the
+ * options, ask "ssh -G" for the user, HostName, port and proxies (name,
+ * target, proxied, peer and local addresses).  0, -LC_ERR_USAGE (the
+ * program cannot run, a host starting with '-'), -LC_ERR_CONFIG (ssh -G
+ * failed: its first stderr line) or -LC_ERR_NOMEM; s->prog is set (freed
+ * with s) in every case but allocation failure.
+ */
+int lc__sshprog_connect(const struct lc_ssh_opts *o, struct lc_ssh *s,
+    struct lc_err *e);
+
+/* lc_ssh_exec() and lc_ssh_forward() of a connection with s->prog. */
+int lc__sshprog_exec(struct lc_ssh *s, const char *cmd, int *fd,
+    struct lc_err *e);
+int lc__sshprog_forward(struct lc_ssh *s, const char *host, uint16_t port,
+    int *fd, struct lc_err *e);
+
+/* lc_ssh_answered() of a connection with s->prog. */
+void lc__sshprog_answered(struct lc_ssh *s);
+
+/* lc_ssh_transport_err() of a connection with s->prog. */
+int lc__sshprog_err(struct lc_ssh *s, int answered, struct lc_err *e);
+
+/*
+ * The LC_ERR_* code what ssh wrote in one stderr line says (HOSTKEY for
+ * "Host key verification failed", AUTH for "Permission denied", CONFIG,
+ * CONNECT), 0 for anything else.  For its unit test too.
+ */
+int lc__sshprog_classify(const char *line);
+
+/* Free p after the pump thread was joined (its fds, a child never
+ * watched).  NULL is fine. */
+void lc__sshprog_free(struct lc__sshprog *p);
 
 #endif
