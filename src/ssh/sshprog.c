@@ -48,28 +48,28 @@
 #define LC_SSHPROG_LINE 300	/* one stderr line kept, cut there */
 #define LC_SSHPROG_ARGS 40	/* argv entries of one ssh command */
 #define LC_SSHPROG_G_MAX 65536	/* ssh -G output read */
-#define LC_SSHPROG_TERM_MS 1000	/* SIGTERM to SIGKILL when stopping */
+#define LC_SSHPROG_TERM_MS 1000 /* SIGTERM to SIGKILL when stopping */
 #define LC_SSHPROG_TICK_MS 100	/* reap check without a pidfd */
 
 extern char **environ;
 
 struct lc__sshprog {
 	char *program;
-	char *config;		/* -F, or NULL */
-	char *identity;		/* -i, or NULL */
-	char *jump;		/* -J, or NULL */
-	char *user;		/* -l (user@ as given), or NULL */
-	char *host;		/* as given */
-	pid_t pid;		/* 0: none (yet, or reaped) */
-	int errfd;		/* read end of ssh's stderr */
+	char *config;	/* -F, or NULL */
+	char *identity; /* -i, or NULL */
+	char *jump;	/* -J, or NULL */
+	char *user;	/* -l (user@ as given), or NULL */
+	char *host;	/* as given */
+	pid_t pid;	/* 0: none (yet, or reaped) */
+	int errfd;	/* read end of ssh's stderr */
 	/* the stderr thread's line, then (under s->mu) what it learnt */
 	char line[LC_SSHPROG_LINE];
 	size_t linelen;
-	int cls;		/* LC_ERR_* that ssh's words say, 0: none */
-	char last[2][LC_SSHPROG_LINE];	/* the last two lines, [1] newest */
-	int signo;		/* ssh died of this signal (not our stop) */
-	int stopped;		/* we stopped it (lc_ssh_free) */
-	int live;		/* s->mu: the command answered, log stderr
+	int cls; /* LC_ERR_* that ssh's words say, 0: none */
+	char last[2][LC_SSHPROG_LINE]; /* the last two lines, [1] newest */
+	int signo;   /* ssh died of this signal (not our stop) */
+	int stopped; /* we stopped it (lc_ssh_free) */
+	int live;    /* s->mu: the command answered, log stderr
 				   lines as they come (lc_ssh_answered) */
 };
 
@@ -79,7 +79,10 @@ struct lc__sshprog {
 int
 lc__sshprog_classify(const char *line)
 {
-	static const struct { const char *words; int code; } t[] = {
+	static const struct {
+		const char *words;
+		int code;
+	} t[] = {
 		{ "Host key verification failed", LC_ERR_HOSTKEY },
 		{ "REMOTE HOST IDENTIFICATION HAS CHANGED", LC_ERR_HOSTKEY },
 		{ "host key is known for", LC_ERR_HOSTKEY },
@@ -110,8 +113,11 @@ lc__sshprog_classify(const char *line)
 static int
 lc_sshprog_rank(int code)
 {
-	return code == LC_ERR_HOSTKEY ? 3 : code == LC_ERR_AUTH ? 2 :
-	    code != 0 ? 1 : 0;
+	if (code == LC_ERR_HOSTKEY)
+		return 3;
+	if (code == LC_ERR_AUTH)
+		return 2;
+	return code != 0;
 }
 
 /* One complete stderr line (NUL terminated in p->line). */
@@ -148,8 +154,11 @@ lc_sshprog_errbytes(struct lc_ssh *s, const char *b, size_t n)
 
 	for (size_t i = 0; i < n; i++) {
 		if (b[i] == '\n' || p->linelen == sizeof(p->line) - 1) {
-			while (p->linelen > 0 && p->line[p->linelen - 1] == '\r')
-				p->linelen--;
+			size_t len = p->linelen;
+
+			while (len > 0 && p->line[len - 1] == '\r')
+				len--;
+			p->linelen = len;
 			p->line[p->linelen] = '\0';
 			p->linelen = 0;
 			lc_sshprog_line(s);
@@ -258,8 +267,8 @@ lc_sshprog_main(void *arg)
 		}
 		if (poll(pfd, 3, tmo) < 0 && errno != EINTR)
 			break;
-		if (p->errfd >= 0 && (pfd[0].revents & (POLLIN | POLLHUP |
-		    POLLERR)))
+		if (p->errfd >= 0 &&
+		    (pfd[0].revents & (POLLIN | POLLHUP | POLLERR)))
 			(void)lc_sshprog_drain(s);
 		if (pfd[2].revents & POLLIN)
 			lc_wake_drain(&s->wake);
@@ -278,7 +287,7 @@ lc_sshprog_main(void *arg)
 			ended = 1;
 		}
 	}
-	if (!ended) {	/* poll failed: do not leave it behind */
+	if (!ended) { /* poll failed: do not leave it behind */
 		kill(p->pid, SIGKILL);
 		while (waitpid(p->pid, &st, 0) < 0 && errno == EINTR)
 			;
@@ -311,8 +320,8 @@ lc_sshprog_argv(const struct lc__sshprog *p, enum lc_sshprog_mode mode,
 	/* no tty, no escape character, nothing forwarded that was not asked
 	   for, no RemoteCommand or LocalCommand of the config in the way */
 	static const char *const fixed[] = { "-T", "-e", "none", "-x", "-a",
-	    "-o", "ClearAllForwardings=yes", "-o", "RemoteCommand=none",
-	    "-o", "PermitLocalCommand=no", "-o", "RequestTTY=no" };
+		"-o", "ClearAllForwardings=yes", "-o", "RemoteCommand=none",
+		"-o", "PermitLocalCommand=no", "-o", "RequestTTY=no" };
 	size_t n = 0;
 
 	av[n++] = p->program;
@@ -361,7 +370,7 @@ lc_sshprog_spawn(char *const av[], int io, int out, pid_t *pid, int *errfd,
     struct lc_err *e)
 {
 	static const int defsigs[] = { SIGPIPE, SIGINT, SIGTERM, SIGHUP,
-	    SIGQUIT, SIGCHLD };
+		SIGQUIT, SIGCHLD };
 	posix_spawn_file_actions_t fa;
 	posix_spawnattr_t at;
 	sigset_t none, def;
@@ -376,8 +385,8 @@ lc_sshprog_spawn(char *const av[], int io, int out, pid_t *pid, int *errfd,
 		posix_spawn_file_actions_adddup2(&fa, io, 0);
 		posix_spawn_file_actions_adddup2(&fa, io, 1);
 	} else {
-		posix_spawn_file_actions_addopen(&fa, 0, "/dev/null",
-		    O_RDONLY, 0);
+		posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY,
+		    0);
 	}
 	if (out >= 0)
 		posix_spawn_file_actions_adddup2(&fa, out, 1);
@@ -392,8 +401,8 @@ lc_sshprog_spawn(char *const av[], int io, int out, pid_t *pid, int *errfd,
 		sigaddset(&def, defsigs[i]);
 	posix_spawnattr_setsigmask(&at, &none);
 	posix_spawnattr_setsigdefault(&at, &def);
-	posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSIGMASK |
-	    POSIX_SPAWN_SETSIGDEF);
+	posix_spawnattr_setflags(&at,
+	    POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
 	rc = posix_spawnp(pid, av[0], &fa, &at, av, environ);
 	posix_spawn_file_actions_destroy(&fa);
 	posix_spawnattr_destroy(&at);
@@ -401,8 +410,10 @@ lc_sshprog_spawn(char *const av[], int io, int out, pid_t *pid, int *errfd,
 	if (rc != 0) {
 		*pid = 0;
 		close(ep[0]);
-		return lc_err_sys(e, LC_ERR_USAGE, rc, "cannot run the ssh "
-		    "program '%s' (--ssh): %s", av[0], strerror(rc));
+		return lc_err_sys(e, LC_ERR_USAGE, rc,
+		    "cannot run the ssh "
+		    "program '%s' (--ssh): %s",
+		    av[0], strerror(rc));
 	}
 	(void)lc_set_nonblock(ep[0], 1);
 	*errfd = ep[0];
@@ -466,7 +477,7 @@ lc_sshprog_ask(struct lc_ssh *s, char *out, size_t outsz, struct lc_err *e)
 	err[0] = '\0';
 	while (open_n > 0) {
 		struct pollfd pfd[2] = { { .fd = op[0], .events = POLLIN },
-		    { .fd = errfd, .events = POLLIN } };
+			{ .fd = errfd, .events = POLLIN } };
 		ssize_t n;
 
 		if (poll(pfd, 2, -1) < 0) {
@@ -475,8 +486,9 @@ lc_sshprog_ask(struct lc_ssh *s, char *out, size_t outsz, struct lc_err *e)
 			break;
 		}
 		if (op[0] >= 0 && pfd[0].revents != 0) {
-			n = got + 1 < outsz ? read(op[0], out + got,
-			    outsz - got - 1) : 0;
+			n = got + 1 < outsz
+			    ? read(op[0], out + got, outsz - got - 1)
+			    : 0;
 			if (n > 0)
 				got += (size_t)n;
 			else if (n == 0 || errno != EINTR) {
@@ -490,12 +502,13 @@ lc_sshprog_ask(struct lc_ssh *s, char *out, size_t outsz, struct lc_err *e)
 
 			n = read(errfd, b, sizeof(b));
 			if (n > 0 && elen + 1 < sizeof(err)) {
-				size_t k = (size_t)n < sizeof(err) - 1 - elen ?
-				    (size_t)n : sizeof(err) - 1 - elen;
+				size_t k = (size_t)n < sizeof(err) - 1 - elen
+				    ? (size_t)n
+				    : sizeof(err) - 1 - elen;
 				memcpy(err + elen, b, k);
 				elen += k;
-			} else if (n == 0 || (n < 0 && errno != EINTR &&
-			    errno != EAGAIN)) {
+			} else if (n == 0 ||
+			    (n < 0 && errno != EINTR && errno != EAGAIN)) {
 				close(errfd);
 				errfd = -1;
 				open_n--;
@@ -512,10 +525,13 @@ lc_sshprog_ask(struct lc_ssh *s, char *out, size_t outsz, struct lc_err *e)
 	err[elen] = '\0';
 	err[strcspn(err, "\r\n")] = '\0';
 	if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
-		return lc_err_set(e, LC_ERR_CONFIG, "%s: '%s -G' failed "
-		    "(%s %d)%s%s", s->host, s->prog->program,
-		    WIFEXITED(st) ? "exit" : "signal", WIFEXITED(st) ?
-		    WEXITSTATUS(st) : WTERMSIG(st), err[0] ? ": " : "", err);
+		return lc_err_set(e, LC_ERR_CONFIG,
+		    "%s: '%s -G' failed "
+		    "(%s %d)%s%s",
+		    s->host, s->prog->program,
+		    WIFEXITED(st) ? "exit" : "signal",
+		    WIFEXITED(st) ? WEXITSTATUS(st) : WTERMSIG(st),
+		    err[0] ? ": " : "", err);
 	return 0;
 }
 
@@ -531,18 +547,19 @@ lc_sshprog_addrs(struct lc_ssh *s, const char *port, const char *family)
 
 	memset(&hints, 0, sizeof(hints));
 	hints.ai_socktype = SOCK_DGRAM;
-	hints.ai_family = strcmp(family, "inet") == 0 ? AF_INET :
-	    strcmp(family, "inet6") == 0 ? AF_INET6 : AF_UNSPEC;
+	hints.ai_family = strcmp(family, "inet") == 0 ? AF_INET
+	    : strcmp(family, "inet6") == 0	      ? AF_INET6
+						      : AF_UNSPEC;
 	if (getaddrinfo(s->target, port, &hints, &res) != 0)
 		return;
-	if (getnameinfo(res->ai_addr, res->ai_addrlen, s->peer,
-	    sizeof(s->peer), NULL, 0, NI_NUMERICHOST) != 0)
+	if (getnameinfo(res->ai_addr, res->ai_addrlen, s->peer, sizeof(s->peer),
+		NULL, 0, NI_NUMERICHOST) != 0)
 		s->peer[0] = '\0';
 	fd = socket(res->ai_family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 	if (fd >= 0 && connect(fd, res->ai_addr, res->ai_addrlen) == 0 &&
 	    getsockname(fd, (struct sockaddr *)&me, &melen) == 0 &&
 	    getnameinfo((struct sockaddr *)&me, melen, s->local,
-	    sizeof(s->local), NULL, 0, NI_NUMERICHOST) != 0)
+		sizeof(s->local), NULL, 0, NI_NUMERICHOST) != 0)
 		s->local[0] = '\0';
 	if (fd >= 0)
 		close(fd);
@@ -579,23 +596,24 @@ lc__sshprog_connect(const struct lc_ssh_opts *o, struct lc_ssh *s,
 		goto out;
 	if (lc_sshprog_key(out, "user", user, sizeof(user)) == NULL)
 		snprintf(user, sizeof(user), "%s", o->user ? o->user : "?");
-	if (lc_sshprog_key(out, "hostname", s->target,
-	    sizeof(s->target)) == NULL)
+	if (lc_sshprog_key(out, "hostname", s->target, sizeof(s->target)) ==
+	    NULL)
 		snprintf(s->target, sizeof(s->target), "%s", o->host);
 	if (lc_sshprog_key(out, "port", port, sizeof(port)) == NULL)
 		snprintf(port, sizeof(port), "22");
 	if (lc_sshprog_key(out, "addressfamily", fam, sizeof(fam)) == NULL)
 		snprintf(fam, sizeof(fam), "any");
 	s->proxied = (lc_sshprog_key(out, "proxyjump", pj, sizeof(pj)) &&
-	    strcasecmp(pj, "none") != 0) || (lc_sshprog_key(out,
-	    "proxycommand", pc, sizeof(pc)) && strcasecmp(pc, "none") != 0);
+			 strcasecmp(pj, "none") != 0) ||
+	    (lc_sshprog_key(out, "proxycommand", pc, sizeof(pc)) &&
+		strcasecmp(pc, "none") != 0);
 	snprintf(s->name, sizeof(s->name), "%s@%s", user, o->host);
 	if (!s->proxied)
 		lc_sshprog_addrs(s, port, fam);
 	lc_log_debug("%s: through '%s' (HostName %s, port %s%s)", s->name,
 	    p->program, s->target, port, s->proxied ? ", proxied" : "");
 	r = 0;
- out:
+out:
 	free(out);
 	return r;
 }
@@ -621,8 +639,7 @@ lc_sshprog_start(struct lc_ssh *s, char *const av[], int given, int *fd,
 	}
 	if ((r = lc_sshprog_spawn(av, sv[1], -1, &p->pid, &p->errfd, e)) != 0)
 		goto out;
-	if (lc_thread_start(&s->pump, "lc-ssh-prog", lc_sshprog_main,
-	    s) != 0) {
+	if (lc_thread_start(&s->pump, "lc-ssh-prog", lc_sshprog_main, s) != 0) {
 		/* cannot watch it: do not leave it running */
 		kill(p->pid, SIGKILL);
 		lc__ssh_reap(p->pid);
@@ -633,20 +650,19 @@ lc_sshprog_start(struct lc_ssh *s, char *const av[], int given, int *fd,
 	s->pump_started = 1;
 	if (given < 0) {
 		*fd = sv[0];
-		sv[0] = -1;	/* transferred */
+		sv[0] = -1; /* transferred */
 	}
 	r = 0;
- out:
+out:
 	if (sv[0] >= 0)
 		close(sv[0]);
 	if (sv[1] >= 0)
-		close(sv[1]);	/* ssh has its copy */
+		close(sv[1]); /* ssh has its copy */
 	return r;
 }
 
 int
-lc__sshprog_exec(struct lc_ssh *s, const char *cmd, int *fd,
-    struct lc_err *e)
+lc__sshprog_exec(struct lc_ssh *s, const char *cmd, int *fd, struct lc_err *e)
 {
 	char *av[LC_SSHPROG_ARGS];
 
@@ -661,8 +677,8 @@ lc__sshprog_exec(struct lc_ssh *s, const char *cmd, int *fd,
 }
 
 int
-lc__sshprog_forward(struct lc_ssh *s, const char *host, uint16_t port,
-    int *fd, struct lc_err *e)
+lc__sshprog_forward(struct lc_ssh *s, const char *host, uint16_t port, int *fd,
+    struct lc_err *e)
 {
 	char *av[LC_SSHPROG_ARGS], to[300];
 	int given = *fd;
@@ -674,8 +690,9 @@ lc__sshprog_forward(struct lc_ssh *s, const char *host, uint16_t port,
 		return lc_err_set(e, LC_ERR_INTERNAL,
 		    "lc_ssh_forward: one channel per connection");
 	}
-	snprintf(to, sizeof(to), strchr(host, ':') != NULL ? "[%s]:%u" :
-	    "%s:%u", host, (unsigned)port);
+	snprintf(to, sizeof(to),
+	    strchr(host, ':') != NULL ? "[%s]:%u" : "%s:%u", host,
+	    (unsigned)port);
 	s->fwd = 1;
 	lc_sshprog_argv(s->prog, LC_SSHPROG_FWD, NULL, to, av);
 	lc_log_debug("%s: forwarding to %s with '%s -W'", s->name, to,
@@ -703,16 +720,20 @@ lc__sshprog_err(struct lc_ssh *s, int answered, struct lc_err *e)
 	code = p->cls;
 	n = strlen(p->last[0]);
 	snprintf(said, sizeof(said), "%s%s%s", p->last[0],
-	    n == 0 ? "" : p->last[0][n - 1] == '.' ? " " : "; ", p->last[1]);
+	    n == 0			   ? ""
+		: p->last[0][n - 1] == '.' ? " "
+					   : "; ",
+	    p->last[1]);
 	pthread_mutex_unlock(&s->mu);
 	if (st != 255 && signo == 0)
-		return 0;	/* the remote command's own status */
+		return 0; /* the remote command's own status */
 	/* the whole of what it said, for -v; the one line below says it */
 	lc_ssh_early_stderr(s, held, sizeof(held));
 	if (held[0] != '\0')
 		lc_log_verbose("%s: ssh said: %s", s->name, held);
 	if (signo != 0)
-		return lc_err_set(e, LC_ERR_AGENT, "%s: the ssh program was "
+		return lc_err_set(e, LC_ERR_AGENT,
+		    "%s: the ssh program was "
 		    "killed by signal %s: connection to the remote agent lost",
 		    s->name, sig);
 	if (code == 0 || (code == LC_ERR_CONNECT && answered))
@@ -742,7 +763,7 @@ lc__sshprog_free(struct lc__sshprog *p)
 		return;
 	if (p->errfd >= 0)
 		close(p->errfd);
-	lc__ssh_reap(p->pid);	/* a thread never started */
+	lc__ssh_reap(p->pid); /* a thread never started */
 	free(p->program);
 	free(p->config);
 	free(p->identity);

@@ -23,18 +23,25 @@ LC_TEST(classify)
 	LC_CHECK_EQ_I(lc__sshprog_classify("Host key verification failed."),
 	    LC_ERR_HOSTKEY);
 	LC_CHECK_EQ_I(lc__sshprog_classify("No ED25519 host key is known for "
-	    "[127.0.0.1]:2222 and you have requested strict checking."),
+					   "[127.0.0.1]:2222 and you have "
+					   "requested strict checking."),
 	    LC_ERR_HOSTKEY);
 	LC_CHECK_EQ_I(lc__sshprog_classify("u@h: Permission denied "
-	    "(publickey)."), LC_ERR_AUTH);
+					   "(publickey)."),
+	    LC_ERR_AUTH);
 	LC_CHECK_EQ_I(lc__sshprog_classify("ssh: connect to host h port 22: "
-	    "Connection refused"), LC_ERR_CONNECT);
+					   "Connection refused"),
+	    LC_ERR_CONNECT);
 	LC_CHECK_EQ_I(lc__sshprog_classify("Unable to negotiate with 1.2.3.4 "
-	    "port 22: no matching cipher found"), LC_ERR_CONNECT);
+					   "port 22: no matching cipher found"),
+	    LC_ERR_CONNECT);
 	LC_CHECK_EQ_I(lc__sshprog_classify("/x/config: line 2: Bad "
-	    "configuration option: foo"), LC_ERR_CONFIG);
-	LC_CHECK_EQ_I(lc__sshprog_classify("Warning: Permanently added "
-	    "'h' (ED25519) to the list of known hosts."), 0);
+					   "configuration option: foo"),
+	    LC_ERR_CONFIG);
+	LC_CHECK_EQ_I(lc__sshprog_classify(
+			  "Warning: Permanently added "
+			  "'h' (ED25519) to the list of known hosts."),
+	    0);
 	LC_CHECK_EQ_I(lc__sshprog_classify(""), 0);
 }
 
@@ -53,7 +60,8 @@ t_fake_ssh(void)
 	snprintf(t_prog, sizeof(t_prog), "%s/fakessh", t_dir);
 	f = fopen(t_prog, "w");
 	LC_CHECK(f != NULL);
-	fprintf(f, "#!/bin/sh\n"
+	fprintf(f,
+	    "#!/bin/sh\n"
 	    "case \"$1\" in -G) printf 'user tu\\nhostname 127.0.0.1\\n"
 	    "port 22\\n'; exit 0;; esac\n"
 	    "exec /bin/sh -c \"$T_SSH_DO\"\n");
@@ -123,9 +131,11 @@ LC_TEST(exit_255_hostkey)
 	int fd = -1, st = -1;
 
 	t_fake_ssh();
-	setenv("T_SSH_DO", "echo 'Host key for [h]:22 has changed and you "
+	setenv("T_SSH_DO",
+	    "echo 'Host key for [h]:22 has changed and you "
 	    "have requested strict checking.' >&2; echo 'Host key "
-	    "verification failed.' >&2; exit 255", 1);
+	    "verification failed.' >&2; exit 255",
+	    1);
 	s = t_connect();
 	LC_CHECK_EQ_I(lc_ssh_exec(s, "cmd", &fd, &e), 0);
 	LC_CHECK_EQ_I(lc_ssh_wait(s, -1, &st, sig, sizeof(sig)), 0);
@@ -148,8 +158,10 @@ LC_TEST(free_stops_it)
 	int fd = -1, st = -1;
 
 	t_fake_ssh();
-	setenv("T_SSH_DO", "trap '' TERM; echo ready; while :; do sleep 1; "
-	    "done", 1);
+	setenv("T_SSH_DO",
+	    "trap '' TERM; echo ready; while :; do sleep 1; "
+	    "done",
+	    1);
 	s = t_connect();
 	LC_CHECK_EQ_I(lc_ssh_exec(s, "cmd", &fd, &e), 0);
 	/* once it ignores SIGTERM */
@@ -157,7 +169,7 @@ LC_TEST(free_stops_it)
 	LC_CHECK_EQ_I(lc_ssh_wait(s, 0, &st, sig, sizeof(sig)),
 	    -LC_ERR_TIMEOUT);
 	close(fd);
-	lc_ssh_free(s);	/* SIGTERM ignored: SIGKILL after a second */
+	lc_ssh_free(s); /* SIGTERM ignored: SIGKILL after a second */
 	LC_CHECK(waitpid(-1, NULL, WNOHANG) < 0 && errno == ECHILD);
 	t_cleanup();
 }
@@ -166,7 +178,7 @@ LC_TEST(free_stops_it)
 LC_TEST(missing_program)
 {
 	struct lc_ssh_opts o = { .host = "box",
-	    .program = "/nonexistent/lc-ssh" };
+		.program = "/nonexistent/lc-ssh" };
 	struct lc_ssh *s = NULL;
 	struct lc_err e;
 
