@@ -152,7 +152,7 @@ EOC
 	mkdir -p "$m/srv/push"
 	"$LANECP" -F "$w/config" -v -r --owner "$w/src" ul:/srv/push/ 2>"$err" || {
 		lc__show "$err"; lc_fail "$r: push copy"; }
-	lc_log_has 'push' "$err"
+	lc_log_has 'pushed agent to root@ul:' "$err"
 	diff -r "$w/src" "$m/srv/push/src" || lc_fail "$r: push: the copy differs"
 	[[ $(stat -c %u:%g "$m/srv/push/src/sub/d") == 3001:3050 ]] ||
 		lc_fail "$r: daemon:staff arrived as $(stat -c %u:%g "$m/srv/push/src/sub/d"), not 3001:3050"
