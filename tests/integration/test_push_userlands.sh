@@ -62,10 +62,15 @@ try_release() {
 	local r=$1 lower=$2 w=$d/$1 m port pid err opens
 	m=$w/root
 	mkdir -p "$w/upper" "$w/work" "$m" "$w/src/sub" "$w/pull"
-	# the cached tree stays as built: this run writes into an overlay
-	mount -t overlay overlay -o "lowerdir=$lower,upperdir=$w/upper,workdir=$w/work" "$m" ||
-		lc_fail "$r: cannot mount an overlay on $lower"
-	lc_on_exit "umount -l '$m'"
+	# the cached tree stays as built: this run writes into an overlay,
+	# or into a copy where overlays cannot be mounted
+	if mount -t overlay overlay \
+	    -o "lowerdir=$lower,upperdir=$w/upper,workdir=$w/work" "$m" 2>"$w/ovl"; then
+		lc_on_exit "umount -l '$m'"
+	else
+		lc_note "$r: no overlay here ($(cat "$w/ovl")): working on a copy"
+		cp -a "$lower/." "$m/" || lc_fail "$r: cannot copy $lower"
+	fi
 	mount -t proc proc "$m/proc" || lc_fail "$r: cannot mount /proc"
 	lc_on_exit "umount -l '$m/proc'"
 

@@ -41,11 +41,16 @@ if [[ -f $root/.lanecp-rootfs-ok ]]; then
 	exit 0
 fi
 log=$cache/rootfs-$release.log
-rm -rf "$root" "$root.tmp"
+# a build stopped half-way (.ci/run stops one still running at its end)
+# may have left debootstrap's /proc or /sys mounted in it
+while read -r mnt; do
+	umount -l "$mnt" || true
+done < <(findmnt -rn -o TARGET | grep -E "^($root|$root\.tmp)/" | sort -r)
+rm -rf --one-file-system "$root" "$root.tmp"
 start=$(date +%s)
 if ! "$debootstrap" --variant=minbase --include=openssh-server \
     "$release" "$root.tmp" "$mirror" >"$log" 2>&1; then
-	rm -rf "$root.tmp"
+	rm -rf --one-file-system "$root.tmp"
 	echo "debootstrap $release $mirror failed (no network or mirror?):" \
 	    "$(grep -E '^[EW]:' "$log" | tail -1)" >&2
 	exit 77
