@@ -12,9 +12,12 @@ build) ;;
 # clang-format: the house style (tests/style); mount: mount/umount for
 # the full-disk case; dpkg-dev: dpkg-shlibdeps for the .deb's Depends
 # (cpack); mandoc, man-db: the man page's lint and rendering, man -w;
-# bash-completion: where completions are installed
+# bash-completion: where completions are installed;
+# debootstrap, strace: the pushed agent in other Debian releases' root
+# file systems, and what it opens there (test_push_userlands.sh)
 test) want+=(openssh-server openssh-client procps iproute2 tcpdump clang clang-format python3
-	bsdutils util-linux mount dpkg-dev mandoc man-db bash-completion) ;;
+	bsdutils util-linux mount dpkg-dev mandoc man-db bash-completion
+	debootstrap strace) ;;
 bench) want+=(openssh-server openssh-client procps iproute2 iperf3 rsync python3
 	gnuplot-nox time globus-gridftp-server-progs globus-gass-copy-progs) ;;
 *) echo "usage: $0 build|test|bench" >&2; exit 2 ;;

@@ -11,6 +11,7 @@
 #include "parse.h"
 #include "secmem.h"
 #include "source.h"
+#include "tls.h"
 #include "version.h"
 #include "wire.h"
 
@@ -110,6 +111,12 @@ lc_agent_main(int argc, char **argv, const char *prog)
 	struct lc_err e;
 	int agent = 0;
 
+	/* OpenSSL without its configuration file (tls.h): first, before
+	   anything else can initialise it with one */
+	if (lc_tls_init_agent() != 0) {
+		fprintf(stderr, "%s: cannot initialise OpenSSL\n", prog);
+		return 1;
+	}
 	/* no core dump, no ptrace by the same user: the transfer key (and
 	   what is copied) stays in this process (secmem.h) */
 	(void)lc_secmem_nodump_process();

@@ -1,8 +1,8 @@
 /* Path strings: basename and dirname without touching the disk. */
 #include "path.h"
 #include "err.h"
+#include "idname.h"
 
-#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -55,12 +55,11 @@ lc_printable(const char *in, char *out, size_t outsz)
 	out[i] = '\0';
 }
 
-/* The home directory of user (NULL or "": ours) into home. */
+/* The home directory of user ("": ours) into home. */
 static int
 lc_path_home(const char *user, char *home, size_t homesz, struct lc_err *e)
 {
-	struct passwd pw, *res = NULL;
-	char buf[4096];
+	struct lc_idpw pw;
 	const char *h;
 	int r;
 
@@ -68,15 +67,15 @@ lc_path_home(const char *user, char *home, size_t homesz, struct lc_err *e)
 		snprintf(home, homesz, "%s", h);
 		return 0;
 	}
-	r = user[0] == '\0' ? getpwuid_r(getuid(), &pw, buf, sizeof(buf),
-	    &res) : getpwnam_r(user, &pw, buf, sizeof(buf), &res);
-	if (res == NULL && user[0] != '\0')
-		return lc_err_set(e, LC_ERR_IO, "~%.64s: no such user%s%s",
-		    user, r != 0 ? ": " : "", r != 0 ? strerror(r) : "");
-	if (res == NULL || pw.pw_dir == NULL || pw.pw_dir[0] != '/')
+	r = user[0] == '\0' ? lc_id_user_byuid((uint32_t)getuid(), &pw) :
+	    lc_id_user_byname(user, &pw);
+	if (r != 1 && user[0] != '\0')
+		return lc_err_set(e, LC_ERR_IO, "~%.64s: no such user%s", user,
+		    r < 0 ? " (the user database cannot be read)" : "");
+	if (r != 1 || pw.home[0] != '/')
 		return lc_err_set(e, LC_ERR_IO, "~%.64s: no home directory",
 		    user);
-	snprintf(home, homesz, "%s", pw.pw_dir);
+	snprintf(home, homesz, "%s", pw.home);
 	return 0;
 }
 

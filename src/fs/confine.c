@@ -1,10 +1,10 @@
 #include "confine.h"
 #include "path.h"
+#include "idname.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/openat2.h>
-#include <pwd.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -100,17 +100,15 @@ lc_confine_refuse(const char *path, struct lc_err *e)
 static int
 lc_confine_own_tilde(const char *in, char *out, size_t outsz)
 {
-	struct passwd pw, *res = NULL;
-	char buf[4096];
+	struct lc_idpw pw;
 	const char *rest = strchr(in, '/');
 	size_t ulen;
 
 	if (rest == NULL)
 		rest = in + strlen(in);
 	ulen = (size_t)(rest - in - 1);
-	if (ulen > 0 && (getpwuid_r(getuid(), &pw, buf, sizeof(buf),
-	    &res) != 0 || res == NULL || strlen(pw.pw_name) != ulen ||
-	    memcmp(pw.pw_name, in + 1, ulen) != 0))
+	if (ulen > 0 && (lc_id_user_byuid((uint32_t)getuid(), &pw) != 1 ||
+	    strlen(pw.name) != ulen || memcmp(pw.name, in + 1, ulen) != 0))
 		return -1;
 	if (1 + strlen(rest) >= outsz)
 		return -1;

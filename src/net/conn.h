@@ -61,6 +61,9 @@ int lc_sock_listen(uint32_t window, int loopback, int *fd, uint16_t *port,
 
 /*
  * Connect to addr:port within timeout_ms, window as above before connect.
+ * addr is numeric: IPv4, or IPv6 with an optional %scope (an interface
+ * name or number); a name is refused (-LC_ERR_STREAM), never resolved,
+ * so the agent never loads the host's resolver or NSS modules.
  * Gives up early (-LC_ERR_CANCELED) when *cancel becomes true.
  */
 int lc_sock_connect(const char *addr, uint16_t port, uint32_t window,

@@ -11,12 +11,13 @@
 #include "clock.h"
 #include "fdio.h"
 #include "log.h"
+#include "path.h"
 #include "thread.h"
 #include "wake.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
-#include <netdb.h>
+#include <net/if.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
@@ -80,20 +81,36 @@ lc_sock_set_timeout(int fd, int ms)
 	return 0;
 }
 
+/* "ADDR port N" of sa, numeric (no resolver: see lc_sock_numeric) */
 static void
 lc_sockaddr_name(const struct sockaddr *sa, socklen_t len, char *out,
     size_t outsz)
 {
-	char host[NI_MAXHOST], serv[NI_MAXSERV];
+	const struct sockaddr_in *in4 = (const void *)sa;
+	const struct sockaddr_in6 *in6 = (const void *)sa;
+	char host[INET6_ADDRSTRLEN], ifname[IF_NAMESIZE];
+	unsigned port;
 
-	if (getnameinfo(sa, len, host, sizeof(host), serv, sizeof(serv),
-	    NI_NUMERICHOST | NI_NUMERICSERV) != 0) {
+	if (sa->sa_family == AF_INET && len >= sizeof(*in4) &&
+	    inet_ntop(AF_INET, &in4->sin_addr, host, sizeof(host)) != NULL) {
+		port = ntohs(in4->sin_port);
+	} else if (sa->sa_family == AF_INET6 && len >= sizeof(*in6) &&
+	    inet_ntop(AF_INET6, &in6->sin6_addr, host, sizeof(host)) != NULL) {
+		port = ntohs(in6->sin6_port);
+		if (strncmp(host, "::ffff:", 7) == 0 &&	/* v4-mapped */
+		    strchr(host + 7, '.') != NULL)
+			memmove(host, host + 7, strlen(host + 7) + 1);
+		else if (in6->sin6_scope_id != 0 &&
+		    if_indextoname(in6->sin6_scope_id, ifname) != NULL) {
+			snprintf(out, outsz, "%s%%%s port %u", host, ifname,
+			    port);
+			return;
+		}
+	} else {
 		snprintf(out, outsz, "?");
 		return;
 	}
-	if (strncmp(host, "::ffff:", 7) == 0)	/* v4-mapped */
-		memmove(host, host + 7, strlen(host + 7) + 1);
-	snprintf(out, outsz, "%s port %s", host, serv);
+	snprintf(out, outsz, "%s port %u", host, port);
 }
 
 void
@@ -222,25 +239,81 @@ lc_addr_same(const char *a, const char *b)
 	    memcmp(x, y, sizeof(x)) == 0;
 }
 
+/*
+ * The interface of an IPv6 scope ("%eth0" as getnameinfo writes a
+ * link-local address, or "%2"): its index, or 0 when there is none.
+ */
+static uint32_t
+lc_sock_scope(const char *s)
+{
+	uint64_t v = 0;
+	size_t n = strspn(s, "0123456789");
+
+	if (n == 0 || s[n] != '\0')
+		return if_nametoindex(s);	/* an ioctl: no lookup */
+	if (n > 10)
+		return 0;
+	for (size_t i = 0; i < n; i++)
+		v = v * 10 + (uint64_t)(s[i] - '0');
+	return v <= UINT32_MAX ? (uint32_t)v : 0;
+}
+
+/*
+ * addr, a numeric IPv4 address or an IPv6 one with an optional %scope,
+ * and port into *ss and *len: never a name, so never the resolver (the
+ * controller sends numbers, and the static agent must not load the
+ * host's NSS modules: idname.h).  0, or -1 for anything else.
+ */
+static int
+lc_sock_numeric(const char *addr, uint16_t port,
+    struct sockaddr_storage *ss, socklen_t *len)
+{
+	struct sockaddr_in *in4 = (struct sockaddr_in *)(void *)ss;
+	struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)(void *)ss;
+	char host[LC_ADDR_MAX];
+	char *pct;
+
+	memset(ss, 0, sizeof(*ss));
+	if (strlen(addr) >= sizeof(host))
+		return -1;
+	if (inet_pton(AF_INET, addr, &in4->sin_addr) == 1) {
+		in4->sin_family = AF_INET;
+		in4->sin_port = htons(port);
+		*len = (socklen_t)sizeof(*in4);
+		return 0;
+	}
+	snprintf(host, sizeof(host), "%s", addr);
+	if ((pct = strchr(host, '%')) != NULL) {
+		*pct = '\0';
+		if ((in6->sin6_scope_id = lc_sock_scope(pct + 1)) == 0)
+			return -1;
+	}
+	if (inet_pton(AF_INET6, host, &in6->sin6_addr) != 1)
+		return -1;
+	in6->sin6_family = AF_INET6;
+	in6->sin6_port = htons(port);
+	*len = (socklen_t)sizeof(*in6);
+	return 0;
+}
+
 int
 lc_sock_connect(const char *addr, uint16_t port, uint32_t window,
     int timeout_ms, const atomic_bool *cancel, int *fdp, struct lc_err *e)
 {
-	struct addrinfo hints, *res = NULL;
+	struct sockaddr_storage ss;
+	socklen_t sslen = 0;
 	struct pollfd pfd;
-	char serv[8];
+	char safe[LC_ADDR_MAX];
 	int fd = -1, r, err = 0;
 	socklen_t el = sizeof(err);
 
 	*fdp = -1;
-	memset(&hints, 0, sizeof(hints));
-	hints.ai_socktype = SOCK_STREAM;
-	hints.ai_flags = AI_NUMERICHOST | AI_NUMERICSERV;
-	snprintf(serv, sizeof(serv), "%u", (unsigned)port);
-	if ((r = getaddrinfo(addr, serv, &hints, &res)) != 0)
-		return lc_err_set(e, LC_ERR_STREAM,
-		    "bad data stream address %s: %s", addr, gai_strerror(r));
-	fd = socket(res->ai_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK,
+	if (lc_sock_numeric(addr, port, &ss, &sslen) != 0) {
+		lc_printable(addr, safe, sizeof(safe));
+		return lc_err_set(e, LC_ERR_STREAM, "bad data stream address "
+		    "%s: not a numeric address", safe);
+	}
+	fd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK,
 	    0);
 	if (fd < 0) {
 		r = lc_err_sys(e, LC_ERR_STREAM, errno, "socket");
@@ -248,7 +321,7 @@ lc_sock_connect(const char *addr, uint16_t port, uint32_t window,
 	}
 	lc_sock_set_window(fd, window);
 	lc__sock_tune(fd);
-	if (connect(fd, res->ai_addr, res->ai_addrlen) != 0) {
+	if (connect(fd, (struct sockaddr *)&ss, sslen) != 0) {
 		if (errno != EINPROGRESS) {
 			r = lc_err_sys(e, LC_ERR_STREAM, errno,
 			    "data stream connect to %s port %u", addr,
@@ -296,7 +369,6 @@ lc_sock_connect(const char *addr, uint16_t port, uint32_t window,
  out:
 	if (fd >= 0)
 		close(fd);
-	freeaddrinfo(res);
 	return r;
 }
 

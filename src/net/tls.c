@@ -94,6 +94,17 @@ lc_tls_find_session(SSL *ssl, const unsigned char *id, size_t idlen,
 }
 
 int
+lc_tls_init_agent(void)
+{
+	/* NO_LOAD_CONFIG: the once-only configuration step runs as "none",
+	 * so a later implicit initialisation (SSL_CTX_new) cannot load it */
+	if (OPENSSL_init_crypto(OPENSSL_INIT_NO_LOAD_CONFIG, NULL) != 1 ||
+	    OPENSSL_init_ssl(OPENSSL_INIT_NO_LOAD_CONFIG, NULL) != 1)
+		return -LC_ERR_INTERNAL;
+	return 0;
+}
+
+int
 lc_tls_new(int server, const uint8_t key[LC_KEY_LEN], struct lc_tls **out,
     struct lc_err *e)
 {

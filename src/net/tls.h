@@ -22,6 +22,17 @@
 
 struct lc_tls;
 
+/*
+ * Initialise OpenSSL for an agent process, before any other OpenSSL call:
+ * no configuration file is read (OPENSSL_CONF and openssl.cnf are not
+ * looked at), so no provider, engine or other module is loaded; the
+ * built-in default provider has all the agent uses.  A pushed agent is
+ * thereby the same program on every host, whatever its OpenSSL setup,
+ * and loads no shared object (see cmd/agent_nodl.c).  0, or
+ * -LC_ERR_INTERNAL when OpenSSL cannot be initialised.
+ */
+int lc_tls_init_agent(void);
+
 /* One context per transfer and role. */
 int lc_tls_new(int server, const uint8_t key[LC_KEY_LEN],
     struct lc_tls **out, struct lc_err *e);

@@ -187,6 +187,7 @@ struct lc_sink_tree {
 		uint32_t id;
 		char name[LC_OWNER_MAX];
 	} map_user, map_group;
+	int unknown_warned;	/* --owner: a name not known here seen */
 	uint64_t space_avail;	/* free at the first file (trees) */
 	uint64_t space_need;	/* what the files announced need */
 	int space_known;

@@ -9,12 +9,12 @@
  */
 #include "sink_int.h"
 
+#include "idname.h"
 #include "log.h"
+#include "path.h"
 #include "parse.h"
 
 #include <errno.h>
-#include <grp.h>
-#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -65,29 +65,40 @@ lc__sink_dir(struct lc_sink *s, const char *rel, struct lc_tdir **out,
 
 /*
  * --owner: the id to give a file here, from the source's name for it
- * (unless --numeric-ids, or it has none here), else its number.  The
- * last name looked up is kept: a tree's files mostly share one.
+ * (unless --numeric-ids, or it has none here), else its number, with one
+ * warning per run (a name only sssd or LDAP knows is not found by the
+ * pushed agent: idname.h).  The last name looked up is kept: a tree's
+ * files mostly share one.
  */
 static uint32_t
 lc_sink_id(struct lc_sink *s, const char *name, uint32_t id, int group)
 {
 	struct lc_sink_idmap *c = group ? &s->tree.map_group :
 	    &s->tree.map_user;
-	char buf[4096];
-	struct passwd pw, *pwp = NULL;
-	struct group gr, *grp = NULL;
+	struct lc_idpw pw;
+	uint32_t gid;
+	int r = 0;
 
 	if ((s->tgt.flags & LC_TGT_NUMERIC_IDS) || name[0] == '\0')
 		return id;
 	if (c->valid && strcmp(c->name, name) == 0)
 		return c->id;
 	c->id = id;
-	if (!group && getpwnam_r(name, &pw, buf, sizeof(buf), &pwp) == 0 &&
-	    pwp != NULL)
-		c->id = (uint32_t)pwp->pw_uid;
-	else if (group && getgrnam_r(name, &gr, buf, sizeof(buf),
-	    &grp) == 0 && grp != NULL)
-		c->id = (uint32_t)grp->gr_gid;
+	if (!group && (r = lc_id_user_byname(name, &pw)) == 1)
+		c->id = pw.uid;
+	else if (group && (r = lc_id_group_byname(name, &gid)) == 1)
+		c->id = gid;
+	if (r != 1 && !s->tree.unknown_warned) {
+		char safe[LC_OWNER_MAX];
+
+		s->tree.unknown_warned = 1;
+		lc_printable(name, safe, sizeof(safe));
+		lc_log_warn("--owner: %s \"%s\" is not known here (%s%s): "
+		    "its number %u kept (further names not found are not "
+		    "reported)", group ? "group" : "user", safe,
+		    lc_id_source(), r < 0 ? ", which cannot be read" : "",
+		    (unsigned)id);
+	}
 	snprintf(c->name, sizeof(c->name), "%s", name);
 	c->valid = 1;
 	return c->id;

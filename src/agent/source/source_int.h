@@ -127,6 +127,7 @@ struct lc_source_list {
 		char link[LC_PATH_MAX];
 	} pend;
 	struct lc_idname last_user, last_group;
+	int unnamed_warned;	/* --owner: an id without a name seen */
 	uint32_t add_files;	/* entries announced for the request */
 	uint64_t add_bytes;
 	struct lc_listed *listed;	/* waiting for FILE_READY, in id

@@ -10,11 +10,10 @@
 #include "log.h"
 #include "path.h"
 #include "fdio.h"
+#include "idname.h"
 #include "walk.h"
 
 #include <errno.h>
-#include <grp.h>
-#include <pwd.h>
 #include <fcntl.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -37,26 +36,32 @@
 /*
  * --owner: the name of a user or group id ("" when it has none), from the
  * last one looked up when it is the same (a tree's files mostly share
- * them; each lookup may read /etc/passwd).
+ * them; each lookup may read /etc/passwd).  An id without a name goes as
+ * its number, with one warning per run (a host whose names come from
+ * sssd or LDAP, which the pushed agent does not ask: idname.h).
  */
 static const char *
-lc_source_idname(struct lc_idname *c, uint32_t id, int group)
+lc_source_idname(struct lc_source *s, struct lc_idname *c, uint32_t id,
+    int group)
 {
-	char buf[4096];
-	struct passwd pw, *pwp = NULL;
-	struct group gr, *grp = NULL;
-	const char *n = NULL;
+	struct lc_idpw pw;
+	int r = 0;
 
 	if (c->valid && c->id == id)
 		return c->name;
-	if (!group && getpwuid_r((uid_t)id, &pw, buf, sizeof(buf),
-	    &pwp) == 0 && pwp != NULL)
-		n = pwp->pw_name;
-	else if (group && getgrgid_r((gid_t)id, &gr, buf, sizeof(buf),
-	    &grp) == 0 && grp != NULL)
-		n = grp->gr_name;
-	snprintf(c->name, sizeof(c->name), "%s",
-	    n != NULL && strlen(n) < sizeof(c->name) ? n : "");
+	c->name[0] = '\0';
+	if (!group && (r = lc_id_user_byuid(id, &pw)) == 1 &&
+	    strlen(pw.name) < sizeof(c->name))
+		snprintf(c->name, sizeof(c->name), "%s", pw.name);
+	else if (group)
+		r = lc_id_group_bygid(id, c->name, sizeof(c->name));
+	if (c->name[0] == '\0' && !s->list.unnamed_warned) {
+		s->list.unnamed_warned = 1;
+		lc_log_warn("--owner: %s %u has no name here (%s%s): sent as "
+		    "a number (further ids without a name are not reported)",
+		    group ? "group" : "user", (unsigned)id,
+		    lc_id_source(), r < 0 ? ", which cannot be read" : "");
+	}
 	c->id = id;
 	c->valid = 1;
 	return c->name;
@@ -97,9 +102,9 @@ lc_source_announce(struct lc_source *s, const struct lc_walk_entry *ent,
 	f.gid = (uint32_t)ent->st.st_gid;
 	if (s->list.adds[s->list.add_next].flags & LC_ADD_NAMES) {
 		snprintf(f.user, sizeof(f.user), "%s",
-		    lc_source_idname(&s->list.last_user, f.uid, 0));
+		    lc_source_idname(s, &s->list.last_user, f.uid, 0));
 		snprintf(f.group, sizeof(f.group), "%s",
-		    lc_source_idname(&s->list.last_group, f.gid, 1));
+		    lc_source_idname(s, &s->list.last_group, f.gid, 1));
 	}
 	if (ent->kind == LC_KIND_REG) {
 		/* its path as the user would write it: the request's, then
