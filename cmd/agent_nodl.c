@@ -80,7 +80,7 @@ getaddrinfo(const char *restrict node, const char *restrict service,
 void
 freeaddrinfo(struct addrinfo *res)
 {
-	(void)res;	/* getaddrinfo above never makes one */
+	(void)res; /* getaddrinfo above never makes one */
 }
 
 int

@@ -53,7 +53,7 @@ lc_idfile_parse(enum lc_idfile_kind k, const char *line, size_t len,
 		if (i < len && line[i] != ':')
 			continue;
 		if (nf == want)
-			return 0;	/* a field too many */
+			return 0; /* a field too many */
 		f[nf] = line + start;
 		flen[nf++] = i - start;
 		start = i + 1;
@@ -95,8 +95,8 @@ lc_idfile_line(FILE *f, char *buf)
 }
 
 int
-lc_idfile_find(FILE *f, enum lc_idfile_kind k, const char *name,
-    uint32_t id, struct lc_idfile_ent *ent)
+lc_idfile_find(FILE *f, enum lc_idfile_kind k, const char *name, uint32_t id,
+    struct lc_idfile_ent *ent)
 {
 	char buf[LC_IDFILE_LINE_MAX];
 	long n;

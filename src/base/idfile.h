@@ -23,16 +23,16 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#define LC_IDFILE_NAME_MAX 256		/* a name, with its NUL */
-#define LC_IDFILE_HOME_MAX 4096		/* a home directory, with its NUL */
-#define LC_IDFILE_LINE_MAX 8192		/* the part of a line read */
+#define LC_IDFILE_NAME_MAX 256	/* a name, with its NUL */
+#define LC_IDFILE_HOME_MAX 4096 /* a home directory, with its NUL */
+#define LC_IDFILE_LINE_MAX 8192 /* the part of a line read */
 
 enum lc_idfile_kind { LC_IDFILE_PASSWD, LC_IDFILE_GROUP };
 
 /* One entry; home is "" for a group. */
 struct lc_idfile_ent {
 	uint32_t id;
-	uint32_t gid;			/* a user's primary group */
+	uint32_t gid; /* a user's primary group */
 	char name[LC_IDFILE_NAME_MAX];
 	char home[LC_IDFILE_HOME_MAX];
 };

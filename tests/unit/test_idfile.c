@@ -35,10 +35,11 @@ parses(enum lc_idfile_kind k, const char *line)
 
 LC_TEST(passwd_entries)
 {
-	const char *t = "root:x:0:0:root:/root:/bin/bash\n"
+	const char *t =
+	    "root:x:0:0:root:/root:/bin/bash\n"
 	    "alice:x:1000:1001:Alice A,,,:/home/alice:/bin/sh\n"
 	    "nohome:x:7:7:::\n"
-	    "last:x:4294967294:3::/l:/bin/false";	/* no final newline */
+	    "last:x:4294967294:3::/l:/bin/false"; /* no final newline */
 	struct lc_idfile_ent e;
 
 	LC_CHECK_EQ_I(find(t, LC_IDFILE_PASSWD, "alice", 0, &e), 1);
@@ -62,8 +63,8 @@ LC_TEST(passwd_entries)
 LC_TEST(group_entries)
 {
 	const char *t = "root:x:0:\n"
-	    "staff:x:50:alice,bob\n"
-	    "empty:!:60:\n";
+			"staff:x:50:alice,bob\n"
+			"empty:!:60:\n";
 	struct lc_idfile_ent e;
 
 	LC_CHECK_EQ_I(find(t, LC_IDFILE_GROUP, "staff", 0, &e), 1);
@@ -98,9 +99,11 @@ LC_TEST(hostile_ids)
 	LC_CHECK_EQ_I(parses(LC_IDFILE_PASSWD, "a:x:4294967295:1::/:"), 0);
 	LC_CHECK_EQ_I(parses(LC_IDFILE_PASSWD, "a:x:1:4294967295::/:"), 0);
 	LC_CHECK_EQ_I(parses(LC_IDFILE_PASSWD, "a:x:4294967296:1::/:"), 0);
-	LC_CHECK_EQ_I(parses(LC_IDFILE_PASSWD, "a:x:99999999999999999999:1::/:"),
+	LC_CHECK_EQ_I(parses(LC_IDFILE_PASSWD,
+			  "a:x:99999999999999999999:1::/:"),
 	    0);
-	LC_CHECK_EQ_I(parses(LC_IDFILE_PASSWD, "a:x:18446744073709551617:1::/:"),
+	LC_CHECK_EQ_I(parses(LC_IDFILE_PASSWD,
+			  "a:x:18446744073709551617:1::/:"),
 	    0);
 	LC_CHECK_EQ_I(parses(LC_IDFILE_PASSWD, "a:x:-1:1::/:"), 0);
 	LC_CHECK_EQ_I(parses(LC_IDFILE_PASSWD, "a:x:+1:1::/:"), 0);
@@ -116,7 +119,7 @@ LC_TEST(hostile_names)
 {
 	char big[LC_IDFILE_NAME_MAX + 32];
 
-	LC_CHECK_EQ_I(parses(LC_IDFILE_PASSWD, "+::::::"), 0);	/* NIS */
+	LC_CHECK_EQ_I(parses(LC_IDFILE_PASSWD, "+::::::"), 0); /* NIS */
 	LC_CHECK_EQ_I(parses(LC_IDFILE_PASSWD, "+bob:x:1:1::/:"), 0);
 	LC_CHECK_EQ_I(parses(LC_IDFILE_PASSWD, "-bob:x:1:1::/:"), 0);
 	LC_CHECK_EQ_I(parses(LC_IDFILE_PASSWD, "#a:x:1:1::/:"), 0);
@@ -125,9 +128,11 @@ LC_TEST(hostile_names)
 	LC_CHECK_EQ_I(parses(LC_IDFILE_PASSWD, "a\tb:x:1:1::/:"), 0);
 	LC_CHECK_EQ_I(parses(LC_IDFILE_PASSWD, "a\033[2J:x:1:1::/:"), 0);
 	LC_CHECK_EQ_I(lc_idfile_parse(LC_IDFILE_PASSWD, "a\0b:x:1:1::/:", 12,
-	    &(struct lc_idfile_ent){ 0 }), 0);
+			  &(struct lc_idfile_ent){ 0 }),
+	    0);
 	LC_CHECK_EQ_I(lc_idfile_parse(LC_IDFILE_PASSWD, "ab:x:1:1::/\0:", 13,
-	    &(struct lc_idfile_ent){ 0 }), 0);
+			  &(struct lc_idfile_ent){ 0 }),
+	    0);
 	/* the longest name that fits, and one byte more */
 	memset(big, 'n', sizeof(big));
 	snprintf(big + LC_IDFILE_NAME_MAX - 1, 32, ":x:1:1::/:");
@@ -140,9 +145,9 @@ LC_TEST(hostile_names)
 LC_TEST(skipped_lines_do_not_stop_the_search)
 {
 	const char *t = "\n# a comment\n+::::::\n"
-	    "root:x:4294967295:0::/:\n"	/* skipped, not a stop */
-	    "broken\n"
-	    "root:x:0:0:root:/root:/bin/sh\n";
+			"root:x:4294967295:0::/:\n" /* skipped, not a stop */
+			"broken\n"
+			"root:x:0:0:root:/root:/bin/sh\n";
 	struct lc_idfile_ent e;
 
 	LC_CHECK_EQ_I(find(t, LC_IDFILE_PASSWD, "root", 0, &e), 1);
@@ -153,8 +158,8 @@ LC_TEST(skipped_lines_do_not_stop_the_search)
 LC_TEST(duplicates_first_wins)
 {
 	const char *t = "dup:x:5:5::/a:\n"
-	    "dup:x:6:6::/b:\n"
-	    "other:x:5:9::/c:\n";
+			"dup:x:6:6::/b:\n"
+			"other:x:5:9::/c:\n";
 	struct lc_idfile_ent e;
 
 	LC_CHECK_EQ_I(find(t, LC_IDFILE_PASSWD, "dup", 0, &e), 1);
@@ -203,7 +208,7 @@ LC_TEST(long_lines)
 LC_TEST(read_error)
 {
 	struct lc_idfile_ent e;
-	FILE *f = fopen("/", "r");	/* a directory: reading fails */
+	FILE *f = fopen("/", "r"); /* a directory: reading fails */
 
 	if (f == NULL)
 		LC_SKIP("cannot fopen / for reading");

@@ -35,7 +35,8 @@ LC_TEST(numeric_addresses_connect)
 	lc_err_clear(&e);
 	LC_CHECK_EQ_I(lc_sock_listen(0, 1, &lfd, &port, &e), 0);
 	LC_CHECK_EQ_I(lc_sock_connect("127.0.0.1", port, 0, 5000, NULL, &fd,
-	    &e), 0);
+			  &e),
+	    0);
 	a = accept(lfd, NULL, NULL);
 	LC_CHECK(a >= 0);
 	/* the peer's name, numeric: v4 as v4 */
@@ -54,7 +55,8 @@ LC_TEST(names_are_refused)
 	const char *bad[] = { "localhost", "127.1", "127.0.0.1.", " 127.0.0.1",
 		"127.0.0.1 ", "::1%", "::1%lanecp-no-such-if",
 		"::1%99999999999", "host.example", "",
-		"0000000000000000000000000000000000000000000000000000000000000001" };
+		"00000000000000000000000000000000000000000000000000000000000000"
+		"01" };
 	struct lc_err e;
 
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
