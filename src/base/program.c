@@ -9,6 +9,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -104,4 +105,33 @@ lc_prog_wait(pid_t pid, const char *what, const char *cmd, struct lc_err *e)
 		    "exit status %d", what, cmd, WEXITSTATUS(st));
 	return lc_err_set(e, LC_ERR_PROGRAM, "%s '%.200s' failed: killed by "
 	    "signal %d", what, cmd, WIFSIGNALED(st) ? WTERMSIG(st) : 0);
+}
+
+int
+lc_prog_on_path(const char *name)
+{
+	const char *path = getenv("PATH");
+	char dir[4096], file[4096 + 256];
+
+	if (name == NULL || name[0] == '\0' || strchr(name, '/') != NULL ||
+	    strlen(name) > 255)
+		return 0;
+	if (path == NULL)
+		path = "/usr/local/bin:/usr/bin:/bin";
+	while (*path != '\0') {
+		size_t n = strcspn(path, ":");
+
+		if (n < sizeof(dir)) {
+			memcpy(dir, path, n);
+			dir[n] = '\0';
+			snprintf(file, sizeof(file), "%s/%s", n > 0 ? dir : ".",
+			    name);
+			if (access(file, X_OK) == 0)
+				return 1;
+		}
+		path += n;
+		if (*path == ':')
+			path++;
+	}
+	return 0;
 }

@@ -28,4 +28,10 @@ int lc_prog_start(const char *cmd, int out, int other_fd, pid_t *pid,
 int lc_prog_wait(pid_t pid, const char *what, const char *cmd,
     struct lc_err *e);
 
+/*
+ * Whether name (no '/') is an executable file in a directory of $PATH
+ * (or of the default path when PATH is unset), as execvp would find it.
+ */
+int lc_prog_on_path(const char *name);
+
 #endif

@@ -32,6 +32,7 @@
 #include "log.h"
 #include "parse.h"
 #include "path.h"
+#include "program.h"
 #include "secmem.h"
 #include "settings.h"
 #include "testhook_ctl.h"
@@ -84,6 +85,8 @@ lc_ctl_open(struct lc_ctl *c, struct lc_endpoint *ep,
 {
 	/* kept: --via-ssh opens more connections the same way */
 	struct lc_ssh_opts *so = ep == &c->src ? &c->dp.so_src : &c->dp.so_dst;
+	char limit[200];
+	int r;
 
 	memcpy(ep->transfer, c->o->transfer, sizeof(ep->transfer));
 	if (!lc_location_is_remote(loc))
@@ -100,6 +103,37 @@ lc_ctl_open(struct lc_ctl *c, struct lc_endpoint *ep,
 	so->jump = c->o->jump;
 	so->batch = c->o->batch;
 	so->program = c->o->ssh_program;
+	so->limit = limit;
+	so->limit_sz = sizeof(limit);
+	r = lc_endpoint_open_remote(ep, so, lc__ctl_agent_cmd(c), e);
+	so->limit = NULL;	/* so is kept, limit is not */
+	so->limit_sz = 0;
+	if (r == 0 || so->program != NULL || limit[0] == '\0' ||
+	    ep->ssh != NULL)
+		return r;
+	/*
+	 * libssh2 cannot serve this host where the OpenSSH client could:
+	 * go over ssh instead, once.  ssh does its own host key checks
+	 * (StrictHostKeyChecking, @revoked, @cert-authority) on that path;
+	 * no passphrase was asked for (lc_ssh_opts.limit).
+	 */
+	if (!lc_prog_on_path("ssh")) {
+		size_t n = strlen(e->msg), left = sizeof(e->msg) - n;
+
+		/* the reason, when it fits; the advice always */
+		if ((size_t)snprintf(e->msg + n, left, " (%s; no ssh program "
+		    "is on the PATH to go over instead)", limit) >= left)
+			snprintf(e->msg + n, left, " (no ssh program is on "
+			    "the PATH to go over instead)");
+		return r;
+	}
+	lc_log_verbose("%s: %s; going over the OpenSSH client (ssh) "
+	    "instead", loc->host, limit);
+	lc_log_debug("%s: libssh2 failed with: %s", loc->host, e->msg);
+	snprintf(ep == &c->src ? c->dp.ssh_why_src : c->dp.ssh_why_dst,
+	    sizeof(c->dp.ssh_why_src), "%s", limit);
+	lc_err_clear(e);	/* ep is as before: nothing was sent */
+	so->program = "ssh";
 	return lc_endpoint_open_remote(ep, so, lc__ctl_agent_cmd(c), e);
 }
 
@@ -150,6 +184,23 @@ lc_ctl_open_both(struct lc_ctl *c, struct lc_err *e)
 	if (op.r != 0)
 		*e = op.e;
 	return op.r;
+}
+
+/* Into the result: which end went over the OpenSSH client, and why. */
+static void
+lc_ctl_ssh_why(struct lc_ctl *c)
+{
+	const char *src = c->dp.ssh_why_src, *dst = c->dp.ssh_why_dst;
+
+	if (src[0] == '\0' && dst[0] == '\0')
+		return;
+	c->res->openssh = 1;
+	if (src[0] != '\0' && dst[0] != '\0' && strcmp(src, dst) != 0)
+		snprintf(c->res->ssh_why, sizeof(c->res->ssh_why),
+		    "source: %.100s; target: %.100s", src, dst);
+	else
+		snprintf(c->res->ssh_why, sizeof(c->res->ssh_why), "%s",
+		    src[0] != '\0' ? src : dst);
 }
 
 /* Run every whole frame in ep->in. */
@@ -448,7 +499,9 @@ lc_copy_run(const struct lc_copy_opts *o, int signal_fd,
 	}
 	/* the sink's errors first: a bad target is usually the cheaper
 	   mistake */
-	if ((r = lc_ctl_open_both(&c, e)) != 0 ||
+	r = lc_ctl_open_both(&c, e);
+	lc_ctl_ssh_why(&c);
+	if (r != 0 ||
 	    (r = lc_ctl_boot(&c, &c.dst_ep, signal_fd, e)) != 0 ||
 	    (r = lc_ctl_boot(&c, &c.src, signal_fd, e)) != 0)
 		goto out;

@@ -144,6 +144,10 @@ struct lc_ctl_path {
 	char path_why[200];	/* why, for -v and --json */
 	struct lc_ssh_opts so_src;	/* how each remote end was reached */
 	struct lc_ssh_opts so_dst;
+	/* why lanecp went over the OpenSSH client to that end, "" when it
+	   did not (written by the end's opener thread, read after both) */
+	char ssh_why_src[200];
+	char ssh_why_dst[200];
 	struct lc_ssh *pre[2][LC_MAX_STREAMS];	/* --via-ssh: one per stream
 						   (source, sink), opened
 						   before LISTEN */

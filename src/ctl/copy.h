@@ -155,6 +155,9 @@ struct lc_copy_result {
 	int encrypted;
 	int path;		/* enum lc_path the data took (last attempt) */
 	char path_why[200];	/* why that path, "" when asked for */
+	int openssh;		/* an end went over the OpenSSH client */
+	char ssh_why[240];	/* why, when lanecp chose it ("" when
+				   asked for with --ssh) */
 	int path_stage;		/* internal (copy.c): the LC_PATH_AUTO stage
 				   the last attempt took */
 	uint32_t attempts;

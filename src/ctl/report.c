@@ -57,10 +57,15 @@ lc_copy_json(int fd, const struct lc_copy_opts *o,
 	    (double)res->ns / 1e9, res->streams, res->window, res->block,
 	    res->encrypted ? "true" : "false", res->attempts,
 	    (double)res->stalled_ms / 1000,
-	    o != NULL && o->ssh_program != NULL ? "openssh" : "libssh2",
+	    res->openssh || (o != NULL && o->ssh_program != NULL) ?
+	    "openssh" : "libssh2",
 	    lc_path_name(res->path));
 	if (r == 0)
 		r = lc_json_put_str(&b, res->path_why);
+	if (r == 0)
+		r = lc_json_raw(&b, ",\"ssh_why\":");
+	if (r == 0)
+		r = lc_json_put_str(&b, res->ssh_why);
 	if (r == 0)
 		r = lc_json_raw(&b, ",\"checksums\":[");
 	for (uint32_t i = 0; r == 0 && i < res->nsums && i < LC_RESULT_SUMS;

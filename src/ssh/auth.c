@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <libssh2.h>
 #include <openssl/crypto.h>
@@ -98,6 +99,65 @@ lc_ssh_list_has(const char *list, const char *word)
 	return 0;
 }
 
+/*
+ * Whether the server refuses RSA signatures made with SHA-1 ("ssh-rsa"),
+ * the only ones libssh2 before 1.11 makes: OpenSSH 8.8 and later do by
+ * default.  Other servers: not known (0).
+ */
+static int
+lc_ssh_server_refuses_sha1(struct lc_ssh *s)
+{
+	const char *b = libssh2_session_banner_get(s->sess);
+	unsigned major = 0, minor = 0;
+
+	if (b == NULL || sscanf(b, "SSH-2.0-OpenSSH_%u.%u", &major, &minor) != 2)
+		return 0;
+	return major > 8 || (major == 8 && minor >= 8);
+}
+
+/*
+ * A key libssh2 cannot use with this server, by its public key's type
+ * (blob: the SSH wire encoding): why, or NULL.  *hopeless is set when
+ * trying it cannot work at all (the caller then skips it: no passphrase
+ * asked for a key that cannot be used).
+ */
+static const char *
+lc_ssh_key_limit(struct lc_ssh *s, const unsigned char *blob, size_t len,
+    int *hopeless)
+{
+	static const char cert[] = "-cert-v01@openssh.com";
+	const char *t;
+	uint32_t n;
+
+	*hopeless = 0;
+	if (blob == NULL || len < 4)
+		return NULL;
+	n = (uint32_t)blob[0] << 24 | (uint32_t)blob[1] << 16 |
+	    (uint32_t)blob[2] << 8 | blob[3];
+	if (n > len - 4)
+		return NULL;
+	t = (const char *)blob + 4;
+	if (n > 3 && memcmp(t, "sk-", 3) == 0) {
+		*hopeless = 1;
+		return "a security key, which libssh2 cannot use";
+	}
+	if (n > sizeof(cert) - 1 &&
+	    memcmp(t + n - (sizeof(cert) - 1), cert, sizeof(cert) - 1) == 0) {
+		*hopeless = 1;
+		return "a certificate, which libssh2 cannot present";
+	}
+#if LIBSSH2_VERSION_NUM < 0x010b00
+	if (n == 7 && memcmp(t, "ssh-rsa", 7) == 0) {
+		*hopeless = lc_ssh_server_refuses_sha1(s);
+		return "an RSA key, which libssh2 " LIBSSH2_VERSION
+		       " signs only with SHA-1 (ssh-rsa)";
+	}
+#else
+	(void)s;
+#endif
+	return NULL;
+}
+
 static struct lc_ssh_id *
 lc_ssh_id_by_blob(struct lc_ssh_auth *a, const unsigned char *blob,
     size_t len)
@@ -164,6 +224,14 @@ lc_ssh_auth_agent(struct lc_ssh *s, struct lc_ssh_auth *a, int *done)
 		}
 		lc_log_debug("agent key %s refused: %s", id->comment,
 		    lc__ssh_liberr(s));
+		{
+			int hopeless;
+			const char *why = lc_ssh_key_limit(s, id->blob,
+			    id->blob_len, &hopeless);
+
+			if (why != NULL)
+				s->limit = why;
+		}
 		if (lc__ssh_fatal(rc)) {
 			r = -LC_ERR_CONNECT;
 			break;
@@ -229,6 +297,7 @@ lc_ssh_auth_file(struct lc_ssh *s, struct lc_ssh_auth *a,
 		snprintf(prompt, sizeof(prompt),
 		    "Enter passphrase for key '%s': ", id->path);
 		for (tries = 0; tries < LC_SSH_PASS_TRIES; tries++) {
+			s->prompted = 1;
 			if (lc__ssh_askpass(prompt, pass, sizeof(pass)) != 0 ||
 			    pass[0] == '\0') {
 				lc_ssh_tried(a, "%s (encrypted, no passphrase)",
@@ -251,6 +320,41 @@ lc_ssh_auth_file(struct lc_ssh *s, struct lc_ssh_auth *a,
 	}
 	lc_log_debug("%s refused: %s", id->path, lc__ssh_liberr(s));
 	return rc == -LC_ERR_CONNECT ? rc : 0;
+}
+
+/*
+ * lc_ssh_auth_file(), unless the key cannot work with libssh2 and this
+ * server (then skipped, and said, without asking for its passphrase);
+ * a refused key libssh2 is limited with, or one with a certificate
+ * beside it (ssh would present that), leaves why in s->limit.
+ */
+static int
+lc_ssh_auth_file_checked(struct lc_ssh *s, struct lc_ssh_auth *a,
+    const struct lc_ssh_id *id, int *done)
+{
+	char cert[PATH_MAX + 16];
+	const char *why;
+	int hopeless, r;
+
+	why = lc_ssh_key_limit(s, id->blob, id->bloblen, &hopeless);
+	if (why != NULL && hopeless) {
+		lc_log_verbose("%s: skipped: %s", id->path, why);
+		lc_ssh_tried(a, "%s (skipped: libssh2 cannot use it here)",
+		    id->path);
+		s->limit = why;
+		*done = 0;
+		return 0;
+	}
+	r = lc_ssh_auth_file(s, a, id, done);
+	if (r == 0 && !*done) {
+		if (why != NULL)
+			s->limit = why;
+		else if ((size_t)snprintf(cert, sizeof(cert), "%s-cert.pub",
+		    id->path) < sizeof(cert) && access(cert, R_OK) == 0)
+			s->limit = "a certificate beside the key, which "
+			    "libssh2 cannot present";
+	}
+	return r;
 }
 
 static char *
@@ -322,7 +426,7 @@ lc__ssh_authenticate(struct lc_ssh *s, const struct lc_sshconf *c,
 			    a->ids[i].path);
 			continue;
 		}
-		r = lc_ssh_auth_file(s, a, &a->ids[i], &done);
+		r = lc_ssh_auth_file_checked(s, a, &a->ids[i], &done);
 	}
 	if (r == 0 && !done)
 		r = lc_err_set(e, LC_ERR_AUTH,

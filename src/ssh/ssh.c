@@ -171,12 +171,15 @@ lc_ssh_handshake(struct lc_ssh *s, const char *host, unsigned port,
 			    "cannot connect to %s port %u: timed out during "
 			    "the SSH handshake", host, port);
 	}
-	if (rc == LIBSSH2_ERROR_KEX_FAILURE)
+	if (rc == LIBSSH2_ERROR_KEX_FAILURE) {
+		s->limit = "it has no key exchange, cipher or MAC algorithm "
+		    "in common with libssh2";
 		return lc_err_set(e, LC_ERR_CONNECT,
 		    "cannot connect to %s port %u: the server and libssh2 %s "
 		    "have no key exchange, cipher or MAC algorithm in common "
 		    "(lanecp -vv lists what lanecp offers, ssh -vv what the "
 		    "server does)", host, port, libssh2_version(0));
+	}
 	if (rc != 0)
 		return lc_err_set(e, LC_ERR_CONNECT,
 		    "cannot connect to %s port %u: SSH handshake failed: %s",
@@ -387,6 +390,9 @@ lc__ssh_login(const struct lc_ssh_opts *o, const struct lc_ssh_env *env,
 	s = NULL;	/* transferred */
 	r = 0;
  out:
+	if (r != 0 && s != NULL && s->limit != NULL && !s->prompted &&
+	    env->limit != NULL && env->limit[0] == '\0')
+		snprintf(env->limit, env->limit_sz, "%s", s->limit);
 	lc_knownhosts_free(kh);	/* before the session it belongs to */
 	lc_ssh_free(s);
 	return r;
@@ -407,6 +413,12 @@ lc_ssh_connect(const struct lc_ssh_opts *o, struct lc_ssh **out,
 
 	*out = NULL;
 	memset(&conf, 0, sizeof(conf));
+	memset(&env, 0, sizeof(env));
+	if (o != NULL && o->limit != NULL && o->limit_sz > 0) {
+		o->limit[0] = '\0';
+		env.limit = o->limit;
+		env.limit_sz = o->limit_sz;
+	}
 	pthread_once(&lc_ssh_once, lc_ssh_init_once);
 	if (lc_ssh_init_rc != 0)
 		return lc_err_set(e, LC_ERR_INTERNAL, "libssh2_init failed");

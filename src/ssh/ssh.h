@@ -113,6 +113,19 @@ struct lc_ssh_opts {
 	int sndbuf;		/* SO_SNDBUF of the SSH socket in bytes, 0:
 				 * system default.  Tests set a small one so
 				 * that packets are often sent in parts. */
+	/*
+	 * Out, may be NULL: when lc_ssh_connect() fails over libssh2 where
+	 * the OpenSSH client would not (the server and libssh2 have no
+	 * algorithm in common; known_hosts vouches for the host only
+	 * through @cert-authority; authentication failed and the keys to
+	 * try include one libssh2 cannot use with this server: RSA with a
+	 * server that refuses SHA-1 signatures, a certificate, a security
+	 * key), why, in a few words (at most limit_sz bytes); "" otherwise,
+	 * and also when libssh2 asked for a passphrase (going over ssh
+	 * would ask again).
+	 */
+	char *limit;
+	size_t limit_sz;
 };
 
 /*

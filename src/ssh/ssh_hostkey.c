@@ -193,7 +193,10 @@ lc__ssh_verify_host(struct lc_ssh *s, struct lc_knownhosts *kh,
 		    res.name, label, fp, res.name);
 	case LC_KH_CA:
 		if (c->strict != LC_STRICT_ACCEPT_NEW &&
-		    c->strict != LC_STRICT_NO)
+		    c->strict != LC_STRICT_NO) {
+			s->limit = "known_hosts vouches for it only through "
+			    "@cert-authority, and libssh2 cannot check host "
+			    "certificates";
 			return lc_err_set(e, LC_ERR_HOSTKEY, "host key for %s "
 			    "is vouched for by a certificate authority "
 			    "(@cert-authority in %s line %lu), and lanecp cannot "
@@ -201,6 +204,7 @@ lc__ssh_verify_host(struct lc_ssh *s, struct lc_knownhosts *kh,
 			    "%s: add it to %s once you have checked it",
 			    res.name, res.file, res.line, label, fp,
 			    f->nuser > 0 ? f->user[0] : "a known_hosts file");
+		}
 		lc_log_warn("%s is vouched for by a certificate authority "
 		    "(@cert-authority in %s line %lu), and lanecp cannot check "
 		    "host certificates; accepting its %s key %s on first use "

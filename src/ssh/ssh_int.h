@@ -77,6 +77,12 @@ struct lc_ssh {
 	   forward, the pump thread above reads its stderr and reaps it;
 	   NULL with libssh2 */
 	struct lc__sshprog *prog;
+
+	/* why libssh2 could not serve this host where ssh could
+	   (lc_ssh_opts.limit), NULL: no such reason; prompted: a
+	   passphrase was asked for */
+	const char *limit;
+	int prompted;
 };
 
 /* One identity file and what we know about it before trying it. */
@@ -95,6 +101,8 @@ struct lc_ssh_id {
 struct lc_ssh_env {
 	char luser[256];
 	char home[PATH_MAX];
+	char *limit;		/* lc_ssh_opts.limit */
+	size_t limit_sz;
 };
 
 /* One machine to log in to: a jump host or the target. */

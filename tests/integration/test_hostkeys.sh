@@ -58,6 +58,27 @@ refused() {
 	[[ $(accepted) == "$before" ]] || lc_fail "refused copy authenticated"
 }
 
+# refused_nossh CODE PATTERN CFG: refused as above with no ssh program on
+# lanecp's PATH (libssh2's own refusal, not the OpenSSH client's)
+refused_nossh() {
+	local before rc=0
+	before=$(accepted)
+	env PATH=/nonexistent "$LANECP" -F "$3" "$T/src/f" "$H:$T/dst/" \
+	    2>"$T/nossh.err" || rc=$?
+	printf '    %s\n' "$(cat "$T/nossh.err")"
+	[[ $rc == "$1" ]] || {
+		lc__show "$T/nossh.err"
+		lc_fail "no ssh: exit $rc, expected $1"
+	}
+	lc_log_has "$2" "$T/nossh.err"
+	[[ $(wc -l <"$T/nossh.err") == 1 ]] || {
+		lc__show "$T/nossh.err"
+		lc_fail "expected one error line"
+	}
+	[[ -z $(ls -A "$T/dst") ]] || lc_fail "refused copy wrote $(ls -A "$T/dst")"
+	[[ $(accepted) == "$before" ]] || lc_fail "refused copy authenticated"
+}
+
 # copies CFG: the copy works with -F CFG
 copies() {
 	LC_SSH_CONFIG=$1 lc_lanecp "$T/src/f" "$H:$T/dst/"
@@ -237,19 +258,26 @@ refused 2 "RevokedHostKeys inside 'Match exec'" "$T/cfg_rl_exec"
 # --- @cert-authority ---
 
 CA_LINE="@cert-authority [127.0.0.?]:$LC_SSHD_PORT $(cut -d' ' -f1,2 "$T/ca.pub")"
-lc_note "@cert-authority only: refused, naming the CA line, no accept-new hint"
+lc_note "@cert-authority only: lanecp goes over ssh, which checks host certificates (the host has none): refused"
 { echo "# our CA"; echo "$CA_LINE"; } >"$T/ca_kh"
 : >"$T/ca_user"
 lc_ssh_config "$T/cfg_ca" UserKnownHostsFile="$T/ca_user" \
 	GlobalKnownHostsFile="$T/ca_kh"
-refused 4 "^lanecp: host key for $RNAME is vouched for by a certificate authority \(@cert-authority in $(lc_re "$T/ca_kh") line 2\), and lanecp cannot check host certificates yet; the host offers ED25519 key $FP: add it to $(lc_re "$T/ca_user") once you have checked it" "$T/cfg_ca"
-lc_log_lacks "accept-new|not known" "$LC_ERR"
+refused 4 "Host key verification failed" "$T/cfg_ca"
+LC_SSH_CONFIG=$T/cfg_ca lc_lanecp_expect 4 "known_hosts vouches for it only through @cert-authority, and libssh2 cannot check host certificates; going over the OpenSSH client" \
+    -v "$T/src/f" "$H:$T/dst/"
+[[ ! -s $T/ca_user ]] || lc_fail "a key was recorded"
+
+lc_note "@cert-authority only, no ssh: refused, naming the CA line, no accept-new hint"
+refused_nossh 4 "^lanecp: host key for $RNAME is vouched for by a certificate authority \(@cert-authority in $(lc_re "$T/ca_kh") line 2\), and lanecp cannot check host certificates yet; the host offers ED25519 key $FP: add it to $(lc_re "$T/ca_user") once you have checked it.*no ssh program is on the PATH" "$T/cfg_ca"
+lc_log_lacks "accept-new|not known" "$T/nossh.err"
 
 lc_note "@cert-authority with a hashed host name: the same"
 hashed @cert-authority "$(cut -d' ' -f1,2 "$T/ca.pub")" >"$T/ca_h"
 lc_ssh_config "$T/cfg_ca_h" UserKnownHostsFile="$T/ca_user" \
 	GlobalKnownHostsFile="$T/ca_h"
-refused 4 "certificate authority \(@cert-authority in $(lc_re "$T/ca_h") line 1\)" "$T/cfg_ca_h"
+refused 4 "Host key verification failed" "$T/cfg_ca_h"
+refused_nossh 4 "certificate authority \(@cert-authority in $(lc_re "$T/ca_h") line 1\)" "$T/cfg_ca_h"
 
 lc_note "@cert-authority and the host's plain key: the copy works"
 lc_ssh_config "$T/cfg_ca_plain" UserKnownHostsFile="$T/plain" \

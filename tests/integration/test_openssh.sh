@@ -3,9 +3,11 @@
 # The OpenSSH transport (--ssh, -S, LANECP_SSH; issue 22 item 1) against
 # real sshd servers configured as sites configure them:
 #  * an RSA user key against a default OpenSSH sshd: libssh2 1.10 signs
-#    only with SHA-1 ssh-rsa, which OpenSSH 8.8+ refuses (exit 3, as
-#    today); over --ssh push, pull and host to host (both ends through
-#    ssh, the pushed agent included) copy byte-identical, and --json says
+#    only with SHA-1 ssh-rsa, which OpenSSH 8.8+ refuses: lanecp goes
+#    over ssh by itself (issue 22 item 2; -v and --json "ssh_why" say
+#    why), and with no ssh on the PATH fails (exit 3) saying so; with and
+#    without --ssh, push, pull and host to host (both ends through ssh,
+#    the pushed agent included) copy byte-identical, and --json says
 #    "ssh":"openssh" (the libssh2 copies say "libssh2");
 #  * a server with Ciphers chacha20-poly1305@openssh.com only: the same
 #    (libssh2 1.10 has no chacha20-poly1305);
@@ -83,14 +85,43 @@ copies() {
 	grep -q '"ssh":"openssh"' "$T/json" || lc_fail "$what h2h: --json"
 }
 
-lc_note "RSA user key: libssh2 fails (exit 3), --ssh copies"
-run "$RSA_CONFIG" --json "$T/src/small" "$H:$T/out/x"
-[[ $RC == 3 ]] || { lc__show "$T/err"; lc_fail "libssh2 + RSA: exit $RC, want 3"; }
+lc_note "RSA user key: libssh2 cannot (exit 3 without ssh), lanecp goes over ssh by itself"
+RC=0
+env PATH=/nonexistent "$LANECP" -F "$RSA_CONFIG" --json "$T/src/small" \
+    "$H:$T/out/x" >"$T/json" 2>"$T/err" || RC=$?
+[[ $RC == 3 ]] || { lc__show "$T/err"; lc_fail "libssh2 + RSA, no ssh: exit $RC, want 3"; }
+[[ $(wc -l <"$T/err") == 1 ]] || { lc__show "$T/err"; lc_fail "no ssh: not one line"; }
+lc_log_has 'an RSA key, which libssh2 .* signs only with SHA-1 .*no ssh program is on the PATH' "$T/err"
 grep -q '"ssh":"libssh2"' "$T/json" || lc_fail "libssh2: --json: $(cat "$T/json")"
 [[ ! -e $T/out/x ]] || lc_fail "libssh2 + RSA wrote a file"
+ok "$RSA_CONFIG" -v --json "$T/src/small" "$H:$T/out/auto"
+same "$T/src/small" "$T/out/auto"
+lc_log_has 'an RSA key, which libssh2 .* signs only with SHA-1 \(ssh-rsa\); going over the OpenSSH client' "$T/err"
+grep -q '"ssh":"openssh".*"ssh_why":"[^"]*RSA key' "$T/json" ||
+	lc_fail "fallback: --json: $(cat "$T/json")"
+copies "$RSA_CONFIG" rsa
 copies "$RSA_CONFIG" rsa --ssh
 ok "$RSA_CONFIG" -v --ssh "$T/src/small" "$H:$T/out/v"
 lc_log_has 'SSH transport: openssh \(ssh\)' "$T/err"
+
+lc_note "an encrypted RSA key: libssh2 skips it (no prompt), ssh asks once"
+ssh-keygen -q -t rsa -b 2048 -N 'pass phrase' -C lanecp-test-rsa-enc \
+    -f "$T/id_rsa_enc" </dev/null || lc_fail "ssh-keygen rsa (encrypted)"
+cat "$T/id_rsa_enc.pub" >>"$T/authorized_keys"
+lc_ssh_config "$T/ssh_config_enc" IdentityFile="$(lc__quote "$T/id_rsa_enc")"
+printf '#!/bin/sh\necho asked >>"%s"\necho "pass phrase"\n' \
+    "$T/askpass.count" >"$T/askpass"
+chmod +x "$T/askpass"
+: >"$T/askpass.count"
+RC=0
+SSH_ASKPASS=$T/askpass SSH_ASKPASS_REQUIRE=force DISPLAY=:0 \
+    setsid "$LANECP" -F "$T/ssh_config_enc" -v "$T/src/small" \
+    "$H:$T/out/enc" </dev/null >"$T/json" 2>"$T/err" || RC=$?
+[[ $RC == 0 ]] || { lc__show "$T/err"; lc_fail "encrypted RSA key: exit $RC"; }
+same "$T/src/small" "$T/out/enc"
+lc_log_has 'id_rsa_enc: skipped: an RSA key' "$T/err"
+[[ $(wc -l <"$T/askpass.count") == 1 ]] ||
+	lc_fail "encrypted RSA key: asked $(wc -l <"$T/askpass.count") times, want once"
 
 lc_note "the pushed agent over --ssh (no lanecp on the remote PATH)"
 # an sshd whose sessions' PATH lacks lanecp (the first SetEnv line wins)
@@ -169,8 +200,9 @@ echo "$LC_X_KNOWN" >"$T/chacha.known"
 {
 	lc_ssh_host_block "$H" "$LC_X_PORT" "$T/chacha.known"
 } >"$T/ssh_config_chacha"
-run "$T/ssh_config_chacha" "$T/src/small" "$H:$T/out/c"
-[[ $RC == 3 ]] || { lc__show "$T/err"; lc_fail "libssh2 + chacha only: exit $RC, want 3"; }
+ok "$T/ssh_config_chacha" -v "$T/src/small" "$H:$T/out/c"
+same "$T/src/small" "$T/out/c"
+lc_log_has 'no key exchange, cipher or MAC algorithm in common with libssh2; going over the OpenSSH client' "$T/err"
 copies "$T/ssh_config_chacha" chacha --ssh
 
 lc_note "ssh killed in the middle of a copy: fails loudly, no orphans"
