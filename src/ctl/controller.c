@@ -85,6 +85,9 @@ lc_ctl_open(struct lc_ctl *c, struct lc_endpoint *ep,
 {
 	/* kept: --via-ssh opens more connections the same way */
 	struct lc_ssh_opts *so = ep == &c->src ? &c->dp.so_src : &c->dp.so_dst;
+	char *why = ep == &c->src ? c->dp.ssh_why_src : c->dp.ssh_why_dst;
+	const char *remembered = ep == &c->src ? c->o->ssh_why_src :
+	    c->o->ssh_why_dst;
 	char limit[200];
 	int r;
 
@@ -105,6 +108,13 @@ lc_ctl_open(struct lc_ctl *c, struct lc_endpoint *ep,
 	so->program = c->o->ssh_program;
 	so->limit = limit;
 	so->limit_sz = sizeof(limit);
+	if (so->program == NULL && remembered != NULL) {
+		/* an earlier attempt found that libssh2 cannot serve it */
+		lc_log_verbose("%s: %s; going over the OpenSSH client (ssh) "
+		    "as the earlier attempt did", loc->host, remembered);
+		snprintf(why, sizeof(c->dp.ssh_why_src), "%s", remembered);
+		so->program = "ssh";
+	}
 	r = lc_endpoint_open_remote(ep, so, lc__ctl_agent_cmd(c), e);
 	so->limit = NULL;	/* so is kept, limit is not */
 	so->limit_sz = 0;
@@ -130,8 +140,7 @@ lc_ctl_open(struct lc_ctl *c, struct lc_endpoint *ep,
 	lc_log_verbose("%s: %s; going over the OpenSSH client (ssh) "
 	    "instead", loc->host, limit);
 	lc_log_debug("%s: libssh2 failed with: %s", loc->host, e->msg);
-	snprintf(ep == &c->src ? c->dp.ssh_why_src : c->dp.ssh_why_dst,
-	    sizeof(c->dp.ssh_why_src), "%s", limit);
+	snprintf(why, sizeof(c->dp.ssh_why_src), "%s", limit);
 	lc_err_clear(e);	/* ep is as before: nothing was sent */
 	so->program = "ssh";
 	return lc_endpoint_open_remote(ep, so, lc__ctl_agent_cmd(c), e);
@@ -186,6 +195,9 @@ lc_ctl_open_both(struct lc_ctl *c, struct lc_err *e)
 	return op.r;
 }
 
+_Static_assert(sizeof(((struct lc_copy_result *)0)->ssh_why_src) ==
+    sizeof(((struct lc_ctl_path *)0)->ssh_why_src), "ssh_why sizes");
+
 /* Into the result: which end went over the OpenSSH client, and why. */
 static void
 lc_ctl_ssh_why(struct lc_ctl *c)
@@ -195,6 +207,8 @@ lc_ctl_ssh_why(struct lc_ctl *c)
 	if (src[0] == '\0' && dst[0] == '\0')
 		return;
 	c->res->openssh = 1;
+	memcpy(c->res->ssh_why_src, src, sizeof(c->res->ssh_why_src));
+	memcpy(c->res->ssh_why_dst, dst, sizeof(c->res->ssh_why_dst));
 	if (src[0] != '\0' && dst[0] != '\0' && strcmp(src, dst) != 0)
 		snprintf(c->res->ssh_why, sizeof(c->res->ssh_why),
 		    "source: %.100s; target: %.100s", src, dst);

@@ -149,6 +149,8 @@ lc_copy(const struct lc_copy_opts *o, int signal_fd,
 	struct lc_copy_result one;
 	unsigned backoff = 1;
 	char why[LC_ERR_MSG_MAX];
+	/* the ends an attempt reached over ssh by itself (copy.h) */
+	char ssh_why[2][sizeof(res->ssh_why_src)] = { "", "" };
 	int r;
 
 	memset(res, 0, sizeof(*res));
@@ -174,6 +176,14 @@ lc_copy(const struct lc_copy_opts *o, int signal_fd,
 		lc_err_clear(e);
 		r = lc_copy_run(&oo, signal_fd, &one, e);
 		lc_copy_merge(res, &one);
+		if (one.ssh_why_src[0] != '\0') {
+			memcpy(ssh_why[0], one.ssh_why_src, sizeof(ssh_why[0]));
+			oo.ssh_why_src = ssh_why[0];
+		}
+		if (one.ssh_why_dst[0] != '\0') {
+			memcpy(ssh_why[1], one.ssh_why_dst, sizeof(ssh_why[1]));
+			oo.ssh_why_dst = ssh_why[1];
+		}
 		/*
 		 * The data streams could not connect: unless the user chose
 		 * the path, try the next one at once (reverse, the relay

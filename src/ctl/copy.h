@@ -88,6 +88,14 @@ struct lc_copy_opts {
 	int path_stage;		/* internal (copy.c): LC_PATH_AUTO's fallbacks
 				   tried so far */
 	const char *path_why;	/* internal: why the last one failed */
+	/*
+	 * Internal (copy.c): an earlier attempt went over the OpenSSH client
+	 * to this end by itself, and why (NULL: it did not).  A retry goes
+	 * over ssh at once: libssh2 is not tried again, so no passphrase is
+	 * asked for twice and no failed login is repeated.
+	 */
+	const char *ssh_why_src;
+	const char *ssh_why_dst;
 	const char *log_path;	/* -l FILE */
 	const char *cmdline;	/* for the -l log */
 	/*
@@ -160,6 +168,8 @@ struct lc_copy_result {
 				   asked for with --ssh) */
 	int path_stage;		/* internal (copy.c): the LC_PATH_AUTO stage
 				   the last attempt took */
+	char ssh_why_src[200];	/* internal: ssh_why per end ("" when that */
+	char ssh_why_dst[200];	/* end did not go over ssh by itself) */
 	uint32_t attempts;
 	uint32_t nsums;		/* checksums of the files written (-e/-E) */
 	struct {

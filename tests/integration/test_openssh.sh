@@ -226,6 +226,23 @@ lc_wait_no_pids "$T/agent-kill --agent" 60
 [[ -z $(lc_pids_matching "-T -e none") ]] || lc_fail "an ssh process is left"
 kill "$holder" 2>/dev/null
 
+lc_note "a retry after going over ssh by itself goes over ssh at once"
+"$LANECP" -F "$RSA_CONFIG" -vv --retries 1 -x 1m -f "$T/src/big" \
+    "$H:$T/out/retry" 2>"$T/retry.log" &
+copy=$!
+lc_wait_for '[0-9]+ data streams? connected' "$T/retry.log" 60
+sshpid=$(lc_pids_matching "-T -e none" | head -n1)
+[[ -n $sshpid ]] || lc_fail "retry: no ssh process found"
+kill -9 "$sshpid"
+rc=0
+wait "$copy" || rc=$?
+[[ $rc == 0 ]] || { lc__show "$T/retry.log"; lc_fail "retry: exit $rc"; }
+same "$T/src/big" "$T/out/retry"
+lc_log_has 'attempt 1 of 2 failed' "$T/retry.log"
+lc_log_has 'RSA key.*going over the OpenSSH client \(ssh\) as the earlier attempt did' "$T/retry.log"
+[[ $(grep -c 'libssh2 failed with' "$T/retry.log") == 1 ]] ||
+	{ lc__show "$T/retry.log"; lc_fail "retry: libssh2 was tried again"; }
+
 lc_note "--via-ssh over --ssh: one ssh -W per stream"
 : >"$T/myssh.log"
 ok "$RSA_CONFIG" -S "$T/myssh" --via-ssh -s 3 --json "$T/src/big" \
