@@ -44,6 +44,8 @@
 #define LC_LEG_CONNECT_MS 10000	/* one connect to an end */
 
 #define LC_LEG_RETRY_MIN_MS 250
+/* how often a leg looks at its ssh -W ends (lc_ssh_forward_err) */
+#define LC_LEG_FWD_CHECK_MS 200
 #define LC_LEG_RETRY_MAX_MS 2000
 
 struct lc_relay;
@@ -67,6 +69,7 @@ struct lc_relay {
 	uint32_t window;
 	atomic_bool stop;
 	atomic_bool ever_up;	/* some leg has connected */
+	atomic_bool refused;	/* a server refused to forward (EACCES) */
 	pthread_mutex_t mu;	/* the fields below */
 	uint32_t worst;		/* most failed connects in a row of a leg */
 	struct lc_err why;	/* the last one's error */
@@ -354,7 +357,8 @@ lc_relay_failed(struct lc_relay *r, struct lc_err *e)
 {
 	int failed;
 
-	if (atomic_load(&r->ever_up))
+	/* a refused forward is final, even after an ssh -W started */
+	if (atomic_load(&r->ever_up) && !atomic_load(&r->refused))
 		return 0;
 	pthread_mutex_lock(&r->mu);
 	failed = r->worst >= LC_RELAY_GIVE_UP;
@@ -365,6 +369,48 @@ lc_relay_failed(struct lc_relay *r, struct lc_err *e)
 		    "direct path or -z, or allow port forwarding" : "");
 	pthread_mutex_unlock(&r->mu);
 	return failed;
+}
+
+/*
+ * A leg that could not connect (e): note it, and wait before the next
+ * try.  1 when the leg should stop (a refused forward, the relay stopped).
+ */
+static int
+lc_leg_failed(struct lc_leg *l, const struct lc_err *e, int *warned,
+    int *wait_ms)
+{
+	lc_leg_drop(l);
+	if (atomic_load(&l->r->stop))
+		return 1;
+	/* forwarding refused by the server: give up now */
+	lc_relay_note(l->r,
+	    e->sys_errno == EACCES ? LC_RELAY_GIVE_UP : (uint32_t)*warned + 1,
+	    e);
+	if (e->sys_errno == EACCES) {
+		atomic_store(&l->r->refused, true);
+		lc_log_debug("data stream %u: %s", l->idx, e->msg);
+		return 1;
+	}
+	/* the agents wait for us; keep trying, quietly */
+	if (!(*warned)++)
+		lc_log_warn("data stream %u: %s; retrying", l->idx, e->msg);
+	else
+		lc_log_debug("data stream %u: %s", l->idx, e->msg);
+	if (lc_leg_wait(l, *wait_ms))
+		return 1;
+	*wait_ms = *wait_ms * 2 > LC_LEG_RETRY_MAX_MS ? LC_LEG_RETRY_MAX_MS :
+							  *wait_ms * 2;
+	return 0;
+}
+
+/* An ssh -W end whose channel the server did not open (lc_ssh_forward_err). */
+static int
+lc_leg_fwd_err(struct lc_leg *l, struct lc_err *e)
+{
+	for (int k = 0; k < 2; k++)
+		if (l->ssh[k] != NULL && lc_ssh_forward_err(l->ssh[k], e) != 0)
+			return 1;
+	return 0;
 }
 
 static void *
@@ -379,45 +425,37 @@ lc_leg_main(void *arg)
 	lc_log_set_tag(tag);
 	while (!atomic_load(&l->r->stop)) {
 		struct lc_err e;
+		int failed = 0;
 
 		atomic_store(&l->redial, false);
 		lc_err_clear(&e);
 		if (lc_leg_connect(l, &e) != 0) {
-			lc_leg_drop(l);
-			if (atomic_load(&l->r->stop))
+			if (lc_leg_failed(l, &e, &warned, &wait_ms))
 				break;
-			/* forwarding refused by the server: give up now */
-			lc_relay_note(l->r, e.sys_errno == EACCES ?
-			    LC_RELAY_GIVE_UP : (uint32_t)warned + 1, &e);
-			if (e.sys_errno == EACCES) {
-				lc_log_debug("data stream %u: %s", l->idx,
-				    e.msg);
-				break;
-			}
-			/* the agents wait for us; keep trying, quietly */
-			if (!warned++)
-				lc_log_warn("data stream %u: %s; retrying",
-				    l->idx, e.msg);
-			else
-				lc_log_debug("data stream %u: %s", l->idx,
-				    e.msg);
-			if (lc_leg_wait(l, wait_ms))
-				break;
-			wait_ms = wait_ms * 2 > LC_LEG_RETRY_MAX_MS ?
-			    LC_LEG_RETRY_MAX_MS : wait_ms * 2;
 			continue;
 		}
 		atomic_store(&l->r->ever_up, true);
 		if (warned)
 			lc_log_verbose("data stream %u: relay connected",
 			    l->idx);
-		warned = 0;
-		wait_ms = LC_LEG_RETRY_MIN_MS;
 		if (tcp)
 			lc_leg_splice(l);
-		/* ended, broke, or (SSH) the pumps carry it: wait */
-		while (!atomic_load(&l->r->stop) && !atomic_load(&l->redial))
-			(void)lc_leg_wait(l, -1);
+		/*
+		 * Ended, broke, or (SSH) the pumps carry it: wait.  An ssh -W
+		 * returned before its channel opened: check on it meanwhile.
+		 */
+		while (!atomic_load(&l->r->stop) &&
+		    !atomic_load(&l->redial) && !failed) {
+			(void)lc_leg_wait(l, tcp ? -1 : LC_LEG_FWD_CHECK_MS);
+			failed = !tcp && lc_leg_fwd_err(l, &e);
+		}
+		if (failed) {
+			if (lc_leg_failed(l, &e, &warned, &wait_ms))
+				break;
+			continue;
+		}
+		warned = 0;
+		wait_ms = LC_LEG_RETRY_MIN_MS;
 		lc_leg_drop(l);
 	}
 	lc_leg_drop(l);

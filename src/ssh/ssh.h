@@ -233,6 +233,18 @@ int lc_ssh_forward(struct lc_ssh *s, const char *host, uint16_t port,
     int *fd, struct lc_err *e);
 
 /*
+ * The OpenSSH transport's lc_ssh_forward() starts "ssh -W" and returns
+ * before the server has opened the channel.  Once that ssh has ended
+ * because the server did not open it ("channel 0: open failed: ..."),
+ * this sets e as lc_ssh_forward() would have (-LC_ERR_CONNECT naming
+ * host:port and ssh's words; e->sys_errno EACCES when administratively
+ * prohibited) and returns -LC_ERR_CONNECT.  0 while it runs, when it
+ * ended otherwise, and always for libssh2 (lc_ssh_forward() reports such
+ * failures itself).  Poll it while the forward is young.
+ */
+int lc_ssh_forward_err(struct lc_ssh *s, struct lc_err *e);
+
+/*
  * Numeric address of the sshd we reached, and ours on that connection.
  * For a proxied connection lc_ssh_peer_addr() is NULL (we do not know
  * it) and lc_ssh_local_addr() is ours on the first jump host's TCP

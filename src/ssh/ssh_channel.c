@@ -232,6 +232,15 @@ lc_ssh_transport_err(struct lc_ssh *s, int answered, struct lc_err *e)
 	return lc__sshprog_err(s, answered, e);
 }
 
+int
+lc_ssh_forward_err(struct lc_ssh *s, struct lc_err *e)
+{
+	if (s == NULL || s->prog == NULL || !s->fwd ||
+	    !lc__sshprog_fwd_failed(s))
+		return 0;
+	return lc__sshprog_err(s, 0, e);
+}
+
 void
 lc_ssh_answered(struct lc_ssh *s)
 {

@@ -338,6 +338,10 @@ void lc__sshprog_answered(struct lc_ssh *s);
 /* lc_ssh_transport_err() of a connection with s->prog. */
 int lc__sshprog_err(struct lc_ssh *s, int answered, struct lc_err *e);
 
+/* 1 when the ssh -W of s (s->prog, s->fwd) has ended because the server
+ * did not open its channel (then lc__sshprog_err() says so), else 0. */
+int lc__sshprog_fwd_failed(struct lc_ssh *s);
+
 /*
  * The LC_ERR_* code what ssh wrote in one stderr line says (HOSTKEY for
  * "Host key verification failed", AUTH for "Permission denied", CONFIG,

@@ -71,6 +71,9 @@ struct lc__sshprog {
 	int stopped; /* we stopped it (lc_ssh_free) */
 	int live;    /* s->mu: the command answered, log stderr
 				   lines as they come (lc_ssh_answered) */
+	/* s->mu: -W's channel was not opened, administratively prohibited */
+	int open_failed, prohibited;
+	char to[300]; /* -W's host:port */
 };
 
 /* ------------------------------------------------------------------ */
@@ -133,6 +136,11 @@ lc_sshprog_line(struct lc_ssh *s)
 	pthread_mutex_lock(&s->mu);
 	if (lc_sshprog_rank(cls) > lc_sshprog_rank(p->cls))
 		p->cls = cls;
+	if (s->fwd && strstr(p->line, "open failed: ") != NULL) {
+		p->open_failed = 1;
+		if (strstr(p->line, "administratively prohibited") != NULL)
+			p->prohibited = 1;
+	}
 	memcpy(p->last[0], p->last[1], sizeof(p->last[0]));
 	snprintf(p->last[1], sizeof(p->last[1]), "%s", p->line);
 	n = strlen(s->early);
@@ -680,7 +688,7 @@ int
 lc__sshprog_forward(struct lc_ssh *s, const char *host, uint16_t port, int *fd,
     struct lc_err *e)
 {
-	char *av[LC_SSHPROG_ARGS], to[300];
+	char *av[LC_SSHPROG_ARGS], *to = s->prog->to;
 	int given = *fd;
 
 	*fd = -1;
@@ -690,7 +698,7 @@ lc__sshprog_forward(struct lc_ssh *s, const char *host, uint16_t port, int *fd,
 		return lc_err_set(e, LC_ERR_INTERNAL,
 		    "lc_ssh_forward: one channel per connection");
 	}
-	snprintf(to, sizeof(to),
+	snprintf(to, sizeof(s->prog->to),
 	    strchr(host, ':') != NULL ? "[%s]:%u" : "%s:%u", host,
 	    (unsigned)port);
 	s->fwd = 1;
@@ -736,11 +744,29 @@ lc__sshprog_err(struct lc_ssh *s, int answered, struct lc_err *e)
 		    "%s: the ssh program was "
 		    "killed by signal %s: connection to the remote agent lost",
 		    s->name, sig);
+	if (p->open_failed) { /* s->fwd; no lock needed: s->done */
+		lc_err_set(e, LC_ERR_CONNECT,
+		    "%s: cannot forward to %s: %s (ssh -W, exit 255)", s->name,
+		    p->to, said);
+		e->sys_errno = p->prohibited ? EACCES : 0;
+		return -LC_ERR_CONNECT;
+	}
 	if (code == 0 || (code == LC_ERR_CONNECT && answered))
 		code = answered ? LC_ERR_AGENT : LC_ERR_CONNECT;
 	return lc_err_set(e, code, "%s: %s%s%s(ssh exit 255)", s->name,
 	    answered ? "connection to the remote agent lost: " : "",
 	    said[0] ? said : "", said[0] ? " " : "");
+}
+
+int
+lc__sshprog_fwd_failed(struct lc_ssh *s)
+{
+	int r;
+
+	pthread_mutex_lock(&s->mu);
+	r = s->done && s->prog->open_failed;
+	pthread_mutex_unlock(&s->mu);
+	return r;
 }
 
 void

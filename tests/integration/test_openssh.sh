@@ -21,7 +21,9 @@
 #  * ssh killed in the middle of a copy: the copy fails loudly (not 0),
 #    and no ssh or agent process is left;
 #  * --via-ssh over --ssh: the data streams through "ssh -W", one per
-#    stream, byte-identical.
+#    stream, byte-identical; a server with forwarding off fails the copy
+#    at once (exit 8, ssh's words), as on the libssh2 path;
+#  * a retry after going over ssh by itself goes over ssh at once.
 #
 set -u -o pipefail
 # shellcheck source=lib.sh
@@ -253,5 +255,17 @@ grep -q '"path":"ssh"' "$T/json" || lc_fail "--via-ssh: path: $(cat "$T/json")"
 	{ lc__show "$T/myssh.log"; lc_fail "--via-ssh: no ssh -W per stream"; }
 ok "$RSA_CONFIG" --ssh --via-ssh -s 2 -r "$H:$T/src" "$H:$T/out/via2"
 same "$T/src/big" "$T/out/via2/src/big"
+
+lc_note "--via-ssh over --ssh where forwarding is off: exit 8 at once, says why"
+lc_sshd_extra nofwd "AllowTcpForwarding no"
+echo "$LC_X_KNOWN" >"$T/nofwd.known"
+{
+	lc_ssh_host_block "$H" "$LC_X_PORT" "$T/nofwd.known"
+} >"$T/ssh_config_nofwd"
+run "$T/ssh_config_nofwd" --ssh --via-ssh -s 2 "$T/src/small" "$H:$T/out/nofwd"
+[[ $RC == 8 ]] || { lc__show "$T/err"; lc_fail "ssh -W refused: exit $RC, want 8"; }
+lc_log_has 'cannot forward to 127\.0\.0\.1:[0-9]+: channel 0: open failed: administratively prohibited.*allow port forwarding' "$T/err"
+lc_log_lacks 'no connection from the sink within' "$T/err"
+[[ ! -e $T/out/nofwd ]] || lc_fail "ssh -W refused: a file was written"
 
 lc_note "ok"
