@@ -489,7 +489,9 @@ static const struct lc_opt lc_opts[] = {
 	{ "ssh", 0, "PROGRAM",
 	    "carry the connections with the OpenSSH client PROGRAM (default "
 	    "ssh) instead of libssh2: the user's whole ssh setup applies "
-	    "(also LANECP_SSH=PROGRAM)",
+	    "and ssh checks host keys (also LANECP_SSH=PROGRAM); without "
+	    "it, lanecp goes over ssh by itself where libssh2 cannot serve "
+	    "a host (-v says why)",
 	    LC_FUNC(lc_opt_ssh), .optional = 1 },
 	{ "ssh-program", 'S', "PROGRAM",
 	    "the same as --ssh=PROGRAM (as bbcp -S)", LC_FUNC(lc_opt_ssh) },
