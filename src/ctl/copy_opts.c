@@ -42,33 +42,27 @@ lc_copy_check_pipes(const struct lc_copy_opts *o, struct lc_err *e)
 		return 0;
 	if (o->resume)
 		return lc_err_set(e, LC_ERR_USAGE,
-		    "-a: resuming needs a file "
-		    "source and a file target; a pipe (%s) cannot be read "
-		    "again",
+		    "-a: resuming needs a file source and a file target; a "
+		    "pipe (%s) cannot be read again",
 		    what);
 	if (o->retries != 0)
 		return lc_err_set(e, LC_ERR_USAGE,
-		    "--retries: a pipe (%s) "
-		    "cannot be read again; copy it without retries",
+		    "--retries: a pipe (%s) cannot be read again; copy it "
+		    "without retries",
 		    what);
 	if (o->recursive)
 		return lc_err_set(e, LC_ERR_USAGE,
-		    "-r: a pipe (%s) is one "
-		    "stream of bytes, not a tree",
-		    what);
+		    "-r: a pipe (%s) is one stream of bytes, not a tree", what);
 	if (o->nsources != 1)
 		return lc_err_set(e, LC_ERR_USAGE,
-		    "%s: a pipe takes exactly "
-		    "one source (%zu given)",
-		    what, o->nsources);
+		    "%s: a pipe takes exactly one source (%zu given)", what,
+		    o->nsources);
 	if (o->prog_src && strcmp(o->sources[0], "-") == 0)
 		return lc_err_set(e, LC_ERR_USAGE,
-		    "-N i: the source names a "
-		    "program, not '-'");
+		    "-N i: the source names a program, not '-'");
 	if (o->prog_dst && strcmp(o->dest, "-") == 0)
 		return lc_err_set(e, LC_ERR_USAGE,
-		    "-N o: the target names a "
-		    "program, not '-'");
+		    "-N o: the target names a program, not '-'");
 	return 0;
 }
 
@@ -79,30 +73,25 @@ lc_copy_opts_check(const struct lc_copy_opts *o, struct lc_err *e)
 
 	if (o->nsources == 0 || o->sources == NULL || o->dest == NULL)
 		return lc_err_set(e, LC_ERR_USAGE,
-		    "need a source and a "
-		    "destination");
+		    "need a source and a destination");
 	if ((o->json || o->json_progress) && lc_copy_opts_stdout(o))
 		return lc_err_set(e, LC_ERR_USAGE,
-		    "--json: stdout is the "
-		    "target '-'");
+		    "--json: stdout is the target '-'");
 	if ((r = lc_copy_check_pipes(o, e)) != 0)
 		return r;
 	if (o->nsources > 1 && o->expect[0] != '\0')
 		return lc_err_set(e, LC_ERR_USAGE,
-		    "-E ALG=HEX checks one "
-		    "file; %zu sources were given",
+		    "-E ALG=HEX checks one file; %zu sources were given",
 		    o->nsources);
 	if (o->recursive && o->expect[0] != '\0')
 		return lc_err_set(e, LC_ERR_USAGE,
-		    "-E ALG=HEX checks one "
-		    "file; it does not go with -r");
+		    "-E ALG=HEX checks one file; it does not go with -r");
 	if (o->numeric_ids && !o->owner)
 		return lc_err_set(e, LC_ERR_USAGE,
-		    "--numeric-ids goes with "
-		    "--owner");
+		    "--numeric-ids goes with --owner");
 	if (o->update && o->skip_existing)
 		return lc_err_set(e, LC_ERR_USAGE,
-		    "-u and -O do not go "
-		    "together (-O skips every existing file)");
+		    "-u and -O do not go together (-O skips every existing "
+		    "file)");
 	return 0;
 }
