@@ -283,6 +283,7 @@ else
 		port=$(lc_free_port)
 		: >"$D/log"
 		# its own mount namespace: the temp home over the real one
+		# shellcheck disable=SC2016
 		unshare -m sh -c 'mount --bind "$1" "$2" && exec "$3" -F -E \
 		    -s -p "127.0.0.1:$4" -r "$5" -P "$6"' sh "$D/home" "$home" \
 		    "$DB" "$port" "$D/host_key" "$D/pid" </dev/null \
