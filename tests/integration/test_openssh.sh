@@ -235,7 +235,7 @@ lc_note "a retry after going over ssh by itself goes over ssh at once"
     "$H:$T/out/retry" 2>"$T/retry.log" &
 copy=$!
 lc_wait_for '[0-9]+ data streams? connected' "$T/retry.log" 60
-sshpid=$(lc_pids_matching "-T -e none" | head -n1)
+sshpid=$(lc_pids_matching "$sshmatch" | head -n1)
 [[ -n $sshpid ]] || lc_fail "retry: no ssh process found"
 kill -9 "$sshpid"
 rc=0
