@@ -428,6 +428,9 @@ lc__ssh_authenticate(struct lc_ssh *s, const struct lc_sshconf *c,
 		}
 		r = lc_ssh_auth_file_checked(s, a, &a->ids[i], &done);
 	}
+	/* ssh would present the CertificateFile with the key */
+	if (r == 0 && !done && s->limit == NULL && c->certificate_file)
+		s->limit = "a CertificateFile, which libssh2 cannot present";
 	if (r == 0 && !done)
 		r = lc_err_set(e, LC_ERR_AUTH,
 		    "%s: authentication failed (tried: %s)", s->name,

@@ -59,6 +59,22 @@ lc__ssh_hostkey_prefs(struct lc_ssh *s, struct lc_knownhosts *kh,
 	if (nknown < 0)
 		return lc_err_set(e, LC_ERR_INTERNAL, "host key algorithms");
 	lc_log_debug("host key algorithms (%d known): %s", nknown, pref);
+	/* known_hosts vouches for the host only with keys libssh2 cannot ask
+	   for (RSA without rsa-sha2 in libssh2 1.10): ssh would connect */
+	for (i = 0; nknown == 0 && s->kh_only == NULL &&
+	     i < sizeof(algs) / sizeof(algs[0]);
+	     i++) {
+		const char *alg = lc_ssh_hostkey_algs[i];
+		char one[64];
+		size_t k;
+
+		for (k = 0; k < nalgs && strcmp(algs[k], alg) != 0; k++)
+			;
+		if (k == nalgs &&
+		    lc_knownhosts_order_algs(kh, names, nnames, &alg, 1, one,
+			sizeof(one)) == 1)
+			s->kh_only = alg;
+	}
 	if (libssh2_session_method_pref(s->sess, LIBSSH2_METHOD_HOSTKEY,
 	    pref) != 0)
 		return lc_err_set(e, LC_ERR_INTERNAL,
@@ -213,6 +229,17 @@ lc__ssh_verify_host(struct lc_ssh *s, struct lc_knownhosts *kh,
 		break;
 	case LC_KH_UNKNOWN:
 		break;
+	}
+	if (c->strict != LC_STRICT_ACCEPT_NEW && c->strict != LC_STRICT_NO &&
+	    s->kh_only != NULL) {
+		s->limit = "known_hosts holds for it only host keys of a type "
+			   "libssh2 cannot ask for";
+		return lc_err_set(e, LC_ERR_HOSTKEY,
+		    "host key for %s: "
+		    "known_hosts holds only keys of a type libssh2 %s cannot "
+		    "ask for (%s), and the host offers %s key %s, which is "
+		    "not known; ssh (--ssh) can check the known one",
+		    names[0], libssh2_version(0), s->kh_only, label, fp);
 	}
 	if (c->strict != LC_STRICT_ACCEPT_NEW && c->strict != LC_STRICT_NO)
 		return lc_err_set(e, LC_ERR_HOSTKEY,

@@ -83,6 +83,10 @@ struct lc_ssh {
 	   passphrase was asked for */
 	const char *limit;
 	int prompted;
+
+	/* a host key algorithm libssh2 lacks whose key type known_hosts
+	   holds for the host, when it holds none libssh2 has; else NULL */
+	const char *kh_only;
 };
 
 /* One identity file and what we know about it before trying it. */

@@ -13,8 +13,9 @@
  * StrictHostKeyChecking, RevokedHostKeys (kept as written),
  * ConnectTimeout, ServerAliveInterval, ServerAliveCountMax,
  * HashKnownHosts, BatchMode, AddressFamily (and HostKeyAlias, only for
- * %k), ProxyJump and ProxyCommand (the first of the pair wins; "none"
- * is a direct connection; ssh_jump.c acts on them).
+ * %k; CertificateFile, only whether one applies), ProxyJump and
+ * ProxyCommand (the first of the pair wins; "none" is a direct
+ * connection; ssh_jump.c acts on them).
  * Keywords that change where or how ssh connects but that lanecp does
  * not implement (BindAddress, BindInterface, CanonicalizeHostname
  * yes/always; the list
@@ -79,6 +80,8 @@ struct lc_sshconf {
 	int hash_known_hosts;	/* -1 unset, 0 no, 1 yes */
 	int batch_mode;		/* -1 unset, 0 no, 1 yes */
 	int address_family;	/* AddressFamily: 0 any, 4 inet, 6 inet6 */
+	int certificate_file;	/* 1: a CertificateFile applies (libssh2
+				 * cannot present certificates; ssh can) */
 	/*
 	 * "none" given (then the matching list above is empty): for identity
 	 * files, do not try the default keys; for known hosts, use no file

@@ -99,6 +99,21 @@ sc_kw_hostkeyalias(struct sc *s, const struct sc_line *l, size_t unused)
 	return sc_set_str(s, l, &s->host_key_alias, arg);
 }
 
+/* Only whether one applies: lanecp cannot present certificates. */
+static int
+sc_kw_certfile(struct sc *s, const struct sc_line *l, size_t unused)
+{
+	const char *arg;
+	int r;
+
+	(void)unused;
+	if ((r = sc_one_arg(s, l, &arg)) != 0)
+		return r;
+	if (*l->activep)
+		s->out->certificate_file = 1;
+	return 0;
+}
+
 static int
 sc_kw_port(struct sc *s, const struct sc_line *l, size_t unused)
 {
@@ -557,6 +572,7 @@ static const struct sc_keyword sc_keywords[] = {
 	{ "Port", sc_kw_port, 0, SC_W_PORT },
 	{ "HostKeyAlias", sc_kw_hostkeyalias, 0, SC_W_NONE },
 	{ "IdentityFile", sc_kw_identityfile, 0, SC_W_NONE },
+	{ "CertificateFile", sc_kw_certfile, 0, SC_W_NONE },
 	{ "IdentitiesOnly", sc_kw_flag,
 	    offsetof(struct lc_sshconf, identities_only), SC_W_NONE },
 	{ "UserKnownHostsFile", sc_kw_knownhosts, 0, SC_W_NONE },

@@ -217,7 +217,9 @@ ln -sf "$LANECP" "$T/agent-kill"
     "$T/src/big" "$H:cat >$T/fifo" 2>"$T/kill.log" &
 copy=$!
 lc_wait_for '[0-9]+ data streams? connected' "$T/kill.log" 60
-sshpid=$(lc_pids_matching "-T -e none" | head -n1)
+# this copy's ssh (not another test's: ctest runs them side by side)
+sshmatch="-o RequestTTY=no -F $RSA_CONFIG "
+sshpid=$(lc_pids_matching "$sshmatch" | head -n1)
 [[ -n $sshpid ]] || lc_fail "no ssh process found"
 kill -9 "$sshpid"
 rc=0
@@ -225,7 +227,7 @@ wait "$copy" || rc=$?
 [[ $rc != 0 ]] || lc_fail "the copy survived its ssh being killed"
 lc_log_has 'ssh program was killed by signal KILL' "$T/kill.log"
 lc_wait_no_pids "$T/agent-kill --agent" 60
-[[ -z $(lc_pids_matching "-T -e none") ]] || lc_fail "an ssh process is left"
+[[ -z $(lc_pids_matching "$sshmatch") ]] || lc_fail "an ssh process is left"
 kill "$holder" 2>/dev/null
 
 lc_note "a retry after going over ssh by itself goes over ssh at once"
@@ -233,7 +235,7 @@ lc_note "a retry after going over ssh by itself goes over ssh at once"
     "$H:$T/out/retry" 2>"$T/retry.log" &
 copy=$!
 lc_wait_for '[0-9]+ data streams? connected' "$T/retry.log" 60
-sshpid=$(lc_pids_matching "-T -e none" | head -n1)
+sshpid=$(lc_pids_matching "$sshmatch" | head -n1)
 [[ -n $sshpid ]] || lc_fail "retry: no ssh process found"
 kill -9 "$sshpid"
 rc=0

@@ -375,6 +375,30 @@ LC_TEST(identity_files_accumulate)
 	t_done(&ctx);
 }
 
+LC_TEST(certificate_file_applies)
+{
+	struct lc_sshconf_ctx ctx;
+	struct lc_sshconf c;
+	struct lc_err e;
+
+	t_setup(&ctx);
+	t_write(".ssh/config",
+	    "Host web\n"
+	    "  CertificateFile ~/.ssh/id_ed25519-cert.pub\n");
+	LC_CHECK_EQ_I(t_resolve(&ctx, "web", &c, &e), 0);
+	LC_CHECK_EQ_I(c.certificate_file, 1);
+	lc_sshconf_free(&c);
+	LC_CHECK_EQ_I(t_resolve(&ctx, "db", &c, &e), 0);
+	LC_CHECK_EQ_I(c.certificate_file, 0);
+	lc_sshconf_free(&c);
+	/* a bad line is an error even where it does not apply, as ssh */
+	t_write(".ssh/config",
+	    "Host bad\n"
+	    "  CertificateFile\n");
+	t_expect_err(&ctx, "db", "missing argument for CertificateFile");
+	t_done(&ctx);
+}
+
 LC_TEST(identity_file_none)
 {
 	struct lc_sshconf_ctx ctx;
