@@ -271,8 +271,14 @@ t_holder(const char *path, const char *const argv[], int *in)
 	char c;
 	pid_t pid;
 
+	/*
+	 * The script (argv[2], after "-c") first tells us on fd 3 that the
+	 * shell runs: an EOF on a close-on-exec pipe can come before exec has
+	 * set the new command line, which /proc/PID/cmdline then shows empty.
+	 */
 	for (n = 0; argv[n] != NULL && n < 8; n++) {
-		snprintf(args[n], sizeof(args[n]), "%s", argv[n]);
+		snprintf(args[n], sizeof(args[n]), "%s%s",
+		    n == 2 ? "echo >&3; exec 3>&-; " : "", argv[n]);
 		av[n] = args[n];
 	}
 	av[n] = NULL;
@@ -284,14 +290,15 @@ t_holder(const char *path, const char *const argv[], int *in)
 		close(ctl[1]);
 		if ((fd = open(path, O_RDWR)) < 0 ||
 		    flock(fd, LOCK_EX | LOCK_NB) != 0 ||
-		    dup2(ctl[0], 0) != 0)
+		    dup2(ctl[0], 0) != 0 || dup2(ready[1], 3) != 3 ||
+		    fcntl(3, F_SETFD, 0) != 0)
 			_exit(99);
 		execv("/bin/sh", av);
 		_exit(98);
 	}
 	close(ready[1]);
 	close(ctl[0]);
-	LC_CHECK(read(ready[0], &c, 1) == 0);
+	LC_CHECK(read(ready[0], &c, 1) == 1);
 	close(ready[0]);
 	*in = ctl[1];
 	return pid;
