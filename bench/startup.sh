@@ -12,9 +12,10 @@
 #    rows `ssh HOST true` and scp of the 4 KiB file, cold and warm.
 # 2. a cron-like series: N copies of the 4 KiB file (N = STARTUP_SERIES,
 #    default 20), one process each, one after the other, to the same
-#    target (lanecp -f: it overwrites, as scp does): lanecp over libssh2, lanecp --ssh without and with
-#    ControlPersist (the first copy of the series starts the master, the
-#    series ends with ssh -O exit), scp without and with ControlPersist.
+#    target (lanecp -f: it overwrites, as scp does): lanecp over libssh2,
+#    lanecp --ssh without and with ControlPersist (the first copy of the
+#    series starts the master, the series ends with ssh -O exit), scp
+#    without and with ControlPersist.
 #
 # tcpdump in lc-wan-b captures the TCP headers of the packets from
 # lc-wan-a for the whole case (the same clock as measure's t0/t1).  Per
@@ -237,16 +238,16 @@ set_startup() {	# CONFIG: TR-SIZE (TR: l2 sc sw vl2 vsc vsw true truew scp scpw)
 	vl2) CMD=("$LANECP" "${pl[@]}" -q --via-ssh) ;;
 	vsc) CMD=("$LANECP" "${pl[@]}" -q --ssh --via-ssh) ;;
 	vsw) CMD=("$LANECP" "${pw[@]}" -q --ssh --via-ssh) ;;
-	true | truew) CMD=(ssh "${pl[@]}" lcwan true) VERIFY='' ;;
-	scp | scpw) CMD=(scp -q "${pl[@]}") ;;
+	true) CMD=(ssh "${pl[@]}" lcwan true) VERIFY='' ;;
+	truew) CMD=(ssh "${pw[@]}" lcwan true) VERIFY='' ;;
+	scp) CMD=(scp -q "${pl[@]}") ;;
+	scpw) CMD=(scp -q "${pw[@]}") ;;
 	ser-l2) CMD=("$LANECP" "${pl[@]}" -q -f) ;;
 	ser-sc) CMD=("$LANECP" "${pl[@]}" -q -f --ssh) ;;
 	ser-sp) CMD=("$LANECP" -F "$W/ssh_config_st_persist" -q -f --ssh) ;;
 	ser-scp) CMD=(scp -q "${pl[@]}") ;;
 	ser-scpp) CMD=(scp -q -F "$W/ssh_config_st_persist") ;;
 	esac
-	[[ $tr == truew ]] && CMD=(ssh "${pw[@]}" lcwan true)
-	[[ $tr == scpw ]] && CMD=(scp -q "${pw[@]}")
 	case ${CMD[0]} in
 	"$LANECP") TOOL=lanecp ;;
 	*) TOOL=${CMD[0]} ;;
@@ -267,6 +268,9 @@ set_startup() {	# CONFIG: TR-SIZE (TR: l2 sc sw vl2 vsc vsw true truew scp scpw)
 # the first data byte, $15 in all).
 startup_vals() {	# CASE CONFIG EXPR
 	awk -v c="$1" -v k="$2" '$1 == c && $2 == k && $4 == 0 { print '"$3"' }' "$STARTUP_RUNLOG" | awk '$1 != "-"'
+}
+startup_nruns() {	# CASE CONFIG: "successful/all" (a series short of copies failed)
+	awk -v c="$1" -v k="$2" '$1 == c && $2 == k { n++; if ($4 == 0) ok++ } END { printf "%d/%d", ok, n }' "$STARTUP_RUNLOG"
 }
 startup_conns() {	# CASE CONFIG: "ssh + data" (medians)
 	local a b
@@ -355,7 +359,7 @@ case_startup() {
 		[[ $tr == true* || $tr == scp* ]] && ref=l2-4K
 		w=$(startup_vals startup "$k" '$6 - $5' | median)
 		fd=$(startup_vals startup "$k" '$11' | median)
-		out "| ${STARTUP_DESC[$tr]} | $([[ $z == 0 ]] && echo - || echo "$z") | $(nruns startup "$k") | $(startup_vals startup "$k" '$6 - $5' | mm 3) | $(startup_vals startup "$k" '$11' | mm 3) | $(startup_vals startup "$k" '$10' | mm 3) | $(startup_conns startup "$k") | $(fmt "$(startup_vals startup "$k" '$14' | median)" 0) / $(fmt "$(startup_vals startup "$k" '$15' | median)" 0) | $(ratio "$w" "$(startup_vals startup "$ref" '$6 - $5' | median)") | $(ratio "$fd" "$(startup_vals startup "$ref" '$11' | median)") | $(cpu_cell startup "$k") |"
+		out "| ${STARTUP_DESC[$tr]} | $([[ $z == 0 ]] && echo - || echo "$z") | $(startup_nruns startup "$k") | $(startup_vals startup "$k" '$6 - $5' | mm 3) | $(startup_vals startup "$k" '$11' | mm 3) | $(startup_vals startup "$k" '$10' | mm 3) | $(startup_conns startup "$k") | $(fmt "$(startup_vals startup "$k" '$14' | median)" 0) / $(fmt "$(startup_vals startup "$k" '$15' | median)" 0) | $(ratio "$w" "$(startup_vals startup "$ref" '$6 - $5' | median)") | $(ratio "$fd" "$(startup_vals startup "$ref" '$11' | median)") | $(cpu_cell startup "$k") |"
 	done
 	out
 	failures startup
@@ -370,10 +374,12 @@ case_startup() {
 	lt=$(startup_vals startup-series ser-l2 '$7' | median)
 	for k in "${scfgs[@]}"; do
 		w=$(startup_vals startup-series "$k" '$7' | median)
-		out "| ${STARTUP_DESC[$k]} | $(nruns startup-series "$k") | $(startup_vals startup-series "$k" '$7' | mm 2) | $(fmt "$(awk -v w="$w" -v n="$STARTUP_SERIES" 'BEGIN { if (w == "-") print "-"; else print w / n }')" 3) | $(startup_vals startup-series "$k" '$8' | mm 3) | $(startup_vals startup-series "$k" '$9' | mm 3) | $(startup_conns startup-series "$k") | $(ratio "$w" "$lt") |"
+		out "| ${STARTUP_DESC[$k]} | $(startup_nruns startup-series "$k") | $(startup_vals startup-series "$k" '$7' | mm 2) | $(fmt "$(awk -v w="$w" -v n="$STARTUP_SERIES" 'BEGIN { if (w == "-") print "-"; else print w / n }')" 3) | $(startup_vals startup-series "$k" '$8' | mm 3) | $(startup_vals startup-series "$k" '$9' | mm 3) | $(startup_conns startup-series "$k") | $(ratio "$w" "$lt") |"
 	done
 	out
 	failures startup-series
+	c=$(awk -v n="$STARTUP_SERIES" '$1 == "startup-series" && $4 == 98 { printf "- %s, run %s: fewer than %d copies ended\n", $2, $3, n }' "$STARTUP_RUNLOG")
+	[[ -z $c ]] || { out "Series left out of the medians:"; out; out "$c"; out; }
 	out "Per-run figures: \`$(basename "$RESULTS")/$(basename "$STARTUP_RUNLOG")\`."
 	out
 }
