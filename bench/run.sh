@@ -59,6 +59,14 @@
 #            with and without -c, lanecp -s 16, tmpfs -> /dev/null, RUNS
 #            interleaved rounds (--quick: 64 MiB); not in the default set
 #            (ask for it: --case compress)
+#   startup  issue 22 (bench/startup.sh): start-up cost per SSH transport on
+#            lfn1g, fork to the first data byte (tcpdump in lc-wan-b) and
+#            to exit: lanecp over libssh2, --ssh cold and through a warm
+#            ControlMaster, each also with --via-ssh, 4 KiB and 64 MiB;
+#            ssh HOST true and scp for reference; and a cron-like series
+#            of 20 one-file copies with and without ControlPersist; 5 runs
+#            (series: 3) unless -n (--quick: 4 KiB only, series of 5, 1
+#            run); not in the default set (ask for it: --case startup)
 #
 # How things are measured (details in bench/README.md):
 #   MB/s     10^6 bytes per second of the client's wall time, SSH setup
@@ -78,14 +86,15 @@
 #   --case NAME   mem|file|streams|rss|wan|wan-lfn1g|wan-wan200m (or a..e),
 #                 tree|tree-10k|tree-1k|tree-mixed|tree-one|tree-noop|tree-rss,
 #                 paths (alias wan-paths), pipe, ramp|ramp-lfn1g|ramp-wan200m,
-#                 compress
+#                 compress, startup
 #   --tree-big S  size of each of the 2 big files of tree-mixed (default 256M)
 #   --wan-time S  seconds per WAN run (default 10; --quick: 5)
 #   -o DIR        results directory (default bench/results)
 #   -h            this help
 # Environment: LANECP, WANEM (prebuilt binaries), LC_BENCH_TMP (work dir
 # parent, default /var/tmp; data and targets go there, on one filesystem),
-# BENCH_WAN_NS (the wan and ramp cases' namespace prefix, default lc-wan).
+# BENCH_WAN_NS (the wan, ramp and startup cases' namespace prefix, default
+# lc-wan).
 set -uo pipefail
 
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -143,6 +152,7 @@ for c in "${CASES[@]}"; do
 	paths | wan-paths) SEL+="paths " ;;
 	pipe) SEL+="pipe " ;;
 	compress) SEL+="compress " ;;
+	startup) SEL+="startup " ;;
 	ramp) SEL+="ramp-lfn1g ramp-wan200m " ;;
 	ramp-lfn1g | ramp-wan200m) SEL+="$c " ;;
 	*) echo "run.sh: unknown case '$c'" >&2; exit 2 ;;
@@ -1338,6 +1348,8 @@ EOF
 . "$HERE/paths.sh"
 # shellcheck source=ramp.sh
 . "$HERE/ramp.sh"
+# shellcheck source=startup.sh
+. "$HERE/startup.sh"
 
 # ---------------------------------------------------------------- main
 SUITE_T0=$SECONDS
@@ -1353,6 +1365,7 @@ want wan-wan200m && case_wan wan200m
 want paths && case_paths
 want ramp-lfn1g && case_ramp lfn1g
 want ramp-wan200m && case_ramp wan200m
+want startup && case_startup
 want tree-10k && case_tree_10k
 want tree-1k && case_tree_1k
 want tree-mixed && case_tree_mixed

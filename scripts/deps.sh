@@ -18,7 +18,7 @@ build) ;;
 test) want+=(openssh-server openssh-client procps iproute2 tcpdump clang clang-format python3
 	bsdutils util-linux mount dpkg-dev mandoc man-db bash-completion
 	debootstrap strace dropbear-bin) ;;
-bench) want+=(openssh-server openssh-client procps iproute2 iperf3 rsync python3
+bench) want+=(openssh-server openssh-client procps iproute2 iperf3 rsync python3 tcpdump
 	gnuplot-nox time globus-gridftp-server-progs globus-gass-copy-progs) ;;
 *) echo "usage: $0 build|test|bench" >&2; exit 2 ;;
 esac
