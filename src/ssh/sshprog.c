@@ -10,8 +10,8 @@
  * port, ProxyJump, ProxyCommand) for names and the data streams'
  * addresses; the connection is made by the ssh process that
  * lc_ssh_exec() ("ssh -T ... host -- CMD") or lc_ssh_forward() ("ssh -W
- * host:port ...") starts, on one end of a socketpair (or the caller's
- * descriptor) as its stdin and stdout.
+ * host:port", its own TCP connection: never a ControlMaster's) starts, on
+ * one end of a socketpair (or the caller's descriptor) as stdin/stdout.
  *
  * Threads: one per ssh process (the struct's pump thread, s->pump),
  * which alone reads ssh's stderr (a pipe) and reaps the process; it holds
@@ -69,8 +69,7 @@ struct lc__sshprog {
 	char last[2][LC_SSHPROG_LINE]; /* the last two lines, [1] newest */
 	int signo;   /* ssh died of this signal (not our stop) */
 	int stopped; /* we stopped it (lc_ssh_free) */
-	int live;    /* s->mu: the command answered, log stderr
-				   lines as they come (lc_ssh_answered) */
+	int live;    /* s->mu: answered, log stderr as it comes */
 	/* s->mu: -W's channel was not opened, administratively prohibited */
 	int open_failed, prohibited;
 	char to[300]; /* -W's host:port */
@@ -339,6 +338,7 @@ lc_sshprog_argv(const struct lc__sshprog *p, enum lc_sshprog_mode mode,
 		for (size_t i = 0; i < sizeof(fixed) / sizeof(fixed[0]); i++)
 			av[n++] = (char *)fixed[i];
 	if (mode == LC_SSHPROG_FWD) {
+		av[n++] = (char *)"-oControlPath=none";
 		av[n++] = (char *)"-W";
 		av[n++] = (char *)fwd;
 	}

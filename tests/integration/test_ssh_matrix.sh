@@ -17,7 +17,8 @@
 #     ssh by itself; an expired one: exit 3, one line;
 #  4. KexAlgorithms sntrup761x25519-sha512@openssh.com only: over ssh;
 #  5. ControlMaster auto + ControlPersist: a second --ssh copy opens no
-#     new TCP connection to the server; the master is stopped at the end;
+#     new TCP connection to the server, --via-ssh one per data stream (its
+#     ssh -W bypass the master); the master is stopped at the end;
 #  6. dropbear, a second server implementation (under unshare -m with a
 #     temp dir over root's home: dropbear reads ~/.ssh/authorized_keys),
 #     with libssh2 and with --ssh; the agent is pushed (dropbear's session
@@ -259,6 +260,14 @@ copies "$T/ssh_config_cm" "$H" controlmaster openssh '' --ssh
 [[ $(grep -c 'Connection from' "$X_LOG") == "$conns" ]] ||
 	lc_fail "ControlMaster: the later copies opened new connections" \
 	    "($conns, then $(grep -c 'Connection from' "$X_LOG"))"
+# --via-ssh: the control connection through the master, each data stream
+# its own TCP connection (ssh -W with ControlPath=none), not a channel of
+# the master's one connection
+ok "$T/ssh_config_cm" --ssh --via-ssh -s 2 "$T/src/big" "$H:$T/out/cmvia"
+same "$T/src/big" "$T/out/cmvia"
+[[ $(grep -c 'Connection from' "$X_LOG") == $((conns + 2)) ]] ||
+	lc_fail "ControlMaster --via-ssh -s 2: $((conns + 2)) connections" \
+	    "expected, $(grep -c 'Connection from' "$X_LOG") seen"
 ssh -F "$T/ssh_config_cm" -O exit "$H" 2>/dev/null ||
 	lc_fail "ssh -O exit: no master to stop"
 lc_wait_no_pids "$T/cm-" 10
