@@ -160,6 +160,7 @@ t_build(size_t i, struct lc_buf *b)
 	case 10:
 		m.ok.is_dir = 1;
 		snprintf(m.ok.resolved, sizeof(m.ok.resolved), "/srv/out/");
+		m.ok.inflight = LC_FILES_INFLIGHT_MAX;
 		r = lc_msg_put_target_ok(b, &m.ok);
 		return r == 0 ? "TARGET_OK" : "TARGET_OK!";
 	case 11:
