@@ -231,11 +231,11 @@ lc__ctl_from_dst(struct lc_ctl *c, uint8_t type, const uint8_t *p, size_t n,
 			    "TARGET_OK twice", c->dst_ep.name);
 		/* at least what every sink grants, at most what was asked */
 		if (m.target_ok.inflight < LC_FILES_INFLIGHT ||
-		    m.target_ok.inflight > LC_FILES_INFLIGHT_MAX)
+		    m.target_ok.inflight > c->files.asked)
 			return lc_err_set(e, LC_ERR_PROTO, "%s: sink granted "
 			    "%u files in flight (%u to %u)", c->dst_ep.name,
 			    m.target_ok.inflight, LC_FILES_INFLIGHT,
-			    LC_FILES_INFLIGHT_MAX);
+			    c->files.asked);
 		c->target_ok = true;
 		c->target_is_dir = m.target_ok.is_dir;
 		if ((r = lc__ctl_files_window(c, m.target_ok.inflight)) != 0)

@@ -92,6 +92,7 @@ struct lc_ctl_files {
 	struct lc_ctl_file ring[LC_FILES_INFLIGHT_MAX];
 	uint32_t window;	/* files in flight: LC_FILES_INFLIGHT, then
 				   TARGET_OK's grant */
+	uint32_t asked;		/* SINK_TARGET's inflight */
 	uint32_t lo;		/* lowest id not done */
 	uint32_t credit;	/* SRC_CREDIT sent: ids below it */
 	uint32_t total;		/* ids announced: 1 .. total */
@@ -282,7 +283,7 @@ int lc__ctl_file_add(struct lc_ctl *c, const struct lc_msg_file *m);
  */
 int lc__ctl_file_finish(struct lc_ctl *c, struct lc_ctl_file *f);
 /*
- * TARGET_OK's grant (checked: LC_FILES_INFLIGHT .. LC_FILES_INFLIGHT_MAX)
+ * TARGET_OK's grant (checked: LC_FILES_INFLIGHT .. SINK_TARGET's ask)
  * becomes the window; SRC_CREDIT at once if it moved the credit on.
  * 0 or -LC_ERR_* (control output).
  */

@@ -148,6 +148,9 @@ struct lc_msg_hello {
 	uint64_t wmem_max;
 	uint32_t log_level;
 	char hostname[LC_HOST_MAX];
+	uint32_t max_files;	/* agents: files in flight their descriptor
+				   limit covers (half of it, at most 65536);
+				   the controller sends 0 */
 };
 
 struct lc_msg_error {

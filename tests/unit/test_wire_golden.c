@@ -101,6 +101,7 @@ t_build(size_t i, struct lc_buf *b)
 		m.hello.wmem_max = 212992;
 		m.hello.log_level = 3;
 		snprintf(m.hello.hostname, sizeof(m.hello.hostname), "box.lan");
+		m.hello.max_files = 32768;
 		r = lc_msg_put_hello(b, &m.hello);
 		return r == 0 ? "HELLO" : "HELLO!";
 	case 1:
