@@ -89,7 +89,7 @@ enum lc_ctl_dp_state {
 
 /* The file ring and credit (controller_ring.c). */
 struct lc_ctl_files {
-	struct lc_ctl_file ring[LC_FILES_INFLIGHT_MAX];
+	struct lc_ctl_file *ring;	/* LC_FILES_INFLIGHT_MAX slots */
 	uint32_t window;	/* files in flight: LC_FILES_INFLIGHT, then
 				   TARGET_OK's grant */
 	uint32_t asked;		/* SINK_TARGET's inflight */

@@ -78,8 +78,11 @@ lc__ctl_file_finish(struct lc_ctl *c, struct lc_ctl_file *f)
 void
 lc__ctl_files_free(struct lc_ctl *c)
 {
-	for (size_t i = 0; i < LC_FILES_INFLIGHT_MAX; i++)
+	for (size_t i = 0; c->files.ring != NULL &&
+	    i < LC_FILES_INFLIGHT_MAX; i++)
 		free(c->files.ring[i].name);
+	free(c->files.ring);
+	c->files.ring = NULL;
 	for (size_t i = 0; c->chk.reqs != NULL && i < c->o->nsources; i++) {
 		free(c->chk.reqs[i].last);
 		free(c->chk.reqs[i].lastdir);
