@@ -34,6 +34,10 @@
 #            tree-one, tree-noop, tree-rss (each also alone); rsync -a, tar|ssh,
 #            scp -r vs lanecp -r; 5 runs unless -n; not part of --quick's
 #            default (ask for it: --quick --case tree)
+#   tree-lfn1g  issue 23: the tree-10k tree pushed over lfn1g (bench/tree.sh),
+#            tmpfs to tmpfs: lanecp -r -s 16 vs rsync -a and tar|ssh (both
+#            aes128-gcm); 3 runs unless -n (--quick: 2,000 files, 1 run);
+#            not in the default set or in `tree` (ask for it)
 #   pipe     issue 14: a pipe as the source, memory to memory:
 #            dd if=/dev/zero bs=1M | lanecp - host:/dev/null, against
 #            dd | ssh host 'cat > /dev/null' and lanecp from a tmpfs file
@@ -148,7 +152,7 @@ for c in "${CASES[@]}"; do
 	e | rss) SEL+="rss " ;;
 	f | aead) SEL+="aead " ;;
 	tree) SEL+="tree-10k tree-1k tree-mixed tree-one tree-noop tree-rss " ;;
-	tree-10k | tree-1k | tree-mixed | tree-one | tree-noop | tree-rss) SEL+="$c " ;;
+	tree-10k | tree-1k | tree-mixed | tree-one | tree-noop | tree-rss | tree-lfn1g) SEL+="$c " ;;
 	paths | wan-paths) SEL+="paths " ;;
 	pipe) SEL+="pipe " ;;
 	compress) SEL+="compress " ;;
@@ -1372,6 +1376,7 @@ want tree-mixed && case_tree_mixed
 want tree-one && case_tree_one
 want tree-noop && case_tree_noop
 want tree-rss && case_tree_rss
+want tree-lfn1g && case_tree_lfn1g
 
 if ((${#TARGETS[@]})); then
 	out "## Targets (issue 4; trees: issue 11; data paths: issue 12; ramp: issue 13 part 2)"

@@ -341,3 +341,126 @@ case_tree_rss() {
 	    "$(awk -v a="$(ratio "$c2" "$c1")" -v b="$(ratio "$s2" "$s1")" 'BEGIN { if (a == "-" || b == "-") print "-"; else print (a <= 1.25 && b <= 1.25) ? 1 : 0 }')"
 	for n in $TREE_RSS_NS; do rm -rf "$DATA/tree-rss-$n"; done
 }
+
+# ---------------------------------------------------------------- tree-lfn1g (issue 23)
+# The tree-10k tree ($TREE_N10K x 4 KiB in 100 directories) pushed over
+# bench/wan.sh's lfn1g pair (client in $WAN_PFX-a, sshd in $WAN_PFX-b),
+# tmpfs to tmpfs (/dev/shm: both namespaces share it): lanecp -r -s 16,
+# rsync -a and tar -c | ssh tar -x (both over ssh -c aes128-gcm), $TREE_WAN_RUNS
+# runs interleaved (default 3; --quick: 1).  TREE_WAN_PCAP=FILE keeps a
+# tcpdump (headers, both directions, of lcwb in $WAN_PFX-b) of every run
+# and writes the runs' t0/t1 to FILE.runs: bench/treewait.py reads them.
+TREE_WAN_RUNS=${RUNS_SET:-3}
+((QUICK)) && TREE_WAN_RUNS=${RUNS_SET:-1}
+TREE_WAN_CFGS=(lanecp-r-s16 rsync-a-gcm tar-ssh-gcm)
+DESC[lanecp-r-s16]="lanecp -r -s 16 (TLS, durable)"
+DESC[rsync-a-gcm]="rsync -a (ssh, aes128-gcm)"
+DESC[tar-ssh-gcm]="tar -c \| ssh tar -x (aes128-gcm)"
+TREE_WAN_CAP_PID=
+
+set_tree_wan() {
+	local s=$TREE_SRC t=$TREE_T ssh="ssh -F $W/ssh_config_wan -c aes128-gcm@openssh.com"
+	local -a ns=(ip netns exec "$WAN_PFX-a")
+	BYTES=$TREE_BYTES STREAMS=1
+	case $1 in
+	lanecp-r-s16)
+		TOOL=lanecp STREAMS=16
+		CMD=("${ns[@]}" "$LANECP" -F "$W/ssh_config_wan" -q -r -s 16 "$s/" "lcwan:$t/")
+		;;
+	rsync-a-gcm) TOOL=rsync; CMD=("${ns[@]}" rsync -a -e "$ssh" "$s/" "lcwan:$t/") ;;
+	tar-ssh-gcm)
+		TOOL=tar
+		CMD=("${ns[@]}" bash -c "tar -C '$s' -cf - . | $ssh lcwan 'mkdir -p $t && tar -C $t -xf -'")
+		;;
+	*) die "unknown tree-lfn1g config $1" ;;
+	esac
+	PRE=tree_pre POST=tree_wan_post VERIFY=$s VERIFY_TARGET=$t
+}
+tree_wan_post() {	# measure's locals: case cfg run rc t0 t1
+	echo "$cfg $run $rc $t0 $t1" >>"$W/tree-wan.runs"
+	tree_post
+}
+tree_wan_down() {
+	[[ -n $TREE_WAN_CAP_PID ]] && stop_pid "$TREE_WAN_CAP_PID"
+	TREE_WAN_CAP_PID=
+	return 0
+}
+
+case_tree_lfn1g() {
+	local saved=$RUNS saved_t=$TREE_T k m lo hi r t l i d
+	out "## Tree over lfn1g (issue 23): $TREE_N10K x 4 KiB files in 100 directories ($("$HERE/wan.sh" profiles | awk '$1 == "lfn1g" { $1 = ""; sub(/^ +/, ""); print }'))"
+	out
+	out "Client in $WAN_PFX-a, sshd in $WAN_PFX-b, tmpfs to tmpfs (/dev/shm), a push into a new directory; the"
+	out "ssh tools with \`-c aes128-gcm@openssh.com\`, lanecp with its defaults (TLS, fsync) and \`-s 16\`. Wall time of the"
+	out "client process, fork to exit (SSH setup included). Median of $TREE_WAN_RUNS runs, round-robin; the first run"
+	out "of each tool is checked with diff -r, later runs by the number of files."
+	out
+	[[ -x $WANEM ]] || die "wanem not found at $WANEM (set WANEM=)"
+	command -v python3 >/dev/null || die "the tree-lfn1g case needs python3"
+	if wan_sh status >/dev/null 2>&1; then
+		die "an emulated WAN $WAN_PFX is already up (bench/wan.sh status): someone else may be using it; not touching it"
+	fi
+	TREE_SRC=$(mktemp -d /dev/shm/lanecp-tw-src.XXXXXX) || die "mktemp /dev/shm failed"
+	d=$(mktemp -d /dev/shm/lanecp-tw-dst.XXXXXX) || die "mktemp /dev/shm failed"
+	lc_on_exit "rm -rf '$TREE_SRC' '$d'"
+	chmod 0755 "$TREE_SRC" "$d"
+	TREE_T=$d/tree
+	log "generating $TREE_N10K files of 4 KiB in /dev/shm"
+	gen_tree "$TREE_SRC" "$TREE_N10K" 4096 100 || die "cannot generate $TREE_SRC"
+	TREE_BYTES=$(tree_size "$TREE_SRC")
+	TREE_NFILES=$(tree_files "$TREE_SRC")
+	WAN_UP=1
+	lc_on_exit wan_down
+	lc_on_exit tree_wan_down
+	wan_sh up lfn1g >&2 || die "bench/wan.sh up lfn1g failed"
+	wan_sshd_start
+	# untimed: the first connection (known_hosts, page-cached binaries)
+	ip netns exec "$WAN_PFX-a" "$LANECP" -F "$W/ssh_config_wan" -q "$TREE_SRC/d000/f000000" "lcwan:$d/warmup" \
+	    </dev/null >/dev/null 2>"$W/warmup.err" ||
+		die "lanecp to $WAN_PFX-b failed (untimed warm-up): $(cat "$W/warmup.err")"
+	rm -f "$d/warmup"
+	server_idle
+	: >"$W/tree-wan.runs"
+	if [[ -n ${TREE_WAN_PCAP-} ]]; then
+		: >"$W/tcpdump.err"
+		ip netns exec "$WAN_PFX-b" tcpdump -i lcwb -n -Z root -s 96 -B 16384 -U \
+		    -w "$TREE_WAN_PCAP" tcp </dev/null 2>"$W/tcpdump.err" &
+		TREE_WAN_CAP_PID=$!
+		BG_PIDS+=("$TREE_WAN_CAP_PID")
+		for ((i = 0; i < 50; i++)); do
+			grep -q 'listening on' "$W/tcpdump.err" && break
+			sleep 0.1
+		done
+		grep -q 'listening on' "$W/tcpdump.err" || die "tcpdump did not start: $(cat "$W/tcpdump.err")"
+	fi
+	RUNS=$TREE_WAN_RUNS
+	run_case tree-lfn1g set_tree_wan "${TREE_WAN_CFGS[@]}"
+	RUNS=$saved
+	if [[ -n $TREE_WAN_CAP_PID ]]; then
+		sleep 0.3	# the last packets into the capture
+		tree_wan_down
+		cp "$W/tree-wan.runs" "$TREE_WAN_PCAP.runs"
+	fi
+	wan_down
+	r=$(med tree-lfn1g rsync-a-gcm seconds); t=$(med tree-lfn1g tar-ssh-gcm seconds)
+	out "| tool | runs | seconds (median) | min-max | files/s | CPU s (client+server) | client RSS MiB | server RSS MiB | ÷ rsync | ÷ tar |"
+	out "|---|---|---:|---|---:|---:|---:|---:|---:|---:|"
+	for k in "${TREE_WAN_CFGS[@]}"; do
+		m=$(med tree-lfn1g "$k" seconds)
+		if [[ $m == - ]]; then
+			out "| ${DESC[$k]} | $(nruns tree-lfn1g "$k") | FAIL | - | - | - | - | - | - | - |"
+			continue
+		fi
+		lo=$(col tree-lfn1g "$k" seconds | minof); hi=$(col tree-lfn1g "$k" seconds | maxof)
+		out "| ${DESC[$k]} | $(nruns tree-lfn1g "$k") | $(fmt "$m" 3) | $(fmt "$lo" 3)-$(fmt "$hi" 3) | $(fmt "$(calc "$TREE_NFILES / $m")" 0) | $(cpu_cell tree-lfn1g "$k") | $(rss_cell tree-lfn1g "$k") | $(ratio "$m" "$r") | $(ratio "$m" "$t") |"
+	done
+	out
+	failures tree-lfn1g
+	l=$(med tree-lfn1g lanecp-r-s16 seconds)
+	target "lfn1g, $TREE_N10K x 4 KiB: lanecp -r ≤ 0.5x rsync -a (issue 23)" \
+	    "$(lf "$l") vs $(fmt "$r" 3) s = $(ratio "$l" "$r")x" "$(le "$(ratio "$l" "$r")" 0.5)"
+	target "lfn1g, $TREE_N10K x 4 KiB: lanecp -r ≤ 0.7x tar -c \| ssh tar -x (issue 23)" \
+	    "$(lf "$l") vs $(fmt "$t" 3) s = $(ratio "$l" "$t")x" "$(le "$(ratio "$l" "$t")" 0.7)"
+	rm -rf "$TREE_SRC" "$d"
+	TREE_T=$saved_t
+}

@@ -116,8 +116,9 @@ lc_agent_max_streams(void)
 	if (getrlimit(RLIMIT_NOFILE, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY)
 		return LC_MAX_STREAMS;
 	/*
-	 * A tree keeps up to LC_FILES_INFLIGHT files open at each end: take
-	 * what the hard limit allows (Debian's soft limit is 1024).
+	 * A tree keeps up to LC_FILES_INFLIGHT_MAX files open at each end
+	 * (a sink grants no more than half its limit): take what the hard
+	 * limit allows (Debian's soft limit is 1024).
 	 */
 	if (rl.rlim_cur < 65536 && rl.rlim_cur < rl.rlim_max) {
 		rl.rlim_cur = rl.rlim_max < 65536 ? rl.rlim_max : 65536;
@@ -127,6 +128,19 @@ lc_agent_max_streams(void)
 	/* two descriptors per stream (listener + connection) plus slack */
 	n = rl.rlim_cur > 64 ? (rl.rlim_cur - 64) / 2 : 1;
 	return n < LC_MAX_STREAMS ? (uint32_t)(n == 0 ? 1 : n) : LC_MAX_STREAMS;
+}
+
+/* Files in flight the descriptor limit covers: half of it, at most 65536. */
+static uint32_t
+lc_agent_max_files(void)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) != 0)
+		return 0;
+	if (rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur / 2 > 65536)
+		return 65536;
+	return (uint32_t)(rl.rlim_cur / 2);
 }
 
 static int
@@ -143,7 +157,8 @@ lc_agent_hello(struct lc_agent *a, const uint8_t *p, size_t n,
 	snprintf(me.software, sizeof(me.software), "%s", LC_VERSION_STRING);
 	me.flags = (a->conf.root_fd >= 0 ? LC_HELLO_RESTRICTED : 0) |
 	    LC_HELLO_PIPES;
-	me.max_streams = lc_agent_max_streams();
+	me.max_streams = lc_agent_max_streams();	/* raises the limit */
+	me.max_files = lc_agent_max_files();
 	a->max_streams = me.max_streams;	/* the sink holds us to it */
 	me.rmem_max = lc_proc_u64("/proc/sys/net/core/rmem_max");
 	me.wmem_max = lc_proc_u64("/proc/sys/net/core/wmem_max");

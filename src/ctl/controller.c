@@ -503,6 +503,11 @@ lc_copy_run(const struct lc_copy_opts *o, int signal_fd,
 	c.res = res;
 	lc_endpoint_init(&c.src);
 	lc_endpoint_init(&c.dst_ep);
+	c.files.ring = calloc(LC_FILES_INFLIGHT_MAX, sizeof(*c.files.ring));
+	if (c.files.ring == NULL) {
+		r = lc_err_set(e, LC_ERR_NOMEM, "out of memory");
+		goto out;
+	}
 	if ((r = lc__ctl_parse_args(&c, e)) != 0)
 		goto out;
 	/* the HELLOs first: the push script's command counts its bytes */

@@ -229,8 +229,17 @@ lc__ctl_from_dst(struct lc_ctl *c, uint8_t type, const uint8_t *p, size_t n,
 		if (c->target_ok)
 			return lc_err_set(e, LC_ERR_PROTO, "%s: sink sent "
 			    "TARGET_OK twice", c->dst_ep.name);
+		/* at least what every sink grants, at most what was asked */
+		if (m.target_ok.inflight < LC_FILES_INFLIGHT ||
+		    m.target_ok.inflight > c->files.asked)
+			return lc_err_set(e, LC_ERR_PROTO, "%s: sink granted "
+			    "%u files in flight (%u to %u)", c->dst_ep.name,
+			    m.target_ok.inflight, LC_FILES_INFLIGHT,
+			    c->files.asked);
 		c->target_ok = true;
 		c->target_is_dir = m.target_ok.is_dir;
+		if ((r = lc__ctl_files_window(c, m.target_ok.inflight)) != 0)
+			return lc_err_set(e, -r, "control output");
 		return 0;
 	case LC_MSG_FILE_PREFIX:
 		return lc_ctl_dst_prefix(c, &m.file_prefix, e);

@@ -36,9 +36,10 @@ struct lc_ctl_req {
 
 /*
  * A file in flight: announced and not yet done.  The controller keeps
- * LC_FILES_INFLIGHT of them in a ring indexed by id (the source may only
- * announce ids below the credit it was given, lo + LC_FILES_INFLIGHT), so
- * its memory does not grow with the tree.
+ * them in a ring of LC_FILES_INFLIGHT_MAX slots indexed by id (the source
+ * may only announce ids below the credit it was given, lo + the window
+ * the sink granted, at most LC_FILES_INFLIGHT_MAX), so its memory does
+ * not grow with the tree.
  */
 struct lc_ctl_file {
 	uint32_t id;		/* 0: free slot */
@@ -88,7 +89,10 @@ enum lc_ctl_dp_state {
 
 /* The file ring and credit (controller_ring.c). */
 struct lc_ctl_files {
-	struct lc_ctl_file ring[LC_FILES_INFLIGHT];
+	struct lc_ctl_file *ring;	/* LC_FILES_INFLIGHT_MAX slots */
+	uint32_t window;	/* files in flight: LC_FILES_INFLIGHT, then
+				   TARGET_OK's grant */
+	uint32_t asked;		/* SINK_TARGET's inflight */
 	uint32_t lo;		/* lowest id not done */
 	uint32_t credit;	/* SRC_CREDIT sent: ids below it */
 	uint32_t total;		/* ids announced: 1 .. total */
@@ -278,6 +282,12 @@ int lc__ctl_file_add(struct lc_ctl *c, const struct lc_msg_file *m);
  * credit on (SRC_CREDIT).  0 or -LC_ERR_* (control output).
  */
 int lc__ctl_file_finish(struct lc_ctl *c, struct lc_ctl_file *f);
+/*
+ * TARGET_OK's grant (checked: LC_FILES_INFLIGHT .. SINK_TARGET's ask)
+ * becomes the window; SRC_CREDIT at once if it moved the credit on.
+ * 0 or -LC_ERR_* (control output).
+ */
+int lc__ctl_files_window(struct lc_ctl *c, uint32_t granted);
 /* Free the names the ring and the requests hold. */
 void lc__ctl_files_free(struct lc_ctl *c);
 /* SRC_NOMORE once every request is listed and every file settled; else 0. */

@@ -1,7 +1,7 @@
 /*
  * The controller's file ring and credit: the files in flight (announced,
- * not yet done) in a ring of LC_FILES_INFLIGHT slots indexed by id, the
- * source's credit (it may announce ids below lo + LC_FILES_INFLIGHT), and
+ * not yet done) in a ring of LC_FILES_INFLIGHT_MAX slots indexed by id,
+ * the source's credit (it may announce ids below lo + the window), and
  * SRC_NOMORE once everything is listed and settled.  The state is struct
  * lc_ctl_files (controller_int.h).
  */
@@ -18,15 +18,15 @@ lc__ctl_file_find(struct lc_ctl *c, uint32_t id)
 	/* in flight: announced (ids 1..n in order) and not yet done */
 	if (id < c->files.lo || id == 0 || id > c->files.total)
 		return NULL;
-	f = &c->files.ring[id % LC_FILES_INFLIGHT];
+	f = &c->files.ring[id % LC_FILES_INFLIGHT_MAX];
 	return f->id == id ? f : NULL;
 }
 
 int
 lc__ctl_file_add(struct lc_ctl *c, const struct lc_msg_file *m)
 {
-	/* m->id < credit <= lo + LC_FILES_INFLIGHT: its slot is free */
-	struct lc_ctl_file *f = &c->files.ring[m->id % LC_FILES_INFLIGHT];
+	/* m->id < credit <= lo + window <= lo + MAX: its slot is free */
+	struct lc_ctl_file *f = &c->files.ring[m->id % LC_FILES_INFLIGHT_MAX];
 	char *name;
 
 	if (f->id != 0 || (name = strdup(m->name)) == NULL)
@@ -60,16 +60,16 @@ lc__ctl_file_finish(struct lc_ctl *c, struct lc_ctl_file *f)
 	f->done = 1;
 	c->files.done++;
 	while (c->files.lo <= c->files.total) {
-		g = &c->files.ring[c->files.lo % LC_FILES_INFLIGHT];
+		g = &c->files.ring[c->files.lo % LC_FILES_INFLIGHT_MAX];
 		if (g->id != c->files.lo || !g->done)
 			break;
 		free(g->name);
 		memset(g, 0, sizeof(*g));
 		c->files.lo++;
 	}
-	cr.upto = c->files.lo + LC_FILES_INFLIGHT;
+	cr.upto = c->files.lo + c->files.window;
 	if (cr.upto <= c->files.credit || (cr.upto - c->files.credit <
-	    LC_FILES_INFLIGHT / 8 && c->files.lo <= c->files.total))
+	    c->files.window / 8 && c->files.lo <= c->files.total))
 		return 0;
 	c->files.credit = cr.upto;
 	return lc_msg_put_src_credit(&c->src.out, &cr);
@@ -78,12 +78,28 @@ lc__ctl_file_finish(struct lc_ctl *c, struct lc_ctl_file *f)
 void
 lc__ctl_files_free(struct lc_ctl *c)
 {
-	for (size_t i = 0; i < LC_FILES_INFLIGHT; i++)
+	for (size_t i = 0; c->files.ring != NULL &&
+	    i < LC_FILES_INFLIGHT_MAX; i++)
 		free(c->files.ring[i].name);
+	free(c->files.ring);
+	c->files.ring = NULL;
 	for (size_t i = 0; c->chk.reqs != NULL && i < c->o->nsources; i++) {
 		free(c->chk.reqs[i].last);
 		free(c->chk.reqs[i].lastdir);
 	}
+}
+
+int
+lc__ctl_files_window(struct lc_ctl *c, uint32_t granted)
+{
+	struct lc_msg_src_credit cr;
+
+	c->files.window = granted;
+	cr.upto = c->files.lo + granted;
+	if (cr.upto <= c->files.credit)
+		return 0;
+	c->files.credit = cr.upto;
+	return lc_msg_put_src_credit(&c->src.out, &cr);
 }
 
 int

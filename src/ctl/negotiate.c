@@ -127,7 +127,17 @@ lc__ctl_negotiate(struct lc_ctl *c, struct lc_err *e)
 	    (c->args.keep_setid ? LC_TGT_SETID : 0) |
 	    (c->args.stdout_target ? LC_TGT_STDOUT : 0) |
 	    (o->prog_dst ? LC_TGT_PROGRAM : 0);
-	t.inflight = LC_FILES_INFLIGHT;
+	/*
+	 * Files in flight: as many as the source's descriptor limit covers
+	 * (it holds a file open from FILE_READY until it is sent), 512 to
+	 * 4096; the sink may grant fewer (TARGET_OK).
+	 */
+	t.inflight = c->src.hello.max_files;
+	if (t.inflight < LC_FILES_INFLIGHT)
+		t.inflight = LC_FILES_INFLIGHT;
+	if (t.inflight > LC_FILES_INFLIGHT_MAX)
+		t.inflight = LC_FILES_INFLIGHT_MAX;
+	c->files.asked = t.inflight;
 	memcpy(t.takeover, o->takeover, sizeof(t.takeover));
 	snprintf(t.target, sizeof(t.target), "%s", c->args.dst.path);
 	memset(&l, 0, sizeof(l));
@@ -163,7 +173,11 @@ lc__ctl_negotiate(struct lc_ctl *c, struct lc_err *e)
 		r = lc_msg_put_src_add(&c->src.out, &a);
 		c->chk.adds_sent++;
 	}
-	/* the first window of file ids (controller.c moves it on) */
+	/*
+	 * The first window of file ids, what every sink grants (TARGET_OK
+	 * may widen it; controller_ring.c moves it on).
+	 */
+	c->files.window = LC_FILES_INFLIGHT;
 	cr.upto = 1 + LC_FILES_INFLIGHT;
 	c->files.credit = cr.upto;
 	if (r == 0)

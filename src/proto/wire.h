@@ -21,7 +21,7 @@
 
 /* LC_PATH_MAX, LC_HOST_MAX, LC_ADDR_MAX, LC_KEY_LEN: lanecp/limits.h */
 #define LC_PROTO_MAGIC 0x4c4e4350u	/* "LNCP" */
-#define LC_PROTO_VERSION 3
+#define LC_PROTO_VERSION 4
 #define LC_CTL_MAX (1u << 20)		/* largest control frame */
 #define LC_MAX_STREAMS 64
 #define LC_MIN_BLOCK (4u << 10)
@@ -86,10 +86,15 @@ enum lc_skip_why {
 
 /*
  * Files in flight: the controller lets the source announce file ids only
- * this far beyond the lowest one not yet done, and the sink holds at most
- * this many (each may hold a descriptor at both ends).
+ * a window beyond the lowest one not yet done, and the sink holds at most
+ * that many (each may hold a descriptor at both ends).  The controller
+ * asks SINK_TARGET for LC_FILES_INFLIGHT_MAX; the sink grants (TARGET_OK
+ * inflight) at most that, at most LC_FILES_INFLIGHT when --restrict, and
+ * never less than LC_FILES_INFLIGHT or the ask, whichever is smaller: the
+ * controller's first credit, sent before TARGET_OK, is LC_FILES_INFLIGHT.
  */
 #define LC_FILES_INFLIGHT 512u
+#define LC_FILES_INFLIGHT_MAX 4096u
 
 /* SINK_TARGET flags */
 #define LC_TGT_FORCE 0x1u	/* overwrite an existing target (-f) */
@@ -143,6 +148,9 @@ struct lc_msg_hello {
 	uint64_t wmem_max;
 	uint32_t log_level;
 	char hostname[LC_HOST_MAX];
+	uint32_t max_files;	/* agents: files in flight their descriptor
+				   limit covers (half of it, at most 65536);
+				   the controller sends 0 */
 };
 
 struct lc_msg_error {
@@ -219,6 +227,7 @@ struct lc_msg_sink_target {
 struct lc_msg_target_ok {
 	uint8_t is_dir;
 	char resolved[LC_PATH_MAX];
+	uint32_t inflight;	/* files in flight granted (1 .. asked) */
 };
 
 struct lc_msg_file_ready {

@@ -120,7 +120,7 @@ lc__msg_check_target_ok(const void *v)
 {
 	LC_BODY_OF(target_ok, v);
 
-	return m->is_dir > 1;
+	return m->is_dir > 1 || m->inflight == 0;
 }
 
 int

@@ -141,7 +141,7 @@ printf '\x00\x00\x00\x10\x01LNCP\x00\x63\x00\x00\x00\x059.9.9'
 cat >/dev/null
 EOS
 chmod +x "$d/future-agent"
-lc_lanecp_expect 7 "protocol version mismatch.*protocol 3.*lanecp 9\\.9\\.9 with protocol 99" \
+lc_lanecp_expect 7 "protocol version mismatch.*protocol 4.*lanecp 9\\.9\\.9 with protocol 99" \
 	-T "$d/future-agent" "$d/local/f" "$H:$d/remote/k"
 [[ ! -e $d/remote/k ]] || lc_fail "wrote despite errors"
 

@@ -93,6 +93,8 @@ run skip_unknown before 'sink sent an unexpected FILE_SKIP for file 100000' "${s
 run prefix_unasked before 'sink sent an unexpected FILE_PREFIX for file 1 ' "${slow[@]}"
 run bye_early before 'unexpected or malformed BYE from the sink agent' "${slow[@]}"
 run target_twice before 'sink sent TARGET_OK twice' "${slow[@]}"
+run grant_big before 'sink granted 4097 files in flight \(512 to [0-9]+\)' "${slow[@]}"
+run grant_small before 'sink granted 511 files in flight \(512 to [0-9]+\)' "${slow[@]}"
 
 # STOP (the copy interrupted): the sink's final count is reported by
 # --json only if it can be true

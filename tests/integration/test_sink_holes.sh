@@ -6,9 +6,9 @@
 # 4096 holes that never become writable.  The agent's peak RSS must stay
 # under its bound: waiting holes count in the sink's one memory budget,
 # and past it the stream waits for the writer (its -v log says so), so
-# the attacker only stalls its own copy.  A restricted agent also takes
-# at most 512 files in flight (what an honest controller asks for), which
-# bounds the per-file state.  tests/tools/lc_evil_source.c is the
+# the attacker only stalls its own copy.  A restricted agent also grants
+# at most 512 files in flight (what an honest controller starts with),
+# whatever SINK_TARGET asks, which bounds the per-file state.  tests/tools/lc_evil_source.c is the
 # attacker.
 set -euo pipefail
 . "$LC_SRC_DIR/tests/integration/lib.sh"
@@ -42,12 +42,16 @@ no_sanitizer() {
 	fi
 }
 
-lc_note "a restricted agent takes at most 512 files in flight"
+lc_note "a restricted agent grants at most 512 files in flight"
 evil inflight 65536 >"$d/i.out" 2>"$d/i.err" || { lc__show "$d/i.err"; lc_fail "lc_evil_source failed"; }
 no_sanitizer "$d/i.err"
-lc_log_has "^outcome: ERROR 12 SINK_TARGET: 65536 files in flight asked for; a restricted agent takes at most 512" "$d/i.out"
-evil inflight 512 >"$d/i.out" 2>"$d/i.err" || { lc__show "$d/i.err"; lc_fail "lc_evil_source failed"; }
-lc_log_has "^outcome: TARGET_OK" "$d/i.out"
+lc_log_has "^outcome: TARGET_OK inflight 512$" "$d/i.out"
+evil inflight 4096 >"$d/i.out" 2>"$d/i.err" || { lc__show "$d/i.err"; lc_fail "lc_evil_source failed"; }
+lc_log_has "^outcome: TARGET_OK inflight 512$" "$d/i.out"
+evil inflight 100 >"$d/i.out" 2>"$d/i.err" || { lc__show "$d/i.err"; lc_fail "lc_evil_source failed"; }
+lc_log_has "^outcome: TARGET_OK inflight 100$" "$d/i.out"
+evil inflight 65537 >"$d/i.out" 2>"$d/i.err" || { lc__show "$d/i.err"; lc_fail "lc_evil_source failed"; }
+lc_log_has "^outcome: ERROR 12 SINK_TARGET: 65537 files in flight asked for \(1 to 65536\)" "$d/i.out"
 
 lc_note "400 files x 4096 waiting holes against --max-memory ${bound_mib}m"
 evil -n holes 400 4096 >"$d/h.out" 2>"$d/h.err" &

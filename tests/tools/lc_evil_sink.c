@@ -34,6 +34,10 @@
  *   prefix_unasked     FILE_PREFIX without -a (before FILE_READY)
  *   bye_early          BYE before the controller's
  *   target_twice       TARGET_OK a second time, saying the opposite
+ *   grant_big          TARGET_OK granting more files in flight than
+ *                      SINK_TARGET asked for
+ *   grant_small        TARGET_OK granting fewer than the controller's
+ *                      first credit (LC_FILES_INFLIGHT)
  *   stopped_bytes      SINK_STOPPED (the answer to STOP) counting more
  *                      bytes than the copy has
  *
@@ -306,6 +310,11 @@ sink_stopped(struct lc_msg_xfer_done *d, struct lc_buf *out)
 static void
 sink_target_ok(struct lc_msg_target_ok *t, struct lc_buf *out)
 {
+	if (is("grant_big") || is("grant_small")) {
+		t->inflight = is("grant_big") ? LC_FILES_INFLIGHT_MAX + 1 :
+		    LC_FILES_INFLIGHT - 1;
+		done = 1;
+	}
 	lc_msg_put_target_ok(out, t);
 	if (is("target_twice")) {
 		t->is_dir = !t->is_dir;

@@ -27,13 +27,14 @@
  *                   4).  Prints "holes: all consumed" once the sink has
  *                   read every frame; a sink that bounds them stops
  *                   reading instead (its -v log says so).
- *   inflight N      SINK_TARGET with N files in flight, nothing else.
+ *   inflight N      SINK_TARGET with N files in flight, nothing else
+ *                   (TARGET_OK's grant is printed).
  *
  * Output on stdout, one line each: "outcome: ERROR <code> <message>" (the
  * agent's ERROR), "outcome: EOF" (the agent ended without one),
  * "outcome: raced" (retire: the sink read the header only after it
  * dropped the file, so the attack did not happen: try again; exit 3),
- * "outcome: TARGET_OK".  The agent's stderr (log lines, sanitizer
+ * "outcome: TARGET_OK inflight N" (N: the files in flight granted).  The agent's stderr (log lines, sanitizer
  * reports) comes out on stderr as "lanecp: [host] ..." lines.
  */
 #include "buf.h"
@@ -374,9 +375,11 @@ ev_ctl_hello(struct ev *v)
 	    (h.flags & LC_HELLO_RESTRICTED) ? " (restricted)" : "");
 }
 
-static void
+/* SINK_TARGET, then TARGET_OK: the files in flight it granted. */
+static uint32_t
 ev_ctl_target(struct ev *v, uint32_t inflight)
 {
+	struct lc_msg_target_ok ok;
 	struct lc_msg_sink_target t;
 	struct lc_buf b;
 	size_t n;
@@ -391,6 +394,9 @@ ev_ctl_target(struct ev *v, uint32_t inflight)
 	ev_send(v, &b);
 	lc_buf_free(&b);
 	ev_expect(v, LC_MSG_TARGET_OK, &n);
+	if (lc_msg_get_target_ok(ev_payload, n, &ok) != 0)
+		ev_die("%s", "malformed TARGET_OK");
+	return ok.inflight;
 }
 
 static void
@@ -450,7 +456,7 @@ ev_ctl_retire(struct ev *v)
 	uint8_t *buf;
 	size_t n, len;
 
-	ev_ctl_target(v, LC_FILES_INFLIGHT);
+	(void)ev_ctl_target(v, LC_FILES_INFLIGHT);
 	ev_ctl_listen(v, EV_FILE_SIZE);
 	ev_ctl_files(v, 1, EV_FILE_SIZE);
 	ev_dial(v);
@@ -488,7 +494,7 @@ ev_ctl_holes(struct ev *v, uint32_t nfiles, uint32_t h)
 {
 	uint8_t *buf;
 
-	ev_ctl_target(v, LC_FILES_INFLIGHT);
+	(void)ev_ctl_target(v, LC_FILES_INFLIGHT);
 	ev_ctl_listen(v, 64u << 10);
 	ev_ctl_files(v, nfiles, 2 * (uint64_t)h + 1);
 	ev_dial(v);
@@ -517,8 +523,7 @@ ev_ctl_holes(struct ev *v, uint32_t nfiles, uint32_t h)
 static int
 ev_ctl_inflight(struct ev *v, uint32_t inflight)
 {
-	ev_ctl_target(v, inflight);
-	printf("outcome: TARGET_OK\n");
+	printf("outcome: TARGET_OK inflight %u\n", ev_ctl_target(v, inflight));
 	return 0;
 }
 

@@ -320,6 +320,57 @@ LC_TEST(sink_target_nsources_bounded)
 	}
 }
 
+static uint32_t
+t_target_ok(struct t_agent *t)
+{
+	struct lc_msg_target_ok ok;
+	size_t n;
+
+	LC_CHECK_EQ_U(t_recv(t, t_payload, sizeof(t_payload), &n),
+	    LC_MSG_TARGET_OK);
+	LC_CHECK(lc_msg_get_target_ok(t_payload, n, &ok) == 0);
+	return ok.inflight;
+}
+
+/*
+ * The files in flight granted (TARGET_OK): the ask, at most half the
+ * descriptor limit (HELLO raised it), never below 512; and the grant is
+ * what the sink enforces.
+ */
+LC_TEST(sink_target_grants_inflight)
+{
+	struct lc_msg_listening l;
+	struct rlimit rl;
+	struct t_agent t;
+	uint32_t want = LC_FILES_INFLIGHT_MAX;
+	char name[16];
+
+	t_start(&t, 0);
+	(void)t_hello(&t);
+	LC_CHECK(getrlimit(RLIMIT_NOFILE, &rl) == 0);
+	if (rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur / 2 < want)
+		want = rl.rlim_cur / 2 < LC_FILES_INFLIGHT ?
+		    LC_FILES_INFLIGHT : (uint32_t)(rl.rlim_cur / 2);
+	t_target(&t, LC_FILES_INFLIGHT_MAX);
+	LC_CHECK_EQ_U(t_target_ok(&t), want);
+	t_stop(&t);
+
+	t_start(&t, 0);
+	(void)t_hello(&t);
+	t_target(&t, 100);
+	LC_CHECK_EQ_U(t_target_ok(&t), 100);
+	t_listen(&t, 1, 64u << 10);
+	t_listening(&t, &l);
+	for (uint32_t id = 1; id <= 100; id++) {
+		snprintf(name, sizeof(name), "f%03u", id);
+		t_file(&t, id, name);
+		t_expect(&t, LC_MSG_FILE_READY);
+	}
+	t_file(&t, 101, "g");	/* 101 - lo (1) is not below 100 */
+	t_expect_error(&t, LC_ERR_PROTO);
+	t_stop(&t);
+}
+
 /*
  * streams x (quota + extra) x block stays within the budget: extra is the
  * spare, and with -c the inflate input buffer too.

@@ -101,6 +101,7 @@ t_build(size_t i, struct lc_buf *b)
 		m.hello.wmem_max = 212992;
 		m.hello.log_level = 3;
 		snprintf(m.hello.hostname, sizeof(m.hello.hostname), "box.lan");
+		m.hello.max_files = 32768;
 		r = lc_msg_put_hello(b, &m.hello);
 		return r == 0 ? "HELLO" : "HELLO!";
 	case 1:
@@ -160,6 +161,7 @@ t_build(size_t i, struct lc_buf *b)
 	case 10:
 		m.ok.is_dir = 1;
 		snprintf(m.ok.resolved, sizeof(m.ok.resolved), "/srv/out/");
+		m.ok.inflight = LC_FILES_INFLIGHT_MAX;
 		r = lc_msg_put_target_ok(b, &m.ok);
 		return r == 0 ? "TARGET_OK" : "TARGET_OK!";
 	case 11:

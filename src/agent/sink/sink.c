@@ -55,6 +55,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <fcntl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <signal.h>
 #include <unistd.h>
@@ -134,6 +135,29 @@ lc_sink_serve_takeover(struct lc_sink *s, const struct lc_msg_sink_target *m)
 		    "partial files", e.msg);
 }
 
+/*
+ * Files in flight granted for an ask of n (1 .. LC_SINK_MAX_FILES): never
+ * less than n or LC_FILES_INFLIGHT, whichever is smaller (the controller
+ * credits that many before TARGET_OK); no more for a restricted agent (its
+ * client may be anyone with the key: no more file records and open part
+ * files than an honest controller needs to start); beyond it only as far
+ * as half the descriptor limit covers (each may hold a part file open).
+ */
+static uint32_t
+lc_sink_grant(const struct lc_sink *s, uint32_t n)
+{
+	uint32_t floor = n < LC_FILES_INFLIGHT ? n : LC_FILES_INFLIGHT;
+	struct rlimit rl;
+	uint64_t cap = n;
+
+	if (n <= floor || s->port.conf->root_fd >= 0)
+		return floor;
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY &&
+	    rl.rlim_cur / 2 < cap)
+		cap = rl.rlim_cur / 2;
+	return cap > floor ? (uint32_t)cap : floor;
+}
+
 static int
 lc_sink_target(struct lc_sink *s, const struct lc_msg_sink_target *m,
     struct lc_err *e)
@@ -148,16 +172,7 @@ lc_sink_target(struct lc_sink *s, const struct lc_msg_sink_target *m,
 		return lc_err_set(e, LC_ERR_PROTO, "SINK_TARGET: %u files in "
 		    "flight asked for (1 to %u)", m->inflight,
 		    LC_SINK_MAX_FILES);
-	/*
-	 * A restricted agent's client may be anyone with the key: no more
-	 * file records (and open part files) than an honest controller
-	 * asks for.
-	 */
-	if (s->port.conf->root_fd >= 0 && m->inflight > LC_FILES_INFLIGHT)
-		return lc_err_set(e, LC_ERR_PROTO, "SINK_TARGET: %u files in "
-		    "flight asked for; a restricted agent takes at most %u",
-		    m->inflight, LC_FILES_INFLIGHT);
-	s->files_max = m->inflight;
+	s->files_max = lc_sink_grant(s, m->inflight);
 	if ((s->files = calloc(s->files_max, sizeof(*s->files))) == NULL)
 		return -LC_ERR_NOMEM;
 	if (m->flags & (LC_TGT_STDOUT | LC_TGT_PROGRAM)) {
@@ -181,6 +196,7 @@ lc_sink_target(struct lc_sink *s, const struct lc_msg_sink_target *m,
 		    "group are not kept");
 	memset(&ok, 0, sizeof(ok));
 	ok.is_dir = (uint8_t)s->tgt.is_dir;
+	ok.inflight = s->files_max;
 	snprintf(ok.resolved, sizeof(ok.resolved), "%s", s->tgt.path);
 	return lc_msg_put_target_ok(s->port.out, &ok);
 }

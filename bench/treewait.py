@@ -1,0 +1,110 @@
+#!/usr/bin/env python3
+"""Where a small-file copy over an emulated WAN waits (issue 23).
+
+    tcpdump -r PCAP -n -tt > PCAP.txt
+    bench/treewait.py PCAP.txt RUNS [--sshport 2222] [--bin 0.025] [--timeline CFG:RUN]
+
+PCAP: bench/run.sh --case tree-lfn1g with TREE_WAN_PCAP=PCAP (headers of
+both directions on lcwb in the sink's namespace; the client is 10.77.0.1).
+RUNS: PCAP.runs ("config run rc t0 t1" per run).  Per run it prints the
+wall time, the first SYN, the end of SSH setup (the first segment on a
+second TCP connection, i.e. the data streams, or for the ssh tools the
+first client segment over 4 KiB), and over the copy phase (from there to
+the last payload segment): how many bins of BIN seconds carried client
+payload ("busy"), and the client's flights (payload bursts separated by a
+pause of 40 ms or more, i.e. waits of about one round trip).  --timeline
+prints, for one run, per bin: client payload on the SSH connection
+(control: FILE, credit), server payload on it (FILE_READY, FILE_DONE), and
+client payload on the other connections (lanecp's data streams).
+"""
+import bisect
+import re
+import sys
+
+PKT = re.compile(r'^(\d+\.\d+) IP ([0-9.]+)\.(\d+) > ([0-9.]+)\.(\d+): '
+                 r'Flags \[([^\]]*)\][^\n]*?, length (\d+)')
+CLIENT = '10.77.0.1'
+
+
+def main():
+    args = sys.argv[1:]
+    sshport, binw, tl, gap = 2222, 0.025, None, 0.04
+    rest = []
+    while args:
+        a = args.pop(0)
+        if a == '--sshport':
+            sshport = int(args.pop(0))
+        elif a == '--bin':
+            binw = float(args.pop(0))
+        elif a == '--timeline':
+            tl = args.pop(0)
+        else:
+            rest.append(a)
+    text, runs = rest
+    pk = []
+    for line in open(text):
+        m = PKT.match(line)
+        if not m:
+            continue
+        fromc = m.group(2) == CLIENT
+        cport = int(m.group(3)) if fromc else int(m.group(5))
+        sport = int(m.group(5)) if fromc else int(m.group(3))
+        pk.append((float(m.group(1)), fromc, cport, sport, m.group(6), int(m.group(7))))
+    pk.sort()
+    ts = [p[0] for p in pk]
+    print('# config run wall_s first_syn_s copy_start_s copy_s busy_bins(%.0f ms) '
+          'busy_s flights_in_copy ctl_bytes_c2s ctl_bytes_s2c data_bytes_c2s' % (binw * 1000))
+    for line in open(runs):
+        f = line.split()
+        if len(f) < 5 or f[2] != '0':
+            continue
+        cfg, run, t0, t1 = f[0], f[1], float(f[3]), float(f[4])
+        sl = pk[bisect.bisect_left(ts, t0):bisect.bisect_right(ts, t1)]
+        syn = next((p[0] - t0 for p in sl if p[4] == 'S' and p[1]), None)
+        sshc = next((p[2] for p in sl if p[4] == 'S' and p[1] and p[3] == sshport), None)
+        if cfg.startswith('lanecp'):
+            start = next((p[0] for p in sl if p[1] and p[3] != sshport and p[5] > 0), None)
+        else:
+            start = next((p[0] for p in sl if p[1] and p[5] >= 4096), None)
+        end = max((p[0] for p in sl if p[1] and p[5] > 0), default=None)
+        if start is None or end is None:
+            print(cfg, run, '%.3f' % (t1 - t0), '- - - - - - - - -')
+            continue
+        busy, last, flights = set(), None, 0
+        cb = sb = db = 0
+        for t, fromc, cp, sp, fl, n in sl:
+            if n == 0:
+                continue
+            ctl = sp == sshport and cp == sshc
+            if fromc and ctl:
+                cb += n
+            elif ctl:
+                sb += n
+            elif fromc:
+                db += n
+            if not fromc or t < start:
+                continue
+            busy.add(int((t - start) / binw))
+            if last is None or t - last >= gap:
+                flights += 1
+            last = t
+        print(cfg, run, '%.3f' % (t1 - t0), '-' if syn is None else '%.3f' % syn,
+              '%.3f' % (start - t0), '%.3f' % (end - start), len(busy),
+              '%.3f' % (len(busy) * binw), flights, cb, sb, db)
+        if tl == '%s:%s' % (cfg, run):
+            rows = {}
+            for t, fromc, cp, sp, fl, n in sl:
+                if n == 0:
+                    continue
+                b = int((t - t0) / binw)
+                r = rows.setdefault(b, [0, 0, 0, 0])
+                ctl = sp == sshport and cp == sshc
+                r[0 if (fromc and ctl) else 1 if ctl else 2 if fromc else 3] += n
+            print('# timeline %s run %s: bin start (s since fork), client->server on the '
+                  'SSH connection, server->client on it, client->server on other '
+                  'connections, server->client on them (bytes of TCP payload)' % (cfg, run))
+            for b in sorted(rows):
+                print('  %.3f %8d %8d %9d %8d' % ((b * binw,) + tuple(rows[b])))
+
+
+main()
