@@ -531,16 +531,42 @@ lc_agent_start() {
 # command: netns.sh sets it to "ip netns exec NAME".
 LC_ERR=
 LC_LANECP_WRAP=()
-lc__lanecp_run() {
-	LC_ERR=$LC_SSHD_DIR/lanecp.err
-	local rc=0
-	${LC_LANECP_WRAP[@]+"${LC_LANECP_WRAP[@]}"} \
-	    "$LANECP" -F "$LC_SSH_CONFIG" "$@" 2>"$LC_ERR" || rc=$?
-	if grep -Eq 'Sanitizer|runtime error:' "$LC_ERR"; then
-		lc__show "$LC_ERR"
+LC_RC=0
+# lc_run_cfg CFG OUT ERR ARGS...: run lanecp with the ssh config CFG and
+# ARGS, its stdout to the file OUT ("-": left as it is) and its stderr to
+# the file ERR; its status in LC_RC.  A sanitizer report fails the test.
+lc_run_cfg() {
+	local cfg=$1 out=$2 err=$3
+	shift 3
+	LC_RC=0
+	if [[ $out == - ]]; then
+		${LC_LANECP_WRAP[@]+"${LC_LANECP_WRAP[@]}"} \
+		    "$LANECP" -F "$cfg" "$@" 2>"$err" || LC_RC=$?
+	else
+		${LC_LANECP_WRAP[@]+"${LC_LANECP_WRAP[@]}"} \
+		    "$LANECP" -F "$cfg" "$@" >"$out" 2>"$err" || LC_RC=$?
+	fi
+	if grep -Eq 'Sanitizer|runtime error:' "$err"; then
+		lc__show "$err"
 		lc_fail "sanitizer report from: lanecp $*"
 	fi
-	return $rc
+}
+# lc_ok_cfg CFG OUT ERR ARGS...: the same, and a failed copy fails the test
+lc_ok_cfg() {
+	lc_run_cfg "$@"
+	if [[ $LC_RC != 0 ]]; then
+		lc__show "$3"
+		lc_fail "lanecp ${*:4} exited $LC_RC"
+	fi
+}
+# lc_same A B: the files A and B are byte-identical
+lc_same() {
+	cmp -s "$1" "$2" || lc_fail "$2 differs from $1"
+}
+lc__lanecp_run() {
+	LC_ERR=$LC_SSHD_DIR/lanecp.err
+	lc_run_cfg "$LC_SSH_CONFIG" - "$LC_ERR" "$@"
+	return "$LC_RC"
 }
 
 lc_lanecp() {

@@ -47,27 +47,10 @@ RSA_CONFIG=$T/ssh_config_rsa
 lc_ssh_config "$RSA_CONFIG" IdentityFile="$(lc__quote "$T/id_rsa")"
 
 # run lanecp with config $1, the rest as arguments; status in RC, stderr
-# in $T/err, stdout in $T/json
-run() {
-	local cfg=$1
-	shift
-	RC=0
-	"$LANECP" -F "$cfg" "$@" >"$T/json" 2>"$T/err" || RC=$?
-	if grep -Eq 'Sanitizer|runtime error:' "$T/err"; then
-		lc__show "$T/err"
-		lc_fail "sanitizer report from: lanecp $*"
-	fi
-}
-ok() {
-	run "$@"
-	if [[ $RC != 0 ]]; then
-		lc__show "$T/err"
-		lc_fail "lanecp $* exited $RC"
-	fi
-}
-same() {
-	cmp -s "$1" "$2" || lc_fail "$2 differs from $1"
-}
+# in $T/err, stdout in $T/json (lib.sh: lc_run_cfg)
+run() { lc_run_cfg "$1" "$T/json" "$T/err" "${@:2}"; RC=$LC_RC; }
+ok() { lc_ok_cfg "$1" "$T/json" "$T/err" "${@:2}"; }
+same() { lc_same "$@"; }
 
 # push, pull, host to host over --ssh with config $1 (what: a name)
 copies() {
