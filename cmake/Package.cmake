@@ -25,7 +25,9 @@ window or to SSH's channel window; the control connection is SSH (your
 ssh_config, known_hosts, keys and ssh-agent), and every data stream is
 keyed by a per-transfer secret that only travelled over SSH (TLS 1.3 with
 a pre-shared key, then AES-128-GCM). The same program runs as the agent
-on the remote host, which needs lanecp installed too.")
+on the remote host: where lanecp is not installed, it copies its own
+static agent there over SSH and caches it (or install it there, or
+refuse the copy with --no-push).")
 # Depends from the shared libraries the binary links (dpkg-shlibdeps,
 # from dpkg-dev).
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
