@@ -209,12 +209,6 @@ lc_ctl_ssh_why(struct lc_ctl *c)
 	c->res->openssh = 1;
 	memcpy(c->res->ssh_why_src, src, sizeof(c->res->ssh_why_src));
 	memcpy(c->res->ssh_why_dst, dst, sizeof(c->res->ssh_why_dst));
-	if (src[0] != '\0' && dst[0] != '\0' && strcmp(src, dst) != 0)
-		snprintf(c->res->ssh_why, sizeof(c->res->ssh_why),
-		    "source: %.100s; target: %.100s", src, dst);
-	else
-		snprintf(c->res->ssh_why, sizeof(c->res->ssh_why), "%s",
-		    src[0] != '\0' ? src : dst);
 }
 
 /* Run every whole frame in ep->in. */

@@ -164,12 +164,10 @@ struct lc_copy_result {
 	int path;		/* enum lc_path the data took (last attempt) */
 	char path_why[200];	/* why that path, "" when asked for */
 	int openssh;		/* an end went over the OpenSSH client */
-	char ssh_why[240];	/* why, when lanecp chose it ("" when
-				   asked for with --ssh) */
 	int path_stage;		/* internal (copy.c): the LC_PATH_AUTO stage
 				   the last attempt took */
-	char ssh_why_src[200];	/* internal: ssh_why per end ("" when that */
-	char ssh_why_dst[200];	/* end did not go over ssh by itself) */
+	char ssh_why_src[200];	/* why lanecp chose ssh for each end ("" */
+	char ssh_why_dst[200];	/* when it did not, or --ssh asked for it) */
 	uint32_t attempts;
 	uint32_t nsums;		/* checksums of the files written (-e/-E) */
 	struct {

@@ -10,6 +10,7 @@
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 
 /* the --json object: every string field escaped at 6 bytes a byte */
 #define LC_JSON_MAX (1u << 20)
@@ -30,6 +31,19 @@ lc_json_raw(struct lc_buf *b, const char *fmt, ...)
 	return lc_buf_put(b, tmp, (size_t)n);
 }
 
+/* Why lanecp chose ssh: one end's reason, or both when they differ. */
+static const char *
+lc_report_ssh_why(const struct lc_copy_result *res, char *buf, size_t sz)
+{
+	const char *src = res->ssh_why_src, *dst = res->ssh_why_dst;
+
+	if (src[0] != '\0' && dst[0] != '\0' && strcmp(src, dst) != 0)
+		snprintf(buf, sz, "source: %.100s; target: %.100s", src, dst);
+	else
+		snprintf(buf, sz, "%s", src[0] != '\0' ? src : dst);
+	return buf;
+}
+
 /*
  * Every string goes through lc_json_put_str (peer names and error text
  * may hold any bytes), and the object is built whole in a bounded buffer
@@ -43,6 +57,7 @@ lc_copy_json(int fd, const struct lc_copy_opts *o,
 {
 	struct lc_buf b;
 	int ok = e == NULL || e->code == 0, r;
+	char why[240];
 
 	lc_buf_init(&b, LC_JSON_MAX);
 	r = lc_json_raw(&b, "{\"type\":\"result\",\"ok\":%s,\"files\":%u,"
@@ -65,7 +80,8 @@ lc_copy_json(int fd, const struct lc_copy_opts *o,
 	if (r == 0)
 		r = lc_json_raw(&b, ",\"ssh_why\":");
 	if (r == 0)
-		r = lc_json_put_str(&b, res->ssh_why);
+		r = lc_json_put_str(&b, lc_report_ssh_why(res, why,
+		    sizeof(why)));
 	if (r == 0)
 		r = lc_json_raw(&b, ",\"checksums\":[");
 	for (uint32_t i = 0; r == 0 && i < res->nsums && i < LC_RESULT_SUMS;
