@@ -38,11 +38,21 @@
 #                    local pause of 40 ms or more, e.g. CPU, counts too)
 # Wall time: the client process, fork to exit (measure).
 #
-# Environment: STARTUP_SIZES (default "4K 64M"; --quick: 4K),
+# Environment: STARTUP_TRS (lanecp rows, default "l2 sc sw vl2 vsc vsw";
+# also l2pull: a pull, l2h2h: host to host with both ends on the server,
+# and b2, b2pull, b2h2h: the same with the lanecp STARTUP_BASE names, an
+# earlier build to compare with in the same run), STARTUP_REFS (default
+# "true-0 truew-0 scp-4K scpw-4K"; also scppull-4K), STARTUP_SERIES_CFGS
+# (default "ser-l2 ser-sc ser-sp ser-scp ser-scpp"),
+# STARTUP_SIZES (default "4K 64M"; --quick: 4K),
 # STARTUP_SERIES (copies per series, default 20; --quick: 5),
 # STARTUP_DATA, STARTUP_GAP (above), STARTUP_PCAP=FILE keeps the capture
 # (TCP headers from a, about 10 MB per 64 MiB run).
 
+STARTUP_TRS=${STARTUP_TRS:-l2 sc sw vl2 vsc vsw}
+STARTUP_REFS=${STARTUP_REFS:-true-0 truew-0 scp-4K scpw-4K}
+STARTUP_SERIES_CFGS=${STARTUP_SERIES_CFGS:-ser-l2 ser-sc ser-sp ser-scp ser-scpp}
+STARTUP_BASE=${STARTUP_BASE:-}
 STARTUP_RUNS=${RUNS_SET:-5}
 STARTUP_REPS=${RUNS_SET:-3}
 STARTUP_DATA=${STARTUP_DATA:-4096}
@@ -188,6 +198,12 @@ declare -A STARTUP_DESC=(
 	[vl2]="lanecp --via-ssh (libssh2)"
 	[vsc]="lanecp --ssh --via-ssh, cold"
 	[vsw]="lanecp --ssh --via-ssh, warm ControlMaster"
+	[l2pull]="lanecp (libssh2), pull"
+	[l2h2h]="lanecp (libssh2), host to host (both ends on the server)"
+	[b2]="lanecp (libssh2), STARTUP_BASE"
+	[b2pull]="lanecp (libssh2), pull, STARTUP_BASE"
+	[b2h2h]="lanecp (libssh2), host to host, STARTUP_BASE"
+	[scppull]="scp, cold, pull"
 	[true]="ssh HOST true, cold"
 	[truew]="ssh HOST true, warm ControlMaster"
 	[scp]="scp, cold"
@@ -232,7 +248,9 @@ set_startup() {	# CONFIG: TR-SIZE (TR: l2 sc sw vl2 vsc vsw true truew scp scpw)
 	BYTES=$(bytes_of "$z")
 	VERIFY=$src VERIFY_TARGET=$dst
 	case $tr in
-	l2) CMD=("$LANECP" "${pl[@]}" -q) ;;
+	l2 | l2pull | l2h2h) CMD=("$LANECP" "${pl[@]}" -q) ;;
+	b2 | b2pull | b2h2h) CMD=("$STARTUP_BASE" "${pl[@]}" -q) ;;
+	scppull) CMD=(scp -q "${pl[@]}") ;;
 	sc) CMD=("$LANECP" "${pl[@]}" -q --ssh) ;;
 	sw) CMD=("$LANECP" "${pw[@]}" -q --ssh) ;;
 	vl2) CMD=("$LANECP" "${pl[@]}" -q --via-ssh) ;;
@@ -249,10 +267,15 @@ set_startup() {	# CONFIG: TR-SIZE (TR: l2 sc sw vl2 vsc vsw true truew scp scpw)
 	ser-scpp) CMD=(scp -q -F "$W/ssh_config_st_persist") ;;
 	esac
 	case ${CMD[0]} in
-	"$LANECP") TOOL=lanecp ;;
+	"$LANECP" | "$STARTUP_BASE") TOOL=lanecp ;;
 	*) TOOL=${CMD[0]} ;;
 	esac
-	[[ $tr == true* ]] || CMD+=("$src" "lcwan:$dst")
+	case $tr in
+	true*) ;;
+	*pull) CMD+=("lcwan:$src" "$dst") ;;
+	*h2h) CMD+=("lcwan:$src" "lcwan:$dst") ;;
+	*) CMD+=("$src" "lcwan:$dst") ;;
+	esac
 	if [[ $c == ser-* ]]; then
 		local x=
 		[[ $c == ser-sp || $c == ser-scpp ]] && x=$W/ssh_config_st_persist
@@ -307,6 +330,7 @@ case_startup() {
 	STARTUP_SRC=$(mktemp -d /dev/shm/lanecp-st-src.XXXXXX) || die "mktemp /dev/shm failed"
 	STARTUP_DST=$(mktemp -d /dev/shm/lanecp-st-dst.XXXXXX) || die "mktemp /dev/shm failed"
 	lc_on_exit "rm -rf '$STARTUP_SRC' '$STARTUP_DST'"
+	[[ -z ${STARTUP_BASE-} || -x ${STARTUP_BASE-} ]] || die "STARTUP_BASE=$STARTUP_BASE is not executable"
 	for z in 4K $STARTUP_SIZES; do
 		[[ -e $STARTUP_SRC/f-$z ]] || head -c "$(bytes_of "$z")" /dev/urandom >"$STARTUP_SRC/f-$z"
 	done
@@ -323,19 +347,23 @@ case_startup() {
 		ip netns exec "$WAN_PFX-a" "$LANECP" -F "$W/ssh_config_wan" -q $c "$STARTUP_SRC/f-4K" "lcwan:$STARTUP_DST/warmup$c" </dev/null >/dev/null 2>"$W/warmup.err" ||
 			die "lanecp ${c:-(libssh2)} to $WAN_PFX-b failed (untimed warm-up): $(cat "$W/warmup.err")"
 	done
+	if [[ -n $STARTUP_BASE ]]; then	# its own agent in the cache
+		ip netns exec "$WAN_PFX-a" "$STARTUP_BASE" -F "$W/ssh_config_wan" -q "$STARTUP_SRC/f-4K" "lcwan:$STARTUP_DST/warmup-base" </dev/null >/dev/null 2>"$W/warmup.err" ||
+			die "STARTUP_BASE to $WAN_PFX-b failed (untimed warm-up): $(cat "$W/warmup.err")"
+	fi
 	server_idle
 	startup_master_start
 	startup_capture_start
 
 	for z in $STARTUP_SIZES; do
-		for tr in l2 sc sw vl2 vsc vsw; do cfgs+=("$tr-$z"); done
+		for tr in $STARTUP_TRS; do cfgs+=("$tr-$z"); done
 	done
-	cfgs+=(true-0 truew-0 scp-4K scpw-4K)
+	for tr in $STARTUP_REFS; do cfgs+=("$tr"); done
 	local save_runs=$RUNS
 	RUNS=$STARTUP_RUNS
 	run_case startup set_startup "${cfgs[@]}"
 	startup_master_stop
-	scfgs=(ser-l2 ser-sc ser-sp ser-scp ser-scpp)
+	for tr in $STARTUP_SERIES_CFGS; do scfgs+=("$tr"); done
 	RUNS=$STARTUP_REPS
 	run_case startup-series set_startup "${scfgs[@]}"
 	RUNS=$save_runs
@@ -357,6 +385,8 @@ case_startup() {
 		tr=${k%-*} z=${k##*-}
 		ref=l2-$z
 		[[ $tr == true* || $tr == scp* ]] && ref=l2-4K
+		[[ $tr == *pull ]] && ref=l2pull-$z
+		[[ $tr == *h2h ]] && ref=l2h2h-$z
 		w=$(startup_vals startup "$k" '$6 - $5' | median)
 		fd=$(startup_vals startup "$k" '$11' | median)
 		out "| ${STARTUP_DESC[$tr]} | $([[ $z == 0 ]] && echo - || echo "$z") | $(startup_nruns startup "$k") | $(startup_vals startup "$k" '$6 - $5' | mm 3) | $(startup_vals startup "$k" '$11' | mm 3) | $(startup_vals startup "$k" '$10' | mm 3) | $(startup_conns startup "$k") | $(fmt "$(startup_vals startup "$k" '$14' | median)" 0) / $(fmt "$(startup_vals startup "$k" '$15' | median)" 0) | $(ratio "$w" "$(startup_vals startup "$ref" '$6 - $5' | median)") | $(ratio "$fd" "$(startup_vals startup "$ref" '$11' | median)") | $(cpu_cell startup "$k") |"

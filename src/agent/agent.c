@@ -467,8 +467,13 @@ lc_agent_run(int in_fd, int out_fd, const struct lc_agent_opts *o)
 			lc_err_set(&e, LC_ERR_NOMEM, "agent out of memory");
 			lc_agent_fail(&a, &e);
 		}
-		if (lc_agent_flush(&a) != 0)
-			eof = 1;	/* controller gone */
+		if (lc_agent_flush(&a) != 0) {
+			if (!a.bye)
+				eof = 1;	/* controller gone */
+			else	/* it need not stay for our answer to BYE
+				   (a remote one is not waited for) */
+				lc_buf_reset(&a.out);
+		}
 		if (a.bye && lc_buf_len(&a.out) == 0) {
 			rc = 0;
 			break;

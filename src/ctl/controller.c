@@ -162,6 +162,56 @@ lc_ctl_open_src_thread(void *arg)
 	return NULL;
 }
 
+static int lc_ctl_drain(struct lc_ctl *c, struct lc_endpoint *ep,
+    struct lc_err *e);
+
+/*
+ * A push: the local source's HELLO, which comes at once (its agent is a
+ * thread here), so that the sink's SINK_TARGET and LISTEN can go with
+ * our HELLO when the remote agent starts (lc_ctl_prime).
+ */
+static int
+lc_ctl_local_hello(struct lc_ctl *c, struct lc_err *e)
+{
+	struct lc_endpoint *ep = &c->src;
+	struct pollfd pfd;
+	int r;
+
+	while (!ep->hello_seen) {
+		if (lc_endpoint_flush(ep) != 0)
+			return lc_endpoint_lost(ep, lc__ctl_agent_cmd(c), e);
+		pfd.fd = ep->fd;
+		pfd.events = POLLIN | (lc_buf_len(&ep->out) > 0 ? POLLOUT : 0);
+		pfd.revents = 0;
+		if (poll(&pfd, 1, -1) < 0 && errno != EINTR)
+			return lc_err_sys(e, LC_ERR_INTERNAL, errno, "poll");
+		if ((pfd.revents & ~POLLOUT) != 0)
+			(void)lc_endpoint_read(ep);
+		if ((r = lc_ctl_drain(c, ep, e)) != 0)
+			return r;
+		if (ep->eof && !ep->hello_seen)
+			return lc_endpoint_lost(ep, lc__ctl_agent_cmd(c), e);
+	}
+	return 0;
+}
+
+/*
+ * The sink's connection is made and its agent not yet started: settle
+ * the copy now (the local source's HELLO is in), so that SINK_TARGET and
+ * LISTEN travel with our HELLO and LISTENING comes back with the agent's,
+ * one round trip sooner.  Nothing the sink's HELLO says is needed to ask
+ * (negotiate.c).
+ */
+static int
+lc_ctl_prime(void *arg, struct lc_err *e)
+{
+	struct lc_ctl *c = arg;
+
+	if (c->phase != LC_CTL_HELLO || !c->src.hello_seen)
+		return 0;
+	return lc__ctl_negotiate(c, e);
+}
+
 /*
  * Both ends.  Two remote hosts are reached in parallel: each SSH setup
  * (TCP, key exchange, authentication, exec) is several round trips, and
@@ -176,6 +226,23 @@ lc_ctl_open_both(struct lc_ctl *c, struct lc_err *e)
 	pthread_t t;
 	int r;
 
+	/*
+	 * A push on the direct path: the local source first (it cannot
+	 * fail but for resources), its HELLO in, then the sink primed
+	 * (lc_ctl_prime).  Not on the reverse path, where a restricted
+	 * sink's HELLO may change the path (datapath.c).
+	 */
+	if (lc_location_is_remote(&c->args.dst) &&
+	    !lc_location_is_remote(&c->args.srcs[0]) &&
+	    (c->o->path == LC_PATH_DIRECT || (c->o->path == LC_PATH_AUTO &&
+	    c->o->path_stage == 0))) {
+		if ((r = lc_ctl_open(c, &c->src, &c->args.srcs[0], e)) != 0 ||
+		    (r = lc_ctl_local_hello(c, e)) != 0)
+			return r;
+		c->dst_ep.prime = lc_ctl_prime;
+		c->dst_ep.prime_arg = c;
+		return lc_ctl_open(c, &c->dst_ep, &c->args.dst, e);
+	}
 	if (!lc_location_is_remote(&c->args.dst) ||
 	    !lc_location_is_remote(&c->args.srcs[0])) {
 		if ((r = lc_ctl_open(c, &c->dst_ep, &c->args.dst, e)) != 0)
@@ -313,6 +380,28 @@ lc_ctl_boot(struct lc_ctl *c, struct lc_endpoint *ep, int signal_fd,
 	return r;
 }
 
+/*
+ * The copy is over once both BYEs are out: SINK_DONE, SRC_DONE and every
+ * FILE_DONE are in, so every file is in place and checked.  A local
+ * agent's answer costs nothing and ends its thread; a remote one's would
+ * cost a round trip and tells nothing more (the agent exits on BYE, or on
+ * the EOF behind it), so it is not waited for.  1/0.
+ */
+static int
+lc_ctl_over(const struct lc_ctl *c)
+{
+	const struct lc_endpoint *eps[2] = { &c->src, &c->dst_ep };
+	const bool byes[2] = { c->src_bye, c->dst_bye };
+
+	if (c->phase != LC_CTL_BYE)
+		return 0;
+	for (int i = 0; i < 2; i++)
+		if (!byes[i] && !(eps[i]->remote &&
+		    lc_buf_len(&eps[i]->out) == 0))
+			return 0;
+	return 1;
+}
+
 static int
 lc_ctl_loop(struct lc_ctl *c, int signal_fd, struct lc_err *e)
 {
@@ -322,7 +411,7 @@ lc_ctl_loop(struct lc_ctl *c, int signal_fd, struct lc_err *e)
 
 	c->prog.t_src_msg = c->prog.t_dst_msg = c->prog.t_progress =
 	    lc_now_ms();
-	while (!(c->src_bye && c->dst_bye)) {
+	while (!lc_ctl_over(c)) {
 		int timeout = c->o->progress_ms != 0 || c->o->timeout_s != 0 ||
 		    c->o->live_progress || c->o->json_progress ? 200 :
 		    c->phase >= LC_CTL_LISTING ? LC_PING_MS : -1;
@@ -554,8 +643,10 @@ lc_copy_run(const struct lc_copy_opts *o, int signal_fd,
 		close(c.dst_ep.fd);
 		c.dst_ep.fd = -1;
 	}
-	lc_endpoint_close(&c.src, LC_CLOSE_WAIT_MS, NULL);
-	lc_endpoint_close(&c.dst_ep, LC_CLOSE_WAIT_MS, NULL);
+	/* after a copy that succeeded, a remote agent's exit status tells
+	   nothing: only our BYE must have gone out */
+	lc_endpoint_close(&c.src, LC_CLOSE_WAIT_MS, r == 0, NULL);
+	lc_endpoint_close(&c.dst_ep, LC_CLOSE_WAIT_MS, r == 0, NULL);
 	lc_endpoint_free(&c.src);
 	lc_endpoint_free(&c.dst_ep);
 	lc_testhook_proxy_stop(c.dp.test_proxy);

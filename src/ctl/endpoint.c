@@ -13,6 +13,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <openssl/crypto.h>
+
 #define LC_READ_CHUNK 65536
 
 void
@@ -23,6 +25,18 @@ lc_endpoint_init(struct lc_endpoint *ep)
 	ep->agent_fd = -1;
 	lc_buf_init(&ep->in, LC_CTL_MAX + LC_READ_CHUNK + 4);
 	lc_buf_init(&ep->out, 64u << 20);
+}
+
+/* The copy of what went first: it may hold SINK_TARGET's and LISTEN's
+ * keys (prime). */
+static void
+lc_endpoint_forget_boot(struct lc_endpoint *ep)
+{
+	if (ep->boot_hello != NULL)
+		OPENSSL_cleanse(ep->boot_hello, ep->boot_hello_len);
+	free(ep->boot_hello);
+	ep->boot_hello = NULL;
+	ep->boot_hello_len = 0;
 }
 
 static void *
@@ -106,6 +120,8 @@ lc_endpoint_open_remote(struct lc_endpoint *ep, const struct lc_ssh_opts *so,
 	if (r != 0)
 		return r;
 	snprintf(ep->name, sizeof(ep->name), "%s", lc_ssh_name(ep->ssh));
+	if (ep->prime != NULL && (r = ep->prime(ep->prime_arg, e)) != 0)
+		return r;
 	pa = pf.pa;
 	if (ep->push && pf.r != 0) {
 		/* cannot bring one: start lanecp as without the push */
@@ -116,7 +132,7 @@ lc_endpoint_open_remote(struct lc_endpoint *ep, const struct lc_ssh_opts *so,
 	/* the id on the command line lets a later attempt's sink recognize
 	   this agent in /proc/PID/cmdline (lockholder.c) */
 	if (ep->push) {
-		free(ep->boot_hello);
+		lc_endpoint_forget_boot(ep);
 		ep->boot_hello_len = lc_buf_len(&ep->out);
 		if ((ep->boot_hello = malloc(ep->boot_hello_len + 1)) == NULL)
 			return lc_err_set(e, LC_ERR_NOMEM, "out of memory");
@@ -430,7 +446,8 @@ lc_endpoint_flush(struct lc_endpoint *ep)
 }
 
 void
-lc_endpoint_close(struct lc_endpoint *ep, int timeout_ms, int *status)
+lc_endpoint_close(struct lc_endpoint *ep, int timeout_ms, int sent_only,
+    int *status)
 {
 	char sig[32];
 	int st = -1;
@@ -446,7 +463,9 @@ lc_endpoint_close(struct lc_endpoint *ep, int timeout_ms, int *status)
 		ep->agent_fd = -1;
 		st = 0;
 	}
-	if (ep->ssh != NULL)
+	if (ep->ssh != NULL && sent_only)
+		(void)lc_ssh_wait_sent(ep->ssh, timeout_ms);
+	else if (ep->ssh != NULL)
 		(void)lc_ssh_wait(ep->ssh, timeout_ms, &st, sig, sizeof(sig));
 	if (status != NULL)
 		*status = st;
@@ -519,11 +538,10 @@ lc_endpoint_lost(struct lc_endpoint *ep, const char *agent_cmd,
 void
 lc_endpoint_free(struct lc_endpoint *ep)
 {
-	lc_endpoint_close(ep, 0, NULL);
+	lc_endpoint_close(ep, 0, 0, NULL);
 	lc_ssh_free(ep->ssh);
 	ep->ssh = NULL;
 	lc_buf_free(&ep->in);
 	lc_buf_free(&ep->out);
-	free(ep->boot_hello);
-	ep->boot_hello = NULL;
+	lc_endpoint_forget_boot(ep);
 }

@@ -42,9 +42,18 @@ struct lc_endpoint {
 	int booted;		/* the script's last BOOT line was read */
 	int boot_said;		/* enum lc_boot_said: how the agent started */
 	char boot_path[LC_PUSH_LINE_MAX];	/* the remote agent file */
-	uint8_t *boot_hello;	/* the HELLO queued before the start, sent
-				   again after a push */
+	uint8_t *boot_hello;	/* what was queued before the start (the
+				   HELLO, and what prime added), sent again
+				   after a push */
 	size_t boot_hello_len;
+	/*
+	 * Set by the caller before opening, or NULL: called once the SSH
+	 * connection is made, before the command starts; what it queues in
+	 * ep->out goes out right behind the HELLO, without waiting for the
+	 * agent (and the push script drops it with the HELLO).
+	 */
+	int (*prime)(void *arg, struct lc_err *e);
+	void *prime_arg;
 };
 
 /* LC_BOOT_PRIVATE: pushed to a private temporary directory, removed
@@ -93,9 +102,11 @@ int lc_endpoint_flush(struct lc_endpoint *ep);
 /*
  * Close the control channel (the agent sees EOF and stops), then reap:
  * join the local thread, or wait up to timeout_ms for the remote command
- * and collect its exit status (-1 if unknown).
+ * and collect its exit status (-1 if unknown); with sent_only, only until
+ * what was written has gone out (lc_ssh_wait_sent; status -1).
  */
-void lc_endpoint_close(struct lc_endpoint *ep, int timeout_ms, int *status);
+void lc_endpoint_close(struct lc_endpoint *ep, int timeout_ms, int sent_only,
+    int *status);
 
 /*
  * After an unexpected EOF: explain what happened to the agent in e.

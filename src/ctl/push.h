@@ -17,9 +17,11 @@
  *      descriptor (/proc/self/fd/3).  A cache that is not safe is not
  *      used: the script makes a private directory (mktemp -d, checked
  *      alike) for step 3, or says "LANECP-BOOT unsafe DIR" and exits.
- *   3. Else read and drop the controller's HELLO (its length is on the
- *      command line: the controller sends it at once, for case 1 and 2
- *      and for a forced command, which runs instead of the script),
+ *   3. Else read and drop the controller's HELLO, and what it sent
+ *      with it (a push's SINK_TARGET and LISTEN, endpoint.h "prime"):
+ *      their length is on the command line; the controller sends them
+ *      at once, for case 1 and 2 and for a forced command, which runs
+ *      instead of the script,
  *      print "LANECP-BOOT push missing|changed SYSTEM MACHINE" (uname -s,
  *      uname -m), or "LANECP-BOOT push private SYSTEM MACHINE DIR" (DIR:
  *      what was not safe), and read a line.  The controller answers "go"
@@ -30,8 +32,8 @@
  *      and execs the descriptor (anything else: "LANECP-BOOT bad PATH").
  *
  * Only then does the agent's own output (HELLO) follow on the channel;
- * the controller sends nothing but its HELLO before the last BOOT line,
- * and the HELLO again after a push.  Output that does not start with
+ * the controller sends nothing but its HELLO (and what went with it)
+ * before the last BOOT line, and the same bytes again after a push.  Output that does not start with
  * "LANECP-BOOT " is the agent's own: sshd ran a forced command.
  */
 #ifndef LANECP_PUSH_H
@@ -68,7 +70,8 @@ int lc_push_agent_get(const struct lc_push_agent **out, struct lc_err *e);
 /*
  * The remote command for a push-capable start (see above), with
  * "--transfer ID" for the agent when transfer is a valid id, and
- * hello_len, the length of the HELLO frame the controller sends first.
+ * hello_len, the length of what the controller sends first (its HELLO
+ * frame and the frames that go with it).
  * Returns 0 or -LC_ERR_TOOBIG.
  */
 int lc_push_command(const struct lc_push_agent *a, const char *transfer,

@@ -30,6 +30,12 @@ struct lc_ssh_auth {
 	const char *user;
 	int batch;
 	int ids_only;
+	/* the method list ("none"), asked for lazily (lc_ssh_auth_gate) */
+	struct lc_err *e;
+	int tries;	/* publickey attempts made */
+	int listed;	/* the list was asked for */
+	int none_ok;	/* the server took "none" */
+	int err;	/* set: stop with this error (in e) */
 };
 
 static void
@@ -171,6 +177,48 @@ lc_ssh_id_by_blob(struct lc_ssh_auth *a, const unsigned char *blob,
 	return NULL;
 }
 
+static char *lc_ssh_auth_list(struct lc_ssh *s, const char *user,
+    int *fatal);
+
+/*
+ * May the next publickey attempt go?  The first goes without asking the
+ * server for its method list ("none", a round trip): when the key is
+ * taken, the list was never needed.  Before any later attempt, and
+ * before a passphrase prompt, the list is asked for, so that a server
+ * that does not take public keys is said at once, as before, without a
+ * prompt or more refused attempts.  1: go on; 0: stop (a->err set, or
+ * a->none_ok: authenticated by "none").
+ */
+static int
+lc_ssh_auth_gate(struct lc_ssh *s, struct lc_ssh_auth *a, int prompt)
+{
+	const char *list;
+	int fatal = 0;
+
+	if (a->err != 0 || a->none_ok)
+		return 0;
+	if (a->listed || (a->tries == 0 && !prompt))
+		return 1;
+	a->listed = 1;
+	list = lc_ssh_auth_list(s, a->user, &fatal);
+	if (list == NULL && !fatal) {
+		a->none_ok = 1;
+		return 0;
+	}
+	if (list == NULL) {
+		a->err = lc_err_set(a->e, LC_ERR_CONNECT, "%s: %s", s->name,
+		    lc__ssh_liberr(s));
+		return 0;
+	}
+	if (!lc_ssh_list_has(list, "publickey")) {
+		a->err = lc_err_set(a->e, LC_ERR_AUTH, "%s: authentication "
+		    "failed (the server does not accept public keys; it "
+		    "offers %s)", s->name, list);
+		return 0;
+	}
+	return 1;
+}
+
 /*
  * Offer the agent's keys.  Returns 0, with *done set when authenticated
  * (else go on with the next method), or -LC_ERR_CONNECT when the
@@ -205,9 +253,12 @@ lc_ssh_auth_agent(struct lc_ssh *s, struct lc_ssh_auth *a, int *done)
 			    "(IdentitiesOnly)", id->comment);
 			continue;
 		}
+		if (!lc_ssh_auth_gate(s, a, 0))
+			break;
 		if (match != NULL)
 			match->offered = 1;
 		nkeys++;
+		a->tries++;
 		deadline = lc__ssh_deadline(s);
 		while ((rc = libssh2_agent_userauth(agent, a->user, id)) ==
 		    LIBSSH2_ERROR_EAGAIN) {
@@ -285,7 +336,10 @@ lc_ssh_auth_file(struct lc_ssh *s, struct lc_ssh_auth *a,
 	int rc = -LC_ERR_IO, tries;
 
 	*done = 0;
+	if (!lc_ssh_auth_gate(s, a, id->encrypted && !a->batch))
+		return 0;
 	if (!id->encrypted) {
+		a->tries++;
 		rc = lc_ssh_try_file(s, a, id, NULL);
 	} else if (a->batch) {
 		lc_log_verbose("%s: skipping encrypted key in batch mode",
@@ -305,6 +359,7 @@ lc_ssh_auth_file(struct lc_ssh *s, struct lc_ssh_auth *a,
 				OPENSSL_cleanse(pass, sizeof(pass));
 				return 0;
 			}
+			a->tries++;
 			rc = lc_ssh_try_file(s, a, id, pass);
 			OPENSSL_cleanse(pass, sizeof(pass));
 			if (rc != -LC_ERR_IO)
@@ -388,22 +443,12 @@ lc__ssh_authenticate(struct lc_ssh *s, const struct lc_sshconf *c,
 	};
 	struct lc_ssh_auth *a = NULL;
 	char path[PATH_MAX];
-	const char *list;
 	size_t i;
-	int r, fatal = 0, done = 0;
+	int r, done = 0;
 
-	list = lc_ssh_auth_list(s, user, &fatal);
-	if (list == NULL && !fatal)
-		return 0;	/* "none" was accepted */
-	if (list == NULL)
-		return lc_err_set(e, LC_ERR_CONNECT, "%s: %s", s->name,
-		    lc__ssh_liberr(s));
-	if (!lc_ssh_list_has(list, "publickey"))
-		return lc_err_set(e, LC_ERR_AUTH, "%s: authentication failed "
-		    "(the server does not accept public keys; it offers %s)",
-		    s->name, list);
 	if ((a = calloc(1, sizeof(*a))) == NULL)
 		return lc_err_set(e, LC_ERR_NOMEM, "out of memory");
+	a->e = e;
 	a->user = user;
 	a->batch = batch;
 	a->ids_only = c->identities_only == 1;
@@ -428,6 +473,16 @@ lc__ssh_authenticate(struct lc_ssh *s, const struct lc_sshconf *c,
 		}
 		r = lc_ssh_auth_file_checked(s, a, &a->ids[i], &done);
 	}
+	/* nothing taken: what the server offers says why (the list, unless
+	   asked already) */
+	if (r == 0 && !done)
+		(void)lc_ssh_auth_gate(s, a, 1);
+	if (a->none_ok)
+		done = 1;	/* "none" was accepted */
+	if (r == 0 && !done && a->err != 0) {
+		r = a->err;
+		goto out;
+	}
 	/* ssh would present the CertificateFile with the key */
 	if (r == 0 && !done && s->limit == NULL && c->certificate_file)
 		s->limit = "a CertificateFile, which libssh2 cannot present";
@@ -440,6 +495,7 @@ lc__ssh_authenticate(struct lc_ssh *s, const struct lc_sshconf *c,
 		r = lc_err_set(e, LC_ERR_AUTH,
 		    "%s: authentication failed (tried: %s): %s", s->name,
 		    a->tried, lc__ssh_liberr(s));
+ out:
 	lc_ssh_ids_free(a);
 	free(a);
 	return r;

@@ -387,6 +387,11 @@ lc_pump_send_eof(struct lc_pump *p)
 	}
 	p->eof_sent = 1;
 	p->progress = 1;
+	/* all the caller wrote is on its way (lc_ssh_wait_sent) */
+	pthread_mutex_lock(&p->s->mu);
+	p->s->sent = 1;
+	pthread_cond_broadcast(&p->s->cv);
+	pthread_mutex_unlock(&p->s->mu);
 }
 
 static void
@@ -477,10 +482,47 @@ lc_pump_adjust(struct lc_pump *p)
 	p->progress = 1;
 }
 
+/*
+ * The exec request's answer (lc_ssh_exec left it to us).  Only reads: the
+ * request went out whole.  Refused: nothing ran, and what we sent was
+ * dropped; the caller reads EOF and takes the reason as the command's
+ * early stderr (lc_ssh_early_stderr).
+ */
+static void
+lc_pump_exec(struct lc_pump *p)
+{
+	struct lc_ssh *s = p->s;
+	int rc;
+
+	if (!s->exec_pending || !lc_pump_may(p, LC_OP_READ))
+		return;
+	rc = libssh2_channel_exec(s->chan, "");
+	lc_pump_note(p, LC_OP_READ);
+	if (rc == LIBSSH2_ERROR_EAGAIN)
+		return;
+	s->exec_pending = 0;
+	p->progress = 1;
+	if (rc == 0)
+		return;
+	if (lc__ssh_fatal(rc)) {
+		lc_pump_fail(p, "starting the command");
+		return;
+	}
+	pthread_mutex_lock(&s->mu);
+	snprintf(s->early, sizeof(s->early), "the server refused to run the "
+	    "command: %s\n", lc__ssh_liberr(s));
+	pthread_mutex_unlock(&s->mu);
+	p->dead = 1;
+	lc_pump_publish(p);
+}
+
 static void
 lc_pump_channel(struct lc_pump *p)
 {
 	if (p->dead || p->chan_closed)
+		return;
+	lc_pump_exec(p);
+	if (p->dead)
 		return;
 	lc_pump_adjust(p);
 	if (p->dead)

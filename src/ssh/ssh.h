@@ -166,6 +166,15 @@ int lc_ssh_wait(struct lc_ssh *s, int timeout_ms, int *status,
     char *signame, size_t signamesz);
 
 /*
+ * As lc_ssh_wait, but only until what the caller wrote before it closed
+ * its fd, and EOF after it, have gone out on the connection, not for the
+ * remote command's end (a round trip later): for a caller that needs
+ * nothing more from the command.  The OpenSSH transport cannot tell, so
+ * there it waits for ssh to end.  0, -LC_ERR_TIMEOUT or -LC_ERR_INTERNAL.
+ */
+int lc_ssh_wait_sent(struct lc_ssh *s, int timeout_ms);
+
+/*
  * What the remote command wrote on stderr before its first stdout byte,
  * the lines joined by "; " (cut to outsz), or "" -- and it is then not
  * logged: for one-line messages about a command that ended without

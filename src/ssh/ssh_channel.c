@@ -154,13 +154,27 @@ lc_ssh_exec(struct lc_ssh *s, const char *cmd, int *fd, struct lc_err *e)
 			    "%s: cannot open a session channel: %s", s->name,
 			    lc__ssh_liberr(s));
 	}
+	/*
+	 * Only until the request is on its way, not for the server's
+	 * answer: the pump takes that (exec_pending), so the command's
+	 * first input follows the request without a round trip, as
+	 * OpenSSH's client does.  sshd handles a channel's messages in
+	 * order, and drops data for a channel whose command did not start.
+	 * EAGAIN with nothing blocked outbound: the request has gone out
+	 * whole and libssh2 waits for its answer (a different packet must
+	 * not be sent before a half-sent one is done, see pump.c).
+	 */
 	deadline = lc__ssh_deadline(s);
 	while ((rc = libssh2_channel_exec(s->chan, cmd)) ==
-	    LIBSSH2_ERROR_EAGAIN) {
+	    LIBSSH2_ERROR_EAGAIN && (libssh2_session_block_directions(
+	    s->sess) & LIBSSH2_SESSION_BLOCK_OUTBOUND)) {
 		if (lc__ssh_waitsock(s, deadline) != 0)
 			break;
 	}
-	if (rc != 0)
+	if (rc == LIBSSH2_ERROR_EAGAIN && !(libssh2_session_block_directions(
+	    s->sess) & LIBSSH2_SESSION_BLOCK_OUTBOUND))
+		s->exec_pending = 1;
+	else if (rc != 0)
 		return lc_err_set(e, lc__ssh_fatal(rc) ? LC_ERR_CONNECT :
 		    LC_ERR_AGENT, "%s: cannot run the command: %s", s->name,
 		    lc__ssh_liberr(s));
@@ -194,6 +208,28 @@ lc_ssh_wait(struct lc_ssh *s, int timeout_ms, int *status, char *signame,
 		if (signame != NULL && signamesz > 0)
 			snprintf(signame, signamesz, "%s", s->signame);
 	}
+	pthread_mutex_unlock(&s->mu);
+	return r;
+}
+
+int
+lc_ssh_wait_sent(struct lc_ssh *s, int timeout_ms)
+{
+	struct timespec ts;
+	int r = 0, st;
+
+	if (s == NULL || !s->pump_started)
+		return -LC_ERR_INTERNAL;
+	/* ssh reads the socket itself: its end is all we can know */
+	if (s->prog != NULL)
+		return lc_ssh_wait(s, timeout_ms, &st, NULL, 0);
+	lc_deadline(CLOCK_MONOTONIC, timeout_ms > 0 ? timeout_ms : 0, &ts);
+	pthread_mutex_lock(&s->mu);
+	while (!s->sent && !s->done && r == 0)
+		if (pthread_cond_timedwait(&s->cv, &s->mu, &ts) == ETIMEDOUT)
+			r = -LC_ERR_TIMEOUT;
+	if (s->sent || s->done)
+		r = 0;
 	pthread_mutex_unlock(&s->mu);
 	return r;
 }

@@ -50,6 +50,8 @@ struct lc_ssh {
 	int proxied;
 	int fwd;		/* the pump bridges a direct-tcpip channel
 				 * (lc_ssh_forward), not an exec channel */
+	int exec_pending;	/* the exec request is sent, its answer
+				 * not in: the pump takes it (ssh_channel.c) */
 
 	/* the pump */
 	int pump_fd;		/* its end of the socketpair */
@@ -62,6 +64,7 @@ struct lc_ssh {
 	int sync_ready;		/* mu and cv initialized */
 	/* under mu: */
 	int done;
+	int sent;		/* the caller's input and EOF went out */
 	int status;
 	char signame[32];
 	/*

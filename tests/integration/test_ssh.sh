@@ -308,6 +308,19 @@ lc_log_has "tried: agent \(1 key\)" "$T/agent_bad.err"
 kill "$SSH_AGENT_PID"
 export SSH_AUTH_SOCK=
 
+# The first key goes without asking for the method list ("none"); the
+# list is asked for after it is refused, and says why.
+lc_note "a server that takes no public keys: said after the first key"
+lc_sshd_extra nopubkey "PubkeyAuthentication no"
+echo "$LC_X_KNOWN" >"$T/nopubkey.known"
+{
+	lc_ssh_host_block nopubkey "$LC_X_PORT" "$T/nopubkey.known"
+	echo "    IdentityFile $(lc__quote "$T/wrong_key")"
+} >"$T/cfg_nopubkey"
+lc_expect_exit 3 x nopubkey -F "$T/cfg_nopubkey" nopubkey true </dev/null
+lc_log_has "nopubkey: authentication failed \(the server does not accept public keys; it offers" "$T/nopubkey.err"
+lc_log_lacks "tried:" "$T/nopubkey.err"
+
 lc_note "a closed port gives exit 3 with Connection refused"
 CLOSED=$(lc_free_port)
 lc_ssh_config "$T/cfg_closed" Port="$CLOSED"
