@@ -66,8 +66,9 @@ LC_TEST(url_bad_forms)
 		"ssh://host:65536/x", "ssh://host:99999999999999999999/x",
 		"ssh://host:25a/x", "ssh://host:-1/x", "ssh://@host/x",
 		"ssh:///x", "ssh://", "ssh://:22/x", "ssh://[::1/x",
-		"ssh://[::1]x/y", "ssh://host/%", "ssh://host/%4", "ssh://host/%zz",
-		"ssh://host/a%00b", "ssh://-oProxyCommand=x/y",
+		"ssh://[::1]x/y", "ssh://host/%", "ssh://host/%4",
+		"ssh://host/%zz", "ssh://host/a%00b",
+		"ssh://-oProxyCommand=x/y",
 		/* scp reads the path "2501:x"; a port was surely meant */
 		"host:2501:x", "u@host:22:/srv", "[::1]:2501:x" };
 	struct lc_location l;
