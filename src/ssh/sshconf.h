@@ -1,8 +1,9 @@
 /*
  * ssh_config(5) subset.
  *
- * Resolves the settings for one host the way ssh(1) does: files are read
- * in order (-F FILE alone, or ~/.ssh/config then /etc/ssh/ssh_config), the
+ * Resolves the settings for one host the way ssh(1) does: the command
+ * line's -o lines first, then the files in order (-F FILE alone, or
+ * ~/.ssh/config then /etc/ssh/ssh_config), the
  * first value obtained for a keyword wins, Host/Match blocks select which
  * lines apply, Include pulls in files (globs, relative to ~/.ssh or
  * /etc/ssh).  Understood keywords: Host, Match (all, host, originalhost,
