@@ -16,8 +16,8 @@
 #   * a local "~" is not expanded (the local shell does that, as with scp).
 # A port on the command line (issue 24 item 4), with a client config that
 # has no Port line (so port 22 unless the command line says otherwise):
-#   * ssh://host:PORT/path push and pull (relative to the login
-#     directory; //abs absolute), a tree with -r, %XX decoded;
+#   * ssh://host:PORT/path push, pull and host to host (relative to the
+#     login directory; //abs absolute), a tree with -r, %XX decoded;
 #   * -o Port=PORT and -o "Port PORT", over libssh2 and over --ssh (the
 #     OpenSSH client gets -p and -o);
 #   * host:PORT:path, an unknown or refused -o keyword: exit 2 naming it.
@@ -159,6 +159,8 @@ np_ok -r "$d/local/tree" "scp://$H:$P/$rel/url%20tree"
 diff -r "$d/local/tree" "$sub/url tree/tree" || lc_fail "scp:// -r push differs"
 np_ok -r "ssh://$H:$P/$rel/url%20tree/tree" "$d/back/url-tree"
 diff -r "$d/local/tree" "$d/back/url-tree/tree" || lc_fail "ssh:// -r pull differs"
+np_ok "ssh://$H:$P/$rel/url-f" "scp://$LC_USER@$H:$P/$rel/url-h2h"
+cmp "$d/local/f" "$sub/url-h2h" || lc_fail "ssh:// host to host differs"
 
 lc_note "-o Port=PORT and -o 'Port PORT', libssh2 and --ssh"
 np_ok -o "Port=$P" "$d/local/f" "$H:$rel/o-f"
