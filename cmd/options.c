@@ -96,6 +96,42 @@ lc_opt_jump(struct lc_cli *c, const char *a, struct lc_err *e)
 	return 0;
 }
 
+/*
+ * -o Keyword=value (or "Keyword value"), as ssh -o; checked against the
+ * ssh_config keywords lanecp knows once the whole command line is read
+ * (lc_ssh_opts_check: with --ssh, the ssh program judges them).
+ */
+static int
+lc_opt_ssh_option(struct lc_cli *c, const char *a, struct lc_err *e)
+{
+	if (a[0] == '\0' || strlen(a) > 4096 || strchr(a, '\n') != NULL)
+		return lc_err_set(e, LC_ERR_USAGE, "-o: bad ssh option");
+	if (c->copy.n_ssh_options >= LC_SSHCONF_OPTS_MAX)
+		return lc_err_set(e, LC_ERR_USAGE, "more than %d -o options",
+		    LC_SSHCONF_OPTS_MAX);
+	c->ssh_options[c->copy.n_ssh_options++] = a;
+	c->copy.ssh_options = c->ssh_options;
+	return 0;
+}
+
+/*
+ * Each -o against lanecp's ssh_config reader, unless the OpenSSH client
+ * carries every connection (--ssh, LANECP_SSH): then ssh takes what it
+ * knows and refuses the rest itself.
+ */
+static int
+lc_ssh_opts_check(const struct lc_cli *c, struct lc_err *e)
+{
+	int r;
+
+	if (c->copy.ssh_program != NULL)
+		return 0;
+	for (size_t i = 0; i < c->copy.n_ssh_options; i++)
+		if ((r = lc_sshconf_check_option(c->ssh_options[i], e)) != 0)
+			return r;
+	return 0;
+}
+
 static int
 lc_opt_agent_cmd(struct lc_cli *c, const char *a, struct lc_err *e)
 {
@@ -254,8 +290,12 @@ lc_opt_direct(struct lc_cli *c, const char *a, struct lc_err *e)
 static int
 lc_opt_log(struct lc_cli *c, const char *a, struct lc_err *e)
 {
+	int r;
+
 	if (a[0] == '\0')
 		return lc_err_set(e, LC_ERR_USAGE, "-l: empty file name");
+	if ((r = lc_scp_log_habit(a, e)) != 0)
+		return r;
 	c->copy.log_path = a;
 	return 0;
 }
@@ -486,6 +526,11 @@ static const struct lc_opt lc_opts[] = {
 	    "reach the remote host through these SSH jump "
 	    "hosts, [user@]host[:port],...; none: direct (as ssh -J)",
 	    LC_FUNC(lc_opt_jump) },
+	{ "option", 'o', "OPT",
+	    "an ssh_config option, Keyword=value or \"Keyword value\" (as "
+	    "ssh -o), before the files so it wins; repeatable; e.g. -o "
+	    "Port=2501 (also given to ssh with --ssh)",
+	    LC_FUNC(lc_opt_ssh_option) },
 	{ "ssh", 0, "PROGRAM",
 	    "carry the connections with the OpenSSH client PROGRAM (default "
 	    "ssh) instead of libssh2: the user's whole ssh setup applies "
@@ -544,9 +589,11 @@ lc_usage(FILE *f)
 {
 	fprintf(f,
 	    "usage: lanecp [options] SRC... DST\n"
-	    "  SRC and DST are local paths or [user@]host:path; one side "
-	    "must be remote,\n"
-	    "  and several SRCs must all be on one host.\n"
+	    "  SRC and DST are local paths, [user@]host:path or "
+	    "ssh://[user@]host[:port]/path\n"
+	    "  (the path relative to the login directory, //path absolute, "
+	    "as scp); one side\n"
+	    "  must be remote, and several SRCs must all be on one host.\n"
 	    "  A DST that is a directory or ends in / receives each file "
 	    "under its own name;\n"
 	    "  with several SRCs or -r DST must be a directory (made if only "
@@ -658,7 +705,8 @@ lc_find_log(int argc, char **argv)
 	opterr = 0;
 	optind = 0; /* GNU getopt: start over */
 	while ((ch = getopt_long(argc, argv, sopts, lopts, &idx)) != -1)
-		if (ch == 'l' && optarg != NULL && optarg[0] != '\0')
+		if (ch == 'l' && optarg != NULL && optarg[0] != '\0' &&
+		    !lc_scp_log_habit(optarg, NULL))
 			log = optarg;
 	return log;
 }
@@ -673,8 +721,11 @@ lc_parse_cli(int argc, char **argv, struct lc_cli *c, int *first_arg,
 
 	lc_opt_tables(lopts, sopts);
 	opterr = 0;
+	idx = -1;
 	while ((ch = getopt_long(argc, argv, sopts, lopts, &idx)) != -1) {
 		const struct lc_opt *o = NULL;
+		int is_short = idx < 0; /* getopt sets idx for long ones */
+		idx = -1;
 		r = 0;
 		if (ch == '?' || ch == ':') {
 			if (optopt != 0 && optopt < 256)
@@ -693,6 +744,13 @@ lc_parse_cli(int argc, char **argv, struct lc_cli *c, int *first_arg,
 				o = &lc_opts[i];
 		if (o == NULL)
 			return lc_err_set(e, LC_ERR_INTERNAL, "option table");
+		if (ch == 'P' && is_short &&
+		    (r = lc_scp_port_habit(optarg, e)) != 0)
+			return r;
+		/* scp's -c CIPHER: getopt leaves the name as an operand */
+		if (ch == 'c' && optarg == NULL && optind < argc &&
+		    (r = lc_scp_cipher_habit(argv[optind], e)) != 0)
+			return r;
 		if (o->kind == LC_OPT_FLAG)
 			*(int *)(void *)((char *)c + o->off) = 1;
 		else if (o->kind == LC_OPT_AGENT)
@@ -706,9 +764,9 @@ lc_parse_cli(int argc, char **argv, struct lc_cli *c, int *first_arg,
 			return r;
 	}
 	*first_arg = optind;
-	if ((r = lc_env_no_push(c, e)) != 0)
+	if ((r = lc_env_no_push(c, e)) != 0 || (r = lc_env_ssh(c, e)) != 0)
 		return r;
-	return lc_env_ssh(c, e);
+	return lc_ssh_opts_check(c, e);
 }
 
 void

@@ -8,6 +8,7 @@
 
 #include "copy.h"
 #include "err.h"
+#include "sshconf.h"
 
 #include <stdint.h>
 #include <stdio.h>
@@ -22,6 +23,8 @@ struct lc_cli {
 	 * since `lanecp --agent` never reaches this parser.
 	 */
 	const char *agent_only;
+	/* -o "Keyword=value", in order (copy.ssh_options points here) */
+	const char *ssh_options[LC_SSHCONF_OPTS_MAX];
 	int help;
 	int version;
 };
@@ -47,6 +50,18 @@ int lc_parse_cli(int argc, char **argv, struct lc_cli *c, int *first_arg,
  * none.  The result points into argv.
  */
 const char *lc_find_log(int argc, char **argv);
+
+/*
+ * scp's habits (scp_habits.c), each 0 when the argument may mean what
+ * lanecp does with it, else -LC_ERR_USAGE with e (when not NULL) naming
+ * the scp meaning and lanecp's spelling of it: -l's all-digit name that
+ * does not exist (scp's rate limit), the short -P's number from 1024 to
+ * 65535 (scp's port), and the operand after a bare -c that names an SSH
+ * cipher and no file (scp's -c CIPHER).
+ */
+int lc_scp_log_habit(const char *a, struct lc_err *e);
+int lc_scp_port_habit(const char *a, struct lc_err *e);
+int lc_scp_cipher_habit(const char *next, struct lc_err *e);
 
 /* --help: usage, one line per table row, exit statuses, examples. */
 void lc_usage(FILE *f);

@@ -13,7 +13,7 @@
 #   local paths     files and directories
 #   host:path       the remote host lists the matching names: ssh with
 #                   BatchMode, a short ConnectTimeout and a time limit,
-#                   with the -F, -i and -J of the command line
+#                   with the -F, -i, -J and -o of the command line
 #   hosts           Host names of the ssh config (the -F file, or
 #                   ~/.ssh/config and /etc/ssh/ssh_config, with their
 #                   Include files) and of the known_hosts files they name
@@ -289,6 +289,25 @@ _lanecp_remote() {
 	[[ -n $v ]] && ssh_opts+=(-i "$v")
 	v=$(_lanecp_optval -J --jump)
 	[[ -n $v ]] && ssh_opts+=(-J "$v")
+	# every -o of the command line too (-o Port=N lists on that port),
+	# after BatchMode and ConnectTimeout, which stay: ssh keeps the first
+	local i w
+	for ((i = 1; i < ${#words[@]}; i++)); do
+		((i == cword)) && continue
+		w=${words[i]}
+		[[ $w == -- ]] && break
+		if [[ $w == -o || $w == --option ]] && ((i + 1 != cword)); then
+			v=${words[i + 1]-}
+		elif [[ $w == --option=* ]]; then
+			v=${w#*=}
+		elif [[ $w == -o?* ]]; then
+			v=${w#-o}
+		else
+			continue
+		fi
+		v=$(_lanecp_dequote "$v")
+		[[ -n $v ]] && ssh_opts+=(-o "$v")
+	done
 	# the remote login shell runs this; sh does the listing, whatever
 	# that shell is, and no quote of the path reaches it unquoted
 	cmd='for f in "$1"*; do case $f in .|..|*/.|*/..) continue;; esac;'

@@ -104,6 +104,9 @@ lc_ctl_open(struct lc_ctl *c, struct lc_endpoint *ep,
 	so->config_file = c->o->config_file;
 	so->identity_file = c->o->identity_file;
 	so->jump = c->o->jump;
+	so->port = loc->port;
+	so->options = c->o->ssh_options;
+	so->noptions = c->o->n_ssh_options;
 	so->batch = c->o->batch;
 	so->program = c->o->ssh_program;
 	so->limit = limit;

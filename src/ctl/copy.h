@@ -52,6 +52,8 @@ struct lc_copy_opts {
 	const char *config_file;	/* -F */
 	const char *identity_file;	/* -i */
 	const char *jump;	/* -J LIST, "none", or NULL: ssh_config */
+	const char *const *ssh_options;	/* -o "Keyword=value", in order */
+	size_t n_ssh_options;
 	const char *ssh_program;	/* -S, --ssh, LANECP_SSH: the OpenSSH
 				   transport's program; NULL: libssh2 */
 	const char *agent_cmd;	/* -T, default "lanecp" */

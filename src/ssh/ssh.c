@@ -282,6 +282,11 @@ lc__ssh_resolve(const struct lc_ssh_opts *o, const struct lc_ssh_env *env,
 	ctx.home = env->home;
 	ctx.local_user = env->luser;
 	ctx.cmdline_user = hop->user;
+	if (!hop->jump) {
+		ctx.cmdline_port = o->port;
+		ctx.cmdline_options = o->options;
+		ctx.n_cmdline_options = o->noptions;
+	}
 	if ((r = lc_sshconf_resolve(&ctx, hop->host, conf, e)) != 0)
 		return lc_err_ensure(e, r, "ssh configuration");
 	if (conf->user[0] == '\0')

@@ -106,6 +106,15 @@ struct lc_ssh_opts {
 				 * and ProxyCommand; "none": direct), or NULL:
 				 * from ssh_config */
 	int batch;		/* never prompt (no tty or BatchMode) */
+	unsigned port;		/* ssh://host:PORT/ (as ssh -p: wins over
+				 * ssh_config and -o Port), 0: none */
+	/*
+	 * -o options ("Keyword=value"), read before the ssh_config files
+	 * (so they win) for the host itself, not for jump hosts (as ssh);
+	 * the OpenSSH transport passes them on as -o.  NULL/0: none.
+	 */
+	const char *const *options;
+	size_t noptions;
 	const char *program;	/* the OpenSSH transport: run this ssh
 				 * program (PATH searched) for the command
 				 * and forwards instead of libssh2 (see

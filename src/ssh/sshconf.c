@@ -52,6 +52,9 @@ lc__sshconf_err(struct sc *s, const struct sc_line *l, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
+	if (l->f->flags & SC_F_CMDLINE)
+		return lc_err_set(s->e, LC_ERR_CONFIG, "-o %s: %s",
+		    l->kw != NULL ? l->kw : "", msg);
 	return lc_err_set(s->e, LC_ERR_CONFIG, "%s line %lu: %s",
 	    l->f->path, l->num, msg);
 }
@@ -434,6 +437,51 @@ sc_read_all(struct sc *s)
 	    ctx->system_config : SC_SYSTEM_CONFIG, 0, &active, 0);
 }
 
+/*
+ * The -o options, as the first lines of all, each on its own (a Host
+ * line cannot get in: lc_sshconf_check_option refuses it, and so does
+ * this).
+ */
+static int
+sc_read_opts(struct sc *s)
+{
+	const struct sc_file f = { "-o", SC_F_USER | SC_F_CMDLINE, 0 };
+	const struct lc_sshconf_ctx *ctx = s->ctx;
+	struct sc_buf *b;
+	int active = 1, r = 0;
+
+	if (ctx->n_cmdline_options == 0)
+		return 0;
+	if (ctx->n_cmdline_options > LC_SSHCONF_OPTS_MAX)
+		return lc_err_set(s->e, LC_ERR_USAGE, "more than %d -o options",
+		    LC_SSHCONF_OPTS_MAX);
+	if ((b = malloc(sizeof(*b))) == NULL)
+		return lc_err_set(s->e, LC_ERR_NOMEM, "out of memory");
+	for (size_t i = 0; i < ctx->n_cmdline_options && r == 0; i++) {
+		const char *o = ctx->cmdline_options[i];
+		size_t kwlen = strcspn(o, " \t=");
+
+		if (strlen(o) > SC_LINE_MAX || strchr(o, '\n') != NULL) {
+			r = lc_err_set(s->e, LC_ERR_USAGE, "-o: option too "
+			    "long or with a newline");
+			break;
+		}
+		if ((kwlen == 4 && strncasecmp(o, "Host", 4) == 0) ||
+		    (kwlen == 5 && strncasecmp(o, "Match", 5) == 0) ||
+		    (kwlen == 7 && strncasecmp(o, "Include", 7) == 0)) {
+			r = lc_err_set(s->e, LC_ERR_USAGE, "-o %.*s: not "
+			    "taken on the command line (it is for files)",
+			    (int)kwlen, o);
+			break;
+		}
+		snprintf(b->line, sizeof(b->line), "%s", o);
+		active = 1;
+		r = sc_line(s, &f, (unsigned long)i + 1, b, &active);
+	}
+	free(b);
+	return r;
+}
+
 /* The text given instead of the files, for lc__sshconf_resolve_mem(). */
 struct sc_mem {
 	const char *text;
@@ -477,9 +525,12 @@ sc_resolve(const struct lc_sshconf_ctx *ctx, const char *host,
 	snprintf(out->host, sizeof(out->host), "%s", host);
 	if (ctx->cmdline_user != NULL && ctx->cmdline_user[0] != '\0')
 		s.cmdline_user = ctx->cmdline_user;
+	if (ctx->cmdline_port > 0 && ctx->cmdline_port <= 65535)
+		s.port = (int)ctx->cmdline_port;
 
 	s.no_include = mem != NULL;
 	if ((r = sc_identity(&s)) != 0 ||
+	    (r = sc_read_opts(&s)) != 0 ||
 	    (r = (mem != NULL ? sc_read_mem(&s, mem) : sc_read_all(&s))) != 0 ||
 	    (r = lc__sshconf_finish(&s)) != 0) {
 		lc_sshconf_free(out);
@@ -506,6 +557,42 @@ lc__sshconf_resolve_mem(const struct lc_sshconf_ctx *ctx, const char *host,
 	const struct sc_mem m = { text, len };
 
 	return sc_resolve(ctx, host, &m, out, e);
+}
+
+int
+lc_sshconf_check_option(const char *opt, struct lc_err *e)
+{
+	const char *const opts[1] = { opt };
+	struct lc_sshconf_ctx ctx;
+	struct lc_sshconf out;
+	const struct sc_mem m = { "", 0 };
+	size_t kwlen;
+	int r;
+
+	if (opt == NULL)
+		return lc_err_set(e, LC_ERR_USAGE, "-o: missing option");
+	opt += strspn(opt, " \t");
+	kwlen = strcspn(opt, " \t=");
+	if (kwlen == 0 || opt[kwlen] == '\0')
+		return lc_err_set(e, LC_ERR_USAGE, "-o %.64s: want "
+		    "Keyword=value or \"Keyword value\" (as ssh -o)", opt);
+	if (lc__sshconf_keyword(opt, kwlen) == NULL)
+		return lc_err_set(e, LC_ERR_USAGE, "-o %.*s: not an ssh_config "
+		    "keyword lanecp knows (lanecp(1), SSH CONFIGURATION, lists "
+		    "them; with --ssh the ssh program takes any)",
+		    (int)(kwlen > 64 ? 64 : kwlen), opt);
+	/* the value, checked as a file's would be, for no host in
+	   particular: nothing is read or looked up */
+	memset(&ctx, 0, sizeof(ctx));
+	ctx.home = "/";
+	ctx.local_user = "user";
+	ctx.cmdline_options = opts;
+	ctx.n_cmdline_options = 1;
+	r = sc_resolve(&ctx, "the host", &m, &out, e);
+	lc_sshconf_free(&out);
+	if (r != 0 && e != NULL)
+		e->code = LC_ERR_USAGE;
+	return r != 0 ? -LC_ERR_USAGE : 0;
 }
 
 void

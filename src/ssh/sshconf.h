@@ -1,8 +1,9 @@
 /*
  * ssh_config(5) subset.
  *
- * Resolves the settings for one host the way ssh(1) does: files are read
- * in order (-F FILE alone, or ~/.ssh/config then /etc/ssh/ssh_config), the
+ * Resolves the settings for one host the way ssh(1) does: the command
+ * line's -o lines first, then the files in order (-F FILE alone, or
+ * ~/.ssh/config then /etc/ssh/ssh_config), the
  * first value obtained for a keyword wins, Host/Match blocks select which
  * lines apply, Include pulls in files (globs, relative to ~/.ssh or
  * /etc/ssh).  Understood keywords: Host, Match (all, host, originalhost,
@@ -114,7 +115,21 @@ struct lc_sshconf_ctx {
 					 * NULL: from the password database */
 	const char *cmdline_user;	/* user@ from the command line, or NULL */
 	const char *system_config;	/* NULL: /etc/ssh/ssh_config */
+	/*
+	 * The port of ssh://host:PORT/ (as ssh -p: it wins over every Port
+	 * line and is what %p expands to), 0: none.
+	 */
+	unsigned cmdline_port;
+	/*
+	 * -o "Keyword value" (or Keyword=value) lines, read before any file,
+	 * so that they win as in ssh; NULL/0: none.  Host, Match and Include
+	 * are refused there (lc_sshconf_check_option).
+	 */
+	const char *const *cmdline_options;
+	size_t n_cmdline_options;
 };
+
+#define LC_SSHCONF_OPTS_MAX 32	/* -o options on one command line */
 
 /*
  * Resolve the settings for host.  A missing default file is fine; a
@@ -128,6 +143,14 @@ struct lc_sshconf_ctx {
  */
 int lc_sshconf_resolve(const struct lc_sshconf_ctx *ctx, const char *host,
     struct lc_sshconf *out, struct lc_err *e);
+
+/*
+ * Check one -o option as the command line gives it: its keyword must be
+ * one the resolver knows (not Host, Match or Include) and its value
+ * valid; a keyword lanecp refuses (BindAddress, ...) is refused here.
+ * 0, or -LC_ERR_USAGE with e naming the keyword.
+ */
+int lc_sshconf_check_option(const char *opt, struct lc_err *e);
 
 /* Free the path lists and reset c to zeros.  NULL and repeats are fine. */
 void lc_sshconf_free(struct lc_sshconf *c);

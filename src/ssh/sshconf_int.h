@@ -35,6 +35,8 @@
 #define SC_F_REQUIRED	0x08	/* a missing file is an error (-F) */
 #define SC_F_MAYBE	0x10	/* included from a block lanecp cannot
 				 * evaluate (Match exec, ...) */
+#define SC_F_CMDLINE	0x20	/* a -o option: errors name it, not a
+				 * file and line */
 
 struct sc_file {
 	const char *path;

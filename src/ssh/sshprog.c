@@ -30,6 +30,7 @@
 #include "thread.h"
 #include "wake.h"
 #include "ssh_int.h"
+#include "sshconf.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -46,10 +47,11 @@
 #include <unistd.h>
 
 #define LC_SSHPROG_LINE 300	/* one stderr line kept, cut there */
-#define LC_SSHPROG_ARGS 40	/* argv entries of one ssh command */
 #define LC_SSHPROG_G_MAX 65536	/* ssh -G output read */
 #define LC_SSHPROG_TERM_MS 1000 /* SIGTERM to SIGKILL when stopping */
 #define LC_SSHPROG_TICK_MS 100	/* reap check without a pidfd */
+/* argv entries of one ssh command, with -p and the -o's */
+#define LC_SSHPROG_ARGS (42 + 2 * LC_SSHCONF_OPTS_MAX)
 
 extern char **environ;
 
@@ -62,6 +64,10 @@ struct lc__sshprog {
 	char *host;	/* as given */
 	pid_t pid;	/* 0: none (yet, or reaped) */
 	int errfd;	/* read end of ssh's stderr */
+	/* -p (ssh://host:PORT/) or "", and the -o options as given */
+	char port[8];
+	char *opts[LC_SSHCONF_OPTS_MAX];
+	size_t nopts;
 	/* the stderr thread's line, then (under s->mu) what it learnt */
 	char line[LC_SSHPROG_LINE];
 	size_t linelen;
@@ -78,37 +84,7 @@ struct lc__sshprog {
 /* ------------------------------------------------------------------ */
 /* What ssh said */
 
-int
-lc__sshprog_classify(const char *line)
-{
-	static const struct {
-		const char *words;
-		int code;
-	} t[] = {
-		{ "Host key verification failed", LC_ERR_HOSTKEY },
-		{ "REMOTE HOST IDENTIFICATION HAS CHANGED", LC_ERR_HOSTKEY },
-		{ "host key is known for", LC_ERR_HOSTKEY },
-		{ "has changed and you have requested strict", LC_ERR_HOSTKEY },
-		{ "Host key for", LC_ERR_HOSTKEY },
-		{ "Permission denied", LC_ERR_AUTH },
-		{ "Too many authentication failures", LC_ERR_AUTH },
-		{ "No more authentication methods", LC_ERR_AUTH },
-		{ "Bad configuration option", LC_ERR_CONFIG },
-		{ "bad configuration options", LC_ERR_CONFIG },
-		{ "Can't open user config file", LC_ERR_CONFIG },
-		{ "Could not resolve hostname", LC_ERR_CONNECT },
-		{ "Connection refused", LC_ERR_CONNECT },
-		{ "Connection timed out", LC_ERR_CONNECT },
-		{ "No route to host", LC_ERR_CONNECT },
-		{ "Unable to negotiate", LC_ERR_CONNECT },
-		{ "kex_exchange_identification", LC_ERR_CONNECT },
-	};
-
-	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++)
-		if (strstr(line, t[i].words) != NULL)
-			return t[i].code;
-	return 0;
-}
+/* lc__sshprog_classify: sshprog_words.c */
 
 /* Host key and authentication words outrank the rest (ssh says why the
  * connection closed after them). */
@@ -358,6 +334,15 @@ lc_sshprog_argv(const struct lc__sshprog *p, enum lc_sshprog_mode mode,
 		av[n++] = (char *)"-l";
 		av[n++] = p->user;
 	}
+	if (p->port[0] != '\0') {
+		av[n++] = (char *)"-p";
+		av[n++] = (char *)p->port;
+	}
+	/* after the fixed -o's: the first value obtained wins in ssh */
+	for (size_t i = 0; i < p->nopts; i++) {
+		av[n++] = (char *)"-o";
+		av[n++] = p->opts[i];
+	}
 	av[n++] = p->host;
 	if (mode == LC_SSHPROG_EXEC) {
 		av[n++] = (char *)"--";
@@ -595,6 +580,17 @@ lc__sshprog_connect(const struct lc_ssh_opts *o, struct lc_ssh *s,
 	p->jump = lc_sshprog_dup(o->jump, &bad);
 	p->user = lc_sshprog_dup(o->user, &bad);
 	p->host = lc_sshprog_dup(o->host, &bad);
+	if (o->port > 0 && o->port <= 65535)
+		snprintf(p->port, sizeof(p->port), "%u", o->port);
+	if (o->noptions > LC_SSHCONF_OPTS_MAX)
+		return lc_err_set(e, LC_ERR_USAGE, "more than %d -o options",
+		    LC_SSHCONF_OPTS_MAX);
+	for (size_t i = 0; i < o->noptions; i++) {
+		char *d = lc_sshprog_dup(o->options[i], &bad);
+
+		if (d != NULL)
+			p->opts[p->nopts++] = d;
+	}
 	if (bad || (out = malloc(LC_SSHPROG_G_MAX)) == NULL)
 		return lc_err_set(e, LC_ERR_NOMEM, "out of memory");
 	if (p->program == NULL)
@@ -796,5 +792,7 @@ lc__sshprog_free(struct lc__sshprog *p)
 	free(p->jump);
 	free(p->user);
 	free(p->host);
+	for (size_t i = 0; i < p->nopts; i++)
+		free(p->opts[i]);
 	free(p);
 }

@@ -3,7 +3,8 @@
 # lanecp reaches it through an ssh_config HostName ::1 and through a
 # [::1]:path literal, push and pull, a file and a tree; the data streams
 # connect to the address the controller used for SSH, so they go over IPv6
-# too (nothing listens on 127.0.0.1 for this sshd).
+# too (nothing listens on 127.0.0.1 for this sshd).  ssh://[::1]:PORT/
+# (issue 24 item 4) with a Host ::1 block that has no Port line.
 set -euo pipefail
 . "$LC_SRC_DIR/tests/integration/lib.sh"
 
@@ -32,6 +33,13 @@ lc_note "pull through a [::1]:path literal (known_hosts holds [::1]:port)"
 sed 's/^Host .*/Host ::1/' "$LC_SSH_CONFIG" >"$d/ssh_config6"
 LC_SSH_CONFIG=$d/ssh_config6 lc_lanecp -s 2 "[::1]:$d/remote/f" "$d/back/"
 cmp "$d/local/f" "$d/back/f" || lc_fail "pull over IPv6 differs"
+
+lc_note "ssh://[::1]:PORT//abs: the port from the URL, not the config"
+lc_ssh_config "$d/ssh_config6np" Port=
+sed -i 's/^Host .*/Host ::1/' "$d/ssh_config6np"
+LC_SSH_CONFIG=$d/ssh_config6np lc_lanecp "$d/local/f" \
+    "ssh://[::1]:$LC_SSHD_PORT/$d/remote/url-f"
+cmp "$d/local/f" "$d/remote/url-f" || lc_fail "ssh://[::1]:PORT push differs"
 
 lc_note "a tree, both ways"
 lc_lanecp -r "$d/local/tree" "$H:$d/remote/"

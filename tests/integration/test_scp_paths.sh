@@ -14,6 +14,15 @@
 #     newline-free) travel in the protocol, not through a shell: copied
 #     as they are, and nothing they would run if a shell saw them runs;
 #   * a local "~" is not expanded (the local shell does that, as with scp).
+# A port on the command line (issue 24 item 4), with a client config that
+# has no Port line (so port 22 unless the command line says otherwise):
+#   * ssh://host:PORT/path push, pull and host to host (relative to the
+#     login directory; //abs absolute), a tree with -r, %XX decoded;
+#   * -o Port=PORT and -o "Port PORT", over libssh2 and over --ssh (the
+#     OpenSSH client gets -p and -o);
+#   * host:PORT:path, an unknown or refused -o keyword: exit 2 naming it.
+# scp's habits (issue 24 item 5): -P PORT, -l LIMIT (no file made) and
+# -c CIPHER each exit 2 naming scp's meaning and lanecp's spelling.
 # a literal ~ in quotes is what these tests send (the remote expands it)
 # shellcheck disable=SC2088
 set -euo pipefail
@@ -125,3 +134,72 @@ done
 lc_note "a local ~ stays literal (the local shell expands it, as scp)"
 lc_lanecp_expect 5 "~/lanecp-no-such-file: No such file" \
     "~/lanecp-no-such-file" "$H:~/backups/"
+
+lc_note "ssh://host:PORT/path: push and pull with a config without Port"
+P=$LC_SSHD_PORT
+lc_ssh_config "$d/noport.cfg" Port=
+np() { lc_run_cfg "$d/noport.cfg" - "$d/np.err" "$@"; }
+np_ok() {
+	np "$@"
+	[[ $LC_RC == 0 ]] || { lc__show "$d/np.err"; lc_fail "lanecp $* exited $LC_RC"; }
+}
+np_expect() {
+	local want=$1 pat=$2
+	shift 2
+	np "$@"
+	[[ $LC_RC == "$want" ]] || { lc__show "$d/np.err"; lc_fail \
+	    "lanecp $* exited $LC_RC, expected $want"; }
+	lc_log_has "$pat" "$d/np.err"
+}
+np_ok "$d/local/f" "ssh://$H:$P/$rel/url-f"
+cmp "$d/local/f" "$sub/url-f" || lc_fail "ssh:// relative push differs"
+np_ok "ssh://$LC_USER@$H:$P/$sub/url-f" "$d/back/url-abs"
+cmp "$d/local/f" "$d/back/url-abs" || lc_fail "ssh:// //abs pull differs"
+np_ok -r "$d/local/tree" "scp://$H:$P/$rel/url%20tree"
+diff -r "$d/local/tree" "$sub/url tree/tree" || lc_fail "scp:// -r push differs"
+np_ok -r "ssh://$H:$P/$rel/url%20tree/tree" "$d/back/url-tree"
+diff -r "$d/local/tree" "$d/back/url-tree/tree" || lc_fail "ssh:// -r pull differs"
+np_ok "ssh://$H:$P/$rel/url-f" "scp://$LC_USER@$H:$P/$rel/url-h2h"
+cmp "$d/local/f" "$sub/url-h2h" || lc_fail "ssh:// host to host differs"
+
+lc_note "-o Port=PORT and -o 'Port PORT', libssh2 and --ssh"
+np_ok -o "Port=$P" "$d/local/f" "$H:$rel/o-f"
+cmp "$d/local/f" "$sub/o-f" || lc_fail "-o Port= push differs"
+np_ok -o "Port $P" -o StrictHostKeyChecking=yes "$H:$rel/o-f" "$d/back/o-f"
+cmp "$d/local/f" "$d/back/o-f" || lc_fail "-o 'Port N' pull differs"
+if command -v ssh >/dev/null; then
+	np_ok --ssh -o "Port=$P" "$d/local/f" "$H:$rel/o-ssh"
+	cmp "$d/local/f" "$sub/o-ssh" || lc_fail "--ssh -o Port= push differs"
+	np_ok --ssh "ssh://$H:$P/$rel/o-ssh" "$d/back/o-ssh"
+	cmp "$d/local/f" "$d/back/o-ssh" || lc_fail "--ssh ssh:// pull differs"
+	# a keyword only ssh knows goes to ssh with --ssh, and ssh judges it
+	np_ok --ssh -o Compression=no -o "Port=$P" "$d/local/f" "$H:$rel/o-ssh2"
+	np_expect 2 "Bad configuration option" --ssh -o NoSuchKeyword=1 \
+	    -o "Port=$P" "$d/local/f" "$H:$rel/o-ssh3"
+else
+	lc_note "SKIPPED: -o with --ssh (no ssh program)"
+fi
+np_expect 2 "-o Compression: not an ssh_config keyword lanecp knows" \
+    -o Compression=yes "$d/local/f" "$H:$rel/x"
+np_expect 2 "-o BindAddress: BindAddress is not supported" \
+    -o BindAddress=127.0.0.1 "$d/local/f" "$H:$rel/x"
+np_expect 2 "-o Port: bad value for Port: '0'" -o Port=0 "$d/local/f" "$H:$rel/x"
+np_expect 2 "a port goes in ssh://\[user@\]host:$P/path" \
+    "$d/local/f" "$LC_USER@$H:$P:$rel/x"
+np_expect 2 "bad port" "$d/local/f" "ssh://$H:99999/x"
+[[ ! -e $sub/x ]] || lc_fail "a refused command line copied"
+
+lc_note "scp habits: -P PORT, -l LIMIT, -c CIPHER"
+np_expect 2 "-P $P: lanecp's -P is the progress interval.*-o Port=$P" \
+    -P "$P" "$d/local/f" "$H:$rel/x"
+(cd "$d" && np_expect 2 "-l 10000: lanecp's -l is a log file.*-x 1250000" \
+    -l 10000 "$d/local/f" "$H:$rel/x")
+[[ ! -e $d/10000 ]] || lc_fail "-l 10000 made a log file named 10000"
+np_expect 2 "-c aes128-gcm@openssh.com: lanecp's -c is compression" \
+    -c aes128-gcm@openssh.com "$d/local/f" "$H:$rel/x"
+[[ ! -e $sub/x ]] || lc_fail "an scp habit copied"
+# bbcp's meanings stay: -P 2 progress lines, -l to an existing name
+np_ok -P 2 -o "Port=$P" "$d/local/f" "$H:$rel/p2"
+echo >"$d/12345"
+(cd "$d" && np_ok -l 12345 -o "Port=$P" "$d/local/f" "$H:$rel/l1")
+grep -q "lanecp" "$d/12345" || lc_fail "-l to an existing all-digit file wrote no log"

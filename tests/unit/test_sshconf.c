@@ -1570,4 +1570,60 @@ LC_TEST(resolve_from_memory)
 	t_done(&ctx);
 }
 
+/*
+ * -o on the command line (issue 24 item 4): read before the files, so it
+ * wins; the ssh:// port wins over both; bad ones refused naming them.
+ */
+LC_TEST(cmdline_options)
+{
+	static const char text[] = "Host web\n  Port 2022\n  User fileuser\n"
+	    "  ConnectTimeout 7\n";
+	const char *const opts[] = { "Port=2501", "User  optuser",
+		"ConnectTimeout=3", "Port 2600" };
+	struct lc_sshconf_ctx ctx;
+	struct lc_sshconf c;
+	struct lc_err e;
+
+	t_setup(&ctx);
+	lc_err_clear(&e);
+	ctx.cmdline_options = opts;
+	ctx.n_cmdline_options = 4;
+	LC_CHECK_EQ_I(lc__sshconf_resolve_mem(&ctx, "web", text,
+	    sizeof(text) - 1, &c, &e), 0);
+	LC_CHECK_EQ_U(c.port, 2501);	/* the first -o, not the file */
+	LC_CHECK_STR(c.user, "optuser");
+	LC_CHECK_EQ_I(c.connect_timeout, 3);
+	lc_sshconf_free(&c);
+	ctx.cmdline_port = 2700;
+	LC_CHECK_EQ_I(lc__sshconf_resolve_mem(&ctx, "web", text,
+	    sizeof(text) - 1, &c, &e), 0);
+	LC_CHECK_EQ_U(c.port, 2700);	/* ssh://host:PORT/ wins, as ssh -p */
+	lc_sshconf_free(&c);
+	t_done(&ctx);
+
+	LC_CHECK_EQ_I(lc_sshconf_check_option("Port=2501", &e), 0);
+	LC_CHECK_EQ_I(lc_sshconf_check_option("port 2501", &e), 0);
+	LC_CHECK_EQ_I(lc_sshconf_check_option("StrictHostKeyChecking=no", &e),
+	    0);
+	LC_CHECK_EQ_I(lc_sshconf_check_option("IdentityFile=~/.ssh/k", &e), 0);
+	LC_CHECK_EQ_I(lc_sshconf_check_option("Port=0", &e), -LC_ERR_USAGE);
+	LC_CHECK(strstr(e.msg, "-o Port: bad value") != NULL);
+	LC_CHECK_EQ_I(lc_sshconf_check_option("Ciphers=aes128-ctr", &e),
+	    -LC_ERR_USAGE);
+	LC_CHECK(strstr(e.msg, "-o Ciphers: not an ssh_config keyword") !=
+	    NULL);
+	LC_CHECK_EQ_I(lc_sshconf_check_option("BindAddress=1.2.3.4", &e),
+	    -LC_ERR_USAGE);
+	LC_CHECK(strstr(e.msg, "BindAddress is not supported") != NULL);
+	LC_CHECK_EQ_I(lc_sshconf_check_option("Host x", &e), -LC_ERR_USAGE);
+	LC_CHECK_EQ_I(lc_sshconf_check_option("Match all", &e),
+	    -LC_ERR_USAGE);
+	LC_CHECK_EQ_I(lc_sshconf_check_option("Include /etc/passwd", &e),
+	    -LC_ERR_USAGE);
+	LC_CHECK_EQ_I(lc_sshconf_check_option("Port", &e), -LC_ERR_USAGE);
+	LC_CHECK_EQ_I(lc_sshconf_check_option("", &e), -LC_ERR_USAGE);
+	LC_CHECK_EQ_I(lc_sshconf_check_option("ProxyCommand=nc %C", &e),
+	    -LC_ERR_USAGE);
+}
+
 LC_TEST_MAIN()

@@ -64,6 +64,8 @@ t_fake_ssh(void)
 	    "#!/bin/sh\n"
 	    "case \"$1\" in -G) printf 'user tu\\nhostname 127.0.0.1\\n"
 	    "port 22\\n'; exit 0;; esac\n"
+	    "[ -z \"$T_SSH_ARGS\" ] || printf '%%s\\n' \"$@\" "
+	    ">\"$T_SSH_ARGS\"\n"
 	    "exec /bin/sh -c \"$T_SSH_DO\"\n");
 	fclose(f);
 	chmod(t_prog, 0700);
@@ -189,6 +191,50 @@ LC_TEST(missing_program)
 	o.program = "ssh";
 	o.host = "-oProxyCommand=x";
 	LC_CHECK_EQ_I(lc_ssh_connect(&o, &s, &e), -LC_ERR_USAGE);
+}
+
+/* ssh://host:PORT/ and -o reach ssh as -p and -o, after lanecp's own
+ * -o's (ssh keeps the first value), before the host. */
+LC_TEST(port_and_options)
+{
+	const char *const opts[] = { "Port=9", "Ciphers aes128-ctr" };
+	struct lc_ssh_opts o = { .host = "box",
+		.program = t_prog,
+		.port = 2501,
+		.options = opts,
+		.noptions = 2 };
+	struct lc_ssh *s = NULL;
+	struct lc_err e;
+	char args[128], buf[2048], sig[8];
+	int fd = -1, st = -1;
+	FILE *f;
+	size_t n;
+
+	t_fake_ssh();
+	snprintf(args, sizeof(args), "%s/args", t_dir);
+	setenv("T_SSH_ARGS", args, 1);
+	setenv("T_SSH_DO", "exit 0", 1);
+	lc_err_clear(&e);
+	LC_CHECK_EQ_I(lc_ssh_connect(&o, &s, &e), 0);
+	LC_CHECK_EQ_I(lc_ssh_exec(s, "cmd", &fd, &e), 0);
+	LC_CHECK_EQ_I(lc_ssh_wait(s, -1, &st, sig, sizeof(sig)), 0);
+	LC_CHECK_EQ_I(st, 0);
+	close(fd);
+	lc_ssh_free(s);
+	f = fopen(args, "r");
+	LC_CHECK(f != NULL);
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	buf[n] = '\0';
+	fclose(f);
+	LC_CHECK(strstr(buf, "RequestTTY=no\n") != NULL);
+	LC_CHECK(strstr(buf,
+		     "\n-p\n2501\n-o\nPort=9\n-o\nCiphers "
+		     "aes128-ctr\nbox\n--\ncmd\n") != NULL);
+	LC_CHECK(
+	    strstr(buf, "RequestTTY=no\n") < strstr(buf, "\n-o\nPort=9\n"));
+	unsetenv("T_SSH_ARGS");
+	unlink(args);
+	t_cleanup();
 }
 
 LC_TEST_MAIN()
