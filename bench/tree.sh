@@ -353,6 +353,10 @@ case_tree_rss() {
 TREE_WAN_RUNS=${RUNS_SET:-3}
 ((QUICK)) && TREE_WAN_RUNS=${RUNS_SET:-1}
 TREE_WAN_CFGS=(lanecp-r-s16 rsync-a-gcm tar-ssh-gcm)
+# TREE_WAN_B=/path/to/other/lanecp adds a row for that build (an A/B in
+# the same interleaved run; it is its own remote agent, -T).
+[[ -n ${TREE_WAN_B-} ]] && TREE_WAN_CFGS+=(lanecp-b-s16)
+DESC[lanecp-b-s16]="lanecp -r -s 16, build B (${TREE_WAN_B-})"
 DESC[lanecp-r-s16]="lanecp -r -s 16 (TLS, durable)"
 DESC[rsync-a-gcm]="rsync -a (ssh, aes128-gcm)"
 DESC[tar-ssh-gcm]="tar -c \| ssh tar -x (aes128-gcm)"
@@ -366,6 +370,12 @@ set_tree_wan() {
 	lanecp-r-s16)
 		TOOL=lanecp STREAMS=16
 		CMD=("${ns[@]}" "$LANECP" -F "$W/ssh_config_wan" -q -r -s 16 "$s/" "lcwan:$t/")
+		# an A/B: both builds their own agent, started the same way
+		[[ -n ${TREE_WAN_B-} ]] && CMD=("${ns[@]}" "$LANECP" -F "$W/ssh_config_wan" -T "$LANECP" -q -r -s 16 "$s/" "lcwan:$t/")
+		;;
+	lanecp-b-s16)
+		TOOL=lanecp STREAMS=16
+		CMD=("${ns[@]}" "$TREE_WAN_B" -F "$W/ssh_config_wan" -T "$TREE_WAN_B" -q -r -s 16 "$s/" "lcwan:$t/")
 		;;
 	rsync-a-gcm) TOOL=rsync; CMD=("${ns[@]}" rsync -a -e "$ssh" "$s/" "lcwan:$t/") ;;
 	tar-ssh-gcm)
