@@ -355,6 +355,9 @@ TREE_WAN_RUNS=${RUNS_SET:-3}
 TREE_WAN_CFGS=(lanecp-r-s16 rsync-a-gcm tar-ssh-gcm)
 # TREE_WAN_B=/path/to/other/lanecp adds a row for that build (an A/B in
 # the same interleaved run; it is its own remote agent, -T).
+# TREE_WAN_LANECP_ONLY=1 leaves the ssh tools out (an A/B of two builds
+# where rsync and tar take most of the time: their ratios show "-").
+[[ -n ${TREE_WAN_LANECP_ONLY-} ]] && TREE_WAN_CFGS=(lanecp-r-s16)
 [[ -n ${TREE_WAN_B-} ]] && TREE_WAN_CFGS+=(lanecp-b-s16)
 DESC[lanecp-b-s16]="lanecp -r -s 16, build B (${TREE_WAN_B-})"
 DESC[lanecp-r-s16]="lanecp -r -s 16 (TLS, durable)"
