@@ -38,6 +38,7 @@
 #            tmpfs to tmpfs: lanecp -r -s 16 vs rsync -a and tar|ssh (both
 #            aes128-gcm); 3 runs unless -n (--quick: 2,000 files, 1 run);
 #            not in the default set or in `tree` (ask for it)
+#   tree-wan200m  the same over wan200m (200 Mbit/s, 100 ms RTT, 0.05 % loss)
 #   pipe     issue 14: a pipe as the source, memory to memory:
 #            dd if=/dev/zero bs=1M | lanecp - host:/dev/null, against
 #            dd | ssh host 'cat > /dev/null' and lanecp from a tmpfs file
@@ -89,6 +90,7 @@
 #   --quick       small sizes, fewer configurations, lfn1g only
 #   --case NAME   mem|file|streams|rss|wan|wan-lfn1g|wan-wan200m (or a..e),
 #                 tree|tree-10k|tree-1k|tree-mixed|tree-one|tree-noop|tree-rss,
+#                 tree-lfn1g, tree-wan200m,
 #                 paths (alias wan-paths), pipe, ramp|ramp-lfn1g|ramp-wan200m,
 #                 compress, startup
 #   --tree-big S  size of each of the 2 big files of tree-mixed (default 256M)
@@ -152,7 +154,7 @@ for c in "${CASES[@]}"; do
 	e | rss) SEL+="rss " ;;
 	f | aead) SEL+="aead " ;;
 	tree) SEL+="tree-10k tree-1k tree-mixed tree-one tree-noop tree-rss " ;;
-	tree-10k | tree-1k | tree-mixed | tree-one | tree-noop | tree-rss | tree-lfn1g) SEL+="$c " ;;
+	tree-10k | tree-1k | tree-mixed | tree-one | tree-noop | tree-rss | tree-lfn1g | tree-wan200m) SEL+="$c " ;;
 	paths | wan-paths) SEL+="paths " ;;
 	pipe) SEL+="pipe " ;;
 	compress) SEL+="compress " ;;
@@ -1377,6 +1379,7 @@ want tree-one && case_tree_one
 want tree-noop && case_tree_noop
 want tree-rss && case_tree_rss
 want tree-lfn1g && case_tree_lfn1g
+want tree-wan200m && case_tree_wan200m
 
 if ((${#TARGETS[@]})); then
 	out "## Targets (issue 4; trees: issue 11; data paths: issue 12; ramp: issue 13 part 2)"

@@ -342,9 +342,9 @@ case_tree_rss() {
 	for n in $TREE_RSS_NS; do rm -rf "$DATA/tree-rss-$n"; done
 }
 
-# ---------------------------------------------------------------- tree-lfn1g (issue 23)
+# ---------------------------------------------------------------- tree-lfn1g, tree-wan200m (issue 23)
 # The tree-10k tree ($TREE_N10K x 4 KiB in 100 directories) pushed over
-# bench/wan.sh's lfn1g pair (client in $WAN_PFX-a, sshd in $WAN_PFX-b),
+# bench/wan.sh's lfn1g (or wan200m) pair (client in $WAN_PFX-a, sshd in $WAN_PFX-b),
 # tmpfs to tmpfs (/dev/shm: both namespaces share it): lanecp -r -s 16,
 # rsync -a and tar -c | ssh tar -x (both over ssh -c aes128-gcm), $TREE_WAN_RUNS
 # runs interleaved (default 3; --quick: 1).  TREE_WAN_PCAP=FILE keeps a
@@ -353,6 +353,13 @@ case_tree_rss() {
 TREE_WAN_RUNS=${RUNS_SET:-3}
 ((QUICK)) && TREE_WAN_RUNS=${RUNS_SET:-1}
 TREE_WAN_CFGS=(lanecp-r-s16 rsync-a-gcm tar-ssh-gcm)
+# TREE_WAN_B=/path/to/other/lanecp adds a row for that build (an A/B in
+# the same interleaved run; it is its own remote agent, -T).
+# TREE_WAN_LANECP_ONLY=1 leaves the ssh tools out (an A/B of two builds
+# where rsync and tar take most of the time: their ratios show "-").
+[[ -n ${TREE_WAN_LANECP_ONLY-} ]] && TREE_WAN_CFGS=(lanecp-r-s16)
+[[ -n ${TREE_WAN_B-} ]] && TREE_WAN_CFGS+=(lanecp-b-s16)
+DESC[lanecp-b-s16]="lanecp -r -s 16, build B (${TREE_WAN_B-})"
 DESC[lanecp-r-s16]="lanecp -r -s 16 (TLS, durable)"
 DESC[rsync-a-gcm]="rsync -a (ssh, aes128-gcm)"
 DESC[tar-ssh-gcm]="tar -c \| ssh tar -x (aes128-gcm)"
@@ -366,13 +373,19 @@ set_tree_wan() {
 	lanecp-r-s16)
 		TOOL=lanecp STREAMS=16
 		CMD=("${ns[@]}" "$LANECP" -F "$W/ssh_config_wan" -q -r -s 16 "$s/" "lcwan:$t/")
+		# an A/B: both builds their own agent, started the same way
+		[[ -n ${TREE_WAN_B-} ]] && CMD=("${ns[@]}" "$LANECP" -F "$W/ssh_config_wan" -T "$LANECP" -q -r -s 16 "$s/" "lcwan:$t/")
+		;;
+	lanecp-b-s16)
+		TOOL=lanecp STREAMS=16
+		CMD=("${ns[@]}" "$TREE_WAN_B" -F "$W/ssh_config_wan" -T "$TREE_WAN_B" -q -r -s 16 "$s/" "lcwan:$t/")
 		;;
 	rsync-a-gcm) TOOL=rsync; CMD=("${ns[@]}" rsync -a -e "$ssh" "$s/" "lcwan:$t/") ;;
 	tar-ssh-gcm)
 		TOOL=tar
 		CMD=("${ns[@]}" bash -c "tar -C '$s' -cf - . | $ssh lcwan 'mkdir -p $t && tar -C $t -xf -'")
 		;;
-	*) die "unknown tree-lfn1g config $1" ;;
+	*) die "unknown tree-wan config $1" ;;
 	esac
 	PRE=tree_pre POST=tree_wan_post VERIFY=$s VERIFY_TARGET=$t
 }
@@ -386,9 +399,11 @@ tree_wan_down() {
 	return 0
 }
 
-case_tree_lfn1g() {
-	local saved=$RUNS saved_t=$TREE_T k m lo hi r t l i d
-	out "## Tree over lfn1g (issue 23): $TREE_N10K x 4 KiB files in 100 directories ($("$HERE/wan.sh" profiles | awk '$1 == "lfn1g" { $1 = ""; sub(/^ +/, ""); print }'))"
+# case_tree_wan PROFILE: the case tree-PROFILE (lfn1g or wan200m).
+case_tree_wan() {
+	local prof=$1 saved=$RUNS saved_t=$TREE_T k m lo hi r t l i d
+	local c=tree-$1
+	out "## Tree over $prof (issue 23): $TREE_N10K x 4 KiB files in 100 directories ($("$HERE/wan.sh" profiles | awk -v p="$prof" '$1 == p { $1 = ""; sub(/^ +/, ""); print }'))"
 	out
 	out "Client in $WAN_PFX-a, sshd in $WAN_PFX-b, tmpfs to tmpfs (/dev/shm), a push into a new directory; the"
 	out "ssh tools with \`-c aes128-gcm@openssh.com\`, lanecp with its defaults (TLS, fsync) and \`-s 16\`. Wall time of the"
@@ -396,7 +411,7 @@ case_tree_lfn1g() {
 	out "of each tool is checked with diff -r, later runs by the number of files."
 	out
 	[[ -x $WANEM ]] || die "wanem not found at $WANEM (set WANEM=)"
-	command -v python3 >/dev/null || die "the tree-lfn1g case needs python3"
+	command -v python3 >/dev/null || die "the $c case needs python3"
 	if wan_sh status >/dev/null 2>&1; then
 		die "an emulated WAN $WAN_PFX is already up (bench/wan.sh status): someone else may be using it; not touching it"
 	fi
@@ -412,7 +427,7 @@ case_tree_lfn1g() {
 	WAN_UP=1
 	lc_on_exit wan_down
 	lc_on_exit tree_wan_down
-	wan_sh up lfn1g >&2 || die "bench/wan.sh up lfn1g failed"
+	wan_sh up "$prof" >&2 || die "bench/wan.sh up $prof failed"
 	wan_sshd_start
 	# untimed: the first connection (known_hosts, page-cached binaries)
 	ip netns exec "$WAN_PFX-a" "$LANECP" -F "$W/ssh_config_wan" -q "$TREE_SRC/d000/f000000" "lcwan:$d/warmup" \
@@ -434,7 +449,7 @@ case_tree_lfn1g() {
 		grep -q 'listening on' "$W/tcpdump.err" || die "tcpdump did not start: $(cat "$W/tcpdump.err")"
 	fi
 	RUNS=$TREE_WAN_RUNS
-	run_case tree-lfn1g set_tree_wan "${TREE_WAN_CFGS[@]}"
+	run_case "$c" set_tree_wan "${TREE_WAN_CFGS[@]}"
 	RUNS=$saved
 	if [[ -n $TREE_WAN_CAP_PID ]]; then
 		sleep 0.3	# the last packets into the capture
@@ -442,25 +457,27 @@ case_tree_lfn1g() {
 		cp "$W/tree-wan.runs" "$TREE_WAN_PCAP.runs"
 	fi
 	wan_down
-	r=$(med tree-lfn1g rsync-a-gcm seconds); t=$(med tree-lfn1g tar-ssh-gcm seconds)
+	r=$(med "$c" rsync-a-gcm seconds); t=$(med "$c" tar-ssh-gcm seconds)
 	out "| tool | runs | seconds (median) | min-max | files/s | CPU s (client+server) | client RSS MiB | server RSS MiB | ÷ rsync | ÷ tar |"
 	out "|---|---|---:|---|---:|---:|---:|---:|---:|---:|"
 	for k in "${TREE_WAN_CFGS[@]}"; do
-		m=$(med tree-lfn1g "$k" seconds)
+		m=$(med "$c" "$k" seconds)
 		if [[ $m == - ]]; then
-			out "| ${DESC[$k]} | $(nruns tree-lfn1g "$k") | FAIL | - | - | - | - | - | - | - |"
+			out "| ${DESC[$k]} | $(nruns "$c" "$k") | FAIL | - | - | - | - | - | - | - |"
 			continue
 		fi
-		lo=$(col tree-lfn1g "$k" seconds | minof); hi=$(col tree-lfn1g "$k" seconds | maxof)
-		out "| ${DESC[$k]} | $(nruns tree-lfn1g "$k") | $(fmt "$m" 3) | $(fmt "$lo" 3)-$(fmt "$hi" 3) | $(fmt "$(calc "$TREE_NFILES / $m")" 0) | $(cpu_cell tree-lfn1g "$k") | $(rss_cell tree-lfn1g "$k") | $(ratio "$m" "$r") | $(ratio "$m" "$t") |"
+		lo=$(col "$c" "$k" seconds | minof); hi=$(col "$c" "$k" seconds | maxof)
+		out "| ${DESC[$k]} | $(nruns "$c" "$k") | $(fmt "$m" 3) | $(fmt "$lo" 3)-$(fmt "$hi" 3) | $(fmt "$(calc "$TREE_NFILES / $m")" 0) | $(cpu_cell "$c" "$k") | $(rss_cell "$c" "$k") | $(ratio "$m" "$r") | $(ratio "$m" "$t") |"
 	done
 	out
-	failures tree-lfn1g
-	l=$(med tree-lfn1g lanecp-r-s16 seconds)
-	target "lfn1g, $TREE_N10K x 4 KiB: lanecp -r ≤ 0.5x rsync -a (issue 23)" \
+	failures "$c"
+	l=$(med "$c" lanecp-r-s16 seconds)
+	target "$prof, $TREE_N10K x 4 KiB: lanecp -r ≤ 0.5x rsync -a (issue 23)" \
 	    "$(lf "$l") vs $(fmt "$r" 3) s = $(ratio "$l" "$r")x" "$(le "$(ratio "$l" "$r")" 0.5)"
-	target "lfn1g, $TREE_N10K x 4 KiB: lanecp -r ≤ 0.7x tar -c \| ssh tar -x (issue 23)" \
+	target "$prof, $TREE_N10K x 4 KiB: lanecp -r ≤ 0.7x tar -c \| ssh tar -x (issue 23)" \
 	    "$(lf "$l") vs $(fmt "$t" 3) s = $(ratio "$l" "$t")x" "$(le "$(ratio "$l" "$t")" 0.7)"
 	rm -rf "$TREE_SRC" "$d"
 	TREE_T=$saved_t
 }
+case_tree_lfn1g() { case_tree_wan lfn1g; }
+case_tree_wan200m() { case_tree_wan wan200m; }

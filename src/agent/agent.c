@@ -43,6 +43,11 @@
 #include <unistd.h>
 
 #define LC_AGENT_TICK_MS 1000
+/*
+ * Output queued while a read's messages are handled is written once it
+ * reaches this (about 60 FILE_READYs), rather than after the whole read.
+ */
+#define LC_AGENT_FLUSH_AT 1024
 
 /* A queued event (the role's worker threads -> the main thread). */
 struct lc_agent_ev {
@@ -84,6 +89,7 @@ lc_agent_post(void *host, const struct lc_event *ev)
 {
 	struct lc_agent *a = host;
 	struct lc_agent_ev *q = malloc(sizeof(*q));
+	int first;
 
 	if (q == NULL) {
 		atomic_store(&a->cancel, true);
@@ -92,9 +98,18 @@ lc_agent_post(void *host, const struct lc_event *ev)
 	}
 	q->ev = *ev;
 	pthread_mutex_lock(&a->ev_mu);
+	first = STAILQ_EMPTY(&a->evq);
 	STAILQ_INSERT_TAIL(&a->evq, q, link);
 	pthread_mutex_unlock(&a->ev_mu);
-	lc_wake_signal(&a->wake);
+	/*
+	 * Only the event that finds the queue empty wakes the main thread:
+	 * the ones behind it are taken with it (the main thread drains the
+	 * pipe before it takes the queue).  Small files post two events
+	 * each, and a write and a wakeup per event were a good part of the
+	 * sink's time per file.
+	 */
+	if (first)
+		lc_wake_signal(&a->wake);
 }
 
 static int
@@ -330,6 +345,8 @@ lc_agent_events(struct lc_agent *a)
 	}
 }
 
+static int lc_agent_flush(struct lc_agent *a);
+
 /* Read what is there and run every whole frame.  1 on EOF. */
 static int
 lc_agent_read(struct lc_agent *a)
@@ -361,6 +378,15 @@ lc_agent_read(struct lc_agent *a)
 		    lc_agent_dispatch(a, type, payload, plen, &e) != 0)
 			lc_agent_fail(a, &e);
 		lc_buf_consume(&a->in, flen);
+		/*
+		 * One read can hold hundreds of FILEs, each a part file for
+		 * the sink to open: their FILE_READYs go out as they are
+		 * made, not after the last of them, so that the data of the
+		 * first files is on its way while the rest are opened.
+		 */
+		if (lc_buf_len(&a->out) >= LC_AGENT_FLUSH_AT &&
+		    lc_agent_flush(a) != 0)
+			return 1;
 	}
 	if (r < 0) {
 		lc_err_set(&e, LC_ERR_PROTO, "bad control frame length");

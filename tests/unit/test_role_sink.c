@@ -854,6 +854,66 @@ LC_TEST(sink_stream_lost_before_any_block)
 }
 
 /*
+ * Finish batches are capped (issue 23): 300 empty files announced while
+ * the first one's batch is busy wait together; each later batch takes at
+ * most an eighth of the window (64 of 512), oldest first, and every file
+ * is finished once.
+ */
+LC_TEST(sink_finish_batch_capped)
+{
+	struct lc_msg_file f;
+	struct lc_sink *s;
+	struct t_sink t;
+	uint32_t prev, steps = 0, ready = 0, done = 0, want = 1;
+	uint8_t type;
+	size_t n;
+
+	t_start(&t, 1, 0, 512);
+	s = t.h.role;
+	LC_CHECK_EQ_U(s->files_max, 512);
+	for (uint32_t id = 1; id <= 300; id++) {
+		memset(&f, 0, sizeof(f));
+		f.id = id;
+		f.kind = LC_KIND_REG;
+		f.mode = 0640;
+		snprintf(f.name, sizeof(f.name), "e%03u", id);
+		host_send(&t.h, lc_msg_put_file, &f);	/* no events run */
+	}
+	/* the first file went alone; the rest wait for its batch */
+	LC_CHECK(s->fin.busy);
+	LC_CHECK_EQ_U(s->fin.n, 299);
+	prev = 299;
+	while (s->fin.n > 0 || s->fin.busy) {
+		LC_CHECK(host_pump_events(&t.h, HOST_WAIT_MS) > 0);
+		LC_CHECK(!t.h.failed);
+		LC_CHECK(prev - s->fin.n <= 64);
+		if (s->fin.n < prev)
+			steps++;
+		prev = (uint32_t)s->fin.n;
+	}
+	LC_CHECK(steps >= 299 / 64);
+	/* FILE_READY for each, then FILE_DONE for each in id order */
+	while (host_next_msg(&t.h, &type, host_payload, sizeof(host_payload),
+	    &n)) {
+		struct lc_msg_file_done fd;
+
+		if (type == LC_MSG_FILE_READY) {
+			ready++;
+			continue;
+		}
+		if (type != LC_MSG_FILE_DONE)
+			continue;
+		LC_CHECK(lc_msg_get_file_done(host_payload, n, &fd) == 0);
+		LC_CHECK_EQ_U(fd.id, want);
+		want++;
+		done++;
+	}
+	LC_CHECK_EQ_U(ready, 300);
+	LC_CHECK_EQ_U(done, 300);
+	t_stop(&t);
+}
+
+/*
  * A sealed frame changed in transit (block 1's ciphertext): the stream is
  * lost with an integrity error after block 0, nothing of block 1 reaches
  * the part file; the reconnect (new handshake, new keys) resends from

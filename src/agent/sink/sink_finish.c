@@ -1,7 +1,8 @@
 /*
  * The sink's finishing batches: complete files (every byte written, the
  * source's checksum known) wait in struct lc_sink_fin until the finish
- * job is free; it takes them all at once, makes them durable and renames
+ * job is free; it takes them (at most an eighth of the window at once, in
+ * the order they completed), makes them durable and renames
  * them into place, posts LC_EV_FILE_DONE for each and LC_EV_BATCH_DONE,
  * and main answers FILE_DONE and starts the next batch.  Main thread,
  * except lc_sink_finish_job (the job thread), which owns its batch's
@@ -27,7 +28,8 @@ struct lc_fin_batch {
 
 /*
  * Everything written (and the source's checksum known): finish a batch of
- * files, whatever completed while the last batch was finishing.  Durable
+ * files, what completed while the last batch was finishing (up to the
+ * cap).  Durable
  * by default, in the order that keeps a crash from leaving a half file
  * under a final name, but with one pass of each step over the batch:
  * checksums, modes and times and writeback started for all; then an fsync
@@ -131,20 +133,41 @@ lc_sink_finish_job(void *arg)
 	lc_role_post(&s->port, LC_EV_ERROR, 0, 0, &e);
 }
 
-/* Main thread: hand the waiting complete files to the finish job. */
+/*
+ * The most files one batch takes: an eighth of the window, so that when a
+ * window's worth completes at once (small files over a long path) its
+ * FILE_DONEs, and with them the controller's credit, which moves in steps
+ * of an eighth, flow while the rest is finished, rather than all at the
+ * end of one long batch.  At least LC_SINK_FIN_BATCH_MIN, so that a small
+ * window does not pay a syncfs(2) per few files.
+ */
+static size_t
+lc_sink_fin_cap(const struct lc_sink *s)
+{
+	size_t cap = s->files_max / 8;
+
+	return cap < LC_SINK_FIN_BATCH_MIN ? LC_SINK_FIN_BATCH_MIN : cap;
+}
+
+/* Main thread: hand the oldest waiting complete files to the finish job. */
 static int
 lc_sink_fin_kick(struct lc_sink *s)
 {
 	struct lc_fin_batch *b;
+	size_t n = s->fin.n;
 
-	if (s->fin.busy || s->fin.n == 0)
+	if (s->fin.busy || n == 0)
 		return 0;
-	if ((b = malloc(sizeof(*b) + s->fin.n * sizeof(b->v[0]))) == NULL)
+	if (n > lc_sink_fin_cap(s))
+		n = lc_sink_fin_cap(s);
+	if ((b = malloc(sizeof(*b) + n * sizeof(b->v[0]))) == NULL)
 		return -LC_ERR_NOMEM;
 	b->sink = s;
-	b->n = s->fin.n;
-	memcpy(b->v, s->fin.wait, s->fin.n * sizeof(b->v[0]));
-	s->fin.n = 0;
+	b->n = n;
+	memcpy(b->v, s->fin.wait, n * sizeof(b->v[0]));
+	memmove(s->fin.wait, s->fin.wait + n,
+	    (s->fin.n - n) * sizeof(b->v[0]));
+	s->fin.n -= n;
 	s->fin.busy = 1;
 	s->fin.batch = b;	/* main frees it: a dropped job would leak it */
 	return lc_jobq_push(s->jobs, lc_sink_finish_job, b);

@@ -328,6 +328,8 @@ struct lc_msg_sink_target;
 
 /* Finish batches (and dirs) this big are made durable with syncfs(2). */
 #define LC_SINK_SYNCFS_MIN 16
+/* The least a finish batch may take when more wait (sink_finish.c). */
+#define LC_SINK_FIN_BATCH_MIN 64
 
 /*
  * sink.c, the role.  Main thread: SINK_DONE once every stream has ended,
