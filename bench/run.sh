@@ -48,6 +48,11 @@
 #            without --direct), --relay in a star; memory to memory, 5
 #            runs unless -n (--quick: 256 MiB, 1 run); not in the default
 #            set (ask for it: --case paths)
+#   relay    issue 23 item 4 (bench/paths.sh): the star with link ca a plain
+#            veth and cb lfn1g, lanecp -s 16 --relay a -> c -> b vs direct
+#            c -> b; memory to memory, 5 runs unless -n (--quick: 256 MiB,
+#            1 run); RELAY_PERF=1 adds a profiled run; not in the default
+#            set (ask for it: --case relay)
 #   ramp     issue 13 part 2, "the long fat pipe is not full" (bench/ramp.sh):
 #            whole copies end to end, memory to memory, on lfn1g (512 MiB and
 #            2 GiB) and wan200m (512 MiB): lanecp -s 16 and -s 32 (-v) vs
@@ -89,7 +94,7 @@
 #   --quick       small sizes, fewer configurations, lfn1g only
 #   --case NAME   mem|file|streams|rss|wan|wan-lfn1g|wan-wan200m (or a..e),
 #                 tree|tree-10k|tree-1k|tree-mixed|tree-one|tree-noop|tree-rss,
-#                 paths (alias wan-paths), pipe, ramp|ramp-lfn1g|ramp-wan200m,
+#                 paths (alias wan-paths), relay, pipe, ramp|ramp-lfn1g|ramp-wan200m,
 #                 compress, startup
 #   --tree-big S  size of each of the 2 big files of tree-mixed (default 256M)
 #   --wan-time S  seconds per WAN run (default 10; --quick: 5)
@@ -154,6 +159,7 @@ for c in "${CASES[@]}"; do
 	tree) SEL+="tree-10k tree-1k tree-mixed tree-one tree-noop tree-rss " ;;
 	tree-10k | tree-1k | tree-mixed | tree-one | tree-noop | tree-rss | tree-lfn1g) SEL+="$c " ;;
 	paths | wan-paths) SEL+="paths " ;;
+	relay) SEL+="relay " ;;
 	pipe) SEL+="pipe " ;;
 	compress) SEL+="compress " ;;
 	startup) SEL+="startup " ;;
@@ -1367,6 +1373,7 @@ want compress && case_compress
 want wan-lfn1g && case_wan lfn1g
 want wan-wan200m && case_wan wan200m
 want paths && case_paths
+want relay && case_relay
 want ramp-lfn1g && case_ramp lfn1g
 want ramp-wan200m && case_ramp wan200m
 want startup && case_startup
