@@ -349,16 +349,19 @@ case_relay() {
 
 # Untimed diagnosis of the relay (RELAY_PERF=1): one relay run with the
 # controller profiled (perf record -g, if perf works here) and its threads'
-# CPU (schedstat), and for the relay and the direct push alike the TCP
-# state of c's sockets 4 s into the run (ss -tin: per socket towards b
-# how long it was busy and limited by the peer's window, its send buffer,
-# or neither: the application did not give it data).
+# CPU (schedstat), and for the relay (RELAY_B's too) and the direct push
+# alike the TCP state of c's data sockets at 3, 5 and 7 s into the run
+# (ss -tin: Recv-Q and Send-Q, and per socket towards b how long it was
+# busy and limited by the peer's window, its send buffer, or neither: the
+# application did not give it data), and per snapshot the bytes the relay
+# holds: Recv-Q of the sockets from a, and Send-Q (unacknowledged and
+# unsent) of those to b.
 relay_perf() {
 	local src=$1 f=$RESULTS/$STAMP-relay-perf.txt pid p='' t k
 	local nsc
 	nsc=$(lc_netns_name c)
 	: >"$f"
-	for k in star-relay star-direct; do
+	for k in star-relay ${RELAY_B:+star-relay-b} star-direct; do
 		log "relay: one untimed $k run, profiled"
 		set_paths "$k"
 		sync
@@ -369,11 +372,19 @@ relay_perf() {
 			perf record -g -F 499 -p "$pid" -o "$W/relay.perf" >/dev/null 2>&1 &
 			p=$!
 		fi
-		sleep 3
-		{
-			echo "# $k: ss -tin in c, 4 s into the run (sockets to b's 10.77.2.2 and from a's 10.77.1.2)"
-			ip netns exec "$nsc" ss -tin | awk '/^ESTAB/ { peer = $5; next } peer ~ /^10\.77\.[12]\.2:/ && peer !~ /:22$/ { print peer, $0 }'
-		} >>"$f"
+		sleep 1
+		for t in 3 5 7; do
+			{
+				echo "# $k: ss -tin in c, $t s into the run (data sockets to b's 10.77.2.2, from a's 10.77.1.2)"
+				ip netns exec "$nsc" ss -tinH state established | awk '
+				    /^[ \t]/ { if (peer != "" && peer !~ /:22$/) print peer, "recvq/sendq", q, $0; peer = ""; next }
+				    { peer = ($4 ~ /^10\.77\.[12]\.2:/) ? $4 : ""; q = $1 " " $2 }' |
+				    tee "$W/ss" | awk '{ sub(/^ */, "") } 1'
+				awk '$1 ~ /^10\.77\.1\.2:/ { ra += $3 } $1 ~ /^10\.77\.2\.2:/ { sb += $4; n++ }
+				    END { printf "# %s: %d streams to b; Recv-Q of the sockets from a %.0f KiB in all, Send-Q of those to b %.0f KiB in all\n", "'"$k"'", n, ra / 1024, sb / 1024 }' "$W/ss"
+			} >>"$f"
+			sleep 2
+		done
 		: >"$W/relay-threads"
 		while kill -0 "$pid" 2>/dev/null; do
 			for t in /proc/"$pid"/task/*; do

@@ -37,7 +37,12 @@
 #   tree-lfn1g  issue 23: the tree-10k tree pushed over lfn1g (bench/tree.sh),
 #            tmpfs to tmpfs: lanecp -r -s 16 vs rsync -a and tar|ssh (both
 #            aes128-gcm); 3 runs unless -n (--quick: 2,000 files, 1 run);
-#            not in the default set or in `tree` (ask for it)
+#            not in the default set or in `tree` (ask for it); link use
+#            sampled every 50 ms: first data byte, link busy after it, and
+#            a plot (results/tree-lfn1g-STAMP.png, bench/tree-lfn1g.png)
+#   tree-mixed-lfn1g  issue 23: the same with 2 x 256 MiB + 5,000 x 4 KiB in
+#            50 directories (--quick: 2 x 32 MiB + 1,000); target lanecp
+#            ≤ 0.5x rsync -a and the link ≥ 70 % busy after SSH setup
 #   pipe     issue 14: a pipe as the source, memory to memory:
 #            dd if=/dev/zero bs=1M | lanecp - host:/dev/null, against
 #            dd | ssh host 'cat > /dev/null' and lanecp from a tmpfs file
@@ -94,6 +99,7 @@
 #   --quick       small sizes, fewer configurations, lfn1g only
 #   --case NAME   mem|file|streams|rss|wan|wan-lfn1g|wan-wan200m (or a..e),
 #                 tree|tree-10k|tree-1k|tree-mixed|tree-one|tree-noop|tree-rss,
+#                 tree-lfn1g|tree-mixed-lfn1g,
 #                 paths (alias wan-paths), relay, pipe, ramp|ramp-lfn1g|ramp-wan200m,
 #                 compress, startup
 #   --tree-big S  size of each of the 2 big files of tree-mixed (default 256M)
@@ -157,7 +163,7 @@ for c in "${CASES[@]}"; do
 	e | rss) SEL+="rss " ;;
 	f | aead) SEL+="aead " ;;
 	tree) SEL+="tree-10k tree-1k tree-mixed tree-one tree-noop tree-rss " ;;
-	tree-10k | tree-1k | tree-mixed | tree-one | tree-noop | tree-rss | tree-lfn1g) SEL+="$c " ;;
+	tree-10k | tree-1k | tree-mixed | tree-one | tree-noop | tree-rss | tree-lfn1g | tree-mixed-lfn1g) SEL+="$c " ;;
 	paths | wan-paths) SEL+="paths " ;;
 	relay) SEL+="relay " ;;
 	pipe) SEL+="pipe " ;;
@@ -1384,6 +1390,7 @@ want tree-one && case_tree_one
 want tree-noop && case_tree_noop
 want tree-rss && case_tree_rss
 want tree-lfn1g && case_tree_lfn1g
+want tree-mixed-lfn1g && case_tree_mixed_lfn1g
 
 if ((${#TARGETS[@]})); then
 	out "## Targets (issue 4; trees: issue 11; data paths: issue 12; ramp: issue 13 part 2)"
