@@ -24,8 +24,8 @@
  * relay's buffers, and the sink's ordered writer waited for them while
  * every other stream's window filled: 0.63-0.85x direct, bench/RESULTS.md.)
  * Descriptors: a leg's sockets and SSH connections belong to its thread;
- * the caller only shuts the sockets down (under the leg's mutex) to wake
- * a blocked splice, and signals the leg's wake pipe.
+ * the caller only shuts the sockets down (under the leg's mutex) and
+ * signals the leg's wake pipe, which wakes its poll.
  */
 #include "relay.h"
 
@@ -565,7 +565,7 @@ lc_relay_redial(struct lc_relay *r, uint32_t i)
 	l = &r->leg[i];
 	atomic_store(&l->redial, true);
 	pthread_mutex_lock(&l->mu);
-	for (int k = 0; k < 2; k++)	/* a splice blocked in a write */
+	for (int k = 0; k < 2; k++)	/* the stream is over on both ends */
 		if (l->fd[k] >= 0)
 			(void)shutdown(l->fd[k], SHUT_RDWR);
 	pthread_mutex_unlock(&l->mu);
