@@ -17,9 +17,11 @@
  * takes bytes from its incoming socket only when the previous ones have
  * all gone into the outgoing one and that socket is writable, which under
  * the data streams' TCP_NOTSENT_LOWAT (sock.c) means little is left unsent
- * there: the relay holds no more than LC_RELAY_CHUNK of a stream, so the
- * source's own socket blocks as soon as the far leg slows down, as it
- * would on a direct path.  (With a 1 MiB pipe drained by a blocking write,
+ * there: its pipe holds no more than LC_RELAY_CHUNK of a stream, so the
+ * source blocks soon after the far leg slows down, once the near leg's
+ * receive buffer (autotuned, still 0.7 MiB a stream on a veth) is full,
+ * closer to what it would do on a direct path.  (With a 1 MiB pipe drained
+ * by a blocking write,
  * a stream slowed by a loss on the far leg went on taking blocks into the
  * relay's buffers, and the sink's ordered writer waited for them while
  * every other stream's window filled: 0.63-0.85x direct, bench/RESULTS.md.)

@@ -14,9 +14,10 @@
  * The relay never sees file data in the clear when the streams are
  * encrypted: the TLS handshake and records run end to end between source
  * and sink, the relay only copies bytes (splice(2) for TCP to TCP, the SSH
- * pump threads for SSH ends).  It holds at most LC_RELAY_CHUNK bytes per
- * stream and direction (TCP to TCP), whatever the transfer size, and takes
- * the next only when the outgoing socket has room (relay.c).
+ * pump threads for SSH ends).  Its pipe holds at most LC_RELAY_CHUNK bytes
+ * per stream and direction (TCP to TCP), whatever the transfer size, and
+ * it takes the next only when the outgoing socket has room (relay.c); the
+ * incoming socket's receive buffer holds the rest.
  *
  * A stream that breaks is reconnected when the controller says so
  * (lc_relay_redial, on the sink's STREAM_LOST): the leg drops both ends and
