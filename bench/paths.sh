@@ -27,6 +27,17 @@
 #   lanecp -s 16 --relay a:SRC b:NULL   vs   lanecp -s 16 SRC b:NULL
 # The relay host's CPU and peak RSS are the client's columns (the
 # controller in c does all the relaying; the agents are server side).
+#
+# --case relay (issue 23 item 4): the star alone, with link ca a plain veth
+# pair (bench/wan.sh WAN_PROFILE_CA=veth: no emulator, no user-space hop)
+# and only cb emulated ($PATHS_PROFILE), so the relayed copy differs from
+# the direct push by the relay itself (one more process and its splices,
+# a kernel hop) and nothing else: -s 16 relay vs direct, $PATHS_RUNS
+# rounds interleaved.  RELAY_B=/path/to/lanecp adds the relayed copy made
+# by that other build, interleaved with the rest (an A/B of a relay
+# change; the agents are the fixture's, from LANECP's directory).
+# RELAY_PERF=1 adds, untimed, a relay and a direct run profiled
+# (relay_perf below): results/STAMP-relay-perf.txt.
 
 PATHS_PROFILE=${PATHS_PROFILE:-lfn1g}
 PATHS_CA=${PATHS_CA:-rate=10g,delay=0ms,queue=8m,mtu=9000}
@@ -115,6 +126,8 @@ set_paths() {
 	o-jump-direct) CMD=("${L[@]}" -J bastion --direct "$src" "b:$NULLDEV") ;;
 	star-relay) CMD=("${L[@]}" --relay "a:$src" "b:$NULLDEV") ;;
 	star-direct) CMD=("${L[@]}" --direct "$src" "b:$NULLDEV") ;;
+	star-relay-b) CMD=("${ns[@]}" "$RELAY_B" -F "$PATHS_CFG" -q -s 16 --relay "a:$src" "b:$NULLDEV") ;;
+	*) die "unknown paths config $c" ;;
 	esac
 }
 
@@ -287,4 +300,107 @@ case_paths() {
 	    "$(fmt "$j" 1) vs $(fmt "$ov" 1) MB/s = $(ratio "$j" "$ov")" "$(ge "$(ratio "$j" "$ov")" 0.90)"
 	target "lfn1g: -J bastion --direct -s 16 within 10% of direct -s 16" \
 	    "$(fmt "$jd" 1) vs $(fmt "$d" 1) MB/s = $(ratio "$jd" "$d")" "$(ge "$(ratio "$jd" "$d")" 0.90)"
+}
+
+# The star with plain veth relay legs (issue 23 item 4).
+case_relay() {
+	local src=$MEM/paths-$PATHS_SIZE r rd
+	out "## The relay, isolated (issue 23 item 4): star, link ca a plain veth, link cb $PATHS_PROFILE"
+	out
+	out "Memory to memory: $PATHS_SIZE zero-filled tmpfs file to the private null device in b, lanecp in c,"
+	out "\`sync\` before each run. Link ca (c <-> a) is a veth pair (no emulator), link cb (c <-> b) the emulated"
+	out "$PATHS_PROFILE: the relayed copy a -> c -> b and the direct push c -> b cross the same emulated link, and the"
+	out "relay adds its own process and a kernel hop only. MB/s = file bytes / client wall time (SSH setup and"
+	out "slow start included); steady = IP bytes on b's link from 3 s after the start. $PATHS_RUNS runs each, interleaved."
+	out
+	[[ -x $WANEM ]] || die "wanem not found at $WANEM (set WANEM=)"
+	export LC_SRC_DIR=$REPO LC_WANEM=$WANEM
+	# shellcheck source=../tests/integration/netns.sh
+	. "$REPO/tests/integration/netns.sh"
+	paths_save
+	PATHS_CPU=$RESULTS/$STAMP-relay-cpu.txt
+	: >"$PATHS_CPU"
+	zero_file "$PATHS_SIZE" "$src"
+	WAN_PROFILE_CA=veth lc_netns_up star "$PATHS_PROFILE" >/dev/null
+	paths_sshd a
+	paths_sshd b
+	PATHS_RXPID=$LC_SSHD_PID
+	PATHS_CFG=$W/paths_ssh_config_star
+	cp "$LC_NS_SSH_CONFIG" "$PATHS_CFG"
+	paths_rounds paths-relay "star:star-relay,star-direct${RELAY_B:+,star-relay-b}"
+	[[ ${RELAY_PERF:-0} == 1 ]] && relay_perf "$src"
+	paths_sshds_stop
+	lc__netns_wan down >/dev/null 2>&1
+	LC_NS_TOPO='' LC_NS_PFX=''
+	PATHS_RXPID=
+	paths_restore
+	rm -f "$src"
+	out "| configuration | runs | MB/s | min-max | steady Mbit/s | client CPU s/GiB | server CPU s/GiB | client RSS MiB (max) | machine busy % | wanem CPU s | ÷ direct |"
+	out "|---|---|---:|---|---:|---:|---:|---:|---:|---:|---:|"
+	paths_row paths-relay star-direct "lanecp -s 16 --direct SRC b:NULL (c -> b)" star-direct
+	paths_row paths-relay star-relay "lanecp -s 16 --relay a:SRC b:NULL (a -> c -> b)" star-direct
+	[[ -n ${RELAY_B-} ]] && paths_row paths-relay star-relay-b "the same through RELAY_B=$RELAY_B" star-direct
+	out
+	failures paths-relay
+	r=$(paths_gp paths-relay star-relay | median); rd=$(paths_gp paths-relay star-direct | median)
+	target "$PATHS_PROFILE (cb) + veth ca: --relay -s 16 ≥ 90% of direct c -> b (issue 23)" \
+	    "$(fmt "$r" 1) vs $(fmt "$rd" 1) MB/s = $(ratio "$r" "$rd")" "$(ge "$(ratio "$r" "$rd")" 0.90)"
+}
+
+# Untimed diagnosis of the relay (RELAY_PERF=1): one relay run with the
+# controller profiled (perf record -g, if perf works here) and its threads'
+# CPU (schedstat), and for the relay (RELAY_B's too) and the direct push
+# alike the TCP state of c's data sockets at 3, 5 and 7 s into the run
+# (ss -tin: Recv-Q and Send-Q, and per socket towards b how long it was
+# busy and limited by the peer's window, its send buffer, or neither: the
+# application did not give it data), and per snapshot the bytes the relay
+# holds: Recv-Q of the sockets from a, and Send-Q (unacknowledged and
+# unsent) of those to b.
+relay_perf() {
+	local src=$1 f=$RESULTS/$STAMP-relay-perf.txt pid p='' t k
+	local nsc
+	nsc=$(lc_netns_name c)
+	: >"$f"
+	for k in star-relay ${RELAY_B:+star-relay-b} star-direct; do
+		log "relay: one untimed $k run, profiled"
+		set_paths "$k"
+		sync
+		"${CMD[@]}" &
+		pid=$!
+		sleep 1
+		if [[ $k == star-relay ]] && command -v perf >/dev/null; then
+			perf record -g -F 499 -p "$pid" -o "$W/relay.perf" >/dev/null 2>&1 &
+			p=$!
+		fi
+		sleep 1
+		for t in 3 5 7; do
+			{
+				echo "# $k: ss -tin in c, $t s into the run (data sockets to b's 10.77.2.2, from a's 10.77.1.2)"
+				ip netns exec "$nsc" ss -tinH state established | awk '
+				    /^[ \t]/ { if (peer != "" && peer !~ /:22$/) print peer, "recvq/sendq", q, $0; peer = ""; next }
+				    { peer = ($4 ~ /^10\.77\.[12]\.2:/) ? $4 : ""; q = $1 " " $2 }' |
+				    tee "$W/ss" | awk '{ sub(/^ */, "") } 1'
+				awk '$1 ~ /^10\.77\.1\.2:/ { ra += $3 } $1 ~ /^10\.77\.2\.2:/ { sb += $4; n++ }
+				    END { printf "# %s: %d streams to b; Recv-Q of the sockets from a %.0f KiB in all, Send-Q of those to b %.0f KiB in all\n", "'"$k"'", n, ra / 1024, sb / 1024 }' "$W/ss"
+			} >>"$f"
+			sleep 2
+		done
+		: >"$W/relay-threads"
+		while kill -0 "$pid" 2>/dev/null; do
+			for t in /proc/"$pid"/task/*; do
+				echo "$(cat "$t/comm" 2>/dev/null) $(awk '{ print $1 / 1e9 }' "$t/schedstat" 2>/dev/null)"
+			done >"$W/relay-threads.new"
+			grep -q '[a-z]' "$W/relay-threads.new" && mv "$W/relay-threads.new" "$W/relay-threads"
+			sleep 0.2
+		done
+		wait "$pid"
+		{
+			echo "# $k: threads of the controller in c, CPU s (schedstat, last sample before exit)"
+			awk 'NF == 2 { n[$1]++; s[$1] += $2 } END { for (k in s) printf "%s x%d %.3f\n", k, n[k], s[k] }' "$W/relay-threads" | sort -k3 -g -r
+		} >>"$f"
+	done
+	if [[ -n $p ]]; then
+		wait "$p"
+		{ echo "# perf report --no-children of the relay run (top)"; perf report -i "$W/relay.perf" --no-children --sort sym --stdio --call-graph=none 2>/dev/null | grep -v '^$' | head -40; } >>"$f"
+	fi
 }

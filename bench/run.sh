@@ -37,8 +37,13 @@
 #   tree-lfn1g  issue 23: the tree-10k tree pushed over lfn1g (bench/tree.sh),
 #            tmpfs to tmpfs: lanecp -r -s 16 vs rsync -a and tar|ssh (both
 #            aes128-gcm); 3 runs unless -n (--quick: 2,000 files, 1 run);
-#            not in the default set or in `tree` (ask for it)
+#            not in the default set or in `tree` (ask for it); link use
+#            sampled every 50 ms: first data byte, link busy after it, and
+#            a plot (results/tree-lfn1g-STAMP.png, bench/tree-lfn1g.png)
 #   tree-wan200m  the same over wan200m (200 Mbit/s, 100 ms RTT, 0.05 % loss)
+#   tree-mixed-lfn1g  issue 23: the same with 2 x 256 MiB + 5,000 x 4 KiB in
+#            50 directories (--quick: 2 x 32 MiB + 1,000); target lanecp
+#            ≤ 0.5x rsync -a and the link ≥ 70 % busy after SSH setup
 #   pipe     issue 14: a pipe as the source, memory to memory:
 #            dd if=/dev/zero bs=1M | lanecp - host:/dev/null, against
 #            dd | ssh host 'cat > /dev/null' and lanecp from a tmpfs file
@@ -49,6 +54,11 @@
 #            without --direct), --relay in a star; memory to memory, 5
 #            runs unless -n (--quick: 256 MiB, 1 run); not in the default
 #            set (ask for it: --case paths)
+#   relay    issue 23 item 4 (bench/paths.sh): the star with link ca a plain
+#            veth and cb lfn1g, lanecp -s 16 --relay a -> c -> b vs direct
+#            c -> b; memory to memory, 5 runs unless -n (--quick: 256 MiB,
+#            1 run); RELAY_PERF=1 adds a profiled run; not in the default
+#            set (ask for it: --case relay)
 #   ramp     issue 13 part 2, "the long fat pipe is not full" (bench/ramp.sh):
 #            whole copies end to end, memory to memory, on lfn1g (512 MiB and
 #            2 GiB) and wan200m (512 MiB): lanecp -s 16 and -s 32 (-v) vs
@@ -90,8 +100,8 @@
 #   --quick       small sizes, fewer configurations, lfn1g only
 #   --case NAME   mem|file|streams|rss|wan|wan-lfn1g|wan-wan200m (or a..e),
 #                 tree|tree-10k|tree-1k|tree-mixed|tree-one|tree-noop|tree-rss,
-#                 tree-lfn1g, tree-wan200m,
-#                 paths (alias wan-paths), pipe, ramp|ramp-lfn1g|ramp-wan200m,
+#                 tree-lfn1g|tree-wan200m|tree-mixed-lfn1g,
+#                 paths (alias wan-paths), relay, pipe, ramp|ramp-lfn1g|ramp-wan200m,
 #                 compress, startup
 #   --tree-big S  size of each of the 2 big files of tree-mixed (default 256M)
 #   --wan-time S  seconds per WAN run (default 10; --quick: 5)
@@ -154,8 +164,9 @@ for c in "${CASES[@]}"; do
 	e | rss) SEL+="rss " ;;
 	f | aead) SEL+="aead " ;;
 	tree) SEL+="tree-10k tree-1k tree-mixed tree-one tree-noop tree-rss " ;;
-	tree-10k | tree-1k | tree-mixed | tree-one | tree-noop | tree-rss | tree-lfn1g | tree-wan200m) SEL+="$c " ;;
+	tree-10k | tree-1k | tree-mixed | tree-one | tree-noop | tree-rss | tree-lfn1g | tree-wan200m | tree-mixed-lfn1g) SEL+="$c " ;;
 	paths | wan-paths) SEL+="paths " ;;
+	relay) SEL+="relay " ;;
 	pipe) SEL+="pipe " ;;
 	compress) SEL+="compress " ;;
 	startup) SEL+="startup " ;;
@@ -1369,6 +1380,7 @@ want compress && case_compress
 want wan-lfn1g && case_wan lfn1g
 want wan-wan200m && case_wan wan200m
 want paths && case_paths
+want relay && case_relay
 want ramp-lfn1g && case_ramp lfn1g
 want ramp-wan200m && case_ramp wan200m
 want startup && case_startup
@@ -1380,6 +1392,7 @@ want tree-noop && case_tree_noop
 want tree-rss && case_tree_rss
 want tree-lfn1g && case_tree_lfn1g
 want tree-wan200m && case_tree_wan200m
+want tree-mixed-lfn1g && case_tree_mixed_lfn1g
 
 if ((${#TARGETS[@]})); then
 	out "## Targets (issue 4; trees: issue 11; data paths: issue 12; ramp: issue 13 part 2)"

@@ -350,8 +350,23 @@ case_tree_rss() {
 # runs interleaved (default 3; --quick: 1).  TREE_WAN_PCAP=FILE keeps a
 # tcpdump (headers, both directions, of lcwb in $WAN_PFX-b) of every run
 # and writes the runs' t0/t1 to FILE.runs: bench/treewait.py reads them.
+# A link sampler (ramp.sh's, lcwb's received bytes every 50 ms) runs for
+# the whole case: per run the first data byte and the link's use after it
+# ("busy after SSH setup": IP bytes from the first data byte to the exit
+# over that time and the link rate), and a plot of link Mbit/s over time of
+# the median lanecp run and the rsync and tar runs of its round
+# (results/CASE-STAMP.png, copied to bench/CASE.png).
+# tree-mixed-lfn1g: the same with TREE_WAN_MIXED_N x 4 KiB files (default
+# 5,000) in 50 directories plus 2 files of TREE_WAN_BIG_SIZE (default
+# 256M; --quick: 1,000 and 32M).
 TREE_WAN_RUNS=${RUNS_SET:-3}
 ((QUICK)) && TREE_WAN_RUNS=${RUNS_SET:-1}
+TREE_WAN_CASE=tree-lfn1g TREE_WAN_BIG='' TREE_WAN_MBIT=1000
+if ((QUICK)); then
+	TREE_WAN_MIXED_N=${TREE_WAN_MIXED_N:-1000} TREE_WAN_BIGSZ=${TREE_WAN_BIG_SIZE:-32M}
+else
+	TREE_WAN_MIXED_N=${TREE_WAN_MIXED_N:-5000} TREE_WAN_BIGSZ=${TREE_WAN_BIG_SIZE:-256M}
+fi
 TREE_WAN_CFGS=(lanecp-r-s16 rsync-a-gcm tar-ssh-gcm)
 # TREE_WAN_B=/path/to/other/lanecp adds a row for that build (an A/B in
 # the same interleaved run; it is its own remote agent, -T).
@@ -390,8 +405,21 @@ set_tree_wan() {
 	PRE=tree_pre POST=tree_wan_post VERIFY=$s VERIFY_TARGET=$t
 }
 tree_wan_post() {	# measure's locals: case cfg run rc t0 t1
+	local fd lb busy=-
 	echo "$cfg $run $rc $t0 $t1" >>"$W/tree-wan.runs"
+	read -r fd lb < <(python3 "$W/ramp.py" run "$RAMP_SAMPLES" "$t0" "$t1")
+	# the link's use from the first data byte to the exit, % of its rate
+	[[ $fd != - ]] && busy=$(awk -v b="$(python3 "$W/ramp.py" window "$RAMP_SAMPLES" "$(calc "$t0 + $fd")" "$(calc "$t1 - $t0 - $fd")")" \
+	    -v d="$(calc "$t1 - $t0 - $fd")" -v r="$TREE_WAN_MBIT" 'BEGIN { printf "%.1f", (d > 0 ? 100 * b * 8 / d / (r * 1e6) : 0) }')
+	echo "$case $cfg $run $rc $t0 $t1 ${fd:--} ${lb:--} $busy" >>"$TREE_WAN_LOG"
+	log "  $cfg run $run: $(fmt "$(calc "$t1 - $t0")" 2) s, first data byte at ${fd:--} s, link busy after it $busy %"
 	tree_post
+}
+# Values of TREE_WAN_LOG for CASE CONFIG (successful runs): an awk
+# expression over its fields ($5 t0, $6 t1, $7 first data s, $8 link
+# bytes, $9 busy % after the first data byte).
+tree_wan_vals() {
+	awk -v c="$1" -v k="$2" '$1 == c && $2 == k && $4 == 0 && $7 != "-" { print '"$3"' }' "$TREE_WAN_LOG"
 }
 tree_wan_down() {
 	[[ -n $TREE_WAN_CAP_PID ]] && stop_pid "$TREE_WAN_CAP_PID"
@@ -399,19 +427,29 @@ tree_wan_down() {
 	return 0
 }
 
-# case_tree_wan PROFILE: the case tree-PROFILE (lfn1g or wan200m).
+# case_tree_wan PROFILE: the case TREE_WAN_CASE over PROFILE (lfn1g or
+# wan200m), with the two big files when TREE_WAN_BIG is set.
 case_tree_wan() {
-	local prof=$1 saved=$RUNS saved_t=$TREE_T k m lo hi r t l i d
-	local c=tree-$1
-	out "## Tree over $prof (issue 23): $TREE_N10K x 4 KiB files in 100 directories ($("$HERE/wan.sh" profiles | awk -v p="$prof" '$1 == p { $1 = ""; sub(/^ +/, ""); print }'))"
+	local prof=$1 saved=$RUNS saved_t=$TREE_T k m lo hi r t l i d tc=$TREE_WAN_CASE what
+	local n=$TREE_N10K nd=100
+	if [[ -n $TREE_WAN_BIG ]]; then
+		n=$TREE_WAN_MIXED_N nd=50
+		what="2 x $TREE_WAN_BIG + $n x 4 KiB files in $nd directories"
+	else
+		what="$n x 4 KiB files in $nd directories"
+	fi
+	case $prof in lfn1g) TREE_WAN_MBIT=1000 ;; wan200m) TREE_WAN_MBIT=200 ;; *) die "no link rate for $prof" ;; esac
+	out "## Tree over $prof (issue 23): $what ($("$HERE/wan.sh" profiles | awk -v p="$prof" '$1 == p { $1 = ""; sub(/^ +/, ""); print }'))"
 	out
 	out "Client in $WAN_PFX-a, sshd in $WAN_PFX-b, tmpfs to tmpfs (/dev/shm), a push into a new directory; the"
 	out "ssh tools with \`-c aes128-gcm@openssh.com\`, lanecp with its defaults (TLS, fsync) and \`-s 16\`. Wall time of the"
 	out "client process, fork to exit (SSH setup included). Median of $TREE_WAN_RUNS runs, round-robin; the first run"
-	out "of each tool is checked with diff -r, later runs by the number of files."
+	out "of each tool is checked with diff -r, later runs by the number of files. First data byte and link busy: from"
+	out "lcwb's received bytes sampled every 50 ms (as the ramp case): the first 50 ms with > 1 MB/s over the idle"
+	out "background, and the IP bytes from then to the exit over that time, % of the link rate (\"after SSH setup\")."
 	out
 	[[ -x $WANEM ]] || die "wanem not found at $WANEM (set WANEM=)"
-	command -v python3 >/dev/null || die "the $c case needs python3"
+	command -v python3 >/dev/null || die "the $tc case needs python3"
 	if wan_sh status >/dev/null 2>&1; then
 		die "an emulated WAN $WAN_PFX is already up (bench/wan.sh status): someone else may be using it; not touching it"
 	fi
@@ -420,8 +458,13 @@ case_tree_wan() {
 	lc_on_exit "rm -rf '$TREE_SRC' '$d'"
 	chmod 0755 "$TREE_SRC" "$d"
 	TREE_T=$d/tree
-	log "generating $TREE_N10K files of 4 KiB in /dev/shm"
-	gen_tree "$TREE_SRC" "$TREE_N10K" 4096 100 || die "cannot generate $TREE_SRC"
+	log "generating $what in /dev/shm"
+	gen_tree "$TREE_SRC" "$n" 4096 "$nd" || die "cannot generate $TREE_SRC"
+	if [[ -n $TREE_WAN_BIG ]]; then
+		for i in 1 2; do
+			head -c "$(bytes_of "$TREE_WAN_BIG")" /dev/urandom >"$TREE_SRC/big$i" || die "cannot write $TREE_SRC/big$i"
+		done
+	fi
 	TREE_BYTES=$(tree_size "$TREE_SRC")
 	TREE_NFILES=$(tree_files "$TREE_SRC")
 	WAN_UP=1
@@ -436,6 +479,10 @@ case_tree_wan() {
 	rm -f "$d/warmup"
 	server_idle
 	: >"$W/tree-wan.runs"
+	TREE_WAN_LOG=$RESULTS/$STAMP-$tc.txt
+	echo "# case config run rc t0 t1 first_data_s link_bytes busy_pct_after_first_data" >"$TREE_WAN_LOG"
+	ramp_py
+	ramp_sampler_start "$tc"
 	if [[ -n ${TREE_WAN_PCAP-} ]]; then
 		: >"$W/tcpdump.err"
 		ip netns exec "$WAN_PFX-b" tcpdump -i lcwb -n -Z root -s 96 -B 16384 -U \
@@ -449,35 +496,91 @@ case_tree_wan() {
 		grep -q 'listening on' "$W/tcpdump.err" || die "tcpdump did not start: $(cat "$W/tcpdump.err")"
 	fi
 	RUNS=$TREE_WAN_RUNS
-	run_case "$c" set_tree_wan "${TREE_WAN_CFGS[@]}"
+	run_case "$tc" set_tree_wan "${TREE_WAN_CFGS[@]}"
 	RUNS=$saved
+	sleep 0.5	# the last run's tail into the samples
+	ramp_sampler_stop
+	gzip -c "$RAMP_SAMPLES" >"$RESULTS/$STAMP-$tc.samples.gz"
 	if [[ -n $TREE_WAN_CAP_PID ]]; then
 		sleep 0.3	# the last packets into the capture
 		tree_wan_down
 		cp "$W/tree-wan.runs" "$TREE_WAN_PCAP.runs"
 	fi
 	wan_down
-	r=$(med "$c" rsync-a-gcm seconds); t=$(med "$c" tar-ssh-gcm seconds)
-	out "| tool | runs | seconds (median) | min-max | files/s | CPU s (client+server) | client RSS MiB | server RSS MiB | ÷ rsync | ÷ tar |"
-	out "|---|---|---:|---|---:|---:|---:|---:|---:|---:|"
+	r=$(med "$tc" rsync-a-gcm seconds); t=$(med "$tc" tar-ssh-gcm seconds)
+	out "| tool | runs | seconds (median) | min-max | files/s | first data byte s | link busy after it % | CPU s (client+server) | client RSS MiB | server RSS MiB | ÷ rsync | ÷ tar |"
+	out "|---|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|"
 	for k in "${TREE_WAN_CFGS[@]}"; do
-		m=$(med "$c" "$k" seconds)
+		m=$(med "$tc" "$k" seconds)
 		if [[ $m == - ]]; then
-			out "| ${DESC[$k]} | $(nruns "$c" "$k") | FAIL | - | - | - | - | - | - | - |"
+			out "| ${DESC[$k]} | $(nruns "$tc" "$k") | FAIL | - | - | - | - | - | - | - | - | - |"
 			continue
 		fi
-		lo=$(col "$c" "$k" seconds | minof); hi=$(col "$c" "$k" seconds | maxof)
-		out "| ${DESC[$k]} | $(nruns "$c" "$k") | $(fmt "$m" 3) | $(fmt "$lo" 3)-$(fmt "$hi" 3) | $(fmt "$(calc "$TREE_NFILES / $m")" 0) | $(cpu_cell "$c" "$k") | $(rss_cell "$c" "$k") | $(ratio "$m" "$r") | $(ratio "$m" "$t") |"
+		lo=$(col "$tc" "$k" seconds | minof); hi=$(col "$tc" "$k" seconds | maxof)
+		out "| ${DESC[$k]} | $(nruns "$tc" "$k") | $(fmt "$m" 3) | $(fmt "$lo" 3)-$(fmt "$hi" 3) | $(fmt "$(calc "$TREE_NFILES / $m")" 0) | $(tree_wan_vals "$tc" "$k" '$7' | mm 2) | $(tree_wan_vals "$tc" "$k" '$9' | mm 0) | $(cpu_cell "$tc" "$k") | $(rss_cell "$tc" "$k") | $(ratio "$m" "$r") | $(ratio "$m" "$t") |"
 	done
 	out
-	failures "$c"
-	l=$(med "$c" lanecp-r-s16 seconds)
-	target "$prof, $TREE_N10K x 4 KiB: lanecp -r ≤ 0.5x rsync -a (issue 23)" \
+	failures "$tc"
+	l=$(med "$tc" lanecp-r-s16 seconds)
+	target "$prof, $what: lanecp -r ≤ 0.5x rsync -a (issue 23)" \
 	    "$(lf "$l") vs $(fmt "$r" 3) s = $(ratio "$l" "$r")x" "$(le "$(ratio "$l" "$r")" 0.5)"
-	target "$prof, $TREE_N10K x 4 KiB: lanecp -r ≤ 0.7x tar -c \| ssh tar -x (issue 23)" \
-	    "$(lf "$l") vs $(fmt "$t" 3) s = $(ratio "$l" "$t")x" "$(le "$(ratio "$l" "$t")" 0.7)"
+	if [[ -n $TREE_WAN_BIG ]]; then
+		m=$(tree_wan_vals "$tc" lanecp-r-s16 '$9' | median)
+		target "$prof, $what: the link ≥ 70 % busy after SSH setup (issue 23)" \
+		    "$(fmt "$m" 0) % (first data byte to exit, median)" "$(ge "$m" 70)"
+	else
+		target "$prof, $what: lanecp -r ≤ 0.7x tar -c \| ssh tar -x (issue 23)" \
+		    "$(lf "$l") vs $(fmt "$t" 3) s = $(ratio "$l" "$t")x" "$(le "$(ratio "$l" "$t")" 0.7)"
+	fi
+	tree_wan_plot "$tc" "$what" "$prof"
 	rm -rf "$TREE_SRC" "$d"
 	TREE_T=$saved_t
 }
-case_tree_lfn1g() { case_tree_wan lfn1g; }
-case_tree_wan200m() { case_tree_wan wan200m; }
+case_tree_lfn1g() { TREE_WAN_CASE=tree-lfn1g TREE_WAN_BIG='' case_tree_wan lfn1g; }
+case_tree_wan200m() { TREE_WAN_CASE=tree-wan200m TREE_WAN_BIG='' case_tree_wan wan200m; }
+case_tree_mixed_lfn1g() { TREE_WAN_CASE=tree-mixed-lfn1g TREE_WAN_BIG=$TREE_WAN_BIGSZ case_tree_wan lfn1g; }
+
+# tree_wan_plot CASE WHAT: link Mbit/s over time (RAMP_BUCKET buckets)
+# of the lanecp run with the median wall time and the other tools' runs of
+# the same round, each from its own fork.
+tree_wan_plot() {
+	local tc=$1 what=$2 prof=$3 pr k t0 t1 fd col n=0 tmax=0 png data=$W/$1
+	local -a plots=() labels=()
+	pr=$(tree_wan_vals "$tc" lanecp-r-s16 '$6 - $5, $3' | sort -g | awk '{ a[NR] = $2 } END { if (NR) print a[int((NR + 1) / 2)] }')
+	[[ -n $pr ]] || { out "No plot: no successful lanecp run."; out; return 0; }
+	for k in "${TREE_WAN_CFGS[@]}"; do
+		t0=''
+		read -r t0 t1 fd < <(awk -v c="$tc" -v k="$k" -v r="$pr" '$1 == c && $2 == k && $3 == r && $4 == 0 { print $5, $6, $7 }' "$TREE_WAN_LOG")
+		[[ -n $t0 ]] || continue
+		python3 "$W/ramp.py" series "$RAMP_SAMPLES" "$t0" "$t1" "$RAMP_BUCKET" >"$data-$k.dat"
+		tmax=$(awk -v a="$tmax" -v b="$(calc "$t1 - $t0")" 'BEGIN { print (b > a ? b : a) }')
+		case $k in lanecp*) col="#1f5fbf" ;; rsync*) col="#d95f02" ;; *) col="#1b9e77" ;; esac
+		plots+=("\"$data-$k.dat\" using 1:2 with steps lw $([[ $k == lanecp* ]] && echo 2 || echo 1) lc rgb \"$col\" title \"${DESC[$k]//\\/} (first data byte $fd s, exit $(fmt "$(calc "$t1 - $t0")" 2) s)\"")
+		if [[ $fd != - ]]; then
+			n=$((n + 1))
+			labels+=("set arrow $n from $fd, graph 0 to $fd, graph 1 nohead dt 2 lc rgb \"$col\"")
+		fi
+		n=$((n + 1))
+		labels+=("set arrow $n from $(calc "$t1 - $t0"), graph 0 to $(calc "$t1 - $t0"), graph 0.15 nohead lw 2 lc rgb \"$col\"")
+	done
+	png=$RESULTS/$tc-$STAMP.png
+	gnuplot <<EOF 2>"$W/gnuplot.err" || log "gnuplot failed: $(cat "$W/gnuplot.err")"
+set terminal pngcairo size 1000,560 font "sans,11"
+set output "$png"
+set title "$what, $prof: run $pr of $TREE_WAN_RUNS (lanecp median) and the others of that round"
+set xlabel "seconds since the client process started (dashed: first data byte on the link; bar at the bottom: exit)"
+set ylabel "Mbit/s on lc-wan-b's link (IP bytes, ${RAMP_BUCKET} s buckets)"
+set xrange [0:$(awk -v t="$tmax" 'BEGIN { printf "%d", t + 1 }')]
+set yrange [0:$((TREE_WAN_MBIT * 14 / 10))]
+set key top right
+set grid
+$(printf '%s\n' "${labels[@]}")
+link = $TREE_WAN_MBIT
+plot $(IFS=,; echo "${plots[*]}"), link with lines lw 1 lc rgb "black" title "link rate"
+EOF
+	if [[ -s $png ]]; then
+		cp "$png" "$HERE/$tc.png"
+		out "Plot: \`$(basename "$RESULTS")/$(basename "$png")\` (copied to \`bench/$tc.png\`): link Mbit/s per ${RAMP_BUCKET} s since each process started. Per-run figures: \`$(basename "$RESULTS")/$(basename "$TREE_WAN_LOG")\`; the 50 ms samples: \`$(basename "$RESULTS")/$STAMP-$tc.samples.gz\`."
+		out
+	fi
+}

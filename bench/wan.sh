@@ -39,8 +39,10 @@
 # prefix (default lc-wan: lc-wan-a, lc-wan-b, lc-wan-c), WAN_STATE=state
 # directory (default /run/lanecp-wan, or /run/lanecp-wan-$WAN_NS with
 # WAN_NS set: pidfiles, wanem logs, profile), WAN_PROFILE_CA = another
-# profile for the star's link ca (c <-> a; default: PROFILE, as cb).  Needs
-# root.
+# profile for the star's link ca (c <-> a; default: PROFILE, as cb), or
+# "veth": a plain veth pair with PROFILE's MTU, no emulator on that link
+# (so a relay in c pays no user-space hop on it; cut/restore/status then
+# know only cb).  Needs root.
 set -euo pipefail
 
 PFX=${WAN_NS:-lc-wan}
@@ -114,6 +116,7 @@ link_log() { if [ "$1" = ab ]; then echo "$LOG"; else echo "$STATE/wanem-$1.log"
 links() {
 	case $(cat "$STATE/topology" 2>/dev/null || echo pair) in
 	star) echo ca cb ;;
+	star-veth) echo cb ;;
 	*) echo ab ;;
 	esac
 }
@@ -322,15 +325,21 @@ cmd_star() {
 	    ! ip -n "$NS_C" link show lccb >/dev/null 2>&1; then
 		stop_all >/dev/null
 		rm -f "$STATE/profile"
-		echo star >"$STATE/topology"
-		if [ -n "${WAN_PROFILE_CA:-}" ]; then
-			profile "$WAN_PROFILE_CA" || die "unknown profile '$WAN_PROFILE_CA' (WAN_PROFILE_CA)"
+		ip -n "$NS_C" link del lcca 2>/dev/null || true
+		if [ "${WAN_PROFILE_CA:-}" = veth ]; then
+			echo star-veth >"$STATE/topology"
+			ip link add lcca netns "$NS_C" type veth peer name "$DEV_A" netns "$NS_A"
+		else
+			echo star >"$STATE/topology"
+			if [ -n "${WAN_PROFILE_CA:-}" ]; then
+				profile "$WAN_PROFILE_CA" || die "unknown profile '$WAN_PROFILE_CA' (WAN_PROFILE_CA)"
+			fi
+			start_wanem ca "$NS_C" lcca "$NS_A" "$DEV_A"
 		fi
-		start_wanem ca "$NS_C" lcca "$NS_A" "$DEV_A"
 		profile "$name"
 		start_wanem cb "$NS_C" lccb "$NS_B" "$DEV_B"
 	fi
-	if [ -n "${WAN_PROFILE_CA:-}" ]; then
+	if [ -n "${WAN_PROFILE_CA:-}" ] && [ "$WAN_PROFILE_CA" != veth ]; then
 		profile "$WAN_PROFILE_CA" || die "unknown profile '$WAN_PROFILE_CA' (WAN_PROFILE_CA)"
 	fi
 	addr_up "$NS_C" lcca 10.77.1.1 fd77:1::1
@@ -345,7 +354,7 @@ cmd_star() {
 	echo "$want" >"$STATE/profile"
 	echo "wan.sh: $name star up: $NS_C 10.77.1.1 <-> $NS_A 10.77.1.2," \
 	    "$NS_C 10.77.2.1 <-> $NS_B 10.77.2.2 (rate $RATE, one-way delay" \
-	    "$DELAY, loss $LOSS, queue ${QUEUE:-1 BDP}, mtu $MTU, $CC)"
+	    "$DELAY, loss $LOSS, queue ${QUEUE:-1 BDP}, mtu $MTU, $CC)"${WAN_PROFILE_CA:+", link ca: $WAN_PROFILE_CA"}
 }
 
 cmd_down() {

@@ -13,14 +13,21 @@
  *   openers   lc_relay_open_ssh: up to LC_RELAY_SSH_PARALLEL short-lived
  *             threads opening SSH connections, joined before it returns.
  *   caller    the controller's thread: start, redial, free.
- * One thread moves both directions with blocking writes: when the sink
- * stops reading (its quota is full, normal back-pressure), the leg waits
- * in the write and the other direction waits too.  That direction
- * carries only the handshake's answers (the data streams have no
- * traffic from sink to source after it), so nothing is lost by it.
+ * One thread moves both directions, its sockets non-blocking.  A direction
+ * takes bytes from its incoming socket only when the previous ones have
+ * all gone into the outgoing one and that socket is writable, which under
+ * the data streams' TCP_NOTSENT_LOWAT (sock.c) means little is left unsent
+ * there: its pipe holds no more than LC_RELAY_CHUNK of a stream, so the
+ * source blocks soon after the far leg slows down, once the near leg's
+ * receive buffer (autotuned, still 0.7 MiB a stream on a veth) is full,
+ * closer to what it would do on a direct path.  (With a 1 MiB pipe drained
+ * by a blocking write,
+ * a stream slowed by a loss on the far leg went on taking blocks into the
+ * relay's buffers, and the sink's ordered writer waited for them while
+ * every other stream's window filled: 0.63-0.85x direct, bench/RESULTS.md.)
  * Descriptors: a leg's sockets and SSH connections belong to its thread;
- * the caller only shuts the sockets down (under the leg's mutex) to wake
- * a blocked splice, and signals the leg's wake pipe.
+ * the caller only shuts the sockets down (under the leg's mutex) and
+ * signals the leg's wake pipe, which wakes its poll.
  */
 #include "relay.h"
 
@@ -222,6 +229,23 @@ lc_leg_forward(struct lc_leg *l, int k, int *fd, struct lc_err *e)
 	    l->r->end[k].ports[l->idx], fd, e);
 }
 
+/* Both TCP ends non-blocking, for lc_leg_splice.  0 or -1 with e. */
+static int
+lc_leg_nonblock(int f0, int f1, struct lc_err *e)
+{
+	int fl;
+
+	for (int k = 0; k < 2; k++) {
+		int fd = k == 0 ? f0 : f1;
+		if ((fl = fcntl(fd, F_GETFL)) < 0 ||
+		    fcntl(fd, F_SETFL, fl | O_NONBLOCK) != 0) {
+			lc_err_sys(e, LC_ERR_CONNECT, errno, "relay: fcntl");
+			return -1;
+		}
+	}
+	return 0;
+}
+
 /*
  * Connect both ends.  TCP to TCP: fd[0] and fd[1], for the splice.  With
  * an SSH end, its pump thread bridges the other end's socket (or a
@@ -241,6 +265,11 @@ lc_leg_connect(struct lc_leg *l, struct lc_err *e)
 		if ((rc = lc_leg_tcp(l, 1, &f1, e)) != 0) {
 			close(f0);
 			return rc;
+		}
+		if (lc_leg_nonblock(f0, f1, e) != 0) {
+			close(f0);
+			close(f1);
+			return -LC_ERR_CONNECT;
 		}
 		pthread_mutex_lock(&l->mu);
 		l->fd[0] = f0;
@@ -278,8 +307,10 @@ lc_leg_drop(struct lc_leg *l)
 }
 
 /*
- * Move the bytes between fd[0] and fd[1] until both directions have
- * ended, one breaks, or a redial or stop comes.  EOF is passed on as a
+ * Move the bytes between fd[0] and fd[1] (non-blocking) until both
+ * directions have ended, one breaks, or a redial or stop comes.  Each
+ * direction either waits to read (its pipe empty) or to write what its
+ * pipe holds, never both: see the top of the file.  EOF is passed on as a
  * half close, so END and the TLS close reach the other side.
  */
 static void
@@ -294,8 +325,13 @@ lc_leg_splice(struct lc_leg *l)
 		if (atomic_load(&l->r->stop) || atomic_load(&l->redial))
 			return;
 		for (int d = 0; d < 2; d++) {
-			pfd[d].fd = eof[d] ? -1 : fd[d];
-			pfd[d].events = POLLIN;
+			if (held[d] > 0) {
+				pfd[d].fd = fd[1 - d];
+				pfd[d].events = POLLOUT;
+			} else {
+				pfd[d].fd = eof[d] ? -1 : fd[d];
+				pfd[d].events = POLLIN;
+			}
 			pfd[d].revents = 0;
 		}
 		pfd[2].fd = l->wake.rfd;
@@ -314,28 +350,30 @@ lc_leg_splice(struct lc_leg *l)
 
 			if (pfd[d].revents == 0)
 				continue;
-			n = splice(fd[d], NULL, l->pipe[d][1], NULL,
-			    LC_RELAY_PIPE, SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
-			if (n == 0) {
-				eof[d] = 1;
-				(void)shutdown(out, SHUT_WR);
+			if (held[d] == 0) {
+				n = splice(fd[d], NULL, l->pipe[d][1], NULL,
+				    LC_RELAY_CHUNK,
+				    SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
+				if (n == 0) {
+					eof[d] = 1;
+					(void)shutdown(out, SHUT_WR);
+					continue;
+				}
+				if (n < 0) {
+					if (errno == EAGAIN || errno == EINTR)
+						continue;
+					return;	/* reset: the stream broke */
+				}
+				held[d] = (size_t)n;
+			}
+			/* as much as the outgoing socket takes now */
+			n = splice(l->pipe[d][0], NULL, out, NULL, held[d],
+			    SPLICE_F_MOVE | SPLICE_F_NONBLOCK);
+			if (n < 0 && (errno == EAGAIN || errno == EINTR))
 				continue;
-			}
-			if (n < 0) {
-				if (errno == EAGAIN || errno == EINTR)
-					continue;
-				return;	/* reset: the stream broke */
-			}
-			held[d] += (size_t)n;
-			while (held[d] > 0) {
-				n = splice(l->pipe[d][0], NULL, out, NULL,
-				    held[d], SPLICE_F_MOVE);
-				if (n < 0 && errno == EINTR)
-					continue;
-				if (n <= 0)
-					return;
-				held[d] -= (size_t)n;
-			}
+			if (n <= 0)
+				return;
+			held[d] -= (size_t)n;
 		}
 	}
 }
@@ -505,6 +543,7 @@ lc_relay_start(const struct lc_relay_end end[2], uint32_t n,
 			lc_relay_free(r);
 			return lc_err_sys(e, LC_ERR_INTERNAL, errno, "pipe");
 		}
+		/* room for a chunk however the socket's pages are cut */
 		(void)fcntl(l->pipe[0][1], F_SETPIPE_SZ, (int)LC_RELAY_PIPE);
 		(void)fcntl(l->pipe[1][1], F_SETPIPE_SZ, (int)LC_RELAY_PIPE);
 		snprintf(name, sizeof(name), "lc-relay-%u", i);
@@ -528,7 +567,7 @@ lc_relay_redial(struct lc_relay *r, uint32_t i)
 	l = &r->leg[i];
 	atomic_store(&l->redial, true);
 	pthread_mutex_lock(&l->mu);
-	for (int k = 0; k < 2; k++)	/* a splice blocked in a write */
+	for (int k = 0; k < 2; k++)	/* the stream is over on both ends */
 		if (l->fd[k] >= 0)
 			(void)shutdown(l->fd[k], SHUT_RDWR);
 	pthread_mutex_unlock(&l->mu);

@@ -14,8 +14,10 @@
  * The relay never sees file data in the clear when the streams are
  * encrypted: the TLS handshake and records run end to end between source
  * and sink, the relay only copies bytes (splice(2) for TCP to TCP, the SSH
- * pump threads for SSH ends).  It holds at most one pipe's worth of bytes
- * per stream and direction (LC_RELAY_PIPE), whatever the transfer size.
+ * pump threads for SSH ends).  Its pipe holds at most LC_RELAY_CHUNK bytes
+ * per stream and direction (TCP to TCP), whatever the transfer size, and
+ * it takes the next only when the outgoing socket has room (relay.c); the
+ * incoming socket's receive buffer holds the rest.
  *
  * A stream that breaks is reconnected when the controller says so
  * (lc_relay_redial, on the sink's STREAM_LOST): the leg drops both ends and
@@ -31,7 +33,12 @@
 #include "ssh.h"
 #include "wire.h"
 
-#define LC_RELAY_PIPE (1u << 20)	/* bytes in flight per direction */
+/*
+ * Bytes a leg takes from a socket at a time, and holds at most: small, so
+ * a stream slowed on the far leg backs up to its source at once (relay.c).
+ */
+#define LC_RELAY_CHUNK (128u << 10)
+#define LC_RELAY_PIPE (2 * LC_RELAY_CHUNK)	/* pipe capacity asked for */
 #define LC_RELAY_SSH_PARALLEL 4	/* SSH connections opened at once */
 
 /* One end of the relayed streams (the source, 0, or the sink, 1). */
