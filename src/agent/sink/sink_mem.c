@@ -127,7 +127,7 @@ lc__sink_hol_report(struct lc_sink *s)
 	    "in all (at most %u on one stream)", (double)wait / 1e9,
 	    s->nstreams, s->quota * s->nstreams, qsum, s->block >> 10, qmax);
 	if (atomic_load(&s->mem.grow_held) > 0)
-		lc_log_verbose("head-of-line: quotas held %u times on a short "
+		lc_log_verbose("sink: quotas held %u times on a short "
 		    "clean path (round trip %u us, no loss): the CPU, not the "
 		    "path, kept the writers waiting",
 		    (unsigned)atomic_load(&s->mem.grow_held),
