@@ -16,6 +16,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
 #include <sys/stat.h>
@@ -183,13 +184,34 @@ lc_part_init(const struct lc_target *t, const char *peer_name,
 	 * resolved beneath the target directory */
 	p->beneath = t->is_dir || t->conf->root_fd >= 0;
 	memcpy(p->name, name, strlen(name) + 1);
-	n = t->is_dir ?
-	    snprintf(p->final, sizeof(p->final), "%s%s%s", t->path,
-		t->path[strlen(t->path) - 1] == '/' ? "" : "/", peer_name) :
-	    snprintf(p->final, sizeof(p->final), "%s", t->path);
-	if (n < 0 || (size_t)n >= sizeof(p->final))
+	n = lc_part_set_final(p, t->path, t->is_dir ? peer_name : NULL);
+	if (n == -LC_ERR_NOMEM)
+		return lc_err_set(e, LC_ERR_NOMEM, "out of memory");
+	if (n != 0)
 		return lc_err_set(e, LC_ERR_IO, "%s/%s: name too long", t->path,
 		    peer_name);
+	return 0;
+}
+
+int
+lc_part_set_final(struct lc_part *p, const char *dir, const char *rel)
+{
+	size_t dl = strlen(dir), rl = rel != NULL ? strlen(rel) : 0;
+	size_t slash = rel != NULL && (dl == 0 || dir[dl - 1] != '/') ? 1 : 0;
+	char *s;
+
+	if (dl + slash + rl >= LC_PATH_MAX)
+		return -LC_ERR_TOOBIG;
+	if ((s = malloc(dl + slash + rl + 1)) == NULL)
+		return -LC_ERR_NOMEM;
+	memcpy(s, dir, dl);
+	if (slash)
+		s[dl] = '/';
+	if (rl > 0)
+		memcpy(s + dl + slash, rel, rl);
+	s[dl + slash + rl] = '\0';
+	free(p->final);
+	p->final = s;
 	return 0;
 }
 
@@ -618,4 +640,12 @@ lc_part_close(struct lc_part *p)
 	if (p->fd >= 0)
 		close(p->fd);
 	p->fd = -1;
+}
+
+void
+lc_part_release(struct lc_part *p)
+{
+	lc_part_close(p);
+	free(p->final);
+	p->final = NULL;
 }

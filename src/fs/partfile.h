@@ -64,9 +64,15 @@ struct lc_part {
 	dev_t dev;		/* the part file (lc_part_prepare) */
 	ino_t ino;
 	char name[256];		/* final component in dir_fd */
-	char final[LC_PATH_MAX];	/* for messages */
-	char tmp[LC_PATH_MAX];		/* part file name in dir_fd, "" after
-					   the rename */
+	/*
+	 * The target's path, for messages: on the heap, sized to fit (a
+	 * sink holds up to 4096 files in flight, and LC_PATH_MAX bytes
+	 * each came to 16 MiB), at most LC_PATH_MAX - 1 bytes; NULL until
+	 * lc_part_init, freed by lc_part_release.
+	 */
+	char *final;
+	char tmp[256];		/* part file name in dir_fd (one component,
+				   lc_part_name), "" after the rename */
 };
 
 /* 1 if name is a single path component (no '/', not "." or ".."), else 0. */
@@ -146,6 +152,16 @@ int lc_part_commit(const struct lc_target *t, struct lc_part *p,
 
 /* Close p->fd (if open); the part file stays for a later -a. */
 void lc_part_close(struct lc_part *p);
+
+/* lc_part_close, and free p->final: p is done with. */
+void lc_part_release(struct lc_part *p);
+
+/*
+ * p->final = dir "/" rel (no second '/' if dir ends in one), or dir when
+ * rel is NULL, on the heap (any earlier one freed).  0, -LC_ERR_TOOBIG
+ * (LC_PATH_MAX bytes or more) or -LC_ERR_NOMEM.
+ */
+int lc_part_set_final(struct lc_part *p, const char *dir, const char *rel);
 
 /*
  * Trees (LC_TGT_TREE).  Each entry lives in a directory of the target

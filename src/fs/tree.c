@@ -182,9 +182,10 @@ lc_part_init_at(const struct lc_target *t, int dfd, const char *rel,
 	p->mode = mode;
 	p->beneath = 1;
 	memcpy(p->name, leaf, strlen(leaf) + 1);
-	n = snprintf(p->final, sizeof(p->final), "%s%s%s", t->path,
-	    t->path[strlen(t->path) - 1] == '/' ? "" : "/", rel);
-	if (n < 0 || (size_t)n >= sizeof(p->final))
+	n = lc_part_set_final(p, t->path, rel);
+	if (n == -LC_ERR_NOMEM)
+		return lc_err_set(e, LC_ERR_NOMEM, "out of memory");
+	if (n != 0)
 		return lc_err_set(e, LC_ERR_IO, "%s/%s: name too long", t->path,
 		    rel);
 	return 0;

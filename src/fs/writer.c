@@ -40,8 +40,13 @@ struct lc_wfile {
 	int err;		/* first error, negative */
 	struct lc_csum *csum;	/* fed in order, NULL: none */
 	atomic_uint_fast64_t *count;	/* bytes written, NULL: none */
-	struct lc_err errinfo;
-	char name[512];
+	/*
+	 * On the heap, not in the struct: a sink has a writer per file in
+	 * flight (up to 4096), and these came to 1 KiB each of them.
+	 */
+	struct lc_err *errinfo;	/* the first error's message, NULL: none
+				   (or no memory for it) */
+	char *name;		/* for messages */
 };
 
 int
@@ -63,7 +68,12 @@ lc_wfile_new(int fd, int seekable, uint64_t start, uint64_t end,
 	f->busy_end = start;
 	f->end = end;
 	f->tail = start;
-	snprintf(f->name, sizeof(f->name), "%s", name);
+	if ((f->name = strdup(name)) == NULL) {
+		pthread_cond_destroy(&f->cv);
+		pthread_mutex_destroy(&f->mu);
+		free(f);
+		return -LC_ERR_NOMEM;
+	}
 	*out = f;
 	return 0;
 }
@@ -193,8 +203,11 @@ lc_wfile_check_locked(struct lc_wfile *f, uint64_t off, uint32_t len,
 		    "length %u, but the file is no longer received (finished "
 		    "or dropped)", f->name, (unsigned long long)off, len);
 	if (f->err != 0) {
-		if (e != NULL)
-			*e = f->errinfo;
+		if (e != NULL && f->errinfo != NULL)
+			*e = *f->errinfo;
+		else
+			(void)lc_err_set(e, -f->err, "%s: %s", f->name,
+			    lc_strerror(f->err));
 		return f->err;
 	}
 	if (lc_wfile_place_locked(f, off, len, prevp) != 0)
@@ -263,8 +276,9 @@ lc_wfile_drain_locked(struct lc_wfile *f, int *complete, struct lc_err *e)
 		pthread_mutex_lock(&f->mu);
 		if (r != 0) {
 			f->err = r;
-			if (e != NULL)
-				f->errinfo = *e;
+			if (e != NULL && f->errinfo == NULL &&
+			    (f->errinfo = malloc(sizeof(*f->errinfo))) != NULL)
+				*f->errinfo = *e;
 			break;
 		}
 		f->next += len;
@@ -544,6 +558,8 @@ lc_wfile_unref(struct lc_wfile *f)
 	pthread_cond_destroy(&f->cv);
 	pthread_mutex_destroy(&f->mu);
 	free(f->spans);
+	free(f->errinfo);
+	free(f->name);
 	free(f);
 }
 

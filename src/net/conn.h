@@ -83,6 +83,19 @@ int lc_addr_same(const char *a, const char *b);
 uint32_t lc_sock_rcvbuf(int fd);
 uint32_t lc_sock_sndbuf(int fd);
 
+/*
+ * The path under a TCP socket, as the kernel sees it: rtt_us, the least
+ * round trip measured (the smoothed one on old kernels), and ooo_packets,
+ * segments that arrived out of order (a loss or reordering on the path;
+ * 0 where the kernel does not count them).  0, or -1 when fd is not a
+ * TCP socket or no round trip was measured yet (tcpinfo.c).
+ */
+struct lc_sock_path {
+	uint32_t rtt_us;
+	uint32_t ooo_packets;
+};
+int lc_sock_path(int fd, struct lc_sock_path *out);
+
 /* Set SO_RCVTIMEO and SO_SNDTIMEO (0 clears). */
 int lc_sock_set_timeout(int fd, int ms);
 

@@ -30,7 +30,7 @@ struct t_env {
 static void
 t_done(struct t_env *v)
 {
-	lc_part_close(&v->p);
+	lc_part_release(&v->p);
 	lc_target_close(&v->t);
 	close(v->dfd);
 	lc_test_rm_tree(v->dir);
@@ -56,7 +56,7 @@ static int
 t_open(struct t_env *v, uint32_t flags, uint64_t size, uint64_t *kept)
 {
 	lc_target_close(&v->t);
-	lc_part_close(&v->p);
+	lc_part_release(&v->p);
 	LC_CHECK_EQ_I(lc_target_resolve(&v->t, &v->conf, v->path, flags, 027,
 	    &v->e), 0);
 	LC_CHECK_EQ_I(lc_target_name_ok(v->t.name), 1);
@@ -351,6 +351,7 @@ LC_TEST(device_target_needs_force_but_dev_null)
 	LC_CHECK_EQ_I(lc_part_open(&t, &p, &kept, &e), -LC_ERR_EXISTS);
 	LC_CHECK(strstr(e.msg, "character device") != NULL);
 	LC_CHECK_EQ_I(p.fd, -1);
+	lc_part_release(&p);
 	lc_target_close(&t);
 	LC_CHECK_EQ_I(lc_target_resolve(&t, &conf, "/dev/null", 0, 022, &e),
 	    0);
@@ -358,6 +359,7 @@ LC_TEST(device_target_needs_force_but_dev_null)
 	LC_CHECK_EQ_I(lc_part_open(&t, &p, &kept, &e), 0);
 	LC_CHECK_EQ_I(p.direct, 1);
 	LC_CHECK_EQ_I(lc_part_finalize(&t, &p, &e), 0);
+	lc_part_release(&p);
 	lc_target_close(&t);
 }
 
@@ -376,6 +378,22 @@ LC_TEST(unsafe_peer_names_and_long_part_names)
 	    -LC_ERR_DENIED);
 	LC_CHECK_EQ_I(lc_part_init(&v.t, "ok", 1, 0644, &v.p, &v.e), 0);
 	LC_CHECK_STR(v.p.name, "ok");
+	/* the target's name for messages is on the heap, sized to fit */
+	LC_CHECK(strlen(v.p.final) == strlen(v.dir) + 3);
+	LC_CHECK(strncmp(v.p.final, v.dir, strlen(v.dir)) == 0);
+	LC_CHECK_STR(v.p.final + strlen(v.dir), "/ok");
+	/* a file in flight costs no LC_PATH_MAX buffers (issue 23) */
+	LC_CHECK(sizeof(struct lc_part) <= 1024);
+	LC_CHECK_EQ_I(lc_part_set_final(&v.p, "/a/", "b"), 0);
+	LC_CHECK_STR(v.p.final, "/a/b");
+	LC_CHECK_EQ_I(lc_part_set_final(&v.p, "/a", NULL), 0);
+	LC_CHECK_STR(v.p.final, "/a");
+	memset(tmp, 'd', LC_PATH_MAX - 3);
+	tmp[LC_PATH_MAX - 3] = '\0';
+	LC_CHECK_EQ_I(lc_part_set_final(&v.p, tmp, "b"), 0);
+	LC_CHECK_EQ_I((int)strlen(v.p.final), LC_PATH_MAX - 1);
+	LC_CHECK_EQ_I(lc_part_set_final(&v.p, tmp, "bc"), -LC_ERR_TOOBIG);
+	LC_CHECK_EQ_I((int)strlen(v.p.final), LC_PATH_MAX - 1);
 	memset(name, 'n', 250);
 	name[250] = '\0';
 	LC_CHECK_EQ_I(lc_part_name(name, tmp, sizeof(tmp)), 0);

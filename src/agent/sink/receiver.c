@@ -65,8 +65,10 @@ lc_receiver_buffer(struct lc_receiver *rv, struct lc_wfile *wf, uint64_t off)
 		 * Still none after 10 ms, and the writer idle for want of a
 		 * block a slower stream carries: this stream would stop
 		 * while the link has room.  Grow its quota, within the
-		 * memory bound (a slow disk keeps the writer busy, and grows
-		 * nothing).
+		 * memory bound, if the path is one where that pays (a long
+		 * round trip or losses; not a busy CPU on a short path: see
+		 * sink_mem.c).  A slow disk keeps the writer busy, and grows
+		 * nothing.
 		 */
 		if (b == NULL && lc_wfile_starved(wf) &&
 		    lc__sink_quota_grow(rv->sink, rv))

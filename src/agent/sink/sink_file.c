@@ -88,7 +88,7 @@ lc__sink_sfile_free(struct lc_sfile *f)
 	lc_csum_free(f->csum);
 	free(f->prefix);
 	free(f->spans);
-	lc_part_close(&f->p);
+	lc_part_release(&f->p);
 	lc__sink_tdir_put(f->dir);
 	free(f);
 }

@@ -222,13 +222,17 @@ struct lc_sink_mem {
 	 * holes waiting in the writers (sink_mem.c, "Memory").  A receiver
 	 * that waits for a buffer while its file's writer is starved (the
 	 * next block is on a slower stream, not a slow disk) takes a block
-	 * of it and grows its quota by one, up to quota_max; a hole that has
-	 * to wait takes LC_WFILE_HOLE_COST (writer.c) until it is written.
-	 * Taken and given back with atomic operations.
+	 * of it and grows its quota by one, up to quota_max, if its path
+	 * is one where more buffers shorten the waits (a long round trip or
+	 * losses, lc_sink_path_pays); a hole that has to wait takes
+	 * LC_WFILE_HOLE_COST (writer.c) until it is written.  Taken and
+	 * given back with atomic operations.
 	 */
 	atomic_int_fast64_t left;
 	uint32_t quota_max;	/* setup */
 	atomic_bool hole_wait_said;	/* -v: said once that holes wait */
+	atomic_uint grow_held;	/* growths refused on a short clean path */
+	atomic_uint path_rtt_us;	/* -v: the last round trip seen there */
 	/*
 	 * Head-of-line blocking, measured (receiver.c): receivers waiting
 	 * for a buffer of their quota.  Under hol_mu; reported with -v at

@@ -88,9 +88,9 @@ lc__sink_pipe_file(struct lc_sink *s, const struct lc_msg_file *m,
 	f->p.dfd = -1;
 	f->p.direct = 1;
 	f->p.size = m->size;
-	snprintf(f->p.final, sizeof(f->p.final), "%s", s->tgt.path);
-	if (s->csum != LC_CSUM_NONE &&
-	    (f->csum = lc_csum_new((int)s->csum)) == NULL) {
+	if (lc_part_set_final(&f->p, s->tgt.path, NULL) != 0 ||
+	    (s->csum != LC_CSUM_NONE &&
+	    (f->csum = lc_csum_new((int)s->csum)) == NULL)) {
 		lc__sink_sfile_free(f);
 		return -LC_ERR_NOMEM;
 	}
