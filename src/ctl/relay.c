@@ -129,6 +129,7 @@ lc_relay_open_ssh(const struct lc_ssh_opts *o, uint32_t want,
     struct lc_ssh **conns, struct lc_err *e)
 {
 	struct lc_opener op;
+	struct lc_ssh_opts so;
 	pthread_t th[LC_RELAY_SSH_PARALLEL];
 	int started[LC_RELAY_SSH_PARALLEL] = { 0 };
 	uint32_t got = 0, nth;
@@ -136,7 +137,12 @@ lc_relay_open_ssh(const struct lc_ssh_opts *o, uint32_t want,
 	if (want == 0 || want > LC_MAX_STREAMS)
 		return lc_err_set(e, LC_ERR_INTERNAL, "bad connection count");
 	memset(&op, 0, sizeof(op));
-	op.o = o;
+	/* the openers run at once: none of them writes the controller's
+	   fallback reason (o->limit, its own connection's) */
+	so = *o;
+	so.limit = NULL;
+	so.limit_sz = 0;
+	op.o = &so;
 	op.want = want;
 	op.got = conns;
 	lc_err_clear(&op.e);
