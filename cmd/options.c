@@ -1,7 +1,7 @@
 /*
  * lanecp's command line: the option table (one row per option; --help,
  * getopt's tables, the defaults and the range checks all come from it)
- * and its parser.  main() is cmd/lanecp.c.
+ * and its parser.  --help is usage.c, main() is cmd/lanecp.c.
  */
 #include "options.h"
 #include "err.h"
@@ -14,53 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-typedef int (*lc_opt_set)(struct lc_cli *, const char *, struct lc_err *);
-
-/*
- * What an option's argument is.  A number in a range is a row of the
- * table, not a function: its field, its range and its default are
- * columns, and one parser (lc_opt_number) checks it and words the error.
- */
-enum lc_opt_kind {
-	LC_OPT_FLAG, /* no argument: the int at off becomes 1 */
-	LC_OPT_FUNC, /* set() does the work */
-	LC_OPT_UINT, /* a number in [min, max] */
-	LC_OPT_SIZE, /* a size with k/m/g/t suffixes in [min, max] */
-	LC_OPT_MS,   /* seconds (fractions allowed), kept in ms */
-	/*
-	 * The agent's: `lanecp --agent ...` is handed to the agent's own
-	 * parser (src/agent/agent_main.c) before this table is read, so
-	 * here the row is only for --help, and a use without --agent is
-	 * refused naming it (struct lc_cli.agent_only); the value is the
-	 * agent's to check, not ours.
-	 */
-	LC_OPT_AGENT
-};
-
-struct lc_opt {
-	const char *lname;
-	int sname;
-	const char *arg;  /* NULL: no argument */
-	const char *help; /* for numbers "(default X)" is added */
-	enum lc_opt_kind kind;
-	lc_opt_set set;	   /* LC_OPT_FUNC */
-	size_t off;	   /* LC_OPT_FLAG: an int in struct lc_cli;
-				   numbers: the field (uint32_t or uint64_t) */
-	size_t size;	   /* numbers: the field's size */
-	uint64_t min, max; /* numbers: the range (LC_OPT_MS: in ms) */
-	uint64_t dflt;	   /* numbers: the default (0: none) */
-	const char *what;  /* numbers: what the value is, for errors */
-	int optional;	   /* the argument may be left out (-c, -c9,
-				   --compress=9): set gets NULL then */
-};
-
-#define LC_FLAG(field) \
-	.kind = LC_OPT_FLAG, .off = offsetof(struct lc_cli, field)
-#define LC_FUNC(fn) .kind = LC_OPT_FUNC, .set = (fn)
-#define LC_NUM(k, field, lo, hi, def, name) \
-	.kind = (k), .off = offsetof(struct lc_cli, field), \
-	.size = sizeof(((struct lc_cli *)0)->field), .min = (lo), .max = (hi), \
-	.dflt = (def), .what = (name)
+#include "options_int.h"
 
 static int
 lc_opt_verbose(struct lc_cli *c, const char *a, struct lc_err *e)
@@ -331,8 +285,8 @@ lc_opt_fmt_size(uint64_t v, char *out, size_t outsz)
 }
 
 /* A row's bound or default, as --help and the errors show it. */
-static void
-lc_opt_fmt(const struct lc_opt *o, uint64_t v, char *out, size_t outsz)
+void
+lc__opt_fmt(const struct lc_opt *o, uint64_t v, char *out, size_t outsz)
 {
 	if (o->kind == LC_OPT_SIZE)
 		lc_opt_fmt_size(v, out, outsz);
@@ -392,8 +346,8 @@ lc_opt_number(struct lc_cli *c, const struct lc_opt *o, const char *a,
 		snprintf(name, sizeof(name), "-%c", o->sname);
 	else
 		snprintf(name, sizeof(name), "--%s", o->lname);
-	lc_opt_fmt(o, o->min, lo, sizeof(lo));
-	lc_opt_fmt(o, o->max, hi, sizeof(hi));
+	lc__opt_fmt(o, o->min, lo, sizeof(lo));
+	lc__opt_fmt(o, o->max, hi, sizeof(hi));
 	return lc_err_set(e, LC_ERR_USAGE,
 	    "%s %.64s: %s must be %s from %s "
 	    "to %s%s",
@@ -401,7 +355,7 @@ lc_opt_number(struct lc_cli *c, const struct lc_opt *o, const char *a,
 	    o->kind == LC_OPT_SIZE ? " (k, m, g suffixes)" : "");
 }
 
-static const struct lc_opt lc_opts[] = {
+const struct lc_opt lc_opts[] = {
 	{ "streams", 's', "N", "parallel TCP data streams",
 	    LC_NUM(LC_OPT_UINT, copy.streams, 1, LC_MAX_STREAMS,
 		LC_DEFAULT_STREAMS, "streams") },
@@ -582,86 +536,8 @@ static const struct lc_opt lc_opts[] = {
 	    "transfer id",
 	    .kind = LC_OPT_AGENT },
 };
+const size_t lc_nopts = sizeof(lc_opts) / sizeof(lc_opts[0]);
 #define LC_NOPTS (sizeof(lc_opts) / sizeof(lc_opts[0]))
-
-void
-lc_usage(FILE *f)
-{
-	fprintf(f,
-	    "usage: lanecp [options] SRC... DST\n"
-	    "  SRC and DST are local paths, [user@]host:path or "
-	    "ssh://[user@]host[:port]/path\n"
-	    "  (the path relative to the login directory, //path absolute, "
-	    "as scp); one side\n"
-	    "  must be remote, and several SRCs must all be on one host.\n"
-	    "  A DST that is a directory or ends in / receives each file "
-	    "under its own name;\n"
-	    "  with several SRCs or -r DST must be a directory (made if only "
-	    "its last part\n"
-	    "  is missing).  With -r, SRC copies the directory itself "
-	    "(DST/SRC/...) and\n"
-	    "  SRC/ (trailing slash) copies its contents into DST, as rsync "
-	    "does.\n"
-	    "  SRC - reads stdin and DST - writes stdout (one side local); "
-	    "with -N, SRC\n"
-	    "  and/or DST are [host:]commands whose stdout or stdin carries "
-	    "the data.\n\n"
-	    "options:\n");
-	for (size_t i = 0; i < LC_NOPTS; i++) {
-		const struct lc_opt *o = &lc_opts[i];
-		char left[48];
-		if (o->optional && o->sname == 0)
-			snprintf(left, sizeof(left), "    --%s[=%s]", o->lname,
-			    o->arg);
-		else if (o->optional)
-			snprintf(left, sizeof(left), "-%c[%s], --%s[=%s]",
-			    o->sname, o->arg, o->lname, o->arg);
-		else if (o->sname != 0)
-			snprintf(left, sizeof(left), "-%c, --%s%s%s", o->sname,
-			    o->lname, o->arg ? " " : "", o->arg ? o->arg : "");
-		else
-			snprintf(left, sizeof(left), "    --%s%s%s", o->lname,
-			    o->arg ? " " : "", o->arg ? o->arg : "");
-		if (o->dflt != 0) {
-			char lo[24], hi[24], d[24];
-			lc_opt_fmt(o, o->min, lo, sizeof(lo));
-			lc_opt_fmt(o, o->max, hi, sizeof(hi));
-			lc_opt_fmt(o, o->dflt, d, sizeof(d));
-			fprintf(f, "  %-26s %s (%s-%s, default %s)\n", left,
-			    o->help, lo, hi, d);
-		} else {
-			fprintf(f, "  %-26s %s\n", left, o->help);
-		}
-	}
-	fprintf(f,
-	    "\nexit status:\n"
-	    "  0 success            1 internal error      2 usage error\n"
-	    "  3 ssh connect/auth   4 host key refused    5 local file error\n"
-	    "  6 remote file/agent  7 protocol error      8 data stream "
-	    "failed\n"
-	    "  9 data integrity check failed (data changed in transit)\n"
-	    " 10 no space left at the target  11 timed out (no progress)\n"
-	    " 12 end-to-end checksum mismatch  13 remote lanecp cannot be run "
-	    "(-T)\n"
-	    " 14 a -N program failed (named on stderr with its exit status)\n"
-	    " 15 the reader of the output went away (broken pipe)\n"
-	    " 23 partial transfer: some files could not be copied (each is "
-	    "named on stderr)\n"
-	    "  130/143 interrupted (SIGINT/SIGTERM)\n"
-	    "\nexamples:\n"
-	    "  lanecp -s 16 -w 256k bigfile user@host:/data/\n"
-	    "  lanecp -P 2 host:/var/backup/db.xb /restore/\n"
-	    "  lanecp -F ~/.ssh/config-lab bigfile lab:/tmp/x\n"
-	    "  lanecp -r -p /var/backup/2026-11-30 replica:/srv/seed/\n"
-	    "  lanecp -r -u /var/backup replica:/srv/seed/   "
-	    "(next night: only what changed)\n"
-	    "  lanecp -r -a -u --retries 5 /var/backup replica:/srv/seed/   "
-	    "(resume a killed run)\n"
-	    "  zfs send pool@snap | lanecp - host:/backup/snap.zfs\n"
-	    "  lanecp host:/backup/db.xb - | xbstream -x\n"
-	    "  lanecp -N io 'pg_basebackup -D - -Ft' 'host:tar -x -C "
-	    "/srv/pg'\n");
-}
 
 /*
  * getopt's tables from lc_opts: lopts has LC_NOPTS + 1 entries, sopts

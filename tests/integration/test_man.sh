@@ -42,7 +42,7 @@ while IFS= read -r line; do
 done <"$T/help"
 [[ ${#longs[@]} -gt 20 ]] || { lc__show "$T/help"; lc_fail "found only ${#longs[@]} long options in --help"; }
 # the table in cmd/options.c has one row per option: as many as --help shows
-rows=$(sed -n '/^static const struct lc_opt lc_opts\[\] = {/,/^};/p' "$OPTS" |
+rows=$(sed -n '/^const struct lc_opt lc_opts\[\] = {/,/^};/p' "$OPTS" |
 	grep -cE '^[[:space:]]*\{ ?"[a-z0-9-]+", ' || true)
 [[ $rows == "${#longs[@]}" ]] ||
 	lc_fail "cmd/options.c's option table has $rows rows, --help shows ${#longs[@]} long options"
