@@ -206,6 +206,20 @@ paths_row() {	# CASE CONFIG DESC REF
 	out "| $3 | $(nruns "$case" "$k") | $(fmt "$m" 1) | $(fmt "$lo" 1)-$(fmt "$hi" 1) | $(fmt "$st" 0) | $(fmt "$cc" 2) | $(fmt "$sc" 2) | $(mib "$(col "$case" "$k" cli_rss_kb | maxof)") | $(fmt "$busy" 0) | $(fmt "$wc" 1) | $(ratio "$m" "$ref") |"
 }
 
+# paths_prepare NAME SRC: what both star cases need first: the emulator,
+# the namespaces' helpers, the saved state, the CPU record
+# (results/STAMP-NAME-cpu.txt) and the source file.
+paths_prepare() {
+	[[ -x $WANEM ]] || die "wanem not found at $WANEM (set WANEM=)"
+	export LC_SRC_DIR=$REPO LC_WANEM=$WANEM
+	# shellcheck source=../tests/integration/netns.sh
+	. "$REPO/tests/integration/netns.sh"
+	paths_save
+	PATHS_CPU=$RESULTS/$STAMP-$1-cpu.txt
+	: >"$PATHS_CPU"
+	zero_file "$PATHS_SIZE" "$2"
+}
+
 case_paths() {
 	local src=$MEM/paths-$PATHS_SIZE
 	out "## Data paths (issue 12) on the emulated $PATHS_PROFILE link"
@@ -217,14 +231,7 @@ case_paths() {
 	out "copied. Machine busy %: both cores over the run (/proc/stat), wanem CPU s: the emulator(s) over the run"
 	out "(counted in neither end). $PATHS_RUNS runs per configuration, interleaved; median and min-max."
 	out
-	[[ -x $WANEM ]] || die "wanem not found at $WANEM (set WANEM=)"
-	export LC_SRC_DIR=$REPO LC_WANEM=$WANEM
-	# shellcheck source=../tests/integration/netns.sh
-	. "$REPO/tests/integration/netns.sh"
-	paths_save
-	PATHS_CPU=$RESULTS/$STAMP-paths-cpu.txt
-	: >"$PATHS_CPU"
-	zero_file "$PATHS_SIZE" "$src"
+	paths_prepare paths "$src"
 	[[ $PATHS_SCP_SIZE == "$PATHS_SIZE" ]] || zero_file "$PATHS_SCP_SIZE" "$MEM/paths-$PATHS_SCP_SIZE"
 
 	# --- pair
@@ -313,14 +320,7 @@ case_relay() {
 	out "relay adds its own process and a kernel hop only. MB/s = file bytes / client wall time (SSH setup and"
 	out "slow start included); steady = IP bytes on b's link from 3 s after the start. $PATHS_RUNS runs each, interleaved."
 	out
-	[[ -x $WANEM ]] || die "wanem not found at $WANEM (set WANEM=)"
-	export LC_SRC_DIR=$REPO LC_WANEM=$WANEM
-	# shellcheck source=../tests/integration/netns.sh
-	. "$REPO/tests/integration/netns.sh"
-	paths_save
-	PATHS_CPU=$RESULTS/$STAMP-relay-cpu.txt
-	: >"$PATHS_CPU"
-	zero_file "$PATHS_SIZE" "$src"
+	paths_prepare relay "$src"
 	WAN_PROFILE_CA=veth lc_netns_up star "$PATHS_PROFILE" >/dev/null
 	paths_sshd a
 	paths_sshd b
