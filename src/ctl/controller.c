@@ -178,6 +178,26 @@ static int lc_ctl_drain(struct lc_ctl *c, struct lc_endpoint *ep,
     struct lc_err *e);
 
 /*
+ * One endpoint after poll said revents: read what came, handle every
+ * whole message, and fail if the agent went away before its BYE.  The
+ * one step that both the push's early HELLO wait and the main loop take.
+ */
+static int
+lc_ctl_serve(struct lc_ctl *c, struct lc_endpoint *ep, short revents,
+    struct lc_err *e)
+{
+	int r;
+
+	if ((revents & ~POLLOUT) != 0)
+		(void)lc_endpoint_read(ep);
+	if ((r = lc_ctl_drain(c, ep, e)) != 0)
+		return r;
+	if (ep->eof && !(ep == &c->src ? c->src_bye : c->dst_bye))
+		return lc_endpoint_lost(ep, lc__ctl_agent_cmd(c), e);
+	return 0;
+}
+
+/*
  * A push: the local source's HELLO, which comes at once (its agent is a
  * thread here), so that the sink's SINK_TARGET and LISTEN can go with
  * our HELLO when the remote agent starts (lc_ctl_prime).
@@ -197,12 +217,8 @@ lc_ctl_local_hello(struct lc_ctl *c, struct lc_err *e)
 		pfd.revents = 0;
 		if (poll(&pfd, 1, -1) < 0 && errno != EINTR)
 			return lc_err_sys(e, LC_ERR_INTERNAL, errno, "poll");
-		if ((pfd.revents & ~POLLOUT) != 0)
-			(void)lc_endpoint_read(ep);
-		if ((r = lc_ctl_drain(c, ep, e)) != 0)
+		if ((r = lc_ctl_serve(c, ep, pfd.revents, e)) != 0)
 			return r;
-		if (ep->eof && !ep->hello_seen)
-			return lc_endpoint_lost(ep, lc__ctl_agent_cmd(c), e);
 	}
 	return 0;
 }
@@ -441,17 +457,9 @@ lc_ctl_loop(struct lc_ctl *c, int signal_fd, struct lc_err *e)
 		    (r = lc_ctl_signal(signal_fd, e)) != 0)
 			return r;
 		for (int i = 0; i < 2; i++) {
-			struct lc_endpoint *ep = eps[i];
-			if (pfd[i].revents == 0)
-				continue;
-			if ((pfd[i].revents & ~POLLOUT) != 0)
-				(void)lc_endpoint_read(ep);
-			if ((r = lc_ctl_drain(c, ep, e)) != 0)
+			if (pfd[i].revents != 0 &&
+			    (r = lc_ctl_serve(c, eps[i], pfd[i].revents, e)) != 0)
 				return r;
-			if (ep->eof && !(ep == &c->src ? c->src_bye :
-			    c->dst_bye))
-				return lc_endpoint_lost(ep,
-				    lc__ctl_agent_cmd(c), e);
 		}
 		if ((r = lc_ctl_step(c, e)) != 0)
 			return r;
