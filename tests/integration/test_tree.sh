@@ -652,6 +652,15 @@ EOF
 	lc_log_has 'names/nl\\x0aname: file exists \(use -f to overwrite\)$' "$LC_ERR"
 	lc_log_has 'names/bad\\xffname: file exists \(use -f to overwrite\)$' "$LC_ERR"
 
+	lc_note "output: what failed is named by its kind (symlinks)"
+	mkdir -p "$t/lsrc/links" "$t/ldst/lsrc/links/l1/x" "$t/ldst/lsrc/links/l2/y"
+	ln -s ../f "$t/lsrc/links/l1"
+	ln -s ../f "$t/lsrc/links/l2"
+	echo f >"$t/lsrc/f"
+	lc_lanecp_expect 23 '^lanecp: 2 symlinks could not be copied' \
+		-r -f "$t/lsrc" "$H:$t/ldst/"
+	lc_log_has '/ldst/lsrc/links/l1: exists and is a directory$' "$LC_ERR"
+
 	lc_note "output: 43 'file exists': 5 named, then counted; all in --json"
 	lc_lanecp_expect 23 '^lanecp: and 38 more like it: file exists \(use -f to overwrite\)$' \
 		-r --json -l "$t/fail.log" "$t/src" "$H:$t/dst/" >"$d/out.json"
