@@ -8,6 +8,7 @@
 #include "controller_int.h"
 #include "clock.h"
 #include "log.h"
+#include "parse.h"
 #include "path.h"
 
 #include <stdio.h>
@@ -83,11 +84,13 @@ lc__ctl_failed_more(struct lc_ctl *c)
 {
 	const struct lc_copy_result *res = c->res;
 
+	char n[32];
+
 	for (uint32_t i = 0; i < res->nlike; i++)
 		if (res->like[i].n > LC_RESULT_FAILED_SHOWN)
-			lc_log_error("and %u more like it: %s",
-			    res->like[i].n - LC_RESULT_FAILED_SHOWN,
-			    res->like[i].what);
+			lc_log_error("and %s more like it: %s",
+			    lc_fmt_count(n, sizeof(n), res->like[i].n -
+			    LC_RESULT_FAILED_SHOWN), res->like[i].what);
 }
 
 /*
@@ -102,7 +105,7 @@ lc__ctl_failed_count(const struct lc_copy_result *res, char *out,
 		"symlink", "pipe" };
 	static const char *const many[5] = { "entries", "files", "directories",
 		"symlinks", "pipes" };
-	char parts[160] = "";
+	char parts[160] = "", count[32];
 	size_t o = 0;
 	int kinds = 0, last = 0;
 
@@ -119,11 +122,12 @@ lc__ctl_failed_count(const struct lc_copy_result *res, char *out,
 		if (o >= sizeof(parts))
 			o = sizeof(parts) - 1;
 	}
+	lc_fmt_count(count, sizeof(count), res->nfailed);
 	if (kinds == 1)
-		snprintf(out, outsz, "%u %s", res->nfailed,
+		snprintf(out, outsz, "%s %s", count,
 		    res->nfailed == 1 ? one[last] : many[last]);
 	else
-		snprintf(out, outsz, "%u %s (%s)", res->nfailed,
+		snprintf(out, outsz, "%s %s (%s)", count,
 		    res->nfailed == 1 ? "entry" : "entries", parts);
 }
 

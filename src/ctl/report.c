@@ -132,30 +132,13 @@ lc_copy_json(int fd, const struct lc_copy_opts *o,
 	lc_buf_free(&b);
 }
 
-/* n with a comma every three digits: "21,102". */
-static void
-lc_report_count(char *out, size_t outsz, uint64_t n)
-{
-	char digits[24];
-	int len = snprintf(digits, sizeof(digits), "%llu",
-	    (unsigned long long)n);
-	size_t o = 0;
-
-	for (int i = 0; i < len && o + 2 < outsz; i++) {
-		if (i > 0 && (len - i) % 3 == 0)
-			out[o++] = ',';
-		out[o++] = digits[i];
-	}
-	out[o] = '\0';
-}
-
 void
 lc_copy_summary(const struct lc_copy_opts *o, const struct lc_copy_result *res,
     char *out, size_t outsz)
 {
 	char files[32], bytes[32], human[32], skipped[80] = "", failed[32];
 
-	lc_report_count(files, sizeof(files), res->files);
+	lc_fmt_count(files, sizeof(files), res->files);
 	/* the exact bytes as scripts read them, and their size for people */
 	snprintf(bytes, sizeof(bytes), "%llu", (unsigned long long)res->bytes);
 	human[0] = '\0';
@@ -165,11 +148,11 @@ lc_copy_summary(const struct lc_copy_opts *o, const struct lc_copy_result *res,
 		lc_fmt_bytes(human + 2, sizeof(human) - 3, res->bytes);
 		strcat(human, ")");
 	}
-	lc_report_count(failed, sizeof(failed), res->nfailed);
+	lc_fmt_count(failed, sizeof(failed), res->nfailed);
 	if (o->update || o->skip_existing || res->skipped > 0) {
 		char n[32];
 
-		lc_report_count(n, sizeof(n), res->skipped);
+		lc_fmt_count(n, sizeof(n), res->skipped);
 		snprintf(skipped, sizeof(skipped), ", skipped %s %s", n,
 		    o->skip_existing ? "existing" : "up to date");
 	}
