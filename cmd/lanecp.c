@@ -116,7 +116,7 @@ lc_usage_fail(const struct lc_cli *c, struct lc_err *e)
 	lc_log_error("%s (see lanecp --help)", e->msg);
 	if (c->copy.json)
 		lc_copy_json(1, &c->copy, &res, e, LC_EXIT_USAGE);
-	lc_runlog_close(logfd, -LC_ERR_USAGE, &res, e, LC_EXIT_USAGE);
+	lc_runlog_close(logfd, &c->copy, -LC_ERR_USAGE, &res, e, LC_EXIT_USAGE);
 	return LC_EXIT_USAGE;
 }
 
@@ -229,7 +229,7 @@ main(int argc, char **argv)
 	/* never onto the data (lc_copy refused --json with target '-') */
 	if (c.copy.json && !lc_copy_opts_stdout(&c.copy))
 		lc_copy_json(1, &c.copy, &res, &e, lc_exit_code(&e));
-	lc_runlog_close(logfd, r, &res, &e, lc_exit_code(&e));
+	lc_runlog_close(logfd, &c.copy, r, &res, &e, lc_exit_code(&e));
 	libssh2_exit();
 	return lc_exit_code(&e);
 }

@@ -468,7 +468,7 @@ const struct lc_opt lc_opts[] = {
 	    LC_FLAG(copy.json_progress) },
 	{ "log", 'l', "FILE",
 	    "append a timestamped record of the run to "
-	    "FILE",
+	    "FILE: start, warnings, errors, counts, result (per file with -v)",
 	    LC_FUNC(lc_opt_log) },
 	{ "ssh-config", 'F', "FILE",
 	    "read this ssh_config instead of "

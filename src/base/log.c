@@ -4,6 +4,7 @@
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdatomic.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -54,28 +55,93 @@ lc_log_set_tag(const char *tag)
 		snprintf(lc_log_tag, sizeof(lc_log_tag), "%s", tag);
 }
 
+/*
+ * The length of the well-formed UTF-8 sequence at s (2 to 4), or 0 when
+ * s does not start one (a stray continuation byte, an overlong form, a
+ * surrogate, past U+10FFFF, or cut short); *cp gets its code point.
+ */
+static size_t
+lc_utf8_seq(const unsigned char *s, uint32_t *cp)
+{
+	unsigned char c = s[0], lo = 0x80, hi = 0xbf;
+	size_t n, i;
+
+	if (c >= 0xc2 && c <= 0xdf)
+		n = 2;
+	else if (c >= 0xe0 && c <= 0xef)
+		n = 3;
+	else if (c >= 0xf0 && c <= 0xf4)
+		n = 4;
+	else
+		return 0;
+	/* the second byte's range rules out overlongs and surrogates */
+	if (c == 0xe0)
+		lo = 0xa0;
+	else if (c == 0xed)
+		hi = 0x9f;
+	else if (c == 0xf0)
+		lo = 0x90;
+	else if (c == 0xf4)
+		hi = 0x8f;
+	*cp = c & (0x7fu >> n);
+	for (i = 1; i < n; i++) {
+		if (s[i] < lo || s[i] > hi)
+			return 0;	/* a NUL ends it here too */
+		*cp = *cp << 6 | (s[i] & 0x3fu);
+		lo = 0x80;
+		hi = 0xbf;
+	}
+	return n;
+}
+
+/*
+ * Code points that are valid but would act on the terminal or reorder
+ * the line: C1 controls, the line and paragraph separators and the
+ * bidirectional overrides and isolates.
+ */
+static int
+lc_utf8_hidden(uint32_t cp)
+{
+	return (cp >= 0x80 && cp <= 0x9f) || cp == 0x61c || cp == 0x200e ||
+	    cp == 0x200f || (cp >= 0x2028 && cp <= 0x202e) ||
+	    (cp >= 0x2066 && cp <= 0x2069);
+}
+
 char *
 lc_log_escape(char *dst, size_t dstsz, const char *src)
 {
 	static const char hex[] = "0123456789abcdef";
-	size_t o = 0;
+	const unsigned char *s = (const unsigned char *)src;
+	size_t o = 0, n, i;
+	uint32_t cp;
 
 	if (dstsz == 0)
 		return dst;
-	for (; *src != '\0'; src++) {
-		unsigned char c = (unsigned char)*src;
-		if (c >= 0x20 && c < 0x7f && c != '\\') {
-			if (o + 1 >= dstsz)
-				break;
-			dst[o++] = (char)c;
+	while (*s != '\0') {
+		int esc;
+
+		if (*s < 0x80) {
+			n = 1;
+			esc = *s < 0x20 || *s == 0x7f;
+		} else if ((n = lc_utf8_seq(s, &cp)) != 0) {
+			esc = lc_utf8_hidden(cp);	/* each of its bytes */
 		} else {
-			if (o + 4 >= dstsz)
-				break;
+			n = 1;	/* invalid: this byte, then resynchronise */
+			esc = 1;
+		}
+		if (o + (esc ? 4 * n : n) >= dstsz)
+			break;	/* never half a sequence or an escape */
+		for (i = 0; i < n; i++) {
+			if (!esc) {
+				dst[o++] = (char)s[i];
+				continue;
+			}
 			dst[o++] = '\\';
 			dst[o++] = 'x';
-			dst[o++] = hex[c >> 4];
-			dst[o++] = hex[c & 15];
+			dst[o++] = hex[s[i] >> 4];
+			dst[o++] = hex[s[i] & 15];
 		}
+		s += n;
 	}
 	dst[o] = '\0';
 	return dst;
@@ -126,20 +192,29 @@ lc_log_status_clear(void)
 	pthread_mutex_unlock(&lc_log_mu);
 }
 
-void
-lc__log(int level, const char *file, int line, const char *fmt, ...)
+/*
+ * Format one line and write it: to the terminal when level passes the
+ * threshold and term is set, and to the -l file when level is at most
+ * the threshold or LC_LOG_INFO, whichever shows more (the file keeps the
+ * warnings and the summary even with -q, and per-file lines only with
+ * -v, so that a nightly run's log stays a handful of lines).
+ */
+static void
+lc_log_v(int level, int term, const char *file, int line, const char *fmt,
+    va_list ap)
 {
 	char raw[1024], esc[2048], out[2304];
-	va_list ap;
-	int n, ffd;
+	int n, ffd, thr;
 
 	ffd = atomic_load(&lc_log_file_fd);
-	if (level > atomic_load(&lc_log_threshold) &&
-	    (ffd < 0 || level > LC_LOG_VERBOSE))
+	thr = atomic_load(&lc_log_threshold);
+	term = term && level <= thr;
+	if (ffd >= 0 && ((level > thr && level > LC_LOG_INFO) ||
+	    level > LC_LOG_VERBOSE))
+		ffd = -1;
+	if (!term && ffd < 0)
 		return;
-	va_start(ap, fmt);
 	vsnprintf(raw, sizeof(raw), fmt, ap);
-	va_end(ap);
 	lc_log_escape(esc, sizeof(esc), raw);
 	if (level >= LC_LOG_DEBUG)
 		n = snprintf(out, sizeof(out), "%s: %s%s(%s:%d) %s\n",
@@ -154,7 +229,7 @@ lc__log(int level, const char *file, int line, const char *fmt, ...)
 		n = (int)sizeof(out) - 1;
 		out[n - 1] = '\n';
 	}
-	if (level <= atomic_load(&lc_log_threshold)) {
+	if (term) {
 		int fd = atomic_load(&lc_log_fd);
 
 		pthread_mutex_lock(&lc_log_mu);
@@ -177,4 +252,24 @@ lc__log(int level, const char *file, int line, const char *fmt, ...)
 			    (size_t)m < sizeof(stamped) ? (size_t)m :
 			    sizeof(stamped) - 1);
 	}
+}
+
+void
+lc__log(int level, const char *file, int line, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	lc_log_v(level, 1, file, line, fmt, ap);
+	va_end(ap);
+}
+
+void
+lc_log_record(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	lc_log_v(LC_LOG_ERROR, 0, __FILE__, __LINE__, fmt, ap);
+	va_end(ap);
 }

@@ -1,8 +1,8 @@
 /*
  * Logging.
  *
- * Each line is formatted whole in a stack buffer, control characters are
- * escaped (peer-supplied names cannot forge lines or move the cursor), and
+ * Each line is formatted whole in a stack buffer, control characters and
+ * invalid UTF-8 are escaped (lc_log_escape) (peer-supplied names cannot forge lines or move the cursor), and
  * the line goes out with a single write(2) so lines from different threads
  * never interleave.  A per-thread tag (lc_log_set_tag) names the stream or
  * role the line comes from.
@@ -25,7 +25,10 @@ void lc_log_init(const char *prog, int level, int fd);
 void lc_log_set_level(int level);
 int lc_log_level(void);
 
-/* Also append every line, timestamped, to this fd (-l FILE); -1 disables. */
+/*
+ * Also append lines, timestamped, to this fd (-l FILE); -1 disables.  The
+ * file gets what the terminal gets, but never less than LC_LOG_INFO.
+ */
 void lc_log_set_file(int fd);
 
 /* Tag for lines from the calling thread ("stream 3"); NULL clears.  The
@@ -44,6 +47,9 @@ void lc_log_status_clear(void);
 void lc__log(int level, const char *file, int line, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 
+/* A line for the -l file only (its start and result lines). */
+void lc_log_record(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
 #define lc_log_error(...) lc__log(LC_LOG_ERROR, __FILE__, __LINE__, __VA_ARGS__)
 #define lc_log_warn(...) lc__log(LC_LOG_WARN, __FILE__, __LINE__, __VA_ARGS__)
 #define lc_log_info(...) lc__log(LC_LOG_INFO, __FILE__, __LINE__, __VA_ARGS__)
@@ -52,8 +58,14 @@ void lc__log(int level, const char *file, int line, const char *fmt, ...)
 #define lc_log_debug(...) lc__log(LC_LOG_DEBUG, __FILE__, __LINE__, __VA_ARGS__)
 
 /*
- * Escape control and non-ASCII bytes of src into dst (always NUL
- * terminated), as \xNN.  Returns dst.
+ * Make src safe for one line of a terminal or a log, into dst (always NUL
+ * terminated, never cut inside a character or an escape): printable ASCII
+ * and valid UTF-8 stay as they are; control characters, invalid UTF-8 and
+ * the code points that act on a terminal or reorder a line (C1, U+2028,
+ * bidi overrides) become \xNN, a byte each.  The one escape style of
+ * every line lanecp prints (names in -v lines, errors, the -l log).  A
+ * backslash stays as it is, so escaping twice changes nothing.  Returns
+ * dst.
  */
 char *lc_log_escape(char *dst, size_t dstsz, const char *src);
 

@@ -122,3 +122,22 @@ lc_fmt_bytes(char *buf, unsigned long sz, uint64_t n)
 		snprintf(buf, sz, "%.1f %s", v, unit[u]);
 	return buf;
 }
+
+char *
+lc_fmt_count(char *buf, unsigned long sz, uint64_t n)
+{
+	char digits[24];
+	int len = snprintf(digits, sizeof(digits), "%llu",
+	    (unsigned long long)n);
+	unsigned long o = 0;
+
+	if (sz == 0)
+		return buf;
+	for (int i = 0; i < len && o + 2 < sz; i++) {
+		if (i > 0 && (len - i) % 3 == 0)
+			buf[o++] = ',';
+		buf[o++] = digits[i];
+	}
+	buf[o] = '\0';
+	return buf;
+}

@@ -30,4 +30,7 @@ int lc_parse_seconds(const char *s, uint64_t min_s, uint64_t max_s,
 /* Format a byte count as "1.5 GiB" into buf; returns buf. */
 char *lc_fmt_bytes(char *buf, unsigned long sz, uint64_t n);
 
+/* n with a comma every three digits, "21,102" (counts in the summary). */
+char *lc_fmt_count(char *buf, unsigned long sz, uint64_t n);
+
 #endif

@@ -1,5 +1,6 @@
 /* Path strings: basename and dirname without touching the disk. */
 #include "path.h"
+#include "log.h"
 #include "err.h"
 #include "idname.h"
 
@@ -44,15 +45,7 @@ lc_path_dirname(const char *p, char *out, size_t outsz)
 void
 lc_printable(const char *in, char *out, size_t outsz)
 {
-	size_t i = 0;
-
-	if (outsz == 0)
-		return;
-	for (; *in != '\0' && i + 1 < outsz; in++, i++) {
-		unsigned char ch = (unsigned char)*in;
-		out[i] = ch < 0x20 || ch == 0x7f ? '?' : (char)ch;
-	}
-	out[i] = '\0';
+	(void)lc_log_escape(out, outsz, in);
 }
 
 /* The home directory of user ("": ours) into home. */

@@ -10,8 +10,9 @@ void lc_path_basename(const char *p, char *out, size_t outsz);
 void lc_path_dirname(const char *p, char *out, size_t outsz);
 
 /*
- * Copy in to out (outsz bytes, always terminated, cut if need be) with
- * control characters replaced by '?': peer text made safe for one line.
+ * Peer text made safe for one line: lc_log_escape (log.h), the one escape
+ * style of everything lanecp prints, so that text escaped here and
+ * printed by the log reads the same as text the log escaped itself.
  */
 void lc_printable(const char *in, char *out, size_t outsz);
 

@@ -634,16 +634,23 @@ lc_copy_run(const struct lc_copy_opts *o, int signal_fd,
 	}
 	res->files = c.files.written;
 	res->entries = c.files.done;
-	if (res->nfailed > 0)
-		r = lc_err_set(e, LC_ERR_PARTIAL, "%u file%s could not be "
-		    "copied (partial transfer); the rest was", res->nfailed,
-		    res->nfailed == 1 ? "" : "s");
+	if (res->nfailed > 0) {
+		char what[200];
+
+		lc__ctl_failed_count(res, what, sizeof(what));
+		r = lc_err_set(e, LC_ERR_PARTIAL, "%s could not be copied "
+		    "(partial transfer); the rest was", what);
+	}
  out:
+	lc__ctl_failed_more(&c);
 	if (r != 0)
 		lc_ctl_stop_sink(&c);
 	if (o->progress_ms != 0 || o->live_progress) {
 		lc__ctl_progress_set(&c);
-		lc_progress_finish(&c.prog.bar, lc__ctl_done(&c));
+		lc_progress_finish(&c.prog.bar, lc__ctl_done(&c),
+		    r == 0 ? LC_PROGRESS_DONE : r == -LC_ERR_PARTIAL ?
+		    LC_PROGRESS_PARTIAL : r == -LC_ERR_CANCELED ?
+		    LC_PROGRESS_INTERRUPTED : LC_PROGRESS_FAILED);
 	}
 	res->bytes = c.bytes_done;
 	/* the source's count is a second old after a failure: what reached

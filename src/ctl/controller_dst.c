@@ -71,13 +71,15 @@ lc_ctl_dst_skip(struct lc_ctl *c, const struct lc_msg_file_skip *m,
 	if (m->why == LC_SKIP_FAILED) {
 		char where[LC_PATH_MAX + 600];
 		lc__ctl_file_where(c, f, where, sizeof(where));
-		lc__ctl_failed(c, where, m->msg);
+		lc__ctl_failed(c, where, (int)f->kind, m->msg);
 	}
 	else
 		lc_log_verbose("%s: %s, skipped", f->name,
 		    m->why == LC_SKIP_UPTODATE ? "up to date" : "exists");
 	if (m->why != LC_SKIP_FAILED)
 		c->res->skipped++;
+	if (f->kind == LC_KIND_REG)
+		c->files.bytes_left += f->size;
 	c->files.settled++;
 	c->prog.t_progress = lc_now_ms();
 	if (f->kind == LC_KIND_REG &&

@@ -101,6 +101,9 @@ struct lc_ctl_files {
 	uint32_t done;		/* FILE_DONE or FILE_SKIP */
 	uint32_t written;	/* regular files FILE_DONE */
 	uint64_t bytes;		/* the files' sizes announced so far */
+	uint64_t bytes_left;	/* of those, in files the sink skipped or
+				   could not take before a byte was sent
+				   (not in the progress total) */
 	uint32_t pipes_open;	/* pipes announced, no FILE_LEN yet */
 };
 
@@ -325,8 +328,20 @@ int lc__ctl_parse_args(struct lc_ctl *c, struct lc_err *e);
 
 /* Progress and reporting (controller_progress.c). */
 
-/* A file the copy could not take: said now, counted in the result. */
-void lc__ctl_failed(struct lc_ctl *c, const char *where, const char *what);
+/*
+ * A file the copy could not take (kind: enum lc_kind, 0 if not known):
+ * said now, unless LC_RESULT_FAILED_SHOWN like it were said already, and
+ * counted in the result.
+ */
+void lc__ctl_failed(struct lc_ctl *c, const char *where, int kind,
+    const char *what);
+
+/* "3 files", "2 symlinks", "3 entries (1 file, 2 symlinks)". */
+void lc__ctl_failed_count(const struct lc_copy_result *res, char *out,
+    size_t outsz);
+
+/* The failures not named: "and N more like it: WHAT", once a kind. */
+void lc__ctl_failed_more(struct lc_ctl *c);
 /* Where file f landed, "host:path" style, into out. */
 void lc__ctl_file_where(struct lc_ctl *c, const struct lc_ctl_file *f,
     char *out, size_t outsz);

@@ -8,6 +8,7 @@
 #include "controller_int.h"
 #include "clock.h"
 #include "log.h"
+#include "parse.h"
 #include "path.h"
 
 #include <stdio.h>
@@ -17,28 +18,117 @@
 #define LC_LIVE_MS 250		/* the live progress line: redraws */
 
 /*
+ * The peer's text without the name the line already starts with: the
+ * sink says "./evil: refused" of what the controller calls
+ * "backup:./evil".  what itself when it does not start with the end of
+ * where (at a component) and ": ".
+ */
+static const char *
+lc_ctl_failed_text(const char *where, const char *what)
+{
+	const char *sep = strstr(what, ": ");
+	size_t wl = strlen(where), n;
+
+	if (sep == NULL || sep == what)
+		return what;
+	n = (size_t)(sep - what);
+	if (n > wl || memcmp(where + wl - n, what, n) != 0)
+		return what;
+	if (n < wl && where[wl - n - 1] != '/' && where[wl - n - 1] != ':' &&
+	    what[0] != '/')
+		return what;
+	return sep + 2;
+}
+
+/*
  * A file the copy could not take (the source could not read it, or the
  * sink could not write it): said now, on one line, and counted; the copy
- * goes on and ends with LC_ERR_PARTIAL.  what is the peer's text: printed
- * with control characters replaced.
+ * goes on and ends with LC_ERR_PARTIAL.  what is the peer's text (the
+ * log escapes it).  The same text over and over (a re-seeded tree: every
+ * file exists) is named LC_RESULT_FAILED_SHOWN times, then counted.
  */
 void
-lc__ctl_failed(struct lc_ctl *c, const char *where, const char *what)
+lc__ctl_failed(struct lc_ctl *c, const char *where, int kind,
+    const char *what)
 {
 	struct lc_copy_result *res = c->res;
-	char clean[LC_ERR_MSG_MAX], shown[LC_PATH_MAX + 600];
+	const char *text = lc_ctl_failed_text(where, what);
+	uint32_t i, shown = 0;
 
-	lc_printable(what, clean, sizeof(clean));
-	lc_printable(where, shown, sizeof(shown));
+	for (i = 0; i < res->nlike; i++)
+		if (strncmp(res->like[i].what, text,
+		    sizeof(res->like[i].what) - 1) == 0)
+			break;
+	if (i == res->nlike && i < LC_RESULT_LIKE) {
+		snprintf(res->like[i].what, sizeof(res->like[i].what), "%s",
+		    text);
+		res->nlike++;
+	}
+	if (i < res->nlike)
+		shown = res->like[i].n++;
 	/* the path is the one the controller checked, not the peer's text */
-	lc_log_error("%s: %s", shown, clean);
+	if (shown < LC_RESULT_FAILED_SHOWN)
+		lc_log_error("%s: %s", where, text);
 	if (res->nfailed < LC_RESULT_FAILED) {
 		snprintf(res->failed[res->nfailed].path,
 		    sizeof(res->failed[res->nfailed].path), "%.500s", where);
 		snprintf(res->failed[res->nfailed].err,
-		    sizeof(res->failed[res->nfailed].err), "%.250s", what);
+		    sizeof(res->failed[res->nfailed].err), "%.250s", text);
 	}
+	res->failed_kind[kind >= 0 && kind <= LC_KIND_PIPE ? kind : 0]++;
 	res->nfailed++;
+}
+
+void
+lc__ctl_failed_more(struct lc_ctl *c)
+{
+	const struct lc_copy_result *res = c->res;
+
+	char n[32];
+
+	for (uint32_t i = 0; i < res->nlike; i++)
+		if (res->like[i].n > LC_RESULT_FAILED_SHOWN)
+			lc_log_error("and %s more like it: %s",
+			    lc_fmt_count(n, sizeof(n), res->like[i].n -
+			    LC_RESULT_FAILED_SHOWN), res->like[i].what);
+}
+
+/*
+ * What failed, counted by kind: "3 files", "2 symlinks", or "3 entries
+ * (1 file, 2 symlinks)" when they were of different kinds.
+ */
+void
+lc__ctl_failed_count(const struct lc_copy_result *res, char *out,
+    size_t outsz)
+{
+	static const char *const one[5] = { "entry", "file", "directory",
+		"symlink", "pipe" };
+	static const char *const many[5] = { "entries", "files", "directories",
+		"symlinks", "pipes" };
+	char parts[160] = "", count[32];
+	size_t o = 0;
+	int kinds = 0, last = 0;
+
+	for (int k = 0; k < 5; k++) {
+		uint32_t n = res->failed_kind[k];
+
+		if (n == 0)
+			continue;
+		kinds++;
+		last = k;
+		o += (size_t)snprintf(parts + o, o < sizeof(parts) ?
+		    sizeof(parts) - o : 0, "%s%u %s", o ? ", " : "", n,
+		    n == 1 ? one[k] : many[k]);
+		if (o >= sizeof(parts))
+			o = sizeof(parts) - 1;
+	}
+	lc_fmt_count(count, sizeof(count), res->nfailed);
+	if (kinds == 1)
+		snprintf(out, outsz, "%s %s", count,
+		    res->nfailed == 1 ? one[last] : many[last]);
+	else
+		snprintf(out, outsz, "%s %s (%s)", count,
+		    res->nfailed == 1 ? "entry" : "entries", parts);
 }
 
 /* Where a file landed, "host:path" style, for -E lines and --json. */
@@ -117,8 +207,8 @@ lc__ctl_progress_set(struct lc_ctl *c)
 {
 	if (c->prog.bar.start_ns == 0)
 		lc_progress_init(&c->prog.bar, 2, c->o->live_progress,
-		    c->files.bytes);
-	c->prog.bar.total = c->files.bytes;
+		    c->files.bytes - c->files.bytes_left);
+	c->prog.bar.total = c->files.bytes - c->files.bytes_left;
 	c->prog.bar.files = c->files.done;
 	c->prog.bar.files_total = c->files.total;
 	/* a tree's total is known once every source has been listed, a
@@ -127,6 +217,11 @@ lc__ctl_progress_set(struct lc_ctl *c)
 	    c->files.pipes_open == 0;
 	if (c->files.pipes_open != 0 && c->bytes_done > c->prog.bar.total)
 		c->prog.bar.total = c->bytes_done;
+	/* every byte listed is in, the files are not all done: the sink
+	   syncs and renames (or a file's last FILE_DONE is on its way) */
+	c->prog.bar.flushing = c->prog.bar.total_final &&
+	    c->prog.bar.total > 0 && lc__ctl_done(c) >= c->prog.bar.total &&
+	    !c->sink_done;
 }
 
 /* --json-progress: one line a second on stdout (report.c). */
@@ -144,7 +239,7 @@ lc_ctl_json_tick(struct lc_ctl *c, uint64_t now_ms)
 	memset(&jp, 0, sizeof(jp));
 	jp.elapsed_ns = ns - (c->o->t_run != 0 ? c->o->t_run : c->prog.t_start);
 	jp.bytes = done;
-	jp.total = c->files.bytes;
+	jp.total = c->files.bytes - c->files.bytes_left;
 	jp.total_final = c->chk.listed >= c->chk.adds_sent;
 	jp.rate = dt > 0 ? (uint64_t)((double)db * 1e9 / (double)dt) : 0;
 	jp.files = c->files.done;

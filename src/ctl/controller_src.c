@@ -235,7 +235,7 @@ lc_ctl_src_fail(struct lc_ctl *c, const struct lc_msg_file_fail *m,
 		    "\"%.200s\", which was not asked for", c->src.name,
 		    m->name);
 	lc_ctl_src_where(c, c->chk.listed, m->name, where, sizeof(where));
-	lc__ctl_failed(c, where, m->msg);
+	lc__ctl_failed(c, where, 0, m->msg);
 	return 0;
 }
 
@@ -349,7 +349,7 @@ lc_ctl_src_abort(struct lc_ctl *c, const struct lc_msg_file_abort *m,
 	c->files.sent--;
 	c->res->resumed -= f->kept;	/* not copied after all */
 	lc_ctl_src_where(c, f->req, f->name, where, sizeof(where));
-	lc__ctl_failed(c, where, m->msg);
+	lc__ctl_failed(c, where, (int)f->kind, m->msg);
 	if ((r = lc_msg_put_file_abort(&c->dst_ep.out, m)) != 0)
 		return lc_err_set(e, -r, "control output");
 	return 0;

@@ -215,13 +215,15 @@ lc_copy(const struct lc_copy_opts *o, int signal_fd,
 	}
 	OPENSSL_cleanse(oo.takeover, sizeof(oo.takeover));
 	res->ns = lc_now_ns() - oo.t_run;
-	if (r == 0) {
-		char rate[32];
+	/* the counts, also after some files failed (exit 23): a cron log
+	   says what the night did in one line */
+	if (r == 0 || r == -LC_ERR_PARTIAL) {
+		char rate[32], sum[256];
 
 		lc_fmt_rate(rate, sizeof(rate), res->bytes, res->ns);
-		lc_log_info("copied %u file%s, %llu bytes in %.3f s (%s) to %s",
-		    res->files, res->files == 1 ? "" : "s",
-		    (unsigned long long)res->bytes, (double)res->ns / 1e9,
+		lc_copy_summary(o, res, sum, sizeof(sum));
+		lc__log(r == 0 ? LC_LOG_INFO : LC_LOG_WARN, __FILE__, __LINE__,
+		    "%s in %.3f s (%s) to %s", sum, (double)res->ns / 1e9,
 		    rate, o->dest);
 	}
 	return r;

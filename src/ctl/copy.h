@@ -139,6 +139,9 @@ int lc_copy_opts_check(const struct lc_copy_opts *o, struct lc_err *e);
 
 #define LC_RESULT_SUMS 16
 #define LC_RESULT_FAILED 64	/* failed files kept for --json */
+#define LC_RESULT_FAILED_SHOWN 5	/* failures of one kind named on
+					   stderr and in the log */
+#define LC_RESULT_LIKE 8	/* kinds of failure counted apart */
 
 struct lc_copy_result {
 	uint64_t bytes;		/* bytes the sink wrote to the files, all
@@ -153,6 +156,19 @@ struct lc_copy_result {
 	uint32_t entries;	/* files, directories and links done */
 	uint32_t skipped;	/* -u / -O: left as they were */
 	uint32_t nfailed;	/* files that could not be copied */
+	uint32_t failed_kind[5];	/* of those, by enum lc_kind (0: a
+					   name the listing could not read) */
+	/*
+	 * The failures by their text (the name taken off): the first
+	 * LC_RESULT_FAILED_SHOWN of each are named, the rest only counted
+	 * ("and N more like it"), so that 20,000 "file exists" make a few
+	 * lines.  A text past the first LC_RESULT_LIKE is always named.
+	 */
+	uint32_t nlike;
+	struct {
+		char what[160];
+		uint32_t n;
+	} like[LC_RESULT_LIKE];
 	uint64_t ns;		/* wall time of the run (lc_copy: from its
 				   start to its end, all attempts) */
 	uint64_t stalled_ms;	/* time data did not move (>= 3 s at a time,
@@ -219,6 +235,14 @@ int lc_copy(const struct lc_copy_opts *o, int signal_fd,
 void lc_copy_json(int fd, const struct lc_copy_opts *o,
     const struct lc_copy_result *res, const struct lc_err *e,
     int exit_status);
+
+/*
+ * The summary's counts (report.c), one text for the summary line and the
+ * -l log's result line: "copied 12 files, 3145728 bytes (3.0 MiB),
+ * skipped 21,102 up to date, failed 0" (skipped with -u or -O).
+ */
+void lc_copy_summary(const struct lc_copy_opts *o,
+    const struct lc_copy_result *res, char *out, size_t outsz);
 
 /* One --json-progress line (report.c). */
 struct lc_json_progress {

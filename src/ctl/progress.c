@@ -19,8 +19,10 @@ lc_fmt_rate(char *buf, unsigned long sz, uint64_t bytes, uint64_t ns)
 		snprintf(buf, sz, "%.2f GB/s", r / 1e9);
 	else if (r >= 1e6)
 		snprintf(buf, sz, "%.1f MB/s", r / 1e6);
-	else
+	else if (r >= 1e3)
 		snprintf(buf, sz, "%.1f kB/s", r / 1e3);
+	else
+		snprintf(buf, sz, "%.0f B/s", r);
 }
 
 void
@@ -45,24 +47,48 @@ lc_progress_cols(int fd)
 	return 80;
 }
 
+static const char *const lc_progress_how[] = { "done", "failed",
+	"interrupted", "incomplete" };
+
+/*
+ * One state of the copy: "4.0 MiB of 8.0 MiB (50%), 2.1 MB/s, 3/9 files,
+ * ETA 0:00:02".  While the sink syncs after the last byte, "flushing"
+ * stands in for the rate and the ETA (the rate would only fall); the last
+ * plain line says how the copy ended, without a rate.  how: -1 while it
+ * runs, else enum lc_progress_end.
+ */
 static void
-lc_progress_line(struct lc_progress *p, uint64_t bytes, int final)
+lc_progress_line(struct lc_progress *p, uint64_t bytes, int how)
 {
-	char done[32], tot[32], rate[32], eta[32] = "", files[48] = "";
-	char text[200], line[240];
+	char done[32], tot[32], rate[64], eta[32] = "", files[48] = "";
+	char fr[32] = "", text[200], line[240];
 	uint64_t now = lc_now_ns(), el = now - p->start_ns;
 	size_t len, cols;
-	int n;
+	int n, final = how >= 0;
 
 	if (p->total_final && bytes > p->total)
 		bytes = p->total;	/* blocks written twice (a lost stream) */
 	lc_fmt_bytes(done, sizeof(done), bytes);
 	lc_fmt_bytes(tot, sizeof(tot), p->total);
-	lc_fmt_rate(rate, sizeof(rate), bytes, el);
 	if (p->files_total > 1)
 		snprintf(files, sizeof(files), ", %u/%u%s files", p->files,
 		    p->files_total, p->total_final ? "" : "+");
-	if (!final && bytes > 0 && p->total > bytes && p->total_final) {
+	/* small files: the files a second say more than the bytes */
+	if (p->files_total > 1 && el > 0)
+		snprintf(fr, sizeof(fr), ", %.0f files/s",
+		    (double)p->files * 1e9 / (double)el);
+	if (final)
+		snprintf(rate, sizeof(rate), "%s",
+		    lc_progress_how[how <= LC_PROGRESS_PARTIAL ? how : 1]);
+	else if (p->flushing)
+		snprintf(rate, sizeof(rate), "flushing");
+	else {
+		lc_fmt_rate(rate, sizeof(rate), bytes, el);
+		snprintf(rate + strlen(rate), sizeof(rate) - strlen(rate),
+		    "%s", fr);
+	}
+	if (!final && !p->flushing && bytes > 0 && p->total > bytes &&
+	    p->total_final) {
 		double secs = (double)el / 1e9 * (double)(p->total - bytes) /
 		    (double)bytes;
 		unsigned long s = (unsigned long)(secs + 0.5);
@@ -70,10 +96,9 @@ lc_progress_line(struct lc_progress *p, uint64_t bytes, int final)
 		    s / 60 % 60, s % 60);
 	}
 	if (p->total_final)
-		n = snprintf(text, sizeof(text), "%s of %s (%.0f%%), %s%s%s%s",
+		n = snprintf(text, sizeof(text), "%s of %s (%.0f%%), %s%s%s",
 		    done, tot, p->total > 0 ? 100.0 * (double)bytes /
-		    (double)p->total : 100.0, rate, files, eta,
-		    final ? ", done" : "");
+		    (double)p->total : 100.0, rate, files, eta);
 	else
 		n = snprintf(text, sizeof(text), "%s of %s so far, %s%s", done,
 		    tot, rate, files);
@@ -102,16 +127,16 @@ lc_progress_line(struct lc_progress *p, uint64_t bytes, int final)
 void
 lc_progress_update(struct lc_progress *p, uint64_t bytes)
 {
-	lc_progress_line(p, bytes, 0);
+	lc_progress_line(p, bytes, -1);
 }
 
 void
-lc_progress_finish(struct lc_progress *p, uint64_t bytes)
+lc_progress_finish(struct lc_progress *p, uint64_t bytes, int how)
 {
 	if (p->live) {
 		lc_log_status_clear();
 		p->drawn = 0;
 		return;
 	}
-	lc_progress_line(p, bytes, 1);
+	lc_progress_line(p, bytes, how < 0 ? LC_PROGRESS_FAILED : how);
 }

@@ -21,6 +21,15 @@ struct lc_progress {
 	uint32_t files;
 	uint32_t files_total;
 	int total_final;
+	int flushing;		/* every byte is in: the sink syncs */
+};
+
+/* How a copy ended, for its last plain progress line. */
+enum lc_progress_end {
+	LC_PROGRESS_DONE = 0,
+	LC_PROGRESS_FAILED,
+	LC_PROGRESS_INTERRUPTED,
+	LC_PROGRESS_PARTIAL,	/* done, but some files failed */
 };
 
 /* live: rewrite one line in place on fd (a terminal); else plain lines. */
@@ -28,10 +37,15 @@ void lc_progress_init(struct lc_progress *p, int fd, int live,
     uint64_t total);
 /* Print the current state (rate over the whole run so far). */
 void lc_progress_update(struct lc_progress *p, uint64_t bytes);
-/* End: plain lines get a last one ("done"); a live line is erased. */
-void lc_progress_finish(struct lc_progress *p, uint64_t bytes);
+/*
+ * End: plain lines get a last one that says how (enum lc_progress_end:
+ * "done" only for a copy that succeeded) without a rate (the summary line
+ * has the run's one rate); a live line is erased (the summary or the
+ * error line follows).
+ */
+void lc_progress_finish(struct lc_progress *p, uint64_t bytes, int how);
 
-/* "12.3 MB/s"-style rate text from bytes over ns. */
+/* "12.3 MB/s"-style rate text from bytes over ns ("512 B/s" below 1 kB/s). */
 void lc_fmt_rate(char *buf, unsigned long sz, uint64_t bytes, uint64_t ns);
 
 #endif

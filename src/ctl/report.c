@@ -7,6 +7,7 @@
 #include "fdio.h"
 #include "json.h"
 #include "log.h"
+#include "parse.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -105,6 +106,17 @@ lc_copy_json(int fd, const struct lc_copy_opts *o,
 		    (r = lc_json_put_str(&b, res->failed[i].err)) != 0 ||
 		    (r = lc_json_raw(&b, "}")) != 0);
 	}
+	/* every failure counted by its text, past the first 64 named */
+	if (r == 0)
+		r = lc_json_raw(&b, "],\"failed_like\":[");
+	for (uint32_t i = 0; r == 0 && i < res->nlike && i < LC_RESULT_LIKE;
+	    i++) {
+		(void)((r = lc_json_raw(&b, "%s{\"error\":", i ? "," : "")) !=
+		    0 ||
+		    (r = lc_json_put_str(&b, res->like[i].what)) != 0 ||
+		    (r = lc_json_raw(&b, ",\"count\":%u}", res->like[i].n)) !=
+		    0);
+	}
 	if (r == 0)
 		r = lc_json_raw(&b, "],\"exit_status\":%d", exit_status);
 	if (r == 0 && !ok)
@@ -118,6 +130,35 @@ lc_copy_json(int fd, const struct lc_copy_opts *o,
 		lc_log_error("--json: cannot format the summary: %s",
 		    lc_strerror(r));
 	lc_buf_free(&b);
+}
+
+void
+lc_copy_summary(const struct lc_copy_opts *o, const struct lc_copy_result *res,
+    char *out, size_t outsz)
+{
+	char files[32], bytes[32], human[32], skipped[80] = "", failed[32];
+
+	lc_fmt_count(files, sizeof(files), res->files);
+	/* the exact bytes as scripts read them, and their size for people */
+	snprintf(bytes, sizeof(bytes), "%llu", (unsigned long long)res->bytes);
+	human[0] = '\0';
+	if (res->bytes >= 10240) {
+		human[0] = ' ';
+		human[1] = '(';
+		lc_fmt_bytes(human + 2, sizeof(human) - 3, res->bytes);
+		strcat(human, ")");
+	}
+	lc_fmt_count(failed, sizeof(failed), res->nfailed);
+	if (o->update || o->skip_existing || res->skipped > 0) {
+		char n[32];
+
+		lc_fmt_count(n, sizeof(n), res->skipped);
+		snprintf(skipped, sizeof(skipped), ", skipped %s %s", n,
+		    o->skip_existing ? "existing" : "up to date");
+	}
+	snprintf(out, outsz, "copied %s file%s, %s byte%s%s%s, failed %s",
+	    files, res->files == 1 ? "" : "s", bytes,
+	    res->bytes == 1 ? "" : "s", human, skipped, failed);
 }
 
 void

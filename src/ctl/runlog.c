@@ -18,34 +18,31 @@ lc_runlog_open(const struct lc_copy_opts *o, int *logfd, struct lc_err *e)
 		return lc_err_sys(e, LC_ERR_USAGE, errno, "-l %s",
 		    o->log_path);
 	lc_log_set_file(*logfd);
-	lc_log_verbose("start: %s", o->cmdline != NULL ? o->cmdline :
+	lc_log_record("start: %s", o->cmdline != NULL ? o->cmdline :
 	    "lanecp");
 	return 0;
 }
 
 void
-lc_runlog_close(int logfd, int r, const struct lc_copy_result *res,
-    const struct lc_err *e, int status)
+lc_runlog_close(int logfd, const struct lc_copy_opts *o, int r,
+    const struct lc_copy_result *res, const struct lc_err *e, int status)
 {
+	char sum[256];
+
 	if (logfd < 0)
 		return;
 	/* the figures are --json's (lanecp(1), JSON OUTPUT) */
+	lc_copy_summary(o, res, sum, sizeof(sum));
 	if (r == 0)
-		lc_log_verbose("result: ok, %u file%s, %llu bytes "
-		    "written, %llu sent, %llu resumed, %.3f s",
-		    res->files, res->files == 1 ? "" : "s",
-		    (unsigned long long)res->bytes,
-		    (unsigned long long)res->sent,
-		    (unsigned long long)res->resumed,
-		    (double)res->ns / 1e9);
+		lc_log_record("result: ok, %s, %llu sent, %llu resumed, "
+		    "%.3f s", sum, (unsigned long long)res->sent,
+		    (unsigned long long)res->resumed, (double)res->ns / 1e9);
 	else if (res->attempts == 0)
-		lc_log_verbose("result: failed, exit %d: %s", status, e->msg);
+		lc_log_record("result: failed, exit %d: %s", status, e->msg);
 	else
-		lc_log_verbose("result: failed after %u attempt%s, exit %d, "
-		    "%u file%s, %llu bytes written, %llu sent, %llu resumed, "
-		    "%.3f s: %s", res->attempts, res->attempts == 1 ? "" : "s",
-		    status, res->files, res->files == 1 ? "" : "s",
-		    (unsigned long long)res->bytes,
+		lc_log_record("result: failed after %u attempt%s, exit %d, "
+		    "%s, %llu sent, %llu resumed, %.3f s: %s", res->attempts,
+		    res->attempts == 1 ? "" : "s", status, sum,
 		    (unsigned long long)res->sent,
 		    (unsigned long long)res->resumed,
 		    (double)res->ns / 1e9, e->msg);

@@ -19,12 +19,12 @@ int lc_runlog_open(const struct lc_copy_opts *o, int *logfd,
     struct lc_err *e);
 
 /*
- * Write the result line for outcome r (0 or -LC_ERR_*, e says what, and
+ * Write the result line for outcome r (the counts of lc_copy_summary) (0 or -LC_ERR_*, e says what, and
  * status is the exit status it gives), stop routing the log and close
  * logfd.  Does nothing when logfd is -1.  res->attempts == 0: the copy
  * never started (a usage error).
  */
-void lc_runlog_close(int logfd, int r, const struct lc_copy_result *res,
-    const struct lc_err *e, int status);
+void lc_runlog_close(int logfd, const struct lc_copy_opts *o, int r,
+    const struct lc_copy_result *res, const struct lc_err *e, int status);
 
 #endif

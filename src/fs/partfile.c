@@ -249,6 +249,25 @@ lc_part_ours(const struct stat *st)
 	    st->st_nlink == 1 && (st->st_mode & 022) == 0;
 }
 
+/*
+ * The part file as messages name it: in its directory (the target's), so
+ * that a user can find it; the name alone says nothing in a tree.  A
+ * buffer of the calling thread's, good until its next call.
+ */
+static const char *
+lc_part_shown(const struct lc_part *f)
+{
+	static _Thread_local char shown[LC_PATH_MAX + sizeof(f->tmp)];
+	char dir[LC_PATH_MAX];
+
+	if (f->final == NULL)
+		return f->tmp;
+	lc_path_dirname(f->final, dir, sizeof(dir));
+	snprintf(shown, sizeof(shown), "%s%s%s", dir,
+	    dir[0] != '\0' && dir[strlen(dir) - 1] != '/' ? "/" : "", f->tmp);
+	return shown;
+}
+
 static int
 lc_part_refuse(const struct lc_part *f, const struct stat *st,
     struct lc_err *e)
@@ -285,7 +304,8 @@ lc_part_lock(const struct lc_target *t, const struct lc_part *f,
 	if (flock(f->fd, LOCK_EX | LOCK_NB) == 0)
 		return 0;
 	if (errno != EWOULDBLOCK)
-		return lc_err_sys(e, LC_ERR_IO, errno, "lock %s", f->tmp);
+		return lc_err_sys(e, LC_ERR_IO, errno, "lock %s",
+		    lc_part_shown(f));
 	lc_lock_holder(f->fd, t->transfer, &h);
 	if (h.kind != LC_HOLDER_SAME)
 		return lc_lock_held_error(f->final, &h, e);
@@ -305,10 +325,11 @@ lc_part_still(const struct lc_part *f, struct stat *st, struct lc_err *e)
 	struct stat now;
 
 	if (fstat(f->fd, st) != 0)
-		return lc_err_sys(e, LC_ERR_IO, errno, "stat %s", f->tmp);
+		return lc_err_sys(e, LC_ERR_IO, errno, "stat %s",
+		    lc_part_shown(f));
 	if (fstatat(f->dfd, f->tmp, &now, AT_SYMLINK_NOFOLLOW) != 0)
 		return errno == ENOENT ? 0 : lc_err_sys(e, LC_ERR_IO, errno,
-		    "stat %s", f->tmp);
+		    "stat %s", lc_part_shown(f));
 	return now.st_dev == st->st_dev && now.st_ino == st->st_ino &&
 	    lc_part_ours(st);
 }
@@ -328,7 +349,7 @@ lc_part_existing(const struct lc_target *t, const struct lc_part *f,
 	*fd = -1;
 	if (fstatat(f->dfd, f->tmp, &lst, AT_SYMLINK_NOFOLLOW) != 0)
 		return errno == ENOENT ? 0 : lc_err_sys(e, LC_ERR_IO, errno,
-		    "stat %s", f->tmp);
+		    "stat %s", lc_part_shown(f));
 	if (!lc_part_ours(&lst))
 		return lc_part_refuse(f, &lst, e);
 	*fd = openat(f->dfd, f->tmp, O_RDWR | O_NOFOLLOW | O_NOCTTY |
@@ -336,9 +357,11 @@ lc_part_existing(const struct lc_target *t, const struct lc_part *f,
 	if (*fd < 0 && errno == ENOENT)
 		return 0;	/* gone meanwhile: create it */
 	if (*fd < 0)
-		return lc_err_sys(e, LC_ERR_IO, errno, "open %s", f->tmp);
+		return lc_err_sys(e, LC_ERR_IO, errno, "open %s",
+		    lc_part_shown(f));
 	if (fstat(*fd, st) != 0)
-		return lc_err_sys(e, LC_ERR_IO, errno, "stat %s", f->tmp);
+		return lc_err_sys(e, LC_ERR_IO, errno, "stat %s",
+		    lc_part_shown(f));
 	if (!lc_part_ours(st))
 		return lc_part_refuse(f, st, e);
 	(void)lc_set_nonblock(*fd, 0);
@@ -384,7 +407,7 @@ lc_part_open_part(const struct lc_target *t, struct lc_part *f,
 			    "source; cut to its size", f->final);
 			if (ftruncate(f->fd, (off_t)f->size) != 0)
 				return lc_err_sys(e, LC_ERR_IO, errno,
-				    "truncate %s", f->tmp);
+				    "truncate %s", lc_part_shown(f));
 			st.st_size = (off_t)f->size;
 		}
 		*kept = (uint64_t)st.st_size;
@@ -408,7 +431,7 @@ lc_part_open_part(const struct lc_target *t, struct lc_part *f,
 		 */
 		if (unlinkat(f->dfd, f->tmp, 0) != 0)
 			return lc_err_sys(e, LC_ERR_IO, errno, "remove %s",
-			    f->tmp);
+			    lc_part_shown(f));
 		close(f->fd);
 		f->fd = -1;
 	}
@@ -417,9 +440,10 @@ lc_part_open_part(const struct lc_target *t, struct lc_part *f,
 	if (f->fd < 0 && errno == EEXIST)
 		return lc_err_set(e, LC_ERR_EXISTS, "%s: partial file "
 		    "appeared while it was being created; not writing into it",
-		    f->tmp);
+		    lc_part_shown(f));
 	if (f->fd < 0)
-		return lc_err_sys(e, LC_ERR_IO, errno, "create %s", f->tmp);
+		return lc_err_sys(e, LC_ERR_IO, errno, "create %s",
+		    lc_part_shown(f));
 	return lc_part_lock(t, f, e);
 }
 
@@ -509,11 +533,12 @@ lc_part_same(const struct lc_target *t, const struct lc_part *f,
 
 	(void)t;
 	if (fstatat(f->dfd, f->tmp, &st, AT_SYMLINK_NOFOLLOW) != 0)
-		return lc_err_sys(e, LC_ERR_IO, errno, "stat %s", f->tmp);
+		return lc_err_sys(e, LC_ERR_IO, errno, "stat %s",
+		    lc_part_shown(f));
 	if (st.st_dev != mine->st_dev || st.st_ino != mine->st_ino)
 		return lc_err_set(e, LC_ERR_DENIED, "%s: the partial file was "
 		    "replaced by someone else; not renaming it into place",
-		    f->tmp);
+		    lc_part_shown(f));
 	return 0;
 }
 
@@ -549,18 +574,21 @@ lc_part_prepare(const struct lc_target *t, struct lc_part *f, int do_fsync,
 	if (f->direct)
 		return 0;
 	if (fstat(f->fd, &st) != 0)
-		return lc_err_sys(e, LC_ERR_IO, errno, "stat %s", f->tmp);
+		return lc_err_sys(e, LC_ERR_IO, errno, "stat %s",
+		    lc_part_shown(f));
 	if ((uint64_t)st.st_size != f->size)
 		return lc_err_set(e, LC_ERR_IO, "%s: size is %lld after "
 		    "writing, expected %llu; not renaming it into place",
-		    f->tmp, (long long)st.st_size,
+		    lc_part_shown(f), (long long)st.st_size,
 		    (unsigned long long)f->size);
 	/* the owner first: chown(2) may clear mode bits */
 	if (f->chown && fchown(f->fd, (uid_t)f->uid, (gid_t)f->gid) != 0)
-		return lc_err_sys(e, LC_ERR_IO, errno, "chown %s", f->tmp);
+		return lc_err_sys(e, LC_ERR_IO, errno, "chown %s",
+		    lc_part_shown(f));
 	/* permission bits; set-id and sticky only as lc__part_modes says */
 	if (fchmod(f->fd, (mode_t)f->mode & ~keep & lc__part_modes(t)) != 0)
-		return lc_err_sys(e, LC_ERR_IO, errno, "chmod %s", f->tmp);
+		return lc_err_sys(e, LC_ERR_IO, errno, "chmod %s",
+		    lc_part_shown(f));
 	/* -u keeps times too: the next quick check compares them */
 	if (t->flags & (LC_TGT_PRESERVE | LC_TGT_UPDATE)) {
 		if (lc__part_set_mtime(f->fd, NULL, f->mtime_sec,

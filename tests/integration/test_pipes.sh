@@ -101,6 +101,12 @@ expect 14 "target program 'cat > $(lc_re "$d")/remote/fo; exit 4' failed: exit s
 expect 14 "target program 'cat >/dev/null; exit 6' failed: exit status 6" \
 	lcp -N o "$H:$d/remote/p1" "cat >/dev/null; exit 6"
 
+lc_note "a target program that exits without reading: its status, not only the broken pipe"
+expect 14 "broken pipe.*: target program 'exit 3' failed: exit status 3" \
+	lcp -N o "$d/local/src" "$H:exit 3"
+expect 14 "broken pipe.*: target program 'exit 7' failed: exit status 7" \
+	lcp -N o "$H:$d/remote/p1" "exit 7"
+
 lc_note "a reader that goes away: broken pipe, exit 15"
 head -c $((64 << 20)) /dev/zero >"$d/remote/big"
 set +e

@@ -58,7 +58,7 @@ print(json.loads(open(sys.argv[1]).read().splitlines()[-1])[sys.argv[2]])' \
 
 lc_note "no terminal: no live line, but the summary line (bytes, seconds, rate)"
 lc_lanecp "$d/local/eight" "$H:/dev/null"
-lc_log_has "^lanecp: copied 1 file, $size bytes in [0-9]+\\.[0-9]{3} s \\([0-9.]+ [kMG]B/s\\) to $H:/dev/null\$" "$LC_ERR"
+lc_log_has "^lanecp: copied 1 file, $size bytes \\(8\\.0 MiB\\), failed 0 in [0-9]+\\.[0-9]{3} s \\([0-9.]+ [kMG]B/s\\) to $H:/dev/null\$" "$LC_ERR"
 if grep -q $'\r' "$LC_ERR"; then
 	lc__show "$LC_ERR"
 	lc_fail "a carriage return without a terminal"
@@ -68,7 +68,8 @@ lc_note "-P: plain progress lines without a terminal; -q silences them"
 lc_lanecp -P 0.5 -x 2m -f "$d/local/eight" "$H:$d/remote/p"
 n=$(grep -Ec '^[0-9.]+ [KMG]?i?B of 8\.0 MiB \([0-9]+%\), ' "$LC_ERR" || true)
 ((n >= 3)) || { lc__show "$LC_ERR"; lc_fail "-P 0.5 over 4 s: $n lines"; }
-lc_log_has '^8\.0 MiB of 8\.0 MiB \(100%\), .*, done$' "$LC_ERR"
+# the last line says how it ended, without a rate (the summary has it)
+lc_log_has '^8\.0 MiB of 8\.0 MiB \(100%\), done$' "$LC_ERR"
 lc_log_has '^lanecp: copied 1 file' "$LC_ERR"
 lc_lanecp -q -P 0.5 -x 4m -f "$d/local/eight" "$H:$d/remote/p"
 [[ ! -s $LC_ERR ]] || { lc__show "$LC_ERR"; lc_fail "-q -P printed something"; }
@@ -155,8 +156,8 @@ lc_note "SIGTERM: --json and -l say how many bytes reached the part file"
 part=$d/remote/.term.lanecp-part
 rm -f "$part" "$d/term.log"
 t0=$(date +%s%N)
-"${L[@]}" --json -l "$d/term.log" -x 1m "$d/local/eight" "$H:$d/remote/term" \
-    >"$d/term.json" 2>"$d/term.err" &
+"${L[@]}" --json -l "$d/term.log" -P 0.5 -x 1m "$d/local/eight" \
+    "$H:$d/remote/term" >"$d/term.json" 2>"$d/term.err" &
 pid=$!
 lc_wait_size "$part" $((2 << 20)) 60
 kill -TERM "$pid"
@@ -166,6 +167,10 @@ t1=$(date +%s%N)
 no_sanitizer "$d/term.err"
 [[ $rc == 143 ]] || { lc__show "$d/term.err"; lc_fail "SIGTERM: exit $rc"; }
 have=$(stat -c %s "$part")
+# -P: the last progress line says it was interrupted, never "done"
+grep -E ' of 8\.0 MiB ' "$d/term.err" | tail -n 1 | grep -Eq ', interrupted$' ||
+	{ lc__show "$d/term.err"; lc_fail "SIGTERM: the last -P line"; }
+lc_log_lacks ', done$' "$d/term.err"
 lc_note "  part file: $have bytes; --json: bytes_written $(jfield "$d/term.json" bytes_written), bytes $(jfield "$d/term.json" bytes), seconds $(jfield "$d/term.json" seconds)"
 python3 - "$d/term.json" "$have" $(((t1 - t0) / 1000000)) <<'PY' || { cat "$d/term.json" >&2; lc_fail "--json after SIGTERM"; }
 import json, sys
@@ -179,7 +184,7 @@ assert j["bytes"] >= j["bytes_written"], j
 assert j["seconds"] >= wall - 0.5, (j["seconds"], wall)
 PY
 # -l: the same figures as --json
-lc_log_has "result: failed after 1 attempt, exit [0-9]+, 0 files, $have bytes written, $(jfield "$d/term.json" bytes) sent, 0 resumed, $(printf %.3f "$(jfield "$d/term.json" seconds)") s: interrupted by signal 15" "$d/term.log"
+lc_log_has "result: failed after 1 attempt, exit [0-9]+, copied 0 files, $have bytes( \\([0-9.]+ [KM]iB\\))?, failed 0, $(jfield "$d/term.json" bytes) sent, 0 resumed, $(printf %.3f "$(jfield "$d/term.json" seconds)") s: interrupted by signal 15" "$d/term.log"
 
 lc_note "-a after it: resumed_bytes and bytes_written add up to the file"
 lc_lanecp -a --json -l "$d/resume.log" "$d/local/eight" "$H:$d/remote/term" \
@@ -189,8 +194,8 @@ w=$(jfield "$d/resume.json" bytes_written)
 k=$(jfield "$d/resume.json" resumed_bytes)
 ((k > 0 && w + k == size)) ||
 	lc_fail "resume: $k resumed + $w written is not $size"
-lc_log_has "result: ok, 1 file, $w bytes written, $(jfield "$d/resume.json" bytes) sent, $k resumed, $(printf %.3f "$(jfield "$d/resume.json" seconds)") s" "$d/resume.log"
-lc_log_has "copied 1 file, $w bytes in " "$d/resume.log"
+lc_log_has "result: ok, copied 1 file, $w bytes( \\([0-9.]+ [KM]iB\\))?, failed 0, $(jfield "$d/resume.json" bytes) sent, $k resumed, $(printf %.3f "$(jfield "$d/resume.json" seconds)") s" "$d/resume.log"
+lc_log_has "copied 1 file, $w bytes( \\([0-9.]+ [KM]iB\\))?, failed 0 in " "$d/resume.log"
 lc_log_lacks "[0-9]+ bytes written" "$LC_ERR"
 
 lc_note "a slow copy: seconds is the wall time of the run"

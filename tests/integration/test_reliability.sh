@@ -161,7 +161,7 @@ L -x 3m -l "$d/run.log" --json "$d/local/six" "$H:$d/remote/six" >"$d/json"
 ms=$(( ($(date +%s%N) - start) / 1000000 ))
 (( ms >= 1500 )) || lc_fail "-x 3m moved 6 MiB in $ms ms"
 lc_log_has '^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9:]{8}.* start: .*-x 3m' "$d/run.log"
-lc_log_has 'result: ok, 1 file, 6291456 bytes written' "$d/run.log"
+lc_log_has 'result: ok, copied 1 file, 6291456 bytes \(6\.0 MiB\), failed 0, ' "$d/run.log"
 python3 - "$d/json" <<'PY' || lc_fail "json fields"
 import json, sys
 j = json.load(open(sys.argv[1]))

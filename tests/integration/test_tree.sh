@@ -17,7 +17,8 @@
 # (nothing sent, files untouched; one changed file sent) and -O; a FIFO
 # skipped with a warning; an unreadable file (exit 23, one line, "failed"
 # in --json, the rest copied); sparse files (holes kept); kill -9 of the controller and a resume with
-# -a -u that does not send the finished files again.
+# -a -u that does not send the finished files again; what a nightly -u
+# run prints (issue 24: the counts, repeated failures, names).
 #
 # Root reads any file, so "unreadable" and "cannot write into a 0555
 # directory" use an end without CAP_DAC_OVERRIDE/CAP_DAC_READ_SEARCH
@@ -600,8 +601,87 @@ tc_killed() {
 	[[ -z $f ]] || lc_fail "part files left after the resume: $f"
 }
 
+# Output for cron (issue 24): without -v no per-file lines; a second -u
+# run on an unchanged tree adds its start, summary and result lines to the
+# -l log and nothing else; a failure repeated over many files is named
+# LC_RESULT_FAILED_SHOWN (5) times, then counted ("and N more like it"),
+# all of them counted in --json; names print as valid UTF-8, the rest as
+# \xNN, the same in -v lines and in errors, and an error names its path
+# once.
+tc_output() {
+	local t=$d/out before after
+	python3 - "$t/src" <<'EOF'
+import os, sys
+root = os.fsencode(sys.argv[1])
+for i in range(40):
+    sub = os.path.join(root, b'd%d' % (i % 4))
+    os.makedirs(sub, exist_ok=True)
+    with open(os.path.join(sub, b'f%02d' % i), 'wb') as f:
+        f.write(b'x' * (i * 100))
+os.makedirs(os.path.join(root, b'names'))
+for name in ('\u00fcber-\u00fc'.encode(), b'nl\nname', b'bad\xffname'):
+    with open(os.path.join(root, b'names', name), 'wb') as f:
+        f.write(b'n')
+EOF
+	mkdir -p "$t/dst"
+	lc_note "output: a first -u run, no per-file lines without -v"
+	lc_lanecp -r -p -u -l "$t/cron.log" "$t/src" "$H:$t/dst/"
+	lc_log_has '^lanecp: copied 43 files, 78003 bytes \(76\.2 KiB\), skipped 0 up to date, failed 0 in ' "$LC_ERR"
+	[[ $(wc -l <"$LC_ERR") == 1 ]] || { lc__show "$LC_ERR"; lc_fail "more than the summary on stderr"; }
+
+	lc_note "output: a second -u run on the unchanged tree adds 3 lines to the log"
+	before=$(wc -l <"$t/cron.log")
+	lc_lanecp -r -p -u -l "$t/cron.log" "$t/src" "$H:$t/dst/"
+	after=$(wc -l <"$t/cron.log")
+	((after - before == 3)) || { lc__show "$t/cron.log"; lc_fail "an unchanged -u run added $((after - before)) lines to the log"; }
+	tail -n 3 "$t/cron.log" >"$d/cron.tail"
+	lc_log_has 'lanecp: start: .* -r -p -u -l ' "$d/cron.tail"
+	lc_log_has 'lanecp: copied 0 files, 0 bytes, skipped 43 up to date, failed 0 in ' "$d/cron.tail"
+	lc_log_has 'lanecp: result: ok, copied 0 files, 0 bytes, skipped 43 up to date, failed 0, 0 sent, ' "$d/cron.tail"
+
+	lc_note "output: -v names each file: UTF-8 as it is, the rest \\xNN"
+	lc_lanecp -r -v -u "$t/src" "$H:$t/dst/"
+	lc_log_has $'names/\u00fcber-\u00fc: up to date, skipped$' "$LC_ERR"
+	lc_log_has 'names/nl\\x0aname: up to date, skipped$' "$LC_ERR"
+	lc_log_has 'names/bad\\xffname: up to date, skipped$' "$LC_ERR"
+
+	lc_note "output: errors name the path once, in the same style"
+	lc_lanecp_expect 23 '^lanecp: 3 files could not be copied' \
+		-r "$t/src/names" "$H:$t/dst/src/"
+	lc_log_has "^lanecp: $H:$(lc_re "$t")/dst/src/names/"$'\u00fcber-\u00fc: file exists \\(use -f to overwrite\\)$' "$LC_ERR"
+	lc_log_has 'names/nl\\x0aname: file exists \(use -f to overwrite\)$' "$LC_ERR"
+	lc_log_has 'names/bad\\xffname: file exists \(use -f to overwrite\)$' "$LC_ERR"
+
+	lc_note "output: what failed is named by its kind (symlinks)"
+	mkdir -p "$t/lsrc/links" "$t/ldst/lsrc/links/l1/x" "$t/ldst/lsrc/links/l2/y"
+	ln -s ../f "$t/lsrc/links/l1"
+	ln -s ../f "$t/lsrc/links/l2"
+	echo f >"$t/lsrc/f"
+	lc_lanecp_expect 23 '^lanecp: 2 symlinks could not be copied' \
+		-r -f "$t/lsrc" "$H:$t/ldst/"
+	lc_log_has '/ldst/lsrc/links/l1: exists and is a directory$' "$LC_ERR"
+
+	lc_note "output: 43 'file exists': 5 named, then counted; all in --json"
+	lc_lanecp_expect 23 '^lanecp: and 38 more like it: file exists \(use -f to overwrite\)$' \
+		-r --json -l "$t/fail.log" "$t/src" "$H:$t/dst/" >"$d/out.json"
+	[[ $(grep -c ': file exists' "$LC_ERR") == 6 ]] ||
+		{ lc__show "$LC_ERR"; lc_fail "not 5 'file exists' lines and a count"; }
+	lc_log_has '^lanecp: copied 0 files, 0 bytes, failed 43 in ' "$LC_ERR"
+	lc_log_has '^lanecp: 43 files could not be copied' "$LC_ERR"
+	[[ $(grep -c ': file exists' "$t/fail.log") == 6 ]] ||
+		{ lc__show "$t/fail.log"; lc_fail "the log: not 5 'file exists' lines and a count"; }
+	python3 - "$d/out.json" <<'EOF' || lc_fail "--json of 43 failures"
+import json, sys
+j = json.load(open(sys.argv[1]))
+assert j["failed_count"] == 43 and len(j["failed"]) == 43, j
+assert j["failed_like"] == [{"error": "file exists (use -f to overwrite)",
+                             "count": 43}], j["failed_like"]
+assert any(f["path"].endswith("/names/\u00fcber-\u00fc") for f in j["failed"]), j
+EOF
+}
+
 # ---------------------------------------------------------------- main
-ALL="exact forms symlinks perms update owner setid fifo unreadable sparse killed"
+ALL="exact forms symlinks perms update owner setid fifo unreadable sparse killed output"
 FAILED=()
 for c in ${LC_TREE_CASES:-$ALL}; do
 	declare -F "tc_$c" >/dev/null || { CASE=$c; lc_fail "no such case"; }

@@ -73,4 +73,18 @@ LC_TEST(seconds)
 	LC_CHECK(lc_parse_seconds("1s", 0, 100, &ms) == -LC_ERR_USAGE);
 }
 
+/* Counts in the summary line (issue 24): a comma every three digits. */
+LC_TEST(counts)
+{
+	char b[32];
+
+	LC_CHECK_STR(lc_fmt_count(b, sizeof(b), 0), "0");
+	LC_CHECK_STR(lc_fmt_count(b, sizeof(b), 999), "999");
+	LC_CHECK_STR(lc_fmt_count(b, sizeof(b), 1000), "1,000");
+	LC_CHECK_STR(lc_fmt_count(b, sizeof(b), 21102), "21,102");
+	LC_CHECK_STR(lc_fmt_count(b, sizeof(b), 4294967295u),
+	    "4,294,967,295");
+	LC_CHECK_STR(lc_fmt_count(b, 4, 21102), "21");	/* cut, terminated */
+}
+
 LC_TEST_MAIN()

@@ -1,6 +1,7 @@
 #include "harness.h"
 
 #include "err.h"
+#include "log.h"
 #include "path.h"
 
 #include <pwd.h>
@@ -80,6 +81,49 @@ LC_TEST(tilde_errors)
 	lc_err_clear(&e);
 	LC_CHECK(lc_path_expand_tilde("0123456789abcdef", out, sizeof(out),
 	    &e) == -LC_ERR_IO);
+}
+
+/* s made printable by lc_printable, as a NUL-terminated string. */
+static const char *
+shown(const char *s, size_t outsz)
+{
+	static char out[256];
+
+	lc_printable(s, out, outsz < sizeof(out) ? outsz : sizeof(out));
+	return out;
+}
+
+/* Issue 24: valid UTF-8 as it is, everything else \xNN, one style. */
+LC_TEST(printable)
+{
+	char twice[256];
+
+	LC_CHECK_STR(shown("plain name.txt", 256), "plain name.txt");
+	/* U+00FC, U+20AC, U+1F600: kept */
+	LC_CHECK_STR(shown("\xc3\xbc \xe2\x82\xac \xf0\x9f\x98\x80", 256),
+	    "\xc3\xbc \xe2\x82\xac \xf0\x9f\x98\x80");
+	/* controls, DEL, stray and invalid bytes: a byte each */
+	LC_CHECK_STR(shown("a\nb\x1b[2J\x7f", 256), "a\\x0ab\\x1b[2J\\x7f");
+	LC_CHECK_STR(shown("x\xffy\x80z", 256), "x\\xffy\\x80z");
+	/* overlong, surrogate, past U+10FFFF, cut short: invalid */
+	LC_CHECK_STR(shown("\xc0\xaf", 256), "\\xc0\\xaf");
+	LC_CHECK_STR(shown("\xed\xa0\x80", 256), "\\xed\\xa0\\x80");
+	LC_CHECK_STR(shown("\xf4\x90\x80\x80", 256),
+	    "\\xf4\\x90\\x80\\x80");
+	LC_CHECK_STR(shown("\xe2\x82", 256), "\\xe2\\x82");
+	/* valid, but acts on the terminal or the line: C1, RLO, U+2028 */
+	LC_CHECK_STR(shown("\xc2\x9b" "1m", 256), "\\xc2\\x9b" "1m");
+	LC_CHECK_STR(shown("a\xe2\x80\xae" "b", 256),
+	    "a\\xe2\\x80\\xae" "b");
+	LC_CHECK_STR(shown("\xe2\x80\xa8", 256), "\\xe2\\x80\\xa8");
+	/* a backslash is kept, so escaping twice changes nothing */
+	snprintf(twice, sizeof(twice), "%s", shown("a\\b\n\xff", 256));
+	LC_CHECK_STR(twice, "a\\b\\x0a\\xff");
+	LC_CHECK_STR(shown(twice, 256), twice);
+	/* cut short: never half a character or half an escape */
+	LC_CHECK_STR(shown("ab\xc3\xbc", 4), "ab");
+	LC_CHECK_STR(shown("ab\n", 6), "ab");
+	LC_CHECK_STR(shown("ab\n", 7), "ab\\x0a");
 }
 
 LC_TEST_MAIN()

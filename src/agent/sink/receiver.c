@@ -343,6 +343,7 @@ lc_receiver_main(void *arg)
 			    s->recv.stall_s);
 		lc_role_post(&s->port, LC_EV_STREAM_LOST, rv->idx, 0, &e);
 	} else {
+		lc__sink_pipe_why(s, &e);
 		lc_role_post(&s->port, LC_EV_ERROR, rv->idx, 0, &e);
 	}
 	return NULL;

@@ -416,6 +416,8 @@ void lc__sink_tree_free(struct lc_sink *s);
  * All three: 0, or an error in e.
  * lc__sink_pipe_wait (the finish job): wait for the target program to
  * exit; 0, or an error in e if it failed.
+ * lc__sink_pipe_why: a broken pipe (e, LC_ERR_PIPE) to a target program
+ * that failed becomes its failure, with its exit status (LC_ERR_PROGRAM).
  * lc__sink_pipe_kill_locked (under mu): signal the program, if any.
  * lc__sink_pipe_free: close the pipe and reap a program (free).
  */
@@ -426,6 +428,7 @@ int lc__sink_pipe_file(struct lc_sink *s, const struct lc_msg_file *m,
 int lc__sink_file_len(struct lc_sink *s, const struct lc_msg_file_len *m,
     struct lc_err *e);
 int lc__sink_pipe_wait(struct lc_sink *s, struct lc_err *e);
+void lc__sink_pipe_why(struct lc_sink *s, struct lc_err *e);
 void lc__sink_pipe_kill_locked(struct lc_sink *s, int sig);
 void lc__sink_pipe_free(struct lc_sink *s);
 

@@ -13,6 +13,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -144,6 +145,50 @@ lc__sink_pipe_wait(struct lc_sink *s, struct lc_err *e)
 	if (pid <= 0)
 		return 0;
 	return lc_prog_wait(pid, "target program", s->pipe.prog_cmd, e);
+}
+
+/*
+ * See sink_int.h.  A program that stops reading has usually exited: its
+ * status says why ("exit 3") where the broken pipe does not.  It is
+ * looked at, not reaped (lc__sink_pipe_wait or free does that), under mu
+ * so that the pid cannot be reaped and reused meanwhile; a program that
+ * still runs is given LC_PIPE_EXIT_MS to end.
+ */
+#define LC_PIPE_EXIT_MS 2000
+#define LC_PIPE_EXIT_STEP_MS 50
+
+void
+lc__sink_pipe_why(struct lc_sink *s, struct lc_err *e)
+{
+	char was[LC_ERR_MSG_MAX];
+	siginfo_t si;
+	int r = -1;
+
+	if (e->code != LC_ERR_PIPE)
+		return;
+	for (int ms = 0; ms <= LC_PIPE_EXIT_MS; ms += LC_PIPE_EXIT_STEP_MS) {
+		pthread_mutex_lock(&s->mu);
+		memset(&si, 0, sizeof(si));
+		if (s->pipe.prog_pid > 0)
+			r = waitid(P_PID, (id_t)s->pipe.prog_pid, &si,
+			    WEXITED | WNOWAIT | WNOHANG);
+		pthread_mutex_unlock(&s->mu);
+		if (r != 0 || si.si_pid != 0)
+			break;
+		(void)poll(NULL, 0, LC_PIPE_EXIT_STEP_MS);
+	}
+	if (r != 0 || si.si_pid == 0 ||
+	    (si.si_code == CLD_EXITED && si.si_status == 0))
+		return;
+	snprintf(was, sizeof(was), "%s", e->msg);
+	if (si.si_code == CLD_EXITED)
+		lc_err_set(e, LC_ERR_PROGRAM, "%.200s: target program '%.200s' "
+		    "failed: exit status %d", was, s->pipe.prog_cmd,
+		    si.si_status);
+	else
+		lc_err_set(e, LC_ERR_PROGRAM, "%.200s: target program '%.200s' "
+		    "failed: killed by signal %d", was, s->pipe.prog_cmd,
+		    si.si_status);
 }
 
 /* See sink_int.h. */

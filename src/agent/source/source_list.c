@@ -223,8 +223,9 @@ lc_source_list(struct lc_source *s, struct lc_err *e)
 			memset(&done, 0, sizeof(done));
 			done.files = s->list.add_files;
 			done.bytes = s->list.add_bytes;
-			lc_log_verbose("source %s: %u entries, %llu bytes",
+			lc_log_verbose("source %s: %u entr%s, %llu bytes",
 			    s->list.adds[s->list.add_next].path, done.files,
+			    done.files == 1 ? "y" : "ies",
 			    (unsigned long long)done.bytes);
 			s->list.add_next++;
 			if ((r = lc_msg_put_src_listed(s->port.out,
