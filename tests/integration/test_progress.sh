@@ -180,8 +180,9 @@ assert j["ok"] is False and j["exit_status"] == 143, j
 assert j["bytes_written"] == have, ("bytes_written vs the part file", j["bytes_written"], have)
 assert j["resumed_bytes"] == 0, j
 assert j["bytes"] >= j["bytes_written"], j
-# the run's wall time (what the test saw includes starting the process)
-assert j["seconds"] >= wall - 0.5, (j["seconds"], wall)
+# the run's wall time (what the test saw includes starting and ending
+# the process: up to a second in a sanitizer build on a loaded machine)
+assert j["seconds"] >= wall - 1.5, (j["seconds"], wall)
 PY
 # -l: the same figures as --json
 lc_log_has "result: failed after 1 attempt, exit [0-9]+, copied 0 files, $have bytes( \\([0-9.]+ [KM]iB\\))?, failed 0, $(jfield "$d/term.json" bytes) sent, 0 resumed, $(printf %.3f "$(jfield "$d/term.json" seconds)") s: interrupted by signal 15" "$d/term.log"
@@ -206,7 +207,8 @@ python3 - "$d/slow.json" $(((t1 - t0) / 1000000)) <<'PY' || { cat "$d/slow.json"
 import json, sys
 j = json.load(open(sys.argv[1]))
 wall = int(sys.argv[2]) / 1000
-assert j["seconds"] >= wall - 0.5, (j["seconds"], wall)
+# (the process's start and end: up to a second under a sanitizer, loaded)
+assert j["seconds"] >= wall - 1.5, (j["seconds"], wall)
 PY
 
 echo PASS
