@@ -105,7 +105,7 @@ lc_note "whether an option takes the next word agrees with cmd/options.c"
 # option without an argument (or with an optional one) the next word is a
 # source, and host names are offered; after one with an argument, never
 # "host:".
-sed -n '/^static const struct lc_opt lc_opts\[\] = {/,/^};/p' \
+sed -n '/^const struct lc_opt lc_opts\[\] = {/,/^};/p' \
 	"$LC_SRC_DIR/cmd/options.c" | tr '\n\t' '  ' |
 	grep -oE '\{ ?"[a-z0-9-]+", [^}]*\}' >"$T/rows"
 [[ $(wc -l <"$T/rows") == "${#longs[@]}" ]] ||
