@@ -281,8 +281,19 @@ lc__sink_file(struct lc_sink *s, const struct lc_msg_file *m, struct lc_err *e)
 		break;
 	}
 	if (s->tgt.is_dir && (why = lc_tree_skip(&s->tgt, dfd, leaf, m->size,
-	    m->mtime_sec)) != 0)
-		return lc_sink_done_now(s, f, why, NULL);
+	    m->mtime_sec)) != 0) {
+		char said[32] = "";
+		unsigned set;
+
+		/* -p, --owner: skipped for its data, not for its attributes */
+		if (why == LC_SKIP_UPTODATE) {
+			if ((r = lc_tree_skip_attrs(&s->tgt, dfd, leaf, m->name,
+			    &a, &set, e)) != 0)
+				goto out;
+			lc_skip_set_put(set, said, sizeof(said));
+		}
+		return lc_sink_done_now(s, f, why, said);
+	}
 	r = tree ? lc_part_init_at(&s->tgt, dfd, m->name, leaf, m->size,
 	    m->mode, &f->p, e) : lc_part_init(&s->tgt, m->name, m->size,
 	    m->mode, &f->p, e);
