@@ -372,6 +372,25 @@ int lc__sink_file_abort(struct lc_sink *s, const struct lc_msg_file_abort *m,
     struct lc_err *e);
 
 /*
+ * Part files of files still receiving that a failed copy does not keep:
+ * new empty ones (nothing to resume from), or with all set every one
+ * (no -a and the disk is full).  Each is unlinked, its name forgotten
+ * and its descriptor left to lc__sink_sfile_free (a receiver may still
+ * write through it: into a removed file).  Their number.
+ */
+unsigned lc__sink_drop_parts(struct lc_sink *s, int all);
+
+/*
+ * A write of file id found the file system full (why): the error names
+ * its part file, relative to the target, and its size; without -a it and
+ * the other part files of this copy are removed (the space is given
+ * back, as rsync does without --partial), with -a kept for a resume.
+ * Always an error (LC_ERR_NOSPACE) in e.
+ */
+int lc__sink_nospace(struct lc_sink *s, uint32_t id, const struct lc_err *why,
+    struct lc_err *e);
+
+/*
  * The writer of file id (any thread, takes mu) with a reference for the
  * caller, who drops it with lc_wfile_unref; NULL while the file is
  * unknown or not yet receiving.  The file may be finished or dropped
