@@ -483,6 +483,8 @@ lc_sink_free(void *role)
 	lc__sink_recv_join(s);
 	/* a copy that failed here (no STOP): its new empty part files go */
 	lc__sink_drop_parts(s, 0);
+	/* and an unfinished tree's complete directories get their modes */
+	lc__sink_dirs_partial(s);
 	/* files first: their waiting blocks go back to the pools */
 	for (uint32_t i = 0; s->files != NULL && i < s->files_max; i++)
 		lc__sink_sfile_free(s->files[i]);

@@ -258,6 +258,7 @@ lc__sink_file(struct lc_sink *s, const struct lc_msg_file *m, struct lc_err *e)
 	dfd = s->tgt.dir_fd;
 	leaf = s->tgt.is_dir ? m->name : s->tgt.name;
 	if (tree) {
+		lc__sink_dirs_close(s, m);
 		slash = strrchr(m->name, '/');
 		snprintf(parent, sizeof(parent), "%.*s", slash != NULL ?
 		    (int)(slash - m->name) : 0, m->name);

@@ -74,6 +74,9 @@ struct lc_tdir {
 struct lc_sdir {
 	char *rel;
 	struct lc_attrs a;
+	uint32_t id;		/* its FILE id */
+	uint32_t end;		/* the first id after its contents, 0 while
+				   they are still being announced */
 };
 
 /*
@@ -182,6 +185,10 @@ struct lc_sink_tree {
 	size_t ndirs;
 	size_t dirs_cap;
 	int dirs_state;		/* 0, 1 job queued, 2 done */
+	size_t *open;		/* dirs still being announced, outermost
+				   first (indexes of dirs; a path's depth) */
+	size_t nopen;
+	size_t open_cap;
 	struct lc_sink_idmap {	/* --owner, the last name mapped */
 		int valid;
 		uint32_t id;
@@ -370,6 +377,20 @@ int lc__sink_file_sum(struct lc_sink *s, const struct lc_msg_file_sum *m,
     struct lc_err *e);
 int lc__sink_file_abort(struct lc_sink *s, const struct lc_msg_file_abort *m,
     struct lc_err *e);
+
+/*
+ * Tree: entry m is announced; the directories of tree.open it is not in
+ * are complete as far as the listing goes (their end is m's id).
+ */
+void lc__sink_dirs_close(struct lc_sink *s, const struct lc_msg_file *m);
+
+/*
+ * A tree that did not finish (main, its receivers and jobs stopped): the
+ * directories whose every entry is done get their modes and times now,
+ * deepest first, as the dirs job would have; the others keep 0700 (what
+ * is still to be written into them) until a run completes.
+ */
+void lc__sink_dirs_partial(struct lc_sink *s);
 
 /*
  * Part files of files still receiving that a failed copy does not keep:
