@@ -384,7 +384,8 @@ const struct lc_opt lc_opts[] = {
 	    LC_FLAG(copy.preserve) },
 	{ "update", 'u', NULL,
 	    "skip files whose size and mtime match the "
-	    "target; replace the rest (keeps mtimes)",
+	    "target (-p, --owner still update their mode, times, owner); "
+	    "replace the rest (keeps mtimes)",
 	    LC_FLAG(copy.update) },
 	{ "ignore-existing", 'O', NULL,
 	    "skip every file that already exists "

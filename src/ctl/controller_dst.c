@@ -45,6 +45,34 @@ lc_ctl_file_done(struct lc_ctl *c, const struct lc_msg_file_done *m,
 }
 
 /*
+ * -v for a file -u skipped whose attributes the sink updated (-p,
+ * --owner): "NAME: up to date, mode and times updated".  The message was
+ * checked when it was decoded (lc_skip_set_get).
+ */
+static void
+lc_ctl_say_updated(const char *name, const char *msg)
+{
+	static const char *const word[] = { "mode", "owner", "times" };
+	char said[64];
+	unsigned set;
+	size_t n = 0;
+	int k = 0, left;
+
+	if (lc_skip_set_get(msg, &set) != 0)
+		return;
+	left = __builtin_popcount(set);
+	said[0] = '\0';
+	for (unsigned i = 0; i < 3; i++) {
+		if (!(set & (1u << i)))
+			continue;
+		left--;
+		n += (size_t)snprintf(said + n, sizeof(said) - n, "%s%s",
+		    k++ == 0 ? "" : left == 0 ? " and " : ", ", word[i]);
+	}
+	lc_log_verbose("%s: up to date, %s updated", name, said);
+}
+
+/*
  * FILE_SKIP: the sink leaves a file as it is (-u, -O) or could not write
  * it (reported, the copy goes on).  In place of FILE_READY: the source
  * drops a regular file it was keeping open for it.
@@ -73,6 +101,8 @@ lc_ctl_dst_skip(struct lc_ctl *c, const struct lc_msg_file_skip *m,
 		lc__ctl_file_where(c, f, where, sizeof(where));
 		lc__ctl_failed(c, where, (int)f->kind, m->msg);
 	}
+	else if (m->why == LC_SKIP_UPTODATE && m->msg[0] != '\0')
+		lc_ctl_say_updated(f->name, m->msg);
 	else
 		lc_log_verbose("%s: %s, skipped", f->name,
 		    m->why == LC_SKIP_UPTODATE ? "up to date" : "exists");

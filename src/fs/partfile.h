@@ -203,6 +203,19 @@ int lc_tree_skip(const struct lc_target *t, int dfd, const char *leaf,
     uint64_t size, int64_t mtime_sec);
 
 /*
+ * A regular file leaf in dfd that -u skips (LC_SKIP_UPTODATE) still gets
+ * its source's attributes, as rsync -a gives them: with LC_TGT_PRESERVE
+ * its mode (no umask; set-id bits as lc__part_modes says) and mtime to
+ * the nanosecond, with a->chown its owner and group; only what differs
+ * is changed, through a descriptor opened without following a symlink.
+ * *set says what was changed (LC_SKIP_SET_*, wire.h).  0, or -LC_ERR_IO
+ * (nothing said changed).
+ */
+int lc_tree_skip_attrs(const struct lc_target *t, int dfd, const char *leaf,
+    const char *rel, const struct lc_attrs *a, unsigned *set,
+    struct lc_err *e);
+
+/*
  * After its contents: directory rel gets its owner (a->chown), its mode
  * (less the umask unless LC_TGT_PRESERVE) and with LC_TGT_PRESERVE its
  * mtime; then, if do_fsync,

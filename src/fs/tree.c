@@ -137,6 +137,99 @@ lc_tree_skip(const struct lc_target *t, int dfd, const char *leaf,
 	return 0;
 }
 
+/*
+ * An open descriptor on the regular file leaf in dfd that st describes
+ * (never a symlink followed: O_NOFOLLOW, and the same device and inode),
+ * for fchown, fchmod and futimens: opened for reading, else for writing
+ * (a file its owner may not read), else O_PATH (as root, or a file of
+ * mode 0), which *proc says how to reach.  -1 with errno on failure.
+ */
+static int
+lc_tree_reg_fd(int dfd, const char *leaf, const struct stat *st,
+    char *proc, size_t procsz)
+{
+	static const int how[] = { O_RDONLY | O_NONBLOCK, O_WRONLY |
+		O_NONBLOCK, O_PATH };
+	struct stat now;
+	int fd = -1;
+
+	proc[0] = '\0';
+	for (size_t i = 0; i < sizeof(how) / sizeof(how[0]); i++) {
+		fd = openat(dfd, leaf, how[i] | O_NOFOLLOW | O_NOCTTY |
+		    O_CLOEXEC);
+		if (fd >= 0 || (errno != EACCES && errno != ETXTBSY))
+			break;
+	}
+	if (fd < 0)
+		return -1;
+	if (fstat(fd, &now) != 0 || !S_ISREG(now.st_mode) ||
+	    now.st_dev != st->st_dev || now.st_ino != st->st_ino) {
+		close(fd);
+		errno = ESTALE;	/* replaced meanwhile: the next run sees it */
+		return -1;
+	}
+	if (fcntl(fd, F_GETFL) & O_PATH)
+		snprintf(proc, procsz, "/proc/self/fd/%d", fd);
+	return fd;
+}
+
+int
+lc_tree_skip_attrs(const struct lc_target *t, int dfd, const char *leaf,
+    const char *rel, const struct lc_attrs *a, unsigned *set,
+    struct lc_err *e)
+{
+	int preserve = (t->flags & LC_TGT_PRESERVE) != 0;
+	char shown[LC_PATH_MAX + 300], proc[64];
+	mode_t want = (mode_t)a->mode & lc__part_modes(t);
+	struct timespec ts[2];
+	struct stat st;
+	int fd, r = 0;
+
+	*set = 0;
+	if ((!preserve && !a->chown) ||
+	    fstatat(dfd, leaf, &st, AT_SYMLINK_NOFOLLOW) != 0 ||
+	    !S_ISREG(st.st_mode))
+		return 0;
+	if (a->chown && (st.st_uid != (uid_t)a->uid ||
+	    st.st_gid != (gid_t)a->gid))
+		*set |= LC_SKIP_SET_OWNER;
+	if (preserve && (st.st_mode & 07777) != want)
+		*set |= LC_SKIP_SET_MODE;
+	if (preserve && (st.st_mtim.tv_sec != (time_t)a->mtime_sec ||
+	    st.st_mtim.tv_nsec != (long)a->mtime_nsec))
+		*set |= LC_SKIP_SET_TIMES;
+	if (*set == 0)
+		return 0;
+	lc_tree_shown(t, rel, shown, sizeof(shown));
+	if ((fd = lc_tree_reg_fd(dfd, leaf, &st, proc, sizeof(proc))) < 0) {
+		*set = 0;
+		return lc_err_sys(e, LC_ERR_IO, errno, "%s: cannot update its "
+		    "attributes", shown);
+	}
+	ts[0].tv_sec = 0;
+	ts[0].tv_nsec = UTIME_OMIT;
+	ts[1].tv_sec = (time_t)a->mtime_sec;
+	ts[1].tv_nsec = (long)a->mtime_nsec;
+	/* the owner first: chown(2) may clear set-id bits, which the mode
+	   then sets again (the mode is compared before, so always set) */
+	if ((*set & LC_SKIP_SET_OWNER) && fchownat(fd, "", (uid_t)a->uid,
+	    (gid_t)a->gid, AT_EMPTY_PATH) != 0)
+		r = lc_err_sys(e, LC_ERR_IO, errno, "chown %s", shown);
+	if (r == 0 && (*set & LC_SKIP_SET_OWNER) && preserve &&
+	    (st.st_mode & 06000))
+		*set |= LC_SKIP_SET_MODE;
+	if (r == 0 && (*set & LC_SKIP_SET_MODE) && (proc[0] != '\0' ?
+	    fchmodat(AT_FDCWD, proc, want, 0) : fchmod(fd, want)) != 0)
+		r = lc_err_sys(e, LC_ERR_IO, errno, "chmod %s", shown);
+	if (r == 0 && (*set & LC_SKIP_SET_TIMES) && (proc[0] != '\0' ?
+	    utimensat(AT_FDCWD, proc, ts, 0) : futimens(fd, ts)) != 0)
+		r = lc_err_sys(e, LC_ERR_IO, errno, "set times of %s", shown);
+	close(fd);
+	if (r != 0)
+		*set = 0;
+	return r;
+}
+
 int
 lc_tree_dir_attrs(const struct lc_target *t, const char *rel,
     const struct lc_attrs *a, int do_fsync, struct lc_err *e)

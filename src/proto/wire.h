@@ -85,6 +85,22 @@ enum lc_skip_why {
 };
 
 /*
+ * FILE_SKIP why 1: what the sink gave the skipped file from its source
+ * (-p: mode, times; --owner: owner), as its message: these words, each
+ * at most once, in this order, joined by ',' ("" when nothing changed).
+ */
+#define LC_SKIP_SET_MODE 0x1u
+#define LC_SKIP_SET_OWNER 0x2u
+#define LC_SKIP_SET_TIMES 0x4u
+
+/* The message for the bits set (out holds at least 32 bytes). */
+void lc_skip_set_put(unsigned set, char *out, size_t outsz);
+
+/* The bits a message of FILE_SKIP why 1 names: 0, or -1 if it is not
+ * such a message. */
+int lc_skip_set_get(const char *msg, unsigned *set);
+
+/*
  * Files in flight: the controller lets the source announce file ids only
  * a window beyond the lowest one not yet done, and the sink holds at most
  * that many (each may hold a descriptor at both ends).  The controller

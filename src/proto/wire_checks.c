@@ -9,6 +9,7 @@
 #include "err.h"
 
 #include <stddef.h>
+#include <stdio.h>
 #include <string.h>
 
 /* ---- port lists (LISTENING, CONNECT, CONNECTED, DIAL) ---- */
@@ -391,13 +392,61 @@ lc__msg_check_stream_lost(const void *v)
 	return m->stream >= LC_MAX_STREAMS || m->has_last > 1;
 }
 
+static const char *const lc_skip_set_words[] = { "mode", "owner", "times" };
+
+void
+lc_skip_set_put(unsigned set, char *out, size_t outsz)
+{
+	size_t n = 0;
+
+	if (outsz > 0)
+		out[0] = '\0';
+	for (size_t i = 0; i < 3; i++) {
+		if (!(set & (1u << i)) || n >= outsz)
+			continue;
+		n += (size_t)snprintf(out + n, outsz - n, "%s%s",
+		    n > 0 ? "," : "", lc_skip_set_words[i]);
+	}
+}
+
+int
+lc_skip_set_get(const char *msg, unsigned *set)
+{
+	const char *p = msg;
+	size_t i = 0, n;
+
+	*set = 0;
+	if (*p == '\0')
+		return 0;
+	/* each word at most once and in order: one pass over the words */
+	for (;;) {
+		for (; i < 3; i++) {
+			n = strlen(lc_skip_set_words[i]);
+			if (strncmp(p, lc_skip_set_words[i], n) == 0 &&
+			    (p[n] == ',' || p[n] == '\0'))
+				break;
+		}
+		if (i == 3)
+			return -1;
+		*set |= 1u << i++;
+		p += n;
+		if (*p == '\0')
+			return 0;
+		p++;	/* the comma */
+	}
+}
+
 int
 lc__msg_check_file_skip(const void *v)
 {
 	LC_BODY_OF(file_skip, v);
+	unsigned set;
 
+	/* why 1 says what it updated, why 2 nothing, why 3 the error */
 	return m->id == 0 || m->why < LC_SKIP_UPTODATE ||
-	    m->why > LC_SKIP_FAILED;
+	    m->why > LC_SKIP_FAILED ||
+	    (m->why == LC_SKIP_UPTODATE && lc_skip_set_get(m->msg, &set)) ||
+	    (m->why == LC_SKIP_EXISTS && m->msg[0] != '\0');
 }
 
 int

@@ -285,6 +285,18 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		    (m.skip.id == 0 || m.skip.why < LC_SKIP_UPTODATE ||
 		    m.skip.why > LC_SKIP_FAILED))
 			abort();
+		/* why 1 says what it updated in words the controller knows */
+		if (lc_msg_get_file_skip(p, n, &m.skip) == 0 &&
+		    m.skip.why == LC_SKIP_UPTODATE) {
+			unsigned set;
+			char again[32];
+
+			if (lc_skip_set_get(m.skip.msg, &set) != 0 || set > 7)
+				abort();
+			lc_skip_set_put(set, again, sizeof(again));
+			if (strcmp(again, m.skip.msg) != 0)
+				abort();
+		}
 		if (lc_msg_get_file_skip(p, n, &m.skip) == 0 &&
 		    lc_msg_put_file_skip(&b, &m.skip) == 0)
 			lc_check_same(&b, p, n);

@@ -187,9 +187,31 @@ if [[ $(id -u) == 0 ]] && mount -t tmpfs -o size=16m tmpfs "$d/remote/small" 2>/
 	sum_keep=$(sha256sum <"$d/remote/small/keep")
 	LX 10 "$(lc_re "$d/remote/small/big"): needs 48\\.0 MiB but only .* is free there" \
 		"$d/local/big" "$H:$d/remote/small/"
-	LX 10 "lctest: write $(lc_re "$d/remote/small/big"): No space left on device" \
+	# issue 24 item 8: a refused copy leaves nothing; ENOSPC names the
+	# part file (relative to the target) and its size; without -a it is
+	# removed (the space given back, as rsync without --partial), with -a
+	# kept for the resume the message names
+	[[ $(ls -A "$d/remote/small") == keep ]] ||
+		lc_fail "a failed space check left: $(ls -A "$d/remote/small")"
+	LX 10 "lctest: write $(lc_re "$d/remote/small/big"): No space left on device; its partial file \.big\.lanecp-part \([0-9.]+ MiB\) in $(lc_re "$d/remote/small/") was removed" \
 		--no-space-check "$d/local/big" "$H:$d/remote/small/"
 	[[ ! -e $d/remote/small/big ]] || lc_fail "target created on a full disk"
+	[[ $(ls -A "$d/remote/small") == keep ]] ||
+		lc_fail "ENOSPC without -a left: $(ls -A "$d/remote/small")"
+	lc_note "a full disk with -a in a tree: the part file is kept and named; a complete directory gets its mode"
+	mkdir -p "$d/local/tree/sub" "$d/local/tree/a/b"
+	ln -f "$d/local/big" "$d/local/tree/sub/big"
+	echo x >"$d/local/tree/a/b/f"
+	chmod 0751 "$d/local/tree/a"
+	LX 10 "its partial file tree/sub/\.big\.lanecp-part \([0-9.]+ MiB\) is kept in $(lc_re "$d/remote/small/"): make room and run the copy again with -a" \
+		-r -p -a --no-space-check "$d/local/tree" "$H:$d/remote/small/"
+	[[ -s $d/remote/small/tree/sub/.big.lanecp-part ]] ||
+		lc_fail "-a: the part file was not kept"
+	[[ $(stat -c %a "$d/remote/small/tree/a") == 751 && $(stat -c %a "$d/remote/small/tree/a/b") == 755 ]] ||
+		lc_fail "complete directories of a failed tree: a $(stat -c %a "$d/remote/small/tree/a"), a/b $(stat -c %a "$d/remote/small/tree/a/b")"
+	[[ $(stat -c %a "$d/remote/small/tree/sub") == 700 ]] ||
+		lc_fail "the directory the copy stopped in is $(stat -c %a "$d/remote/small/tree/sub"), not 0700"
+	rm -rf "$d/remote/small/tree"
 	[[ $(sha256sum <"$d/remote/small/keep") == "$sum_keep" ]] || lc_fail "other file touched"
 	no_agents
 else

@@ -14,7 +14,9 @@
 # copied as links, never followed at the sink) and -L; -p (modes and
 # nanosecond mtimes of files and directories, a 0555 directory written by a
 # sink that cannot override permissions) and the defaults without -p; -u
-# (nothing sent, files untouched; one changed file sent) and -O; a FIFO
+# (nothing sent, files untouched; one changed file sent; with -p a skipped
+# file's new mode, times and with --owner owner applied, said in -v) and
+# -O; a FIFO
 # skipped with a warning; an unreadable file (exit 23, one line, "failed"
 # in --json, the rest copied); sparse files (holes kept); kill -9 of the controller and a resume with
 # -a -u that does not send the finished files again; what a nightly -u
@@ -387,6 +389,30 @@ tc_update() {
 	sent=$(jget "$d/u.json" bytes)
 	[[ $sent == 0 ]] || lc_fail "a second -u without -p sent $sent bytes"
 
+	# issue 24 item 1: what -u skips for its data still gets its mode
+	# and times with -p (rsync -a does), said in -v, nothing sent
+	lc_lanecp -r -p -u "$t/src" "$H:$t/push/"	# f005 changed for pull
+	chmod 0600 "$t/src/small/d01/f001"
+	chmod 0750 "$t/src/small/d02"
+	touch -d "@$(stat -c %Y "$t/src/small/d03/f003").25" "$t/src/small/d03/f003"
+	for dir in push pull; do
+		if [[ $dir == push ]]; then src=$t/src; dst=$H:$t/push/
+		else src=$H:$t/src; dst=$t/pull/
+		fi
+		lc_note "-u -p: $dir, a file made private and a touched one: attributes updated, no data sent"
+		inodes=$(tree_list "$t/$dir/src" '%i')
+		lc_lanecp -r -p -u -v --json "$src" "$dst" >"$d/u.json"
+		sent=$(jget "$d/u.json" bytes)
+		[[ $sent == 0 ]] || lc_fail "-u -p ($dir) re-sent $sent bytes for attributes only"
+		same_tree "$t/src" "$t/$dir/src" '%m %T@'
+		[[ $(tree_list "$t/$dir/src" '%i') == "$inodes" ]] ||
+			lc_fail "-u -p ($dir) replaced files whose attributes only changed"
+		lc_log_has '^lanecp: src/small/d01/f001: up to date, mode updated$' "$LC_ERR"
+		lc_log_has '^lanecp: src/small/d03/f003: up to date, times updated$' "$LC_ERR"
+		lc_log_has '^lanecp: src/small/d05/f005: up to date, skipped$' "$LC_ERR"
+	done
+	chmod 0644 "$t/src/small/d01/f001"
+
 	lc_note "-O: existing files are skipped even when they differ, new ones copied"
 	echo "changed, and longer than before" >"$t/src/-dash"
 	echo new >"$t/src/small/newfile"
@@ -430,6 +456,13 @@ tc_owner() {
 		[[ $(stat -c %u:%g "$t/$dir/src/link") == 65534:12346 ]] ||
 			lc_fail "owner ($dir): the link is $(stat -c %u:%g "$t/$dir/src/link")"
 	done
+	lc_note "owner: -u --owner gives a skipped file its new owner (pull)"
+	lc_lanecp -r -p -u --owner "$H:$t/src" "$t/pull/"
+	chown 65534:12346 "$t/src/noname"
+	lc_lanecp -r -p -u --owner -v "$H:$t/src" "$t/pull/"
+	[[ $(stat -c %u:%g "$t/pull/src/noname") == 65534:12346 ]] ||
+		lc_fail "-u --owner: skipped noname is $(stat -c %u:%g "$t/pull/src/noname")"
+	lc_log_has '^lanecp: src/noname: up to date, owner updated$' "$LC_ERR"
 	lc_note "owner: without --owner the copy is root's"
 	lc_lanecp -r "$t/src" "$H:$t/plain/"
 	[[ $(stat -c %u:%g "$t/plain/src/noname") == 0:0 ]] ||

@@ -582,3 +582,60 @@ LC_TEST(tree_dirs_never_through_a_symlink)
 }
 
 LC_TEST_MAIN()
+
+/*
+ * -u -p: a skipped file gets the source's mode and nanosecond mtime, only
+ * what differs, and says what; a symlink in its place is never followed
+ * (nothing is changed through it); without -p nothing is touched.
+ */
+LC_TEST(tree_skip_attrs_updates_mode_and_times_not_through_links)
+{
+	struct t_env v;
+	struct timespec ts[2] = { { 0, UTIME_OMIT }, { 1700000000, 0 } };
+	struct lc_attrs a;
+	struct stat st;
+	char p[256], q[256];
+	unsigned set = 99;
+	int fd;
+
+	t_env(&v);
+	snprintf(p, sizeof(p), "%s/f", v.dir);
+	LC_CHECK((fd = open(p, O_CREAT | O_WRONLY, 0644)) >= 0);
+	LC_CHECK(futimens(fd, ts) == 0);
+	close(fd);
+	memset(&a, 0, sizeof(a));
+	a.mode = 0600;
+	a.mtime_sec = 1700000000;
+	a.mtime_nsec = 5;
+	t_tree(&v, LC_TGT_UPDATE);	/* no -p: left alone */
+	LC_CHECK_EQ_I(lc_tree_skip_attrs(&v.t, v.t.dir_fd, "f", "f", &a, &set,
+	    &v.e), 0);
+	LC_CHECK_EQ_U(set, 0);
+	LC_CHECK(stat(p, &st) == 0 && (st.st_mode & 07777) == 0644);
+	t_tree(&v, LC_TGT_UPDATE | LC_TGT_PRESERVE);
+	LC_CHECK_EQ_I(lc_tree_skip_attrs(&v.t, v.t.dir_fd, "f", "f", &a, &set,
+	    &v.e), 0);
+	LC_CHECK_EQ_U(set, LC_SKIP_SET_MODE | LC_SKIP_SET_TIMES);
+	LC_CHECK(stat(p, &st) == 0 && (st.st_mode & 07777) == 0600);
+	LC_CHECK_EQ_I((int)st.st_mtim.tv_nsec, 5);
+	LC_CHECK_EQ_I(lc_tree_skip_attrs(&v.t, v.t.dir_fd, "f", "f", &a, &set,
+	    &v.e), 0);
+	LC_CHECK_EQ_U(set, 0);	/* nothing differs now */
+	a.mode = 0;		/* a file of mode 0 (O_PATH unless root) */
+	LC_CHECK_EQ_I(lc_tree_skip_attrs(&v.t, v.t.dir_fd, "f", "f", &a, &set,
+	    &v.e), 0);
+	LC_CHECK_EQ_U(set, LC_SKIP_SET_MODE);
+	a.mode = 0640;
+	LC_CHECK_EQ_I(lc_tree_skip_attrs(&v.t, v.t.dir_fd, "f", "f", &a, &set,
+	    &v.e), 0);
+	LC_CHECK(stat(p, &st) == 0 && (st.st_mode & 07777) == 0640);
+	/* a symlink planted at the name: not followed, nothing changed */
+	snprintf(q, sizeof(q), "%s/l", v.dir);
+	LC_CHECK(symlink(p, q) == 0);
+	a.mode = 0604;
+	LC_CHECK_EQ_I(lc_tree_skip_attrs(&v.t, v.t.dir_fd, "l", "l", &a, &set,
+	    &v.e), 0);
+	LC_CHECK_EQ_U(set, 0);
+	LC_CHECK(stat(p, &st) == 0 && (st.st_mode & 07777) == 0640);
+	t_done(&v);
+}

@@ -720,7 +720,56 @@ LC_TEST(file_skip)
 	LC_CHECK(lc_msg_put_file_skip(&b, &k) == 0);
 	one_frame(&b, LC_MSG_FILE_SKIP, &p, &n);
 	LC_CHECK(lc_msg_get_file_skip(p, n, &g) == -LC_ERR_PROTO);
+	/*
+	 * why 1 names what the sink updated: known words, each once, in
+	 * order; why 2 says nothing.  Everything else is refused.
+	 */
+	{
+		static const struct {
+			uint8_t why;
+			const char *msg;
+			int ok;
+			unsigned set;
+		} v[] = {
+			{ 1, "mode", 1, LC_SKIP_SET_MODE },
+			{ 1, "times", 1, LC_SKIP_SET_TIMES },
+			{ 1, "mode,owner,times", 1, 7 },
+			{ 1, "owner,times", 1, 6 },
+			{ 1, "times,mode", 0, 0 },
+			{ 1, "mode,mode", 0, 0 },
+			{ 1, "mode,", 0, 0 },
+			{ 1, ",mode", 0, 0 },
+			{ 1, "modes", 0, 0 },
+			{ 1, "mod", 0, 0 },
+			{ 1, "Permission denied", 0, 0 },
+			{ 2, "mode", 0, 0 },
+		};
+		char said[32];
+		unsigned set;
+
+		for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++) {
+			memset(&k, 0, sizeof(k));
+			k.id = 7;
+			k.why = v[i].why;
+			snprintf(k.msg, sizeof(k.msg), "%s", v[i].msg);
+			lc_buf_reset(&b);
+			LC_CHECK(lc_msg_put_file_skip(&b, &k) == 0);
+			one_frame(&b, LC_MSG_FILE_SKIP, &p, &n);
+			LC_CHECK_EQ_I(lc_msg_get_file_skip(p, n, &g),
+			    v[i].ok ? 0 : -LC_ERR_PROTO);
+			if (!v[i].ok)
+				continue;
+			LC_CHECK(lc_skip_set_get(g.msg, &set) == 0);
+			LC_CHECK_EQ_U(set, v[i].set);
+			lc_skip_set_put(set, said, sizeof(said));
+			LC_CHECK_STR(said, v[i].msg);
+		}
+		lc_skip_set_put(0, said, sizeof(said));
+		LC_CHECK_STR(said, "");
+	}
 	/* trailing byte */
+	memset(&k, 0, sizeof(k));
+	k.why = LC_SKIP_EXISTS;
 	k.id = 2;
 	lc_buf_reset(&b);
 	LC_CHECK(lc_msg_put_file_skip(&b, &k) == 0);

@@ -49,6 +49,8 @@ enum lc_event_type {
 				   its checksum or "" (source) */
 	LC_EV_STREAM_ACK,	/* the sink wrote more of a stream: send the
 				   low-water mark now (sink) */
+	LC_EV_FILE_NOSPACE,	/* a = file id, err: a write of it found the
+				   file system full (sink; fatal) */
 };
 
 /* One event from a worker thread to the role, by value. */

@@ -342,6 +342,10 @@ lc_receiver_main(void *arg)
 			lc_err_set(&e, LC_ERR_STREAM, "no data for %u s",
 			    s->recv.stall_s);
 		lc_role_post(&s->port, LC_EV_STREAM_LOST, rv->idx, 0, &e);
+	} else if (r == -LC_ERR_NOSPACE && rv->has_last) {
+		/* main names (and without -a removes) the file's part file */
+		lc_role_post(&s->port, LC_EV_FILE_NOSPACE, rv->last_file, 0,
+		    &e);
 	} else {
 		lc__sink_pipe_why(s, &e);
 		lc_role_post(&s->port, LC_EV_ERROR, rv->idx, 0, &e);

@@ -277,19 +277,7 @@ lc_sink_stop(struct lc_sink *s)
 	lc_sink_abort(s);
 	lc__sink_recv_join(s);
 	s->stopped = 1;
-	/* as after FILE_ABORT: an empty new part file is not worth keeping */
-	for (uint32_t i = 0; s->files != NULL && i < s->files_max; i++) {
-		struct lc_sfile *f = s->files[i];
-		struct stat st;
-
-		if (f == NULL || f->state != LC_SF_RECV || f->start != 0 ||
-		    f->p.tmp[0] == '\0' || f->p.direct || f->p.fd < 0 ||
-		    (f->wf != NULL && lc_wfile_written(f->wf) != 0) ||
-		    fstat(f->p.fd, &st) != 0 || st.st_size != 0)
-			continue;
-		(void)unlinkat(f->p.dfd, f->p.tmp, 0);
-		lc_part_close(&f->p);
-	}
+	lc__sink_drop_parts(s, 0);
 	memset(&d, 0, sizeof(d));
 	d.bytes = atomic_load(&s->written);
 	d.files = s->files_done;
@@ -437,6 +425,8 @@ lc_sink_event(void *role, const struct lc_event *ev, struct lc_err *e)
 		if (ev->a >= s->nstreams)
 			break;
 		return lc__sink_stream_lost(s, ev->a, &ev->err, e);
+	case LC_EV_FILE_NOSPACE:
+		return lc__sink_nospace(s, ev->a, &ev->err, e);
 	default:
 		break;
 	}
@@ -491,6 +481,10 @@ lc_sink_free(void *role)
 	s->fin.batch = NULL;
 	lc__sink_accept_join(s);
 	lc__sink_recv_join(s);
+	/* a copy that failed here (no STOP): its new empty part files go */
+	lc__sink_drop_parts(s, 0);
+	/* and an unfinished tree's complete directories get their modes */
+	lc__sink_dirs_partial(s);
 	/* files first: their waiting blocks go back to the pools */
 	for (uint32_t i = 0; s->files != NULL && i < s->files_max; i++)
 		lc__sink_sfile_free(s->files[i]);

@@ -12,12 +12,14 @@
 #include "sink_int.h"
 
 #include "log.h"
+#include "parse.h"
 #include "path.h"
 
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 /* Put f (the next id, within the window) in the table. */
@@ -256,6 +258,7 @@ lc__sink_file(struct lc_sink *s, const struct lc_msg_file *m, struct lc_err *e)
 	dfd = s->tgt.dir_fd;
 	leaf = s->tgt.is_dir ? m->name : s->tgt.name;
 	if (tree) {
+		lc__sink_dirs_close(s, m);
 		slash = strrchr(m->name, '/');
 		snprintf(parent, sizeof(parent), "%.*s", slash != NULL ?
 		    (int)(slash - m->name) : 0, m->name);
@@ -281,8 +284,19 @@ lc__sink_file(struct lc_sink *s, const struct lc_msg_file *m, struct lc_err *e)
 		break;
 	}
 	if (s->tgt.is_dir && (why = lc_tree_skip(&s->tgt, dfd, leaf, m->size,
-	    m->mtime_sec)) != 0)
-		return lc_sink_done_now(s, f, why, NULL);
+	    m->mtime_sec)) != 0) {
+		char said[32] = "";
+		unsigned set;
+
+		/* -p, --owner: skipped for its data, not for its attributes */
+		if (why == LC_SKIP_UPTODATE) {
+			if ((r = lc_tree_skip_attrs(&s->tgt, dfd, leaf, m->name,
+			    &a, &set, e)) != 0)
+				goto out;
+			lc_skip_set_put(set, said, sizeof(said));
+		}
+		return lc_sink_done_now(s, f, why, said);
+	}
 	r = tree ? lc_part_init_at(&s->tgt, dfd, m->name, leaf, m->size,
 	    m->mode, &f->p, e) : lc_part_init(&s->tgt, m->name, m->size,
 	    m->mode, &f->p, e);
@@ -293,9 +307,15 @@ lc__sink_file(struct lc_sink *s, const struct lc_msg_file *m, struct lc_err *e)
 	f->p.chown = a.chown;
 	f->p.uid = a.uid;
 	f->p.gid = a.gid;
-	if ((r = lc_part_open(&s->tgt, &f->p, &kept, e)) != 0 ||
-	    (r = lc__sink_space(s, f, f->p.size - kept, e)) != 0)
+	if ((r = lc_part_open(&s->tgt, &f->p, &kept, e)) != 0)
 		goto out;
+	if ((r = lc__sink_space(s, f, f->p.size - kept, e)) != 0) {
+		/* refused before any data: the part file just made goes */
+		if (kept == 0 && !f->p.direct && f->p.tmp[0] != '\0' &&
+		    f->p.fd >= 0)
+			(void)unlinkat(f->p.dfd, f->p.tmp, 0);
+		goto out;
+	}
 	if (s->csum != LC_CSUM_NONE &&
 	    (f->csum = lc_csum_new((int)s->csum)) == NULL) {
 		r = -LC_ERR_NOMEM;
@@ -378,4 +398,69 @@ lc__sink_file_sum(struct lc_sink *s, const struct lc_msg_file_sum *m,
 		    "file %u", m->id);
 	snprintf(f->expect, sizeof(f->expect), "%s", m->checksum);
 	return lc__sink_maybe_finish(s, f);
+}
+
+/* See sink_int.h. */
+unsigned
+lc__sink_drop_parts(struct lc_sink *s, int all)
+{
+	unsigned n = 0;
+
+	for (uint32_t i = 0; s->files != NULL && i < s->files_max; i++) {
+		struct lc_sfile *f = s->files[i];
+		struct stat st;
+
+		/* as after FILE_ABORT: an empty new one is not worth keeping */
+		if (f == NULL || f->state != LC_SF_RECV ||
+		    f->p.tmp[0] == '\0' || f->p.direct || f->p.fd < 0 ||
+		    (!all && (f->start != 0 || (f->wf != NULL &&
+		    lc_wfile_written(f->wf) != 0) || fstat(f->p.fd, &st) != 0 ||
+		    st.st_size != 0)))
+			continue;
+		/* unlinked, not closed: a receiver may still write through
+		   it; tmp cleared so that nothing of ours touches the name
+		   again (a later attempt may have made a new one there) */
+		(void)unlinkat(f->p.dfd, f->p.tmp, 0);
+		f->p.tmp[0] = '\0';
+		n++;
+	}
+	return n;
+}
+
+/* See sink_int.h. */
+int
+lc__sink_nospace(struct lc_sink *s, uint32_t id, const struct lc_err *why,
+    struct lc_err *e)
+{
+	struct lc_sfile *f = lc__sink_table_get(s, id);
+	char rel[LC_PATH_MAX], where[LC_PATH_MAX], size[32];
+	int keep = (s->tgt.flags & LC_TGT_RESUME) != 0;
+	struct stat st;
+	unsigned others;
+
+	if (f == NULL || f->kind != LC_KIND_REG || f->p.direct ||
+	    f->p.tmp[0] == '\0' || f->p.fd < 0 || fstat(f->p.fd, &st) != 0)
+		return lc_err_set(e, LC_ERR_NOSPACE, "%s", why->msg);
+	/* relative to the target directory (a file target: its directory) */
+	snprintf(rel, sizeof(rel), "%s%s%s", f->dir != NULL ? f->dir->rel :
+	    "", f->dir != NULL && f->dir->rel[0] != '\0' ? "/" : "",
+	    f->p.tmp);
+	if (s->tgt.is_dir)
+		snprintf(where, sizeof(where), "%s", s->tgt.path);
+	else
+		lc_path_dirname(s->tgt.path, where, sizeof(where));
+	lc_fmt_bytes(size, sizeof(size), (uint64_t)st.st_size);
+	if (keep)
+		return lc_err_set(e, LC_ERR_NOSPACE, "%.200s; its partial "
+		    "file %.150s (%s) is kept in %.100s: make room and run the "
+		    "copy again with -a to resume from it, or remove it",
+		    why->msg, rel, size, where);
+	(void)unlinkat(f->p.dfd, f->p.tmp, 0);
+	f->p.tmp[0] = '\0';
+	others = lc__sink_drop_parts(s, 1);
+	return lc_err_set(e, LC_ERR_NOSPACE, "%.200s; its partial file "
+	    "%.150s (%s) in %.100s was removed%s to give the space back "
+	    "(with -a partial files are kept, to resume from)", why->msg, rel,
+	    size, where, others > 0 ? ", and the other partial files of "
+	    "this copy" : "");
 }

@@ -74,6 +74,9 @@ struct lc_tdir {
 struct lc_sdir {
 	char *rel;
 	struct lc_attrs a;
+	uint32_t id;		/* its FILE id */
+	uint32_t end;		/* the first id after its contents, 0 while
+				   they are still being announced */
 };
 
 /*
@@ -182,6 +185,10 @@ struct lc_sink_tree {
 	size_t ndirs;
 	size_t dirs_cap;
 	int dirs_state;		/* 0, 1 job queued, 2 done */
+	size_t *open;		/* dirs still being announced, outermost
+				   first (indexes of dirs; a path's depth) */
+	size_t nopen;
+	size_t open_cap;
 	struct lc_sink_idmap {	/* --owner, the last name mapped */
 		int valid;
 		uint32_t id;
@@ -369,6 +376,39 @@ int lc__sink_file(struct lc_sink *s, const struct lc_msg_file *m,
 int lc__sink_file_sum(struct lc_sink *s, const struct lc_msg_file_sum *m,
     struct lc_err *e);
 int lc__sink_file_abort(struct lc_sink *s, const struct lc_msg_file_abort *m,
+    struct lc_err *e);
+
+/*
+ * Tree: entry m is announced; the directories of tree.open it is not in
+ * are complete as far as the listing goes (their end is m's id).
+ */
+void lc__sink_dirs_close(struct lc_sink *s, const struct lc_msg_file *m);
+
+/*
+ * A tree that did not finish (main, its receivers and jobs stopped): the
+ * directories whose every entry is done get their modes and times now,
+ * deepest first, as the dirs job would have; the others keep 0700 (what
+ * is still to be written into them) until a run completes.
+ */
+void lc__sink_dirs_partial(struct lc_sink *s);
+
+/*
+ * Part files of files still receiving that a failed copy does not keep:
+ * new empty ones (nothing to resume from), or with all set every one
+ * (no -a and the disk is full).  Each is unlinked, its name forgotten
+ * and its descriptor left to lc__sink_sfile_free (a receiver may still
+ * write through it: into a removed file).  Their number.
+ */
+unsigned lc__sink_drop_parts(struct lc_sink *s, int all);
+
+/*
+ * A write of file id found the file system full (why): the error names
+ * its part file, relative to the target, and its size; without -a it and
+ * the other part files of this copy are removed (the space is given
+ * back, as rsync does without --partial), with -a kept for a resume.
+ * Always an error (LC_ERR_NOSPACE) in e.
+ */
+int lc__sink_nospace(struct lc_sink *s, uint32_t id, const struct lc_err *why,
     struct lc_err *e);
 
 /*

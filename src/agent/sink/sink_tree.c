@@ -135,14 +135,67 @@ lc__sink_note_dir(struct lc_sink *s, const struct lc_msg_file *m, int made)
 		s->tree.dirs = d;
 		s->tree.dirs_cap = ncap;
 	}
+	if (s->tree.nopen == s->tree.open_cap) {
+		size_t ncap = s->tree.open_cap ? 2 * s->tree.open_cap : 16;
+		size_t *o = realloc(s->tree.open, ncap * sizeof(*o));
+		if (o == NULL)
+			return -LC_ERR_NOMEM;
+		s->tree.open = o;
+		s->tree.open_cap = ncap;
+	}
 	d = &s->tree.dirs[s->tree.ndirs];
 	if ((d->rel = strdup(m->name)) == NULL)
 		return -LC_ERR_NOMEM;
 	lc__sink_attrs(s, m, &d->a);
 	/* a directory that was there keeps its mode, unless -p */
 	d->a.set_mode = made || (s->tgt.flags & LC_TGT_PRESERVE);
+	d->id = m->id;
+	d->end = 0;
+	s->tree.open[s->tree.nopen++] = s->tree.ndirs;
 	s->tree.ndirs++;
 	return 0;
+}
+
+/* See sink_int.h.  Entries come in pre-order: a directory's are next. */
+void
+lc__sink_dirs_close(struct lc_sink *s, const struct lc_msg_file *m)
+{
+	while (s->tree.nopen > 0) {
+		struct lc_sdir *d = &s->tree.dirs[s->tree.open[s->tree.nopen -
+		    1]];
+		size_t n = strlen(d->rel);
+
+		if (strncmp(m->name, d->rel, n) == 0 && m->name[n] == '/')
+			return;	/* inside it */
+		d->end = m->id;
+		s->tree.nopen--;
+	}
+}
+
+/* See sink_int.h. */
+void
+lc__sink_dirs_partial(struct lc_sink *s)
+{
+	struct lc_err e;
+	size_t done = 0;
+
+	if (!(s->tgt.flags & LC_TGT_TREE) || s->tree.dirs_state != 0)
+		return;
+	for (size_t i = s->tree.ndirs; i-- > 0;) {
+		const struct lc_sdir *d = &s->tree.dirs[i];
+
+		/* every id below lo is done: its contents, if end <= lo */
+		if (d->end == 0 || d->end > s->lo)
+			continue;
+		lc_err_clear(&e);
+		if (lc_tree_dir_attrs(&s->tgt, d->rel, &d->a, 0, &e) != 0)
+			lc_log_debug("%s", e.msg);
+		else
+			done++;
+	}
+	if (done > 0)
+		lc_log_debug("%zu complete directories of the unfinished "
+		    "tree got their modes", done);
 }
 
 /*
@@ -223,5 +276,6 @@ lc__sink_tree_free(struct lc_sink *s)
 	for (size_t i = 0; i < s->tree.ndirs; i++)
 		free(s->tree.dirs[i].rel);
 	free(s->tree.dirs);
+	free(s->tree.open);
 	lc__sink_tdir_put(s->tree.cur_dir);
 }
