@@ -386,6 +386,10 @@ const struct lc_opt lc_opts[] = {
 	    "skip files whose size and mtime match the "
 	    "target; replace the rest (keeps mtimes)",
 	    LC_FLAG(copy.update) },
+	{ "whole-file", 'W', NULL,
+	    "with -u, send a changed file whole (default: "
+	    "only the chunks that differ from the target's old copy)",
+	    LC_FLAG(copy.whole_file) },
 	{ "ignore-existing", 'O', NULL,
 	    "skip every file that already exists "
 	    "at the target",

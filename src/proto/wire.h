@@ -112,7 +112,9 @@ enum lc_skip_why {
 #define LC_TGT_STDOUT 0x1000u	/* target "-": the local agent's stdout */
 #define LC_TGT_PROGRAM 0x2000u	/* -N o: target is a command for /bin/sh -c,
 				   its stdin gets the data */
-#define LC_TGT_MASK 0x3fffu
+#define LC_TGT_DELTA 0x4000u	/* with -u: a changed file is built from the
+				   one it replaces, only differing chunks sent */
+#define LC_TGT_MASK 0x7fffu
 
 /* LISTEN / CONNECT flags */
 #define LC_XFER_ENCRYPT 0x1u
