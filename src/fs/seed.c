@@ -17,8 +17,9 @@
 static int
 lc_seed_fail(const char *name, int err, struct lc_err *e)
 {
-	return lc_err_sys(e, err == ENOSPC || err == EDQUOT ? LC_ERR_NOSPACE :
-	    LC_ERR_IO, err, "seed %s from the file it replaces", name);
+	return lc_err_sys(e,
+	    err == ENOSPC || err == EDQUOT ? LC_ERR_NOSPACE : LC_ERR_IO, err,
+	    "seed %s from the file it replaces", name);
 }
 
 /*
@@ -27,28 +28,31 @@ lc_seed_fail(const char *name, int err, struct lc_err *e)
  * which start over at *done: what was copied is right), or an error.
  */
 static int
-lc_seed_cfr(int dst, int src, uint64_t len, uint64_t *done,
-    const char *name, int (*stop)(void *), void *arg, struct lc_err *e)
+lc_seed_cfr(int dst, int src, uint64_t len, uint64_t *done, const char *name,
+    int (*stop)(void *), void *arg, struct lc_err *e)
 {
 	while (*done < len) {
 		loff_t in = (loff_t)*done, out = (loff_t)*done;
-		uint64_t want = len - *done < LC_SEED_PIECE ? len - *done :
-		    LC_SEED_PIECE;
+		uint64_t want = len - *done < LC_SEED_PIECE ? len - *done
+							    : LC_SEED_PIECE;
 		ssize_t n;
 
 		if (stop != NULL && stop(arg))
 			return lc_err_set(e, LC_ERR_CANCELED, "canceled");
 		n = copy_file_range(src, &in, dst, &out, (size_t)want, 0);
-		if (n < 0 && (errno == ENOSYS || errno == EXDEV ||
-		    errno == EINVAL || errno == EOPNOTSUPP || errno == EBADF))
+		if (n < 0 &&
+		    (errno == ENOSYS || errno == EXDEV || errno == EINVAL ||
+			errno == EOPNOTSUPP || errno == EBADF))
 			return 1;
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n < 0)
 			return lc_seed_fail(name, errno, e);
-		if (n == 0)	/* the old file shrank under us */
-			return lc_err_set(e, LC_ERR_IO, "seed %s: the file it "
-			    "replaces changed while it was read", name);
+		if (n == 0) /* the old file shrank under us */
+			return lc_err_set(e, LC_ERR_IO,
+			    "seed %s: the file it "
+			    "replaces changed while it was read",
+			    name);
 		*done += (uint64_t)n;
 	}
 	return 0;
@@ -81,11 +85,12 @@ lc_seed_rw(int dst, int src, uint64_t len, uint64_t done, const char *name,
 	if (buf == NULL)
 		return lc_err_set(e, LC_ERR_NOMEM, "out of memory");
 	while (r == 0 && done < len) {
-		size_t want = len - done < LC_SEED_BUF ? (size_t)(len - done) :
-		    LC_SEED_BUF;
+		size_t want = len - done < LC_SEED_BUF ? (size_t)(len - done)
+						       : LC_SEED_BUF;
 		ssize_t n;
 
-		if (stop != NULL && (done % LC_SEED_PIECE) < want && stop(arg)) {
+		if (stop != NULL && (done % LC_SEED_PIECE) < want &&
+		    stop(arg)) {
 			r = lc_err_set(e, LC_ERR_CANCELED, "canceled");
 			break;
 		}
@@ -93,9 +98,11 @@ lc_seed_rw(int dst, int src, uint64_t len, uint64_t done, const char *name,
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n <= 0) {
-			r = n < 0 ? lc_seed_fail(name, errno, e) :
-			    lc_err_set(e, LC_ERR_IO, "seed %s: the file it "
-			    "replaces changed while it was read", name);
+			r = n < 0 ? lc_seed_fail(name, errno, e)
+				  : lc_err_set(e, LC_ERR_IO,
+					"seed %s: the file it "
+					"replaces changed while it was read",
+					name);
 			break;
 		}
 		if (lc_seed_pwrite(dst, buf, (size_t)n, (off_t)done) != 0)

@@ -48,8 +48,8 @@ lc_delta_mem(const struct lc_sfile *f)
 }
 
 int
-lc__sink_delta_prepare(struct lc_sink *s, struct lc_sfile *f,
-    uint64_t *kept, struct lc_err *e)
+lc__sink_delta_prepare(struct lc_sink *s, struct lc_sfile *f, uint64_t *kept,
+    struct lc_err *e)
 {
 	uint32_t chunk, n;
 	struct stat st;
@@ -58,26 +58,27 @@ lc__sink_delta_prepare(struct lc_sink *s, struct lc_sfile *f,
 
 	*kept = 0;
 	if ((s->tgt.flags & (LC_TGT_DELTA | LC_TGT_UPDATE)) !=
-	    (LC_TGT_DELTA | LC_TGT_UPDATE) || f->p.direct || f->p.fd < 0 ||
-	    f->p.size < LC_DELTA_MIN_SIZE)
+		(LC_TGT_DELTA | LC_TGT_UPDATE) ||
+	    f->p.direct || f->p.fd < 0 || f->p.size < LC_DELTA_MIN_SIZE)
 		return 0;
 	/* the old file, never followed: one component in the directory
 	   the part file is in */
-	fd = openat(f->p.dfd, f->p.name, O_RDONLY | O_NOFOLLOW | O_NOCTTY |
-	    O_NONBLOCK | O_CLOEXEC);
+	fd = openat(f->p.dfd, f->p.name,
+	    O_RDONLY | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
 	if (fd < 0)
-		return 0;	/* gone, a link, unreadable: sent whole */
+		return 0; /* gone, a link, unreadable: sent whole */
 	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) ||
 	    (uint64_t)st.st_size < LC_DELTA_MIN_SIZE) {
 		close(fd);
 		return 0;
 	}
-	len = (uint64_t)st.st_size < f->p.size ? (uint64_t)st.st_size :
-	    f->p.size;
+	len = (uint64_t)st.st_size < f->p.size ? (uint64_t)st.st_size
+					       : f->p.size;
 	chunk = lc_prefix_chunk(len, LC_DELTA_CHUNK_MIN, LC_PREFIX_MAX_CHUNKS);
 	n = chunk != 0 ? (uint32_t)((len + chunk - 1) / chunk) : 0;
-	if (chunk == 0 || s->delta_mem + (size_t)n * LC_PREFIX_HASH_LEN + 1 >
-	    LC_DELTA_MEM_MAX) {
+	if (chunk == 0 ||
+	    s->delta_mem + (size_t)n * LC_PREFIX_HASH_LEN + 1 >
+		LC_DELTA_MEM_MAX) {
 		lc_log_verbose("%s: sent whole (too many deltas at once)",
 		    f->p.final);
 		close(fd);
@@ -88,7 +89,7 @@ lc__sink_delta_prepare(struct lc_sink *s, struct lc_sfile *f,
 	if (lc__sink_resume_prepare(s, f, kept, LC_DELTA_CHUNK_MIN, e) != 0)
 		return -e->code;
 	if (*kept == 0)
-		return 0;	/* out of memory for the hashes: whole */
+		return 0; /* out of memory for the hashes: whole */
 	f->delta = 1;
 	s->delta_mem += lc_delta_mem(f);
 	return 0;
@@ -114,7 +115,8 @@ lc__sink_delta_seed(struct lc_sfile *f, struct lc_err *e)
 	f->seed_fd = -1;
 	if (r == 0)
 		lc_log_debug("%s: %llu bytes of the old copy in the part file "
-		    "(%s)", f->p.final, (unsigned long long)f->prefix_len, how);
+			     "(%s)",
+		    f->p.final, (unsigned long long)f->prefix_len, how);
 	return r;
 }
 
