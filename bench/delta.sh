@@ -7,6 +7,9 @@
 #
 #   bench/delta.sh [-n RUNS] [--link lfn1g|loopback] [--size BYTES]
 #
+# TOOLS (default "lanecp rsync lanecp-W") picks the tools; lanecp-nofsync
+# is lanecp -u --no-fsync (what the durable write of the new file costs).
+#
 # Patterns (seeded, the same every run):
 #   regions  100 regions of 100 KiB at random offsets (1 %)
 #   pages    2,621 random 4 KiB pages (1 %)
@@ -86,9 +89,11 @@ run_one() {	# PATTERN TOOL
 	reset "$pat"
 	t0=$(date +%s.%N)
 	case $tool in
-	lanecp | lanecp-W)
+	lanecp | lanecp-W | lanecp-nofsync)
 		"${PRE[@]}" "$LANECP" -F "$LC_SSH_CONFIG" -q -u --json \
-		    $([[ $tool == lanecp-W ]] && echo -W) "$W/$pat" "$H:$W/dst" >"$W/json"
+		    $([[ $tool == lanecp-W ]] && echo -W) \
+		    $([[ $tool == lanecp-nofsync ]] && echo --no-fsync) \
+		    "$W/$pat" "$H:$W/dst" >"$W/json"
 		t1=$(date +%s.%N)
 		sent=$(json_get bytes <"$W/json") recv=- ;;
 	rsync)
@@ -102,7 +107,7 @@ run_one() {	# PATTERN TOOL
 }
 for ((r = 0; r < RUNS; r++)); do
 	for pat in regions pages; do
-		for tool in lanecp rsync lanecp-W; do run_one "$pat" "$tool"; done
+		for tool in ${TOOLS:-lanecp rsync lanecp-W}; do run_one "$pat" "$tool"; done
 	done
 done
 echo "link $LINK, $SIZE bytes, medians of $RUNS:"

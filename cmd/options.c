@@ -384,7 +384,8 @@ const struct lc_opt lc_opts[] = {
 	    LC_FLAG(copy.preserve) },
 	{ "update", 'u', NULL,
 	    "skip files whose size and mtime match the "
-	    "target; replace the rest (keeps mtimes)",
+	    "target; replace the rest (keeps mtimes), a changed file of "
+	    "64 KiB or more as a delta: only the 8 KiB+ chunks that differ",
 	    LC_FLAG(copy.update) },
 	{ "whole-file", 'W', NULL,
 	    "with -u, send a changed file whole (default: "
