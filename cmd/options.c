@@ -385,8 +385,13 @@ const struct lc_opt lc_opts[] = {
 	{ "update", 'u', NULL,
 	    "skip files whose size and mtime match the "
 	    "target (-p, --owner still update their mode, times, owner); "
-	    "replace the rest (keeps mtimes)",
+	    "replace the rest (keeps mtimes), a changed file of 64 KiB or "
+	    "more as a delta: only the 8 KiB+ chunks that differ",
 	    LC_FLAG(copy.update) },
+	{ "whole-file", 'W', NULL,
+	    "with -u, send a changed file whole (default: "
+	    "only the chunks that differ from the target's old copy)",
+	    LC_FLAG(copy.whole_file) },
 	{ "ignore-existing", 'O', NULL,
 	    "skip every file that already exists "
 	    "at the target",

@@ -148,7 +148,9 @@ lc_ctl_dst_prefix(struct lc_ctl *c, const struct lc_msg_file_prefix *m,
 {
 	struct lc_ctl_file *f = lc__ctl_file_find(c, m->id);
 
-	if (f == NULL || !c->o->resume || f->prefixed || f->ready ||
+	/* -a's partial files, and -u's delta from the file it replaces */
+	if (f == NULL || !(c->o->resume || (c->o->update &&
+	    !c->o->whole_file)) || f->prefixed || f->ready ||
 	    f->done || f->kind != LC_KIND_REG || f->stream ||
 	    m->length > f->size)
 		return lc_err_set(e, LC_ERR_PROTO, "%s: sink sent an "

@@ -311,7 +311,6 @@ lc_ctl_src_match(struct lc_ctl *c, const struct lc_msg_prefix_match *m,
     struct lc_err *e)
 {
 	struct lc_ctl_file *f = lc__ctl_file_find(c, m->id);
-	struct lc_span spans[LC_PREFIX_MAX_RUNS];
 
 	if (f == NULL || !f->prefixed || f->matched ||
 	    lc_prefix_match_check(m, f->prefix_len, f->chunk) != 0)
@@ -322,7 +321,7 @@ lc_ctl_src_match(struct lc_ctl *c, const struct lc_msg_prefix_match *m,
 	f->match = m->match;
 	/* kept: the partial file below the cut, less the runs sent again */
 	f->kept = m->match - lc_prefix_match_spans(m, f->prefix_len, f->chunk,
-	    spans);
+	    NULL);
 	c->res->resumed += f->kept;
 	c->prog.t_progress = lc_now_ms();
 	return lc_msg_put_prefix_match(&c->dst_ep.out, m);

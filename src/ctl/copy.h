@@ -79,6 +79,8 @@ struct lc_copy_opts {
 	int follow;		/* -L */
 	int preserve;		/* -p */
 	int update;		/* -u */
+	int whole_file;		/* -W: -u sends a changed file whole, not
+				   only the chunks that differ */
 	int skip_existing;	/* -O */
 	int owner;		/* --owner: owner and group, if root there */
 	int numeric_ids;	/* --numeric-ids: by number, not by name */

@@ -120,6 +120,7 @@ lc__ctl_negotiate(struct lc_ctl *c, struct lc_err *e)
 	    (o->no_space_check ? LC_TGT_NO_SPACE_CHECK : 0) |
 	    (o->preserve ? LC_TGT_PRESERVE : 0) |
 	    (o->update ? LC_TGT_UPDATE : 0) |
+	    (o->update && !o->whole_file ? LC_TGT_DELTA : 0) |
 	    (o->skip_existing ? LC_TGT_SKIP_EXISTING : 0) |
 	    (o->recursive ? LC_TGT_TREE : 0) |
 	    (o->owner ? LC_TGT_OWNER : 0) |

@@ -544,10 +544,15 @@ lc_prefix_match_spans(const struct lc_msg_prefix_match *m, uint64_t length,
 	uint64_t total = 0, end;
 
 	for (uint32_t i = 0; i < m->n; i++) {
-		out[i].off = (uint64_t)m->runs[i].first * chunk;
+		uint64_t off = (uint64_t)m->runs[i].first * chunk;
+
 		end = ((uint64_t)m->runs[i].first + m->runs[i].count) * chunk;
-		out[i].len = (end < length ? end : length) - out[i].off;
-		total += out[i].len;
+		end = end < length ? end : length;
+		if (out != NULL) {
+			out[i].off = off;
+			out[i].len = end - off;
+		}
+		total += end - off;
 	}
 	return total;
 }

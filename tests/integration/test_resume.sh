@@ -126,3 +126,71 @@ got=$(json_get bytes_written <"$d/json")
 got=$(json_get resumed_bytes <"$d/json")
 [[ $got == $((11 * M)) ]] || lc_fail "tree: resumed $got bytes"
 lc_log_has "$(lc_re "$d/rtree/sub/b"): 1\.0 MiB of the partial file differ" "$LC_ERR"
+
+# -u's delta: a changed file is built from the target's old copy (8 KiB
+# chunks for 32 MiB: 4096 of them) and only the chunks that differ, and
+# the tail past the old size, are sent.
+K8=8192
+# upd NAME SENT KEPT [ARGS...]: -u from $d/new to NAME, check the counts
+upd() {
+	local name=$1 sent=$2 kept=$3
+	shift 3
+	touch -d '2020-01-01 00:00:00' "$d/remote/$name"
+	L -u -v --json "$@" "$d/new" "$H:$d/remote/$name" >"$d/json"
+	cmp "$d/new" "$d/remote/$name" || lc_fail "$name: differs after -u"
+	[[ -z $(find "$d/remote" -name ".$name.lanecp-part") ]] || lc_fail "$name: partial file left"
+	local got
+	for k in bytes bytes_written; do
+		got=$(json_get $k <"$d/json")
+		[[ $got == "$sent" ]] || lc_fail "$name: $k $got, expected $sent"
+	done
+	got=$(json_get resumed_bytes <"$d/json")
+	[[ $got == "$kept" ]] || lc_fail "$name: kept $got bytes, expected $kept"
+}
+# change FILE OFFSET LEN: flip LEN bytes at OFFSET of FILE
+change() {
+	python3 -c 'import sys
+p, off, n = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+with open(p, "r+b") as f:
+    f.seek(off); b = f.read(n); f.seek(off)
+    f.write(bytes(x ^ 0xff for x in b))' "$1" "$2" "$3"
+}
+
+lc_note "-u: scattered changes send only their chunks"
+cp "$d/local/src" "$d/remote/delta"
+cp "$d/local/src" "$d/new"
+change "$d/new" $((M + 5)) 1
+change "$d/new" $((10 * M - 1)) 2	# two chunks: the end of one, start of the next
+change "$d/new" $((20 * M + 100)) 100
+change "$d/new" $((32 * M - 1)) 1	# the last chunk
+ino=$(stat -c %i "$d/remote/delta")
+upd delta $((5 * K8)) $((32 * M - 5 * K8)) -e
+lc_log_has "$(lc_re "$d/remote/delta"): delta: 32\.0 MiB of 32\.0 MiB kept from the old copy, 40\.0 KiB sent" "$LC_ERR"
+[[ $(stat -c %i "$d/remote/delta") != "$ino" ]] || lc_fail "delta: written in place, not renamed"
+
+lc_note "-u: a file that grew sends its changes and the new tail"
+head -c $((M + 3)) /dev/urandom >>"$d/new"
+change "$d/new" $((3 * M)) 1
+upd delta $((K8 + M + 3)) $((32 * M - K8))
+
+lc_note "-u: a file that shrank is cut, its changed chunks sent"
+head -c $((20 * M + 5)) "$d/new" >"$d/new.x" && mv "$d/new.x" "$d/new"
+change "$d/new" $((7 * M)) 1
+change "$d/new" $((20 * M + 4)) 1	# the short last chunk
+upd delta $((K8 + 5)) $((20 * M - K8))
+
+lc_note "--whole-file (-W) sends a changed file whole"
+change "$d/new" $((2 * M)) 1
+upd delta $((20 * M + 5)) 0 -W
+
+lc_note "-r -u: a changed file in a tree is sent as a delta"
+mkdir -p "$d/tree2/s" "$d/rtree2/s"
+cp "$d/local/src" "$d/tree2/s/big"
+head -c 1000 /dev/urandom >"$d/tree2/small"
+cp "$d/local/src" "$d/rtree2/s/big"
+change "$d/tree2/s/big" $((16 * M)) 1
+touch -d '2020-01-01 00:00:00' "$d/rtree2/s/big"
+L -r -u -v --json "$d/tree2/" "$H:$d/rtree2/" >"$d/json"
+diff -r "$d/tree2" "$d/rtree2" || lc_fail "tree -u: differs"
+got=$(json_get bytes <"$d/json")
+[[ $got == $((K8 + 1000)) ]] || lc_fail "tree -u: sent $got bytes, expected $((K8 + 1000))"

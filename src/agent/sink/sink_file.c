@@ -88,6 +88,7 @@ lc__sink_sfile_free(struct lc_sfile *f)
 	/* closed before the descriptor is: a receiver may hold a reference */
 	lc_wfile_free(f->wf);
 	lc_csum_free(f->csum);
+	lc__sink_delta_free(f);
 	free(f->prefix);
 	free(f->spans);
 	lc_part_release(&f->p);
@@ -255,6 +256,7 @@ lc__sink_file(struct lc_sink *s, const struct lc_msg_file *m, struct lc_err *e)
 	f->kind = m->kind;
 	f->sink = s;
 	f->p.fd = -1;
+	f->seed_fd = -1;
 	dfd = s->tgt.dir_fd;
 	leaf = s->tgt.is_dir ? m->name : s->tgt.name;
 	if (tree) {
@@ -321,7 +323,10 @@ lc__sink_file(struct lc_sink *s, const struct lc_msg_file *m, struct lc_err *e)
 		r = -LC_ERR_NOMEM;
 		goto out;
 	}
-	if (kept > 0 && (r = lc__sink_resume_prepare(s, f, &kept, e)) != 0)
+	if (kept > 0 && (r = lc__sink_resume_prepare(s, f, &kept, s->block,
+	    e)) != 0)
+		goto out;
+	if (kept == 0 && (r = lc__sink_delta_prepare(s, f, &kept, e)) != 0)
 		goto out;
 	if ((r = lc__sink_table_put(s, f)) != 0) {
 		r = lc_err_set(e, -r, "FILE: id %u is a duplicate or out of "

@@ -110,6 +110,10 @@ struct lc_sfile {
 				   (main; -e: the finish job hashes the
 				   whole file from disk when there are any) */
 	uint32_t nspans;
+	int seed_fd;		/* -u delta: the file it replaces, read by
+				   the prefix job to seed the part file; -1 */
+	int delta;		/* its chunks are the old copy's, not a
+				   partial file's (messages) */
 	struct lc_sink *sink;
 };
 
@@ -299,6 +303,8 @@ struct lc_sink {
 	uint32_t lo;		/* lowest id not yet freed (main) */
 	uint32_t files_total;	/* main */
 	uint32_t files_done;	/* main */
+	size_t delta_mem;	/* main: chunk hashes held for -u deltas in
+				   flight (bounded, sink_delta.c) */
 	uint32_t lw_file;	/* low-water mark: lowest incomplete file */
 	int listening;		/* main */
 	uint32_t nstreams;	/* setup (LISTEN), as granted */
@@ -478,13 +484,29 @@ void lc__sink_pipe_free(struct lc_sink *s);
  * lc__sink_resume_prepare: f keeps *kept bytes of a partial file: its
  * chunks for the prefix job (or, when they cannot be hashed, *kept = 0
  * and the file starts over).  0, or an error in e.
+ * lc__sink_delta_prepare: -u: f replaces an existing regular file (of
+ * sink_delta.c): when it is worth it, f->seed_fd is set, *kept is what
+ * the part file will hold of it and the chunks are set up as for a
+ * resume; else *kept stays 0 and the file is sent whole.  0, or an error.
  * lc__sink_resume_start: queue the prefix job for f.
  * lc__sink_send_prefix: the job is done: FILE_PREFIX to the source.
  * lc__sink_prefix_match: PREFIX_MATCH, then the seed job.
  */
 int lc__sink_resume_prepare(struct lc_sink *s, struct lc_sfile *f,
+    uint64_t *kept, uint32_t base, struct lc_err *e);
+int lc__sink_delta_prepare(struct lc_sink *s, struct lc_sfile *f,
     uint64_t *kept, struct lc_err *e);
 int lc__sink_resume_start(struct lc_sink *s, struct lc_sfile *f);
+/*
+ * sink_delta.c.  lc__sink_delta_seed (the prefix job): copy the file f
+ * replaces into its part file (f->seed_fd is closed).  lc__sink_delta_log
+ * (main): -v line for a delta at PREFIX_MATCH.  lc__sink_delta_free
+ * (main, f freed): its hashes leave the bound.
+ */
+int lc__sink_delta_seed(struct lc_sfile *f, struct lc_err *e);
+void lc__sink_delta_log(const struct lc_sfile *f, uint64_t match,
+    uint64_t again);
+void lc__sink_delta_free(struct lc_sfile *f);
 int lc__sink_send_prefix(struct lc_sink *s, struct lc_sfile *f);
 int lc__sink_prefix_match(struct lc_sink *s,
     const struct lc_msg_prefix_match *m, struct lc_err *e);

@@ -85,6 +85,7 @@ lc__sink_pipe_file(struct lc_sink *s, const struct lc_msg_file *m,
 	f->kind = m->kind;
 	f->sink = s;
 	f->p.fd = s->pipe.fd;
+	f->seed_fd = -1;
 	s->pipe.fd = -1;	/* the part's now */
 	f->p.dfd = -1;
 	f->p.direct = 1;

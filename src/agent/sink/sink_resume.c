@@ -25,6 +25,11 @@ lc_sink_prefix_job(void *arg)
 	struct lc_err e;
 
 	lc_err_clear(&e);
+	if (f->seed_fd >= 0 && lc__sink_delta_seed(f, &e) != 0) {
+		if (e.code != LC_ERR_CANCELED)
+			lc_role_post(&s->port, LC_EV_ERROR, 0, 0, &e);
+		return;
+	}
 	for (uint32_t i = 0; i < f->nchunks; i++) {
 		uint64_t off = (uint64_t)i * f->chunk;
 		uint64_t len = f->prefix_len - off < f->chunk ?
@@ -81,7 +86,9 @@ lc__sink_prefix_match(struct lc_sink *s, const struct lc_msg_prefix_match *m,
 		again = lc_prefix_match_spans(m, f->prefix_len, f->chunk,
 		    f->spans);
 	}
-	if (m->match < f->prefix_len || m->n > 0)
+	if (f->delta)
+		lc__sink_delta_log(f, m->match, again);
+	else if (m->match < f->prefix_len || m->n > 0)
 		lc_log_warn("%s: %s of the partial file differ from the "
 		    "source and are copied again; %s of it are kept",
 		    f->p.final, lc_fmt_bytes(a, sizeof(a), again +
@@ -102,15 +109,19 @@ lc__sink_prefix_match(struct lc_sink *s, const struct lc_msg_prefix_match *m,
 /* See sink_int.h. */
 int
 lc__sink_resume_prepare(struct lc_sink *s, struct lc_sfile *f,
-    uint64_t *kept, struct lc_err *e)
+    uint64_t *kept, uint32_t base, struct lc_err *e)
 {
-	f->chunk = lc_prefix_chunk(*kept, s->block, LC_PREFIX_MAX_CHUNKS);
+	(void)s;
+	f->chunk = lc_prefix_chunk(*kept, base, LC_PREFIX_MAX_CHUNKS);
 	f->nchunks = f->chunk != 0 ?
 	    (uint32_t)((*kept + f->chunk - 1) / f->chunk) : 0;
 	if (f->chunk == 0 || (f->prefix = malloc((size_t)f->nchunks *
 	    LC_PREFIX_HASH_LEN + 1)) == NULL) {
 		*kept = 0;	/* cannot compare: start over */
-		if (ftruncate(f->p.fd, 0) != 0)
+		if (f->seed_fd >= 0) {	/* nothing copied yet */
+			close(f->seed_fd);
+			f->seed_fd = -1;
+		} else if (ftruncate(f->p.fd, 0) != 0)
 			return lc_err_sys(e, LC_ERR_IO, errno, "truncate %s",
 			    f->p.tmp);
 	}
@@ -122,8 +133,9 @@ lc__sink_resume_prepare(struct lc_sink *s, struct lc_sfile *f,
 int
 lc__sink_resume_start(struct lc_sink *s, struct lc_sfile *f)
 {
-	lc_log_verbose("%s: checking the %llu bytes already there",
-	    f->p.final, (unsigned long long)f->prefix_len);
+	if (!f->delta)
+		lc_log_verbose("%s: checking the %llu bytes already there",
+		    f->p.final, (unsigned long long)f->prefix_len);
 	f->state = LC_SF_PREFIX;
 	return lc_jobq_push(s->jobs, lc_sink_prefix_job, f);
 }

@@ -75,7 +75,7 @@ lc_source_ready(struct lc_source *s, const struct lc_msg_file_ready *m,
 {
 	struct lc_msg_file_sum fs;
 	struct lc_listed **pp, *l;
-	struct lc_span spans[LC_PREFIX_MAX_RUNS];
+	struct lc_span *spans = NULL;	/* up to 8192: not on the stack */
 	struct lc_csum *csum = NULL;
 	char sum[LC_CSUM_TEXT_MAX];
 	uint32_t nspans;
@@ -120,24 +120,37 @@ lc_source_ready(struct lc_source *s, const struct lc_msg_file_ready *m,
 		    (unsigned long long)m->start,
 		    (unsigned long long)l->verdict->match);
 	nspans = l->verdict != NULL ? l->verdict->n : 0;
-	if (nspans > 0)
-		(void)lc_prefix_match_spans(l->verdict, l->prefix_len,
-		    l->chunk, spans);
+	if (nspans > 0) {
+		if ((spans = calloc(nspans, sizeof(*spans))) == NULL)
+			return -LC_ERR_NOMEM;
+		for (uint32_t i = 0; i < nspans; i++) {
+			const struct lc_chunk_run *c = &l->verdict->runs[i];
+			uint64_t end = ((uint64_t)c->first + c->count) *
+			    l->chunk;
+
+			spans[i].off = (uint64_t)c->first * l->chunk;
+			spans[i].len = (end < l->prefix_len ? end :
+			    l->prefix_len) - spans[i].off;
+		}
+	}
 	if (s->csum != LC_CSUM_NONE) {
 		if (l->csum != NULL && l->csum_upto == m->start) {
 			csum = l->csum;
 			l->csum = NULL;
 		} else if ((csum = lc_csum_new((int)s->csum)) == NULL) {
+			free(spans);
 			return -LC_ERR_NOMEM;
 		} else if (m->start > 0 && (r = lc_csum_fd(csum, l->fd,
 		    m->start, l->path, e)) != 0) {
 			lc_csum_free(csum);
+			free(spans);
 			return r;
 		}
 	}
 	lc__source_unlink(s, pp, l);
 	r = lc_dispenser_add_spans(s->disp, l->id, l->fd, spans, nspans,
 	    m->start, l->size, csum, sum);
+	free(spans);
 	l->fd = -1;	/* the dispenser has it now */
 	lc__listed_free(l);
 	if (r != 0)
@@ -274,6 +287,7 @@ lc_source_free(void *role)
 		return;
 	lc_source_abort(s);
 	lc_jobq_free(s->resume.jobs, NULL);
+	free(s->resume.msg);
 	lc__source_senders_join(s);
 	lc__source_pipe_free(s);
 	lc_dispenser_free(s->disp);

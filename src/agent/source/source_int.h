@@ -88,7 +88,7 @@ struct lc_listed {
 	uint64_t prefix_len;
 	uint32_t chunk;
 	uint32_t nchunks;
-	struct lc_msg_prefix_match *verdict;	/* its result, owned */
+	struct lc_verdict *verdict;	/* its result, owned */
 	int checking;		/* a resume check job has it (main thread) */
 	int pipe;		/* stdin or a program: path is the command
 				   ("-" for stdin) */
@@ -154,10 +154,27 @@ struct lc_source_pipe {
 	struct lc_csum *csum;	/* -e: over the bytes in order, or NULL */
 };
 
+/*
+ * A resume check's result: PREFIX_MATCH's fields, its runs on the heap
+ * as many as there are (up to 8192 of them; the message struct's 64 KiB
+ * of room is only lc_source_resume's, one per source).
+ */
+struct lc_verdict {
+	uint64_t match;
+	uint32_t n;
+	uint32_t cap;
+	struct lc_chunk_run *runs;
+};
+
 /* Resume checks (source_resume.c). */
 struct lc_source_resume {
 	struct lc_jobq *jobs;	/* main; its thread hashes partial files */
+	struct lc_msg_prefix_match *msg;	/* main: PREFIX_MATCH to send,
+						   allocated when first used */
 };
+
+/* Free a verdict (NULL is fine). */
+void lc__verdict_free(struct lc_verdict *v);
 
 /*
  * Sending (source_send.c for main's side, sender.c for the threads): the

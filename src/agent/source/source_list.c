@@ -390,7 +390,7 @@ lc__listed_free(struct lc_listed *l)
 		close(l->fd);
 	lc_csum_free(l->csum);
 	free(l->prefix);
-	free(l->verdict);
+	lc__verdict_free(l->verdict);
 	free(l->failed);
 	free(l);
 }

@@ -64,6 +64,48 @@ lc_source_max_runs(uint32_t *out, struct lc_err *e)
 	return r;
 }
 
+void
+lc__verdict_free(struct lc_verdict *v)
+{
+	if (v != NULL)
+		free(v->runs);
+	free(v);
+}
+
+/* Room for more runs (max bounds how many are ever asked for). */
+static int
+lc_verdict_grow(struct lc_verdict *v)
+{
+	uint32_t cap = v->cap != 0 ? 2 * v->cap : 64;
+	struct lc_chunk_run *p;
+
+	if (cap > LC_PREFIX_MAX_RUNS)
+		cap = LC_PREFIX_MAX_RUNS;
+	if (cap <= v->cap || (p = realloc(v->runs, (size_t)cap *
+	    sizeof(*p))) == NULL)
+		return -1;
+	v->runs = p;
+	v->cap = cap;
+	return 0;
+}
+
+/* PREFIX_MATCH from a verdict, in the source's one message struct. */
+static int
+lc_source_put_match(struct lc_source *s, uint32_t id,
+    const struct lc_verdict *v)
+{
+	struct lc_msg_prefix_match *m = s->resume.msg;
+
+	if (m == NULL && (m = s->resume.msg = malloc(sizeof(*m))) == NULL)
+		return -LC_ERR_NOMEM;
+	m->id = id;
+	m->match = v->match;
+	m->n = v->n;
+	if (v->n > 0)
+		memcpy(m->runs, v->runs, (size_t)v->n * sizeof(*v->runs));
+	return lc_msg_put_prefix_match(s->port.out, m);
+}
+
 /*
  * Resume check (job thread): compare the sink's chunk hashes of its
  * partial file with ours.  Runs of differing chunks are sent again; past
@@ -75,7 +117,7 @@ lc_source_prefix_job(void *arg)
 {
 	struct lc_listed *l = arg;
 	struct lc_source *s = l->src;
-	struct lc_msg_prefix_match *v = l->verdict;
+	struct lc_verdict *v = l->verdict;
 	uint32_t max;
 	int differ, prev = 0, cut;
 	struct lc_err e;
@@ -105,10 +147,16 @@ lc_source_prefix_job(void *arg)
 			v->match = (uint64_t)i * l->chunk;
 			break;
 		}
-		if (differ && prev)
+		if (differ && prev) {
 			v->runs[v->n - 1].count++;
-		else if (differ)
+		} else if (differ) {
+			if (v->n == v->cap && lc_verdict_grow(v) != 0) {
+				lc_err_set(&e, LC_ERR_NOMEM, "out of memory");
+				lc_role_post(&s->port, LC_EV_ERROR, 0, 0, &e);
+				return;
+			}
 			v->runs[v->n++] = (struct lc_chunk_run){ i, 1 };
+		}
 		prev = differ;
 	}
 	l->csum_upto = l->csum != NULL ? v->match : 0;
@@ -132,13 +180,12 @@ lc__source_prefix(struct lc_source *s, const struct lc_msg_file_prefix *m,
 		    (unsigned long long)l->size);
 	if ((l->verdict = calloc(1, sizeof(*l->verdict))) == NULL)
 		return -LC_ERR_NOMEM;
-	l->verdict->id = m->id;
 	if (lc__source_open(s, l, e) != 0) {
 		/* nothing matches; FILE_READY will abort it */
 		if (l->failed == NULL && (l->failed = strdup(e->msg)) == NULL)
 			return -LC_ERR_NOMEM;
 		lc_err_clear(e);
-		return lc_msg_put_prefix_match(s->port.out, l->verdict);
+		return lc_source_put_match(s, m->id, l->verdict);
 	}
 	if ((l->prefix = malloc(n > 0 ? n : 1)) == NULL)
 		return -LC_ERR_NOMEM;
@@ -161,5 +208,5 @@ lc__source_prefix_done(struct lc_source *s, const struct lc_event *ev)
 	    l->verdict == NULL)
 		return 0;
 	l->checking = 0;
-	return lc_msg_put_prefix_match(s->port.out, l->verdict);
+	return lc_source_put_match(s, l->id, l->verdict);
 }
