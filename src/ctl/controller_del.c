@@ -202,6 +202,7 @@ lc_del_cand(struct lc_ctl *c, const struct lc_msg_del_cand *m, struct lc_err *e)
 		return lc_err_set(e, LC_ERR_NOMEM, "out of memory");
 	d->n++;
 	d->this_scan++;
+	c->prog.t_progress = lc_now_ms(); /* a long scan is progress */
 	return 0;
 }
 

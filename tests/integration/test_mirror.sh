@@ -160,6 +160,13 @@ fi
 LC_LANECP_WRAP=()
 rm -f "$src/unreadable"
 
+lc_note "-n --delete into a directory that lacks the root: all new, nothing made"
+mkdir -p "$d/pull0"
+lc_lanecp -n -r -p -u --delete --exclude '*.tmp' "$H:$src" "$d/pull0" >"$d/dry3.out"
+grep -qx 'new src/' "$d/dry3.out" && grep -qx 'new src/a/one' "$d/dry3.out" ||
+	{ lc__show "$d/dry3.out"; lc_fail "-n: the new root not listed"; }
+[[ -z $(ls -A "$d/pull0") ]] || lc_fail "-n made something in the target"
+
 lc_note "pull: --delete in a local target, src without a slash"
 mkdir -p "$d/pull/src"
 echo stale >"$d/pull/src/stale"

@@ -260,6 +260,8 @@ lc__sink_del_scan(struct lc_sink *s, const struct lc_msg_del_scan *m,
 		r = 0;
 	else if ((r = lc_tree_open_dir(&s->tgt, m->root, &fd, &why)) == 0)
 		r = lc_scan_dir(s, fd, rel, &d.count, &why);
+	else if ((s->tgt.flags & LC_TGT_DRYRUN) && why.sys_errno == ENOENT)
+		r = 0; /* -n: a root it would make holds nothing yet */
 	if (fd >= 0)
 		close(fd);
 	if (r == -LC_ERR_NOMEM)
