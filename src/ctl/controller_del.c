@@ -20,8 +20,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Candidates held at most (a bound on what one run deletes). */
+/* Candidates held at most, and their names' bytes (a sink's list is
+   untrusted: it must not size the controller's memory past these). */
 #define LC_DEL_MAX (1u << 24)
+#define LC_DEL_BYTES_MAX (256ull << 20)
 
 static const char *
 lc_del_slash(uint8_t kind)
@@ -183,7 +185,7 @@ lc_del_cand(struct lc_ctl *c, const struct lc_msg_del_cand *m, struct lc_err *e)
 		    "%s: DEL_CAND %s was not "
 		    "asked for",
 		    c->dst_ep.name, m->name);
-	if (d->n >= LC_DEL_MAX)
+	if (d->n >= LC_DEL_MAX || d->bytes + strlen(m->name) > LC_DEL_BYTES_MAX)
 		return lc_err_set(e, LC_ERR_TOOBIG,
 		    "--delete: more than %u "
 		    "entries to delete",
@@ -201,6 +203,7 @@ lc_del_cand(struct lc_ctl *c, const struct lc_msg_del_cand *m, struct lc_err *e)
 	if ((nc->name = strdup(m->name)) == NULL)
 		return lc_err_set(e, LC_ERR_NOMEM, "out of memory");
 	d->n++;
+	d->bytes += strlen(m->name) + 1;
 	d->this_scan++;
 	c->prog.t_progress = lc_now_ms(); /* a long scan is progress */
 	return 0;

@@ -182,6 +182,7 @@ struct lc_ctl_del {
 	uint32_t this_scan;	/* DEL_CANDs of the scan under way */
 	struct lc_del_cand *cand;	/* every scan's, in order */
 	size_t n, cap;
+	uint64_t bytes;		/* their names' bytes */
 	size_t next;		/* DELETEDs expected below this index */
 	uint32_t asked, answered;
 };
