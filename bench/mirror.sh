@@ -17,6 +17,7 @@
 # The tree is made and both replicas seeded outside the shared lock
 # (niced, untimed); only the timed rounds take /tmp/lanecp-bench.lock.
 #
+# LANECP_EXTRA: more lanecp options (e.g. --no-fsync), word-split.
 # LANECP: the lanecp to measure (default build-bench/cmd/lanecp, then
 # b/cmd/lanecp); LC_BENCH_TMP: where the trees go (default /var/tmp).
 set -euo pipefail
@@ -56,7 +57,8 @@ echo "scratch" >"$T/src/d000/x.tmp"
 lanecp_run() {	# seconds and bytes sent, one line
 	local t0 t1
 	t0=$(date +%s.%N)
-	"$LANECP" -F "$CFG" -q -r -p -u --delete --exclude '*.tmp' --json \
+	# shellcheck disable=SC2086
+	"$LANECP" -F "$CFG" -q -r -p -u --delete --exclude '*.tmp' --json ${LANECP_EXTRA-} \
 	    "$T/src/" "$H:$T/lanecp/" >"$T/l.json"
 	t1=$(date +%s.%N)
 	python3 -c 'import json,sys; print(float(sys.argv[2]) - float(sys.argv[1]), json.load(open(sys.argv[3]))["bytes"])' \
@@ -74,7 +76,7 @@ rsync_run() {
 
 echo "seeding both replicas ($NFILES files, untimed)"
 nice bash -c "$(declare -f lanecp_run rsync_run); T=$T CFG=$CFG H=$H \
-    LANECP=$LANECP; lanecp_run >/dev/null; rsync_run >/dev/null"
+    LANECP=$LANECP LANECP_EXTRA='${LANECP_EXTRA-}'; lanecp_run >/dev/null; rsync_run >/dev/null"
 : >"$T/rows"
 exec 9>/tmp/lanecp-bench.lock
 flock 9
