@@ -175,10 +175,17 @@ main(int argc, char **argv)
 		c.copy.json = c.copy.json || c.copy.json_progress;
 		if (c.copy.log_path == NULL)
 			c.copy.log_path = lc_find_log(argc, argv);
-		return lc_usage_fail(&c, &e);
+		r = lc_usage_fail(&c, &e);
+		lc_filters_free(&c.filters);
+		return r;
 	}
 	/* the progress lines end with the summary */
 	c.copy.json = c.copy.json || c.copy.json_progress;
+	if (c.help || c.version || c.agent_only != NULL) {
+		/* nothing is copied: the patterns are not needed */
+		lc_filters_free(&c.filters);
+		c.copy.filters = NULL;
+	}
 	if (c.help) {
 		lc_usage(stdout);
 		return LC_EXIT_OK;
@@ -231,5 +238,6 @@ main(int argc, char **argv)
 		lc_copy_json(1, &c.copy, &res, &e, lc_exit_code(&e));
 	lc_runlog_close(logfd, &c.copy, r, &res, &e, lc_exit_code(&e));
 	libssh2_exit();
+	lc_filters_free(&c.filters);
 	return lc_exit_code(&e);
 }

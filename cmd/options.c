@@ -197,6 +197,58 @@ lc_opt_compress(struct lc_cli *c, const char *a, struct lc_err *e)
 	return 0;
 }
 
+/* --exclude, --include and their -from files: in the user's order. */
+static int
+lc_opt_filter(struct lc_cli *c, int kind, int from, const char *a,
+    struct lc_err *e)
+{
+	int r = from ? lc_filters_read(&c->filters, kind, a, e)
+		     : lc_filters_add(&c->filters, kind, a, e);
+
+	if (r == 0)
+		c->copy.filters = &c->filters;
+	return r;
+}
+
+static int
+lc_opt_exclude(struct lc_cli *c, const char *a, struct lc_err *e)
+{
+	return lc_opt_filter(c, LC_FILTER_EXCLUDE, 0, a, e);
+}
+
+static int
+lc_opt_include(struct lc_cli *c, const char *a, struct lc_err *e)
+{
+	return lc_opt_filter(c, LC_FILTER_INCLUDE, 0, a, e);
+}
+
+static int
+lc_opt_exclude_from(struct lc_cli *c, const char *a, struct lc_err *e)
+{
+	return lc_opt_filter(c, LC_FILTER_EXCLUDE, 1, a, e);
+}
+
+static int
+lc_opt_include_from(struct lc_cli *c, const char *a, struct lc_err *e)
+{
+	return lc_opt_filter(c, LC_FILTER_INCLUDE, 1, a, e);
+}
+
+static int
+lc_opt_max_delete(struct lc_cli *c, const char *a, struct lc_err *e)
+{
+	uint64_t v;
+
+	if (lc_parse_uint(a, 0, UINT32_MAX, &v) != 0)
+		return lc_err_set(e, LC_ERR_USAGE,
+		    "--max-delete %.32s: want "
+		    "a number of entries, 0 to %u",
+		    a, UINT32_MAX);
+	c->copy.max_delete = v;
+	c->copy.max_delete_set = 1;
+	return 0;
+}
+
 /* -z, --relay, --via-ssh, --direct: one data path, not two. */
 static int
 lc_opt_path(struct lc_cli *c, int path, struct lc_err *e)
@@ -404,6 +456,32 @@ const struct lc_opt lc_opts[] = {
 	    "with --owner, keep ids by number, not by "
 	    "user and group name",
 	    LC_FLAG(copy.numeric_ids) },
+	{ "exclude", 0, "PATTERN",
+	    "with -r, leave out what matches PATTERN (rsync's "
+	    "rules: see lanecp(1) Mirrors); may be repeated",
+	    LC_FUNC(lc_opt_exclude) },
+	{ "include", 0, "PATTERN",
+	    "keep what matches PATTERN whatever a later "
+	    "--exclude says (the first match wins)",
+	    LC_FUNC(lc_opt_include) },
+	{ "exclude-from", 0, "FILE",
+	    "--exclude each line of FILE (# and ; "
+	    "comments, \"+ \" and \"- \" prefixes)",
+	    LC_FUNC(lc_opt_exclude_from) },
+	{ "include-from", 0, "FILE", "--include each line of FILE",
+	    LC_FUNC(lc_opt_include_from) },
+	{ "dry-run", 'n', NULL,
+	    "list what would be sent, updated and deleted; "
+	    "move no data, change nothing at the target",
+	    LC_FLAG(copy.dry_run) },
+	{ "delete", 0, NULL,
+	    "with -r, after a complete copy remove from the "
+	    "target what the source does not have (not excluded names)",
+	    LC_FLAG(copy.delete_extra) },
+	{ "max-delete", 0, "N",
+	    "with --delete, delete nothing and fail if more "
+	    "than N entries would go",
+	    LC_FUNC(lc_opt_max_delete) },
 	{ "force", 'f', NULL, "overwrite an existing target file",
 	    LC_FLAG(copy.force) },
 	{ "append", 'a', NULL,

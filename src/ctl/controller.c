@@ -372,6 +372,9 @@ lc_ctl_step(struct lc_ctl *c, struct lc_err *e)
 			return lc_err_set(e, -r, "control output");
 	}
 	if (c->src_done && c->sink_done && c->files.done == c->files.total &&
+	    c->phase < LC_CTL_BYE && (r = lc__ctl_del_step(c, e)) != 0)
+		return r < 0 ? r : 0;	/* deletions first */
+	if (c->src_done && c->sink_done && c->files.done == c->files.total &&
 	    c->phase < LC_CTL_BYE) {
 		c->phase = LC_CTL_BYE;
 		c->res->ns = lc_now_ns() - c->prog.t_start;
@@ -681,6 +684,7 @@ lc_copy_run(const struct lc_copy_opts *o, int signal_fd,
 	lc_testhook_proxy_stop(c.dp.test_proxy);
 	lc_secmem_free(c.key, LC_KEY_LEN);
 	lc__ctl_files_free(&c);
+	lc__ctl_del_free(&c);
 	free(c.args.srcs);
 	free(c.chk.reqs);
 	return r;

@@ -91,8 +91,11 @@ lc_ctl_dst_skip(struct lc_ctl *c, const struct lc_msg_file_skip *m,
 			return lc_err_set(e, -r, "control output");
 		return lc__ctl_maybe_nomore(c);
 	}
+	int dry = m->why >= LC_SKIP_DRY_NEW;
+
 	if (f == NULL || f->done || f->ready ||
-	    (m->why != LC_SKIP_FAILED && f->kind == LC_KIND_DIR) ||
+	    (dry && !c->o->dry_run) ||
+	    (m->why != LC_SKIP_FAILED && !dry && f->kind == LC_KIND_DIR) ||
 	    (f->prefixed && !f->matched))
 		return lc_err_set(e, LC_ERR_PROTO, "%s: sink sent an "
 		    "unexpected FILE_SKIP for file %u", c->dst_ep.name, m->id);
@@ -101,12 +104,19 @@ lc_ctl_dst_skip(struct lc_ctl *c, const struct lc_msg_file_skip *m,
 		lc__ctl_file_where(c, f, where, sizeof(where));
 		lc__ctl_failed(c, where, (int)f->kind, m->msg);
 	}
+	else if (dry && m->why != LC_SKIP_DRY_SAME)
+		lc__ctl_dry_line(c, m->why == LC_SKIP_DRY_NEW ? "new" :
+		    "update", f->name, f->kind);
 	else if (m->why == LC_SKIP_UPTODATE && m->msg[0] != '\0')
 		lc_ctl_say_updated(f->name, m->msg);
-	else
+	else if (!dry)
 		lc_log_verbose("%s: %s, skipped", f->name,
 		    m->why == LC_SKIP_UPTODATE ? "up to date" : "exists");
-	if (m->why != LC_SKIP_FAILED)
+	if (m->why == LC_SKIP_DRY_NEW)
+		c->res->dry_new++;
+	else if (m->why == LC_SKIP_DRY_UPDATE)
+		c->res->dry_update++;
+	else if (m->why != LC_SKIP_FAILED && !dry)
 		c->res->skipped++;
 	if (f->kind == LC_KIND_REG)
 		c->files.bytes_left += f->size;
@@ -312,6 +322,12 @@ lc__ctl_from_dst(struct lc_ctl *c, uint8_t type, const uint8_t *p, size_t n,
 			break;
 		c->dst_bye = true;
 		return 0;
+	case LC_MSG_DEL_CAND:
+	case LC_MSG_DEL_SCANNED:
+	case LC_MSG_DELETED:
+		if (!c->sink_done || c->phase >= LC_CTL_BYE)
+			break;
+		return lc__ctl_del_msg(c, type, &m, e);
 	default:
 		break;
 	}

@@ -163,6 +163,33 @@ struct lc_ctl_path {
 	pid_t test_proxy;	/* hook builds: the direct path's proxy */
 };
 
+/* --delete (controller_del.c). */
+enum lc_ctl_del_state {
+	LC_DEL_NONE = 0,	/* the copy is not over yet */
+	LC_DEL_SCAN,		/* DEL_SCANs out, candidates coming */
+	LC_DEL_DELETING,	/* DELETEs out, DELETEDs coming */
+	LC_DEL_DONE,		/* nothing more (or nothing at all) */
+};
+
+struct lc_del_cand {
+	uint8_t kind;
+	uint8_t keep;		/* protected (--exclude), or holds one */
+	char *name;
+};
+
+struct lc_ctl_del {
+	enum lc_ctl_del_state state;
+	char **roots;		/* the roots scanned, in order */
+	size_t nroots;
+	size_t scanned;		/* DEL_SCANNED seen */
+	uint32_t this_scan;	/* DEL_CANDs of the scan under way */
+	struct lc_del_cand *cand;	/* every scan's, in order */
+	size_t n, cap;
+	uint64_t bytes;		/* their names' bytes */
+	size_t next;		/* DELETEDs expected below this index */
+	uint32_t asked, answered;
+};
+
 struct lc_ctl {
 	const struct lc_copy_opts *o;
 	struct lc_copy_result *res;
@@ -189,7 +216,22 @@ struct lc_ctl {
 	struct lc_ctl_check chk;
 	struct lc_ctl_prog prog;
 	struct lc_ctl_path dp;
+	struct lc_ctl_del del;
 };
+
+/*
+ * --delete and -n (controller_del.c).  lc__ctl_del_step, once the copy
+ * is over: starts the scans; 1 while deletions keep the run going.
+ * lc__ctl_del_msg: the sink's DEL_CAND, DEL_SCANNED, DELETED.
+ * lc__ctl_dry_line: one -n line on stdout ("new NAME", "update NAME",
+ * "delete NAME", a '/' after a directory's name).
+ */
+int lc__ctl_del_step(struct lc_ctl *c, struct lc_err *e);
+int lc__ctl_del_msg(struct lc_ctl *c, uint8_t type, const union lc_msg_any *m,
+    struct lc_err *e);
+void lc__ctl_dry_line(struct lc_ctl *c, const char *what, const char *name,
+    uint8_t kind);
+void lc__ctl_del_free(struct lc_ctl *c);
 
 /* The run (controller.c). */
 

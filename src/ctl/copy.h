@@ -15,6 +15,7 @@
 
 #include "checksum.h"
 #include "err.h"
+#include "filter.h"
 #include "lockholder.h"
 
 /* How the data streams travel (-v and --json "path" name it). */
@@ -84,6 +85,13 @@ struct lc_copy_opts {
 	int skip_existing;	/* -O */
 	int owner;		/* --owner: owner and group, if root there */
 	int numeric_ids;	/* --numeric-ids: by number, not by name */
+	const struct lc_filters *filters;	/* --exclude, --include
+				   (filter.h): NULL or none: everything */
+	int dry_run;		/* -n: list what would change, change
+				   nothing */
+	int delete_extra;	/* --delete */
+	int max_delete_set;	/* --max-delete given */
+	uint64_t max_delete;	/* --max-delete N */
 	int path;		/* enum lc_path: -z, --relay, --via-ssh, --direct */
 	int prog_src;		/* -N i: the source names a program (its
 				   stdout is the data) */
@@ -171,6 +179,13 @@ struct lc_copy_result {
 		char what[160];
 		uint32_t n;
 	} like[LC_RESULT_LIKE];
+	uint32_t deleted;	/* --delete: entries deleted (-n: that
+				   would be) */
+	uint32_t dry_new;	/* -n: entries that would be made */
+	uint32_t dry_update;	/* -n: entries that would be replaced */
+	char deleted_list[LC_RESULT_FAILED][512];	/* the first
+				   deleted (up to 64), a '/' after a
+				   directory */
 	uint64_t ns;		/* wall time of the run (lc_copy: from its
 				   start to its end, all attempts) */
 	uint64_t stalled_ms;	/* time data did not move (>= 3 s at a time,

@@ -53,6 +53,10 @@ lc_copy_check_pipes(const struct lc_copy_opts *o, struct lc_err *e)
 	if (o->recursive)
 		return lc_err_set(e, LC_ERR_USAGE,
 		    "-r: a pipe (%s) is one stream of bytes, not a tree", what);
+	if (o->dry_run)
+		return lc_err_set(e, LC_ERR_USAGE,
+		    "-n: a pipe (%s) cannot be copied without reading it",
+		    what);
 	if (o->nsources != 1)
 		return lc_err_set(e, LC_ERR_USAGE,
 		    "%s: a pipe takes exactly one source (%zu given)", what,
@@ -93,5 +97,14 @@ lc_copy_opts_check(const struct lc_copy_opts *o, struct lc_err *e)
 		return lc_err_set(e, LC_ERR_USAGE,
 		    "-u and -O do not go together (-O skips every existing "
 		    "file)");
+	if (o->delete_extra && !o->recursive)
+		return lc_err_set(e, LC_ERR_USAGE,
+		    "--delete goes with -r (it mirrors directories)");
+	if (o->max_delete_set && !o->delete_extra)
+		return lc_err_set(e, LC_ERR_USAGE,
+		    "--max-delete goes with --delete");
+	if (o->dry_run && o->resume)
+		return lc_err_set(e, LC_ERR_USAGE,
+		    "-n and -a do not go together (-n moves no data)");
 	return 0;
 }

@@ -57,6 +57,14 @@ lc__ctl_got_hello(struct lc_ctl *c, struct lc_endpoint *ep, const uint8_t *p,
 		return lc_err_set(e, LC_ERR_VERSION, "%s: the agent (lanecp "
 		    "%s) cannot copy from or to a pipe ('-' or -N); install "
 		    "this version there", ep->name, ep->hello.software);
+	if (!(ep->hello.flags & LC_HELLO_MIRROR) &&
+	    ((ep == &c->src && c->o->filters != NULL &&
+	    c->o->filters->n > 0) || (ep == &c->dst_ep &&
+	    (c->o->dry_run || c->o->delete_extra))))
+		return lc_err_set(e, LC_ERR_VERSION, "%s: the agent (lanecp "
+		    "%s) knows no %s; install this version there", ep->name,
+		    ep->hello.software, ep == &c->src ? "--exclude or "
+		    "--include" : "--delete or -n");
 	if (ep->remote)
 		lc_log_verbose("%s: agent lanecp %s on %s", ep->name,
 		    ep->hello.software, ep->hello.hostname);
@@ -127,7 +135,9 @@ lc__ctl_negotiate(struct lc_ctl *c, struct lc_err *e)
 	    (o->owner && o->numeric_ids ? LC_TGT_NUMERIC_IDS : 0) |
 	    (c->args.keep_setid ? LC_TGT_SETID : 0) |
 	    (c->args.stdout_target ? LC_TGT_STDOUT : 0) |
-	    (o->prog_dst ? LC_TGT_PROGRAM : 0);
+	    (o->prog_dst ? LC_TGT_PROGRAM : 0) |
+	    (o->delete_extra ? LC_TGT_DELETE : 0) |
+	    (o->dry_run ? LC_TGT_DRYRUN : 0);
 	/*
 	 * Files in flight: as many as the source's descriptor limit covers
 	 * (it holds a file open from FILE_READY until it is sent), 512 to
@@ -167,6 +177,15 @@ lc__ctl_negotiate(struct lc_ctl *c, struct lc_err *e)
 	if (r == 0)
 		r = lc_msg_put_listen(&c->dst_ep.out, &l);
 	OPENSSL_cleanse(&l, sizeof(l));
+	for (size_t i = 0; r == 0 && o->filters != NULL &&
+	    i < o->filters->n; i++) {
+		struct lc_msg_src_filter fl;
+		const char *pat;
+		memset(&fl, 0, sizeof(fl));
+		fl.kind = (uint8_t)lc_filters_rule(o->filters, i, &pat);
+		snprintf(fl.pattern, sizeof(fl.pattern), "%s", pat);
+		r = lc_msg_put_src_filter(&c->src.out, &fl);
+	}
 	for (size_t i = 0; r == 0 && i < o->nsources; i++) {
 		memset(&a, 0, sizeof(a));
 		snprintf(a.path, sizeof(a.path), "%s", c->args.srcs[i].path);

@@ -117,6 +117,16 @@ lc_copy_json(int fd, const struct lc_copy_opts *o,
 		    (r = lc_json_raw(&b, ",\"count\":%u}", res->like[i].n)) !=
 		    0);
 	}
+	/* --delete: the count, the first names (-n: what would go) */
+	if (r == 0)
+		r = lc_json_raw(&b, "],\"dry_run\":%s,\"dry_new\":%u,"
+		    "\"dry_updated\":%u,\"deleted\":%u,\"deleted_names\":[",
+		    o->dry_run ? "true" : "false", res->dry_new,
+		    res->dry_update, res->deleted);
+	for (uint32_t i = 0; r == 0 && !o->dry_run && i < res->deleted &&
+	    i < LC_RESULT_FAILED; i++)
+		(void)((r = lc_json_raw(&b, "%s", i ? "," : "")) != 0 ||
+		    (r = lc_json_put_str(&b, res->deleted_list[i])) != 0);
 	if (r == 0)
 		r = lc_json_raw(&b, "],\"exit_status\":%d", exit_status);
 	if (r == 0 && !ok)

@@ -112,6 +112,10 @@ lc_target_resolve(struct lc_target *t, const struct lc_confine *conf,
 		    t->path);
 	} else if (r != 0 && err != ENOENT) {
 		return r;
+	} else if (r != 0 && want_dir && (flags & LC_TGT_DRYRUN)) {
+		/* -n: it would be made; every entry is new (dir_fd -1) */
+		lc_err_clear(e);
+		t->is_dir = 1;
 	} else if (r != 0 && want_dir) {
 		/* like cp -r and rsync: the last component is made */
 		lc_err_clear(e);

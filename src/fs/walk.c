@@ -599,6 +599,19 @@ lc_walk_lost(struct lc_walk *w, size_t bad, int err,
 	return LC_WALK_FAIL;
 }
 
+void
+lc_walk_prune(struct lc_walk *w)
+{
+	if (w->state == LC_WS_TREE && w->depth == 0 && w->root_fd >= 0) {
+		/* the root directory: nothing more */
+		close(w->root_fd);
+		w->root_fd = -1;
+		w->state = LC_WS_DONE;
+		return;
+	}
+	w->pending = 0;
+}
+
 int
 lc_walk_next(struct lc_walk *w, struct lc_walk_entry *ent, struct lc_err *e)
 {

@@ -82,6 +82,13 @@ int lc_walk_open(const struct lc_confine *conf, const char *path,
 int lc_walk_next(struct lc_walk *w, struct lc_walk_entry *ent,
     struct lc_err *e);
 
+/*
+ * Do not list the directory the last lc_walk_next() returned (one a
+ * filter excludes: nothing below it is read).  No effect after any other
+ * entry.
+ */
+void lc_walk_prune(struct lc_walk *w);
+
 /* Close every descriptor the walk holds (not those handed out) and free. */
 void lc_walk_free(struct lc_walk *w);
 

@@ -51,6 +51,9 @@ enum lc_msg_owner {
 #define LC_HELLO_PIPES 0x2u	/* agent knows LC_KIND_PIPE, FILE_LEN, the
 				   stdin/program SRC_ADD and SINK_TARGET
 				   flags (issue 14) */
+#define LC_HELLO_MIRROR 0x4u	/* agent knows SRC_FILTER, the DEL_*
+				   messages, LC_TGT_DELETE and _DRYRUN and
+				   the dry-run FILE_SKIPs (issue 24) */
 
 /* File kinds in LC_MSG_FILE */
 enum lc_file_kind {
@@ -82,6 +85,10 @@ enum lc_skip_why {
 	LC_SKIP_UPTODATE = 1,	/* -u: same size and mtime */
 	LC_SKIP_EXISTS = 2,	/* -O: the target exists */
 	LC_SKIP_FAILED = 3,	/* could not be written: reported, not fatal */
+	LC_SKIP_DRY_NEW = 4,	/* -n: it would be made (not there) */
+	LC_SKIP_DRY_UPDATE = 5,	/* -n: it would be replaced */
+	LC_SKIP_DRY_SAME = 6,	/* -n: a directory or link already as
+				   listed */
 };
 
 /*
@@ -130,7 +137,11 @@ int lc_skip_set_get(const char *msg, unsigned *set);
 				   its stdin gets the data */
 #define LC_TGT_DELTA 0x4000u	/* with -u: a changed file is built from the
 				   one it replaces, only differing chunks sent */
-#define LC_TGT_MASK 0x7fffu
+#define LC_TGT_DELETE 0x8000u	/* --delete: keep the names listed for
+				   DEL_SCAN */
+#define LC_TGT_DRYRUN 0x10000u	/* -n: change nothing, answer FILE_SKIP
+				   LC_SKIP_DRY_* for every entry */
+#define LC_TGT_MASK 0x1ffffu
 
 /* LISTEN / CONNECT flags */
 #define LC_XFER_ENCRYPT 0x1u
@@ -223,6 +234,51 @@ struct lc_msg_file_abort {
 struct lc_msg_file_fail {
 	char name[LC_PATH_MAX];
 	char msg[1024];
+};
+
+/*
+ * --exclude / --include (filter.h): at most LC_FILTER_MAX SRC_FILTERs,
+ * each before the first SRC_ADD, in the user's order.
+ */
+#define LC_FILTER_MAX 1024	/* rules per copy */
+#define LC_FILTER_PAT_MAX 1024	/* bytes of one pattern, NUL included */
+enum lc_filter_kind {
+	LC_FILTER_EXCLUDE = 1,
+	LC_FILTER_INCLUDE = 2,
+};
+
+struct lc_msg_src_filter {
+	uint8_t kind;		/* enum lc_filter_kind */
+	char pattern[LC_FILTER_PAT_MAX];	/* not empty */
+};
+
+/* --delete (docs/PROTOCOL.md "Deletions") */
+struct lc_msg_del_scan {
+	char root[LC_PATH_MAX];	/* a relative name listed as a directory,
+				   or "": the target directory itself */
+};
+
+struct lc_msg_del_cand {
+	uint8_t kind;		/* LC_KIND_REG, _DIR or _SYMLINK (anything
+				   else that is not a directory: _REG) */
+	char name[LC_PATH_MAX];	/* relative, under the scan's root */
+};
+
+struct lc_msg_del_scanned {
+	uint32_t count;		/* DEL_CANDs of this scan */
+	char msg[1024];		/* "": complete; else why not (no deletion
+				   follows) */
+};
+
+struct lc_msg_delete {
+	uint8_t kind;
+	char name[LC_PATH_MAX];
+};
+
+struct lc_msg_deleted {
+	uint8_t kind;
+	char name[LC_PATH_MAX];	/* the DELETE's, in order */
+	char msg[1024];		/* "": removed; else why not */
 };
 
 struct lc_msg_src_listed {

@@ -444,7 +444,7 @@ lc__msg_check_file_skip(const void *v)
 
 	/* why 1 says what it updated, why 2 nothing, why 3 the error */
 	return m->id == 0 || m->why < LC_SKIP_UPTODATE ||
-	    m->why > LC_SKIP_FAILED ||
+	    m->why > LC_SKIP_DRY_SAME ||
 	    (m->why == LC_SKIP_UPTODATE && lc_skip_set_get(m->msg, &set)) ||
 	    (m->why == LC_SKIP_EXISTS && m->msg[0] != '\0');
 }
@@ -555,4 +555,52 @@ lc_prefix_match_spans(const struct lc_msg_prefix_match *m, uint64_t length,
 		total += end - off;
 	}
 	return total;
+}
+
+int
+lc__msg_check_src_filter(const void *v)
+{
+	LC_BODY_OF(src_filter, v);
+
+	return (m->kind != LC_FILTER_EXCLUDE && m->kind != LC_FILTER_INCLUDE) ||
+	    m->pattern[0] == '\0';
+}
+
+int
+lc__msg_check_del_scan(const void *v)
+{
+	LC_BODY_OF(del_scan, v);
+
+	return m->root[0] != '\0' && !lc_relname_ok(m->root);
+}
+
+static int
+lc_del_kind_bad(uint8_t kind)
+{
+	return kind != LC_KIND_REG && kind != LC_KIND_DIR &&
+	    kind != LC_KIND_SYMLINK;
+}
+
+int
+lc__msg_check_del_cand(const void *v)
+{
+	LC_BODY_OF(del_cand, v);
+
+	return lc_del_kind_bad(m->kind) || !lc_relname_ok(m->name);
+}
+
+int
+lc__msg_check_delete(const void *v)
+{
+	LC_BODY_OF(delete, v);
+
+	return lc_del_kind_bad(m->kind) || !lc_relname_ok(m->name);
+}
+
+int
+lc__msg_check_deleted(const void *v)
+{
+	LC_BODY_OF(deleted, v);
+
+	return lc_del_kind_bad(m->kind) || !lc_relname_ok(m->name);
 }

@@ -103,6 +103,9 @@ lc_fz_build(struct lc_buf *b, uint8_t sel, struct lc_fz *f)
 		struct lc_msg_prefix_match match;
 		struct lc_msg_stream_lost lost;
 		struct lc_msg_ack ack;
+		struct lc_msg_src_filter filter;
+		struct lc_msg_del_scan scan;
+		struct lc_msg_delete del;
 	} m;
 	static const char *paths[] = { "src.bin", "out", "out/", "dst.bin",
 		"sub", "sub/x", "/", ".", "..", "src.bin/x" };
@@ -110,7 +113,7 @@ lc_fz_build(struct lc_buf *b, uint8_t sel, struct lc_fz *f)
 	uint8_t pick;
 
 	memset(&m, 0, sizeof(m));
-	switch (sel % 15) {
+	switch (sel % 18) {
 	case 0:
 		m.hello.magic = LC_PROTO_MAGIC;
 		m.hello.proto = LC_PROTO_VERSION;
@@ -212,6 +215,24 @@ lc_fz_build(struct lc_buf *b, uint8_t sel, struct lc_fz *f)
 			m.match.runs[i].count = (uint32_t)lc_fz_take(f, 1);
 		}
 		return lc_msg_put_prefix_match(b, &m.match);
+	case 15:	/* --exclude: any pattern, before or after SRC_ADD */
+		m.filter.kind = (uint8_t)(lc_fz_take(f, 1) % 3);
+		lc_fz_str(f, m.filter.pattern, sizeof(m.filter.pattern));
+		if (m.filter.pattern[0] == '\0')
+			snprintf(m.filter.pattern, sizeof(m.filter.pattern),
+			    "**/x*");
+		return lc_msg_put_src_filter(b, &m.filter);
+	case 16:	/* --delete: a scan of any root, early or late */
+		pick = (uint8_t)lc_fz_take(f, 1);
+		snprintf(m.scan.root, sizeof(m.scan.root), "%s",
+		    pick < 10 ? paths[pick] : "");
+		return lc_msg_put_del_scan(b, &m.scan);
+	case 17:
+		pick = (uint8_t)lc_fz_take(f, 1);
+		m.del.kind = (uint8_t)(lc_fz_take(f, 1) % 4);
+		snprintf(m.del.name, sizeof(m.del.name), "%s",
+		    pick < 10 ? paths[pick] : "sub");
+		return lc_msg_put_delete(b, &m.del);
 	default:	/* a frame the agent never expects */
 		return lc_msg_put_empty(b, (uint8_t)lc_fz_take(f, 1));
 	}

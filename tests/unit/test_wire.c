@@ -706,7 +706,7 @@ LC_TEST(file_skip)
 	memset(&k, 0, sizeof(k));
 	k.id = 1;
 	for (unsigned why = 0; why < 256; why++) {
-		if (why >= LC_SKIP_UPTODATE && why <= LC_SKIP_FAILED)
+		if (why >= LC_SKIP_UPTODATE && why <= LC_SKIP_DRY_SAME)
 			continue;
 		k.why = (uint8_t)why;
 		lc_buf_reset(&b);
@@ -916,7 +916,7 @@ LC_TEST(src_add_and_sink_target_flags)
 	    LC_TGT_NO_FSYNC | LC_TGT_NO_SPACE_CHECK | LC_TGT_PRESERVE |
 	    LC_TGT_UPDATE | LC_TGT_SKIP_EXISTING | LC_TGT_TREE | LC_TGT_OWNER |
 	    LC_TGT_NUMERIC_IDS | LC_TGT_SETID | LC_TGT_STDOUT | LC_TGT_PROGRAM |
-	    LC_TGT_DELTA,
+	    LC_TGT_DELTA | LC_TGT_DELETE | LC_TGT_DRYRUN,
 	    LC_TGT_MASK);
 	LC_CHECK(lc_msg_put_sink_target(&b, &t) == 0);
 	lc_buf_reset(&b);
@@ -928,7 +928,7 @@ LC_TEST(src_add_and_sink_target_flags)
 		LC_CHECK(lc_msg_get_sink_target(p, cut, &t2) == -LC_ERR_PROTO);
 	LC_CHECK(lc_buf_put_u8(&b, 0) == 0);
 	LC_CHECK(lc_msg_get_sink_target(p, n + 1, &t2) == -LC_ERR_PROTO);
-	for (int bit = 15; bit < 32; bit++) {
+	for (int bit = 17; bit < 32; bit++) {
 		t.flags = LC_TGT_TREE | (1u << bit);
 		lc_buf_reset(&b);
 		LC_CHECK(lc_msg_put_sink_target(&b, &t) == 0);

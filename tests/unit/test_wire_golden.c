@@ -81,6 +81,12 @@ t_build(size_t i, struct lc_buf *b)
 		struct lc_msg_file_fail fail;
 		struct lc_msg_file_abort abort_;
 		struct lc_takeover_req treq;
+		struct lc_msg_src_filter filter;
+		struct lc_msg_del_scan scan;
+		struct lc_msg_del_cand cand;
+		struct lc_msg_del_scanned scanned;
+		struct lc_msg_delete del;
+		struct lc_msg_deleted deleted;
 	} m;
 	static char longmsg[3000];
 	uint8_t nonce[LC_TAKEOVER_NONCE_LEN];
@@ -357,6 +363,37 @@ t_build(size_t i, struct lc_buf *b)
 	case 40:
 		r = lc_takeover_put_answer(b, LC_TAKEOVER_NO_ROOT);
 		return r == 0 ? "takeover answer" : "takeover answer!";
+	/* issue 24: --exclude, --delete (checked by hand against
+	   docs/PROTOCOL.md "Mirrors") */
+	case 41:
+		m.filter.kind = LC_FILTER_EXCLUDE;
+		snprintf(m.filter.pattern, sizeof(m.filter.pattern), "*.tmp");
+		r = lc_msg_put_src_filter(b, &m.filter);
+		return r == 0 ? "SRC_FILTER" : "SRC_FILTER!";
+	case 42:
+		snprintf(m.scan.root, sizeof(m.scan.root), "dir");
+		r = lc_msg_put_del_scan(b, &m.scan);
+		return r == 0 ? "DEL_SCAN" : "DEL_SCAN!";
+	case 43:
+		m.cand.kind = LC_KIND_DIR;
+		snprintf(m.cand.name, sizeof(m.cand.name), "dir/old");
+		r = lc_msg_put_del_cand(b, &m.cand);
+		return r == 0 ? "DEL_CAND" : "DEL_CAND!";
+	case 44:
+		m.scanned.count = 3;
+		r = lc_msg_put_del_scanned(b, &m.scanned);
+		return r == 0 ? "DEL_SCANNED" : "DEL_SCANNED!";
+	case 45:
+		m.del.kind = LC_KIND_REG;
+		snprintf(m.del.name, sizeof(m.del.name), "dir/x");
+		r = lc_msg_put_delete(b, &m.del);
+		return r == 0 ? "DELETE" : "DELETE!";
+	case 46:
+		m.deleted.kind = LC_KIND_REG;
+		snprintf(m.deleted.name, sizeof(m.deleted.name), "dir/x");
+		snprintf(m.deleted.msg, sizeof(m.deleted.msg), "busy");
+		r = lc_msg_put_deleted(b, &m.deleted);
+		return r == 0 ? "DELETED" : "DELETED!";
 	default:
 		return NULL;
 	}
@@ -448,6 +485,12 @@ t_redo(uint8_t type, const uint8_t *p, size_t n, struct lc_buf *b)
 		struct lc_msg_file_skip skip;
 		struct lc_msg_file_fail fail;
 		struct lc_msg_file_abort abort_;
+		struct lc_msg_src_filter filter;
+		struct lc_msg_del_scan scan;
+		struct lc_msg_del_cand cand;
+		struct lc_msg_del_scanned scanned;
+		struct lc_msg_delete del;
+		struct lc_msg_deleted deleted;
 	} m;
 
 	switch (type) {
@@ -538,6 +581,24 @@ t_redo(uint8_t type, const uint8_t *p, size_t n, struct lc_buf *b)
 	case LC_MSG_FILE_ABORT:
 		return lc_msg_get_file_abort(p, n, &m.abort_) ||
 		    lc_msg_put_file_abort(b, &m.abort_);
+	case LC_MSG_SRC_FILTER:
+		return lc_msg_get_src_filter(p, n, &m.filter) ||
+		    lc_msg_put_src_filter(b, &m.filter);
+	case LC_MSG_DEL_SCAN:
+		return lc_msg_get_del_scan(p, n, &m.scan) ||
+		    lc_msg_put_del_scan(b, &m.scan);
+	case LC_MSG_DEL_CAND:
+		return lc_msg_get_del_cand(p, n, &m.cand) ||
+		    lc_msg_put_del_cand(b, &m.cand);
+	case LC_MSG_DEL_SCANNED:
+		return lc_msg_get_del_scanned(p, n, &m.scanned) ||
+		    lc_msg_put_del_scanned(b, &m.scanned);
+	case LC_MSG_DELETE:
+		return lc_msg_get_delete(p, n, &m.del) ||
+		    lc_msg_put_delete(b, &m.del);
+	case LC_MSG_DELETED:
+		return lc_msg_get_deleted(p, n, &m.deleted) ||
+		    lc_msg_put_deleted(b, &m.deleted);
 	default:
 		return -1;
 	}
@@ -581,10 +642,11 @@ LC_TEST(owners_from_the_table)
 	static const uint8_t source[] = { LC_MSG_SRC_ADD, LC_MSG_SRC_CREDIT,
 		LC_MSG_FILE_SKIP, LC_MSG_FILE_READY, LC_MSG_CONNECT,
 		LC_MSG_SRC_NOMORE, LC_MSG_FILE_PREFIX, LC_MSG_STREAM_LOST,
-		LC_MSG_ACK };
+		LC_MSG_ACK, LC_MSG_SRC_FILTER };
 	static const uint8_t sink[] = { LC_MSG_SINK_TARGET, LC_MSG_LISTEN,
 		LC_MSG_DIAL, LC_MSG_FILE, LC_MSG_FILE_SUM, LC_MSG_PREFIX_MATCH,
-		LC_MSG_FILE_ABORT, LC_MSG_STOP, LC_MSG_FILE_LEN };
+		LC_MSG_FILE_ABORT, LC_MSG_STOP, LC_MSG_FILE_LEN,
+		LC_MSG_DEL_SCAN, LC_MSG_DELETE };
 	size_t nsrc = 0, nsink = 0, named = 0;
 
 	for (size_t i = 0; i < sizeof(source); i++)
@@ -600,7 +662,7 @@ LC_TEST(owners_from_the_table)
 	}
 	LC_CHECK_EQ_U(nsrc, sizeof(source));
 	LC_CHECK_EQ_U(nsink, sizeof(sink));
-	LC_CHECK_EQ_U(named, 32);
+	LC_CHECK_EQ_U(named, 38);
 	LC_CHECK_EQ_I(lc_msg_owner(LC_MSG_HELLO), LC_OWNER_AGENT);
 	LC_CHECK_EQ_I(lc_msg_owner(LC_MSG_PING), LC_OWNER_AGENT);
 	LC_CHECK_EQ_I(lc_msg_owner(LC_MSG_BYE), LC_OWNER_AGENT);

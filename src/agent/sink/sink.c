@@ -318,6 +318,10 @@ lc_sink_handle(void *role, uint8_t type, const uint8_t *p, size_t n,
 		return lc__sink_prefix_match(s, &m.prefix_match, e);
 	case LC_MSG_STOP:
 		return lc_sink_stop(s);
+	case LC_MSG_DEL_SCAN:
+		return lc__sink_del_scan(s, &m.del_scan, e);
+	case LC_MSG_DELETE:
+		return lc__sink_delete(s, &m.delete, e);
 	default:
 		break;
 	}
@@ -491,6 +495,7 @@ lc_sink_free(void *role)
 	free(s->files);
 	free(s->fin.wait);
 	lc__sink_tree_free(s);
+	lc__sink_del_free(s);
 	lc__sink_recv_free(s);
 	lc_wake_close(&s->acc.wake);
 	lc_tls_free(s->acc.tls);

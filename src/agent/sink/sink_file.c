@@ -16,6 +16,7 @@
 #include "path.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -213,6 +214,71 @@ lc_sink_file_error_ok(const struct lc_sink *s, int r)
 	    r == -LC_ERR_EXISTS);
 }
 
+/*
+ * -n: what the entry would be (LC_SKIP_DRY_*, or what a real run would
+ * skip it as) without changing anything.  A parent that is not there
+ * (it would be made) makes every entry in it new.
+ */
+static int
+lc_sink_dry_why(struct lc_sink *s, const struct lc_msg_file *m, int dfd,
+    const char *leaf, const char **msg)
+{
+	char link[LC_PATH_MAX];
+	struct stat st;
+	ssize_t n;
+	int why;
+
+	*msg = NULL;
+	if (dfd < 0 || fstatat(dfd, leaf, &st, AT_SYMLINK_NOFOLLOW) != 0)
+		return LC_SKIP_DRY_NEW;
+	switch (m->kind) {
+	case LC_KIND_DIR:
+		return S_ISDIR(st.st_mode) ? LC_SKIP_DRY_SAME :
+		    LC_SKIP_DRY_UPDATE;
+	case LC_KIND_SYMLINK:
+		if (!S_ISLNK(st.st_mode))
+			return LC_SKIP_DRY_UPDATE;
+		n = readlinkat(dfd, leaf, link, sizeof(link) - 1);
+		if (n < 0)
+			return LC_SKIP_DRY_UPDATE;
+		link[n] = '\0';
+		return strcmp(link, m->link) == 0 ? LC_SKIP_DRY_SAME :
+		    LC_SKIP_DRY_UPDATE;
+	default:
+		break;
+	}
+	if ((why = lc_tree_skip(&s->tgt, dfd, leaf, m->size,
+	    m->mtime_sec)) != 0)
+		return why;
+	if (!(s->tgt.flags & LC_TGT_FORCE)) {
+		*msg = "file exists (use -f to overwrite)";
+		return LC_SKIP_FAILED;
+	}
+	return LC_SKIP_DRY_UPDATE;
+}
+
+static int
+lc_sink_dry(struct lc_sink *s, struct lc_sfile *f, const struct lc_msg_file *m,
+    struct lc_err *e)
+{
+	const char *slash, *leaf, *msg;
+	char parent[LC_PATH_MAX];
+	int dfd = s->tgt.dir_fd, why;
+
+	leaf = s->tgt.is_dir ? m->name : s->tgt.name;
+	if ((s->tgt.flags & LC_TGT_TREE) && dfd >= 0) {
+		slash = strrchr(m->name, '/');
+		snprintf(parent, sizeof(parent), "%.*s", slash != NULL ?
+		    (int)(slash - m->name) : 0, m->name);
+		leaf = slash != NULL ? slash + 1 : m->name;
+		if (lc__sink_dir(s, parent, &f->dir, e) != 0)
+			lc_err_clear(e);	/* not there: new */
+		dfd = f->dir != NULL ? f->dir->fd : -1;
+	}
+	why = lc_sink_dry_why(s, m, dfd, leaf, &msg);
+	return lc_sink_done_now(s, f, why, msg);
+}
+
 int
 lc__sink_file(struct lc_sink *s, const struct lc_msg_file *m, struct lc_err *e)
 {
@@ -249,6 +315,8 @@ lc__sink_file(struct lc_sink *s, const struct lc_msg_file *m, struct lc_err *e)
 	if (tree && !s->tgt.is_dir)
 		return lc_err_set(e, LC_ERR_PROTO, "FILE: a tree needs a "
 		    "target directory");
+	if ((r = lc__sink_note_name(s, m->name)) != 0)
+		return lc_err_set(e, -r, "out of memory");
 	if ((f = calloc(1, sizeof(*f))) == NULL)
 		return -LC_ERR_NOMEM;
 	lc__sink_attrs(s, m, &a);
@@ -257,6 +325,8 @@ lc__sink_file(struct lc_sink *s, const struct lc_msg_file *m, struct lc_err *e)
 	f->sink = s;
 	f->p.fd = -1;
 	f->seed_fd = -1;
+	if (s->tgt.flags & LC_TGT_DRYRUN)
+		return lc_sink_dry(s, f, m, e);
 	dfd = s->tgt.dir_fd;
 	leaf = s->tgt.is_dir ? m->name : s->tgt.name;
 	if (tree) {

@@ -324,6 +324,10 @@ struct lc_sink {
 	struct lc_sink_mem mem;
 	struct lc_sink_accept acc;
 	struct lc_sink_recv recv;
+	struct lc_sink_del {	/* --delete (sink_delete.c), main */
+		struct lc_nameset *listed;	/* the names FILE carried */
+		int scanned;	/* a DEL_SCAN answered */
+	} del;
 };
 
 /* 1 once receivers should end (the agent stops, or the controller's STOP). */
@@ -452,6 +456,24 @@ int lc__sink_space(struct lc_sink *s, struct lc_sfile *f, uint64_t need,
     struct lc_err *e);
 void lc__sink_dirs_job(void *arg);
 void lc__sink_tree_free(struct lc_sink *s);
+
+/*
+ * sink_delete.c, --delete (main thread).
+ *
+ * lc__sink_note_name: keep a listed name (LC_TGT_DELETE only).
+ * lc__sink_del_scan: DEL_SCAN; lc__sink_delete: DELETE; 0 or an error
+ * in e (a protocol error: the answer says what failed on disk).
+ * lc__sink_del_free: free the names (free).
+ */
+struct lc_nameset;
+struct lc_msg_del_scan;
+struct lc_msg_delete;
+int lc__sink_note_name(struct lc_sink *s, const char *name);
+int lc__sink_del_scan(struct lc_sink *s, const struct lc_msg_del_scan *m,
+    struct lc_err *e);
+int lc__sink_delete(struct lc_sink *s, const struct lc_msg_delete *m,
+    struct lc_err *e);
+void lc__sink_del_free(struct lc_sink *s);
 
 /*
  * sink_pipe.c, pipe targets and pipes.

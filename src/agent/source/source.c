@@ -176,6 +176,8 @@ lc_source_handle(void *role, uint8_t type, const uint8_t *p,
 	if (lc_msg_get(type, p, n, &m) != 0)
 		goto bad;
 	switch (type) {
+	case LC_MSG_SRC_FILTER:
+		return lc__source_filter(s, &m.src_filter, e);
 	case LC_MSG_SRC_ADD:
 		return lc__source_add(s, &m.src_add, e);
 	case LC_MSG_FILE_READY:

@@ -20,6 +20,7 @@
 #include "role.h"
 
 #include "dispenser.h"
+#include "filter.h"
 #include "jobq.h"
 #include "ratelimit.h"
 #include "stream.h"
@@ -133,6 +134,7 @@ struct lc_source_list {
 	struct lc_listed *listed;	/* waiting for FILE_READY, in id
 					   order (a resume job borrows one) */
 	struct lc_listed *listed_tail;
+	struct lc_filters filters;	/* SRC_FILTER: what is left out */
 };
 
 /*
@@ -222,6 +224,10 @@ struct lc_source {
 };
 
 /* Listing (source_list.c). */
+
+/* SRC_FILTER: one more rule, before the first SRC_ADD. */
+int lc__source_filter(struct lc_source *s, const struct lc_msg_src_filter *m,
+    struct lc_err *e);
 
 /* SRC_ADD: queue a request and list as far as the credit reaches. */
 int lc__source_add(struct lc_source *s, const struct lc_msg_src_add *m,

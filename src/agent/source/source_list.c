@@ -12,6 +12,7 @@
 #include "fdio.h"
 #include "idname.h"
 #include "walk.h"
+#include "filter.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -196,6 +197,17 @@ lc_source_list(struct lc_source *s, struct lc_err *e)
 		r = lc_walk_next(s->list.walk, &ent, e);
 		if (r < 0)
 			return r;
+		if (r == LC_WALK_ENTRY && s->list.filters.n > 0 &&
+		    lc_filters_excluded(&s->list.filters, ent.name,
+		    ent.kind == LC_KIND_DIR)) {
+			/* left out, and an excluded directory is not read */
+			lc_log_debug("excluded: %s", ent.name);
+			if (ent.kind == LC_KIND_DIR)
+				lc_walk_prune(s->list.walk);
+			if (ent.fd >= 0)
+				close(ent.fd);
+			continue;
+		}
 		if (r == LC_WALK_ENTRY) {
 			s->list.pend.kind = ent.kind;
 			s->list.pend.fd = ent.fd;
@@ -233,6 +245,18 @@ lc_source_list(struct lc_source *s, struct lc_err *e)
 				return lc_err_set(e, -r, "control output");
 		}
 	}
+}
+
+int
+lc__source_filter(struct lc_source *s, const struct lc_msg_src_filter *m,
+    struct lc_err *e)
+{
+	if (s->list.nadds != 0)
+		return lc_err_set(e, LC_ERR_PROTO, "SRC_FILTER after SRC_ADD");
+	if (s->list.filters.n >= LC_FILTER_MAX)
+		return lc_err_set(e, LC_ERR_PROTO, "more than %u SRC_FILTERs",
+		    LC_FILTER_MAX);
+	return lc_filters_add_wire(&s->list.filters, m->kind, m->pattern, e);
 }
 
 int
@@ -410,4 +434,5 @@ lc__source_list_free(struct lc_source *s)
 	for (size_t i = 0; i < s->list.nadds; i++)
 		free(s->list.adds[i].path);
 	free(s->list.adds);
+	lc_filters_free(&s->list.filters);
 }
