@@ -11,9 +11,8 @@
  * writer; its buffer stays charged to its stream's quota.
  *
  * Memory is bounded by streams x quota x block size, whatever the file
- * size.  Deadlock freedom: senders take blocks from one order (the
- * dispenser's: offsets ascending within a file), so each stream carries
- * its blocks in that order.  The first block in it not
+ * size.  Deadlock freedom: senders take blocks from one global order, so
+ * each stream carries its blocks in increasing order.  The lowest block not
  * yet written is therefore the next block on some stream s, and every
  * earlier block of s is already written, so s holds no buffer and can
  * receive it.

@@ -29,8 +29,7 @@ struct lc_dfile {
 	int seg_hole;
 	int dense;		/* no more probing: all data up to end */
 	uint32_t outstanding;	/* blocks handed out, not released */
-	int queued;		/* still in a queue (more to hand out) */
-	int quick;		/* in d->quick rather than d->queue */
+	int queued;		/* still in the queue (more to hand out) */
 	struct lc_csum *csum;	/* NULL: no checksum */
 	uint64_t hashed;	/* checksum covers [0, hashed) */
 	int stream;		/* no fd: blocks come from ready; end is
@@ -49,7 +48,6 @@ struct lc_dispenser {
 	pthread_cond_t cv;	/* queue changes */
 	pthread_cond_t hash_cv;	/* a file's hashed offset moved */
 	STAILQ_HEAD(, lc_dfile) queue;	/* files with blocks to hand out */
-	STAILQ_HEAD(, lc_dfile) quick;	/* the same, of one block at most */
 	LIST_HEAD(, lc_dfile) all;
 	uint32_t block;
 	uint64_t dispensed;
@@ -79,7 +77,6 @@ lc_dispenser_new(uint32_t block)
 	}
 	pthread_mutex_init(&d->mu, NULL);
 	STAILQ_INIT(&d->queue);
-	STAILQ_INIT(&d->quick);
 	LIST_INIT(&d->all);
 	d->block = block;
 	return d;
@@ -161,24 +158,13 @@ lc_dispenser_add_spans(struct lc_dispenser *d, uint32_t id, int fd,
 	f->queued = 1;
 	f->csum = csum;
 	f->hashed = start;
-	/*
-	 * A file of one block at most goes ahead of the big files' blocks:
-	 * its data costs the link little, but until it is done it holds a
-	 * file in flight, and the window (and so the listing) waits on such
-	 * files.  Behind a big file it would wait for all of its blocks, and
-	 * the small files of a mixed tree would run alone at the end.
-	 */
-	f->quick = n == 0 && f->last - start <= d->block;
 	pthread_mutex_lock(&d->mu);
 	if (d->finished) {
 		pthread_mutex_unlock(&d->mu);
 		lc_dfile_free(f);
 		return -LC_ERR_INTERNAL;
 	}
-	if (f->quick)
-		STAILQ_INSERT_TAIL(&d->quick, f, link);
-	else
-		STAILQ_INSERT_TAIL(&d->queue, f, link);
+	STAILQ_INSERT_TAIL(&d->queue, f, link);
 	LIST_INSERT_HEAD(&d->all, f, all_link);
 	pthread_cond_broadcast(&d->cv);
 	pthread_mutex_unlock(&d->mu);
@@ -285,17 +271,6 @@ lc_dfile_probe(struct lc_dfile *f, uint32_t block)
 	}
 }
 
-/* f has nothing more to hand out (under d->mu): f is its queue's head. */
-static void
-lc_dfile_dequeue(struct lc_dispenser *d, struct lc_dfile *f)
-{
-	if (f->quick)
-		STAILQ_REMOVE_HEAD(&d->quick, link);
-	else
-		STAILQ_REMOVE_HEAD(&d->queue, link);
-	f->queued = 0;
-}
-
 /* Cut the next block of f (under d->mu).  *b is filled; f may be dequeued. */
 static void
 lc_dispenser_cut(struct lc_dispenser *d, struct lc_dfile *f,
@@ -322,8 +297,10 @@ lc_dispenser_cut(struct lc_dispenser *d, struct lc_dfile *f,
 		f->outstanding++;
 		d->outstanding++;
 		d->dispensed += pb->len;
-		if (f->eof && f->pos == f->end)
-			lc_dfile_dequeue(d, f);
+		if (f->eof && f->pos == f->end) {
+			STAILQ_REMOVE_HEAD(&d->queue, link);
+			f->queued = 0;
+		}
 		return;
 	}
 	if (f->pos >= f->seg_end)
@@ -349,23 +326,20 @@ lc_dispenser_cut(struct lc_dispenser *d, struct lc_dfile *f,
 		    f->spans[f->cur].len : f->last;
 		f->seg_end = f->pos;
 	}
-	if (f->pos == f->end)	/* last block: dequeue */
-		lc_dfile_dequeue(d, f);
+	if (f->pos == f->end) {	/* last block: dequeue */
+		STAILQ_REMOVE_HEAD(&d->queue, link);
+		f->queued = 0;
+	}
 }
 
 /*
- * The file a block can be cut from now (under d->mu): the first small
- * file, else the head of the queue unless it is a stream with nothing
- * read yet.
+ * The file a block can be cut from now (under d->mu): the head of the
+ * queue, unless it is a stream with nothing read yet.
  */
 static struct lc_dfile *
 lc_dispenser_head(struct lc_dispenser *d)
 {
-	struct lc_dfile *f = STAILQ_FIRST(&d->quick);
-
-	if (f != NULL)
-		return f;
-	f = STAILQ_FIRST(&d->queue);
+	struct lc_dfile *f = STAILQ_FIRST(&d->queue);
 
 	return f != NULL && f->stream && f->ready == NULL ? NULL : f;
 }
@@ -384,7 +358,7 @@ lc_dispenser_next(struct lc_dispenser *d, struct lc_block *b,
 	while (!d->aborted && !(stop != NULL && atomic_load(stop)) &&
 	    lc_dispenser_head(d) == NULL &&
 	    !(d->finished && d->outstanding == 0 &&
-	    STAILQ_EMPTY(&d->queue) && STAILQ_EMPTY(&d->quick))) {
+	    STAILQ_EMPTY(&d->queue))) {
 		if (timeout_ms < 0) {
 			pthread_cond_wait(&d->cv, &d->mu);
 		} else if (pthread_cond_timedwait(&d->cv, &d->mu,

@@ -3,13 +3,10 @@
  * sender thread asks first (dynamic striping: a slow stream simply takes
  * fewer blocks).
  *
- * Blocks come out in one order, offsets ascending within a file, files in
- * the order they were added except that a file of one block at most goes
- * ahead of bigger files' blocks.  Every stream sends its blocks in the
- * order they came out, which is what the sink's ordered writer needs for
- * deadlock freedom (src/fs/writer.h).  That order is not (file id,
- * offset) order: a sender's kept blocks are matched by identity, not
- * compared, after a reconnect (sender.c).
+ * Blocks come out in one global order (files in the order they were
+ * added, offsets ascending within a file), so every stream sees its own
+ * blocks in increasing order; the sink's ordered writer relies on that for
+ * deadlock freedom.
  *
  * A block stays "outstanding" from lc_dispenser_next until it is released:
  * the sender keeps it after sending until the sink confirms it is written
@@ -53,8 +50,6 @@ struct lc_block {
 	uint64_t offset;
 	uint32_t len;		/* bytes of the file the block covers */
 	uint8_t hole;		/* 1: all zero, no data to read or send */
-	uint8_t gone;		/* a sender's kept list: released already,
-				   kept as a marker (source_send.c) */
 	const uint8_t *data;	/* a stream's block: its bytes, valid until
 				   the block is released; else NULL */
 	struct lc_pbuf *pbuf;	/* opaque: the buffer data is in */

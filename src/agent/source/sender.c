@@ -13,7 +13,7 @@
  * sink says which block it got last (STREAM_LOST), and the sender
  * reconnects and resends what came after, first, before taking new
  * blocks.  Resending on the same stream index rather than on the others
- * keeps every stream's blocks in the dispenser's order, which the sink's
+ * keeps every stream's blocks in increasing order, which the sink's
  * bounded ordered writer needs; the block the writer waits for arrives
  * first on the fresh connection.  When nothing is left and everything is
  * confirmed, the sender sends END.
@@ -100,7 +100,18 @@ lc_sender_pread(const struct lc_block *b, uint8_t *p, struct lc_err *e)
 static int
 lc_sender_keep(struct lc_sender *sn, const struct lc_block *b)
 {
-	return lc_sent_keep(&sn->sent, b);
+	struct lc_sent *l = &sn->sent;
+
+	if (l->n == l->cap) {
+		size_t ncap = l->cap ? l->cap * 2 : 64;
+		struct lc_block *v = realloc(l->v, ncap * sizeof(*v));
+		if (v == NULL)
+			return -LC_ERR_NOMEM;
+		l->v = v;
+		l->cap = ncap;
+	}
+	l->v[l->n++] = *b;
+	return 0;
 }
 
 /*
@@ -274,8 +285,6 @@ lc_sender_batch(struct lc_sender *sn, struct lc_stream *st, uint8_t *buf,
  * After a reconnect: the blocks the sink did not get, in order, before
  * anything new.  Blocks up to the sink's last are on their way to disk:
  * released.  On a new failure the unsent rest is kept for the next round.
- * The kept list is in sending order, not (file id, offset) order: what
- * was sent after the sink's last block is resent (sent.h).
  */
 static int
 lc_sender_resend(struct lc_sender *sn, struct lc_stream *st, uint8_t *buf,
@@ -283,17 +292,14 @@ lc_sender_resend(struct lc_sender *sn, struct lc_stream *st, uint8_t *buf,
 {
 	struct lc_source *s = sn->src;
 	struct lc_block *v;
-	size_t n = 0, i, upto;	/* v[0, upto) arrived */
+	size_t n = 0, i;
 	int r = 0;
 
 	pthread_mutex_lock(&s->mu);
 	v = sn->sent.v;
-	upto = lc_sent_arrived(&sn->sent, sn->has_last, sn->last_file,
-	    sn->last_off);
 	for (size_t j = 0; j < sn->sent.n; j++) {
-		if (v[j].gone)
-			continue;	/* on disk already */
-		if (j < upto)
+		if (sn->has_last && lc_block_cmp(v[j].file_id, v[j].offset,
+		    sn->last_file, sn->last_off) <= 0)
 			lc_dispenser_release(s->disp, &v[j]);
 		else
 			v[n++] = v[j];

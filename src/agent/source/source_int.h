@@ -22,7 +22,6 @@
 #include "dispenser.h"
 #include "jobq.h"
 #include "ratelimit.h"
-#include "sent.h"
 #include "stream.h"
 #include "tls.h"
 
@@ -31,6 +30,13 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/stat.h>
+
+/* Blocks a sender has sent and the sink has not confirmed (by ACK). */
+struct lc_sent {
+	struct lc_block *v;
+	size_t n;
+	size_t cap;
+};
 
 struct lc_sender {
 	struct lc_source *src;	/* setup */

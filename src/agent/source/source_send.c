@@ -95,14 +95,24 @@ lc__source_connect(struct lc_source *s, const struct lc_msg_connect *m,
 	return 0;
 }
 
-/* Release every kept block before the sink's watermark (sent.h). */
+/* Release every kept block before the sink's watermark. */
 void
 lc__source_ack(struct lc_source *s, const struct lc_msg_ack *m)
 {
 	pthread_mutex_lock(&s->mu);
-	for (uint32_t i = 0; i < s->nstreams; i++)
-		lc_sent_ack(&s->send.senders[i].sent, s->disp, m->file,
-		    m->written);
+	for (uint32_t i = 0; i < s->nstreams; i++) {
+		struct lc_sent *l = &s->send.senders[i].sent;
+		size_t keep = 0;
+		for (size_t j = 0; j < l->n; j++) {
+			struct lc_block *b = &l->v[j];
+			if (lc_block_cmp(b->file_id, b->offset + b->len,
+			    m->file, m->written) <= 0)
+				lc_dispenser_release(s->disp, b);
+			else
+				l->v[keep++] = *b;
+		}
+		l->n = keep;
+	}
 	pthread_mutex_unlock(&s->mu);
 }
 
@@ -195,7 +205,9 @@ lc__source_senders_join(struct lc_source *s)
 		lc_stream_free(s->send.senders[i].st);
 		s->send.senders[i].st = NULL;
 		/* a stream's blocks hold the dispenser's buffers */
-		lc_sent_release_all(kept, s->disp);	/* it closes files */
+		for (size_t j = 0; j < kept->n; j++)
+			lc_dispenser_release(s->disp, &kept->v[j]);
+		free(kept->v);	/* the dispenser closes files */
 	}
 }
 
