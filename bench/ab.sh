@@ -2,7 +2,8 @@
 # A/B check for a change that must not cost speed (a refactor): two lanecp
 # builds, interleaved run by run (each round starts with the other one),
 # on 2 GiB of zeros from tmpfs to host:/dev/null (-s 4) and a 5,000-file
-# tree (4 KiB each) to tmpfs, through the test fixture's throwaway sshd on
+# tree (4 KiB each, 100 directories; AB_PER_DIR=100 makes it run.sh's
+# 10,000-file tree-10k) to tmpfs, through the test fixture's throwaway sshd on
 # 127.0.0.1 (tests/integration/lib.sh).  Each binary is also the remote
 # agent (-T).  Prints "old|new mem|tree SECONDS" per run, then medians.
 #
@@ -11,6 +12,7 @@ set -euo pipefail
 OLD=${1:?usage: bench/ab.sh OLD_LANECP NEW_LANECP [RUNS]}
 NEW=${2:?usage: bench/ab.sh OLD_LANECP NEW_LANECP [RUNS]}
 RUNS=${3:-5}
+PER_DIR=${AB_PER_DIR:-50}
 SRC=$(cd "$(dirname "$0")/.." && pwd)
 export LC_SRC_DIR=$SRC LANECP=$NEW
 . "$SRC/tests/integration/lib.sh"
@@ -19,7 +21,12 @@ H=$LC_SSH_HOST
 D=$(mktemp -d /dev/shm/lcb.XXXX)
 lc_on_exit rm -rf "$D"
 head -c 2G /dev/zero >"$D/zero"
-for i in $(seq 0 99); do mkdir -p "$D/tree/d$i"; for j in $(seq 0 49); do head -c 4096 /dev/urandom >"$D/tree/d$i/f$j"; done; done
+# one split per directory: a process per file took minutes on a loaded
+# machine, inside the bench lock
+for i in $(seq 0 99); do
+	mkdir -p "$D/tree/d$i"
+	head -c $((4096 * PER_DIR)) /dev/urandom | split -b 4096 -a 3 -d - "$D/tree/d$i/f"
+done
 now() { date +%s.%N; }
 run() { # NAME BIN CASE
 	local t0 t1
