@@ -1,4 +1,5 @@
 #include "log.h"
+#include "json.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -56,42 +57,17 @@ lc_log_set_tag(const char *tag)
 }
 
 /*
- * The length of the well-formed UTF-8 sequence at s (2 to 4), or 0 when
- * s does not start one (a stray continuation byte, an overlong form, a
- * surrogate, past U+10FFFF, or cut short); *cp gets its code point.
+ * The code point of the well-formed UTF-8 sequence of n bytes (2 to 4,
+ * as lc_utf8_seq_len measured it) at s.
  */
-static size_t
-lc_utf8_seq(const unsigned char *s, uint32_t *cp)
+static uint32_t
+lc_utf8_cp(const unsigned char *s, size_t n)
 {
-	unsigned char c = s[0], lo = 0x80, hi = 0xbf;
-	size_t n, i;
+	uint32_t cp = s[0] & (0x7fu >> n);
 
-	if (c >= 0xc2 && c <= 0xdf)
-		n = 2;
-	else if (c >= 0xe0 && c <= 0xef)
-		n = 3;
-	else if (c >= 0xf0 && c <= 0xf4)
-		n = 4;
-	else
-		return 0;
-	/* the second byte's range rules out overlongs and surrogates */
-	if (c == 0xe0)
-		lo = 0xa0;
-	else if (c == 0xed)
-		hi = 0x9f;
-	else if (c == 0xf0)
-		lo = 0x90;
-	else if (c == 0xf4)
-		hi = 0x8f;
-	*cp = c & (0x7fu >> n);
-	for (i = 1; i < n; i++) {
-		if (s[i] < lo || s[i] > hi)
-			return 0;	/* a NUL ends it here too */
-		*cp = *cp << 6 | (s[i] & 0x3fu);
-		lo = 0x80;
-		hi = 0xbf;
-	}
-	return n;
+	for (size_t i = 1; i < n; i++)
+		cp = cp << 6 | (s[i] & 0x3fu);
+	return cp;
 }
 
 /*
@@ -113,7 +89,6 @@ lc_log_escape(char *dst, size_t dstsz, const char *src)
 	static const char hex[] = "0123456789abcdef";
 	const unsigned char *s = (const unsigned char *)src;
 	size_t o = 0, n, i;
-	uint32_t cp;
 
 	if (dstsz == 0)
 		return dst;
@@ -123,8 +98,11 @@ lc_log_escape(char *dst, size_t dstsz, const char *src)
 		if (*s < 0x80) {
 			n = 1;
 			esc = *s < 0x20 || *s == 0x7f;
-		} else if ((n = lc_utf8_seq(s, &cp)) != 0) {
-			esc = lc_utf8_hidden(cp);	/* each of its bytes */
+		} else if ((n = lc_utf8_seq_len(s,
+				strnlen((const char *)s, 4))) != 0) {
+			/* valid UTF-8 (json.c's check): as it is, unless it
+			   would act on the terminal (each of its bytes) */
+			esc = lc_utf8_hidden(lc_utf8_cp(s, n));
 		} else {
 			n = 1;	/* invalid: this byte, then resynchronise */
 			esc = 1;
