@@ -215,8 +215,12 @@ lc_prefix_hash(int fd, uint64_t off, uint64_t len, uint8_t out[32],
     struct lc_csum *feed, const char *name, struct lc_err *e)
 {
 	enum { CHUNK = 1 << 20 };
+	/* one chunk of a resume or a delta is often 8 KiB and hashed by a
+	   call of its own: a buffer of 1 MiB for each cost more than the
+	   hash (43 s for 4,096 chunks under AddressSanitizer) */
+	size_t bufsz = len < CHUNK ? (len > 0 ? (size_t)len : 1) : CHUNK;
 	EVP_MD_CTX *md = EVP_MD_CTX_new();
-	uint8_t *buf = malloc(CHUNK);
+	uint8_t *buf = malloc(bufsz);
 	unsigned int olen = 0;
 	uint64_t done = 0;
 	int r = 0;
@@ -227,7 +231,7 @@ lc_prefix_hash(int fd, uint64_t off, uint64_t len, uint8_t out[32],
 		goto out;
 	}
 	while (done < len) {
-		size_t want = len - done < CHUNK ? (size_t)(len - done) : CHUNK;
+		size_t want = len - done < bufsz ? (size_t)(len - done) : bufsz;
 		ssize_t n = pread(fd, buf, want, (off_t)(off + done));
 		if (n < 0 && errno == EINTR)
 			continue;
