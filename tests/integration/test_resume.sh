@@ -25,13 +25,17 @@ part() {
 	rm -f "$d/remote/$1"
 	head -c "$2" "$d/local/src" >"$d/remote/.$1.lanecp-part"
 }
-# damage NAME OFFSET LEN: flip every bit of LEN bytes at OFFSET
-damage() {
+# change FILE OFFSET LEN: flip every bit of LEN bytes at OFFSET of FILE
+change() {
 	python3 -c 'import sys
 p, off, n = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
 with open(p, "r+b") as f:
     f.seek(off); b = f.read(n); f.seek(off)
-    f.write(bytes(x ^ 0xff for x in b))' "$d/remote/.$1.lanecp-part" "$2" "$3"
+    f.write(bytes(x ^ 0xff for x in b))' "$1" "$2" "$3"
+}
+# damage NAME OFFSET LEN: change NAME's partial file
+damage() {
+	change "$d/remote/.$1.lanecp-part" "$2" "$3"
 }
 # resume NAME SENT RESUMED [ARGS...]: resume with 1 MiB chunks, check the
 # result and the counts
@@ -146,14 +150,6 @@ upd() {
 	done
 	got=$(json_get resumed_bytes <"$d/json")
 	[[ $got == "$kept" ]] || lc_fail "$name: kept $got bytes, expected $kept"
-}
-# change FILE OFFSET LEN: flip LEN bytes at OFFSET of FILE
-change() {
-	python3 -c 'import sys
-p, off, n = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
-with open(p, "r+b") as f:
-    f.seek(off); b = f.read(n); f.seek(off)
-    f.write(bytes(x ^ 0xff for x in b))' "$1" "$2" "$3"
 }
 
 lc_note "-u: scattered changes send only their chunks"
