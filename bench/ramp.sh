@@ -249,6 +249,47 @@ ramp_t_range() {	# SIZE
 	awk 'NR == 1 || $1 < lo { lo = $1 } NR == 1 || $1 > hi { hi = $1 } END { if (lo == hi) print lo; else print lo "-" hi }' <<<"$v"
 }
 # "start -> median end (min-max) (max on one stream)" of the sink's quotas.
+# link_plot_run DAT T0 T1 FD COLOUR LW TITLE [BAR]: add one run's link
+# series (its samples from T0 to T1 in RAMP_BUCKET buckets) to the
+# caller's plots/labels/n/tmax: a dashed line at its first data byte FD
+# (unless "-"), and with BAR (default 1) a bar at the bottom at its exit.
+link_plot_run() {
+	local dat=$1 t0=$2 t1=$3 fd=$4 col=$5 lw=$6 title=$7 bar=${8:-1} d
+	d=$(calc "$t1 - $t0")
+	python3 "$W/ramp.py" series "$RAMP_SAMPLES" "$t0" "$t1" "$RAMP_BUCKET" >"$dat"
+	tmax=$(awk -v a="$tmax" -v b="$d" 'BEGIN { print (b > a ? b : a) }')
+	plots+=("\"$dat\" using 1:2 with steps lw $lw lc rgb \"$col\" title \"$title (first data byte $fd s, exit $(fmt "$d" 2) s)\"")
+	if [[ $fd != - ]]; then
+		n=$((n + 1))
+		labels+=("set arrow $n from $fd, graph 0 to $fd, graph 1 nohead dt 2 lc rgb \"$col\"")
+	fi
+	if ((bar)); then
+		n=$((n + 1))
+		labels+=("set arrow $n from $d, graph 0 to $d, graph 0.15 nohead lw 2 lc rgb \"$col\"")
+	fi
+}
+
+# link_plot PNG RATE TITLE XLABEL: draw the caller's plots and labels
+# (link_plot_run) against the link rate RATE Mbit/s; 0 when PNG was made.
+link_plot() {
+	local png=$1 rate=$2
+	gnuplot <<EOF 2>"$W/gnuplot.err" || log "gnuplot failed: $(cat "$W/gnuplot.err")"
+set terminal pngcairo size 1000,560 font "sans,11"
+set output "$png"
+set title "$3"
+set xlabel "$4"
+set ylabel "Mbit/s on lc-wan-b's link (IP bytes, ${RAMP_BUCKET} s buckets)"
+set xrange [0:$(awk -v t="$tmax" 'BEGIN { printf "%d", t + 1 }')]
+set yrange [0:$((rate * 14 / 10))]
+set key top right
+set grid
+$(printf '%s\n' "${labels[@]}")
+link = $rate
+plot $(IFS=,; echo "${plots[*]}"), link with lines lw 1 lc rgb "black" title "link rate"
+EOF
+	[[ -s $png ]]
+}
+
 ramp_quota_cell() {	# CASE CONFIG
 	local a
 	a=$(awk -v c="$1" -v k="$2" '$1 == c && $2 == k && $4 == 0 && $11 != "-" && $11 != "" { print $11; exit }' "$RAMP_RUNLOG")
@@ -394,40 +435,20 @@ case_ramp() {
 	[[ -n $pr ]] || { out "No plot: no successful lanecp -s 16 run."; out; return 0; }
 	data=$W/ramp-$prof
 	local -a plots=() labels=()
-	local col n=0 tmax=0 cfgname
+	local n=0 tmax=0
 	for k in "l16-$zsmall" "i16-$zsmall" "l32-$zsmall"; do
 		read -r t0 t1 fd < <(awk -v c="$rcase" -v k="$k" -v r="$pr" '$1 == c && $2 == k && $3 == r && $4 == 0 { print $5, $6, $7 }' "$RAMP_RUNLOG")
 		[[ -n ${t0-} ]] || continue
-		python3 "$W/ramp.py" series "$RAMP_SAMPLES" "$t0" "$t1" "$RAMP_BUCKET" >"$data-$k.dat"
-		tmax=$(awk -v a="$tmax" -v b="$(calc "$t1 - $t0")" 'BEGIN { print (b > a ? b : a) }')
 		case $k in
-		l16-*) col="#1f5fbf" cfgname="lanecp -s 16" ;;
-		i16-*) col="#d95f02" cfgname="iperf3 -P 16 -t $(ramp_t_range "$zsmall")" ;;
-		l32-*) col="#1b9e77" cfgname="lanecp -s 32" ;;
+		l16-*) link_plot_run "$data-$k.dat" "$t0" "$t1" "$fd" "#1f5fbf" 2 "lanecp -s 16" ;;
+		i16-*) link_plot_run "$data-$k.dat" "$t0" "$t1" "$fd" "#d95f02" 2 "iperf3 -P 16 -t $(ramp_t_range "$zsmall")" 0 ;;
+		l32-*) link_plot_run "$data-$k.dat" "$t0" "$t1" "$fd" "#1b9e77" 1 "lanecp -s 32" ;;
 		esac
-		plots+=("\"$data-$k.dat\" using 1:2 with steps lw $([[ $k == l32-* ]] && echo 1 || echo 2) lc rgb \"$col\" title \"$cfgname (first data byte $fd s, exit $(fmt "$(calc "$t1 - $t0")" 2) s)\"")
-		if [[ $fd != - ]]; then
-			n=$((n + 1))
-			labels+=("set arrow $n from $fd, graph 0 to $fd, graph 1 nohead dt 2 lc rgb \"$col\"")
-		fi
-		[[ $k == i16-* ]] || { n=$((n + 1)); labels+=("set arrow $n from $(calc "$t1 - $t0"), graph 0 to $(calc "$t1 - $t0"), graph 0.15 nohead lw 2 lc rgb \"$col\""); }
 	done
 	png=$RESULTS/ramp-$prof-$STAMP.png
-	gnuplot <<EOF 2>"$W/gnuplot.err" || log "gnuplot failed: $(cat "$W/gnuplot.err")"
-set terminal pngcairo size 1000,560 font "sans,11"
-set output "$png"
-set title "Ramp on '$prof' ($RAMP_RATE Mbit/s): one $zsmall copy (run $pr of $RAMP_RUNS, median wall time) vs iperf3 -P 16 in the same round"
-set xlabel "seconds since the client process started (dashed: first data byte on the link; bar at the bottom: lanecp's exit)"
-set ylabel "Mbit/s on lc-wan-b's link (IP bytes, ${RAMP_BUCKET} s buckets)"
-set xrange [0:$(awk -v t="$tmax" 'BEGIN { printf "%d", t + 1 }')]
-set yrange [0:$((RAMP_RATE * 14 / 10))]
-set key top right
-set grid
-$(printf '%s\n' "${labels[@]}")
-link = $RAMP_RATE
-plot $(IFS=,; echo "${plots[*]}"), link with lines lw 1 lc rgb "black" title "link rate"
-EOF
-	if [[ -s $png ]]; then
+	if link_plot "$png" "$RAMP_RATE" \
+	    "Ramp on '$prof' ($RAMP_RATE Mbit/s): one $zsmall copy (run $pr of $RAMP_RUNS, median wall time) vs iperf3 -P 16 in the same round" \
+	    "seconds since the client process started (dashed: first data byte on the link; bar at the bottom: lanecp's exit)"; then
 		cp "$png" "$HERE/ramp-$prof.png"
 		out "Plot: \`$(basename "$RESULTS")/$(basename "$png")\` (copied to \`bench/ramp-$prof.png\`): link Mbit/s per ${RAMP_BUCKET} s since the process started, run $pr. Per-run times and head-of-line figures: \`$(basename "$RESULTS")/$(basename "$RAMP_RUNLOG")\`; the 50 ms samples (epoch seconds, rx bytes): \`$(basename "$RESULTS")/$STAMP-$rcase.samples.gz\`."
 		out

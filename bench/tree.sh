@@ -552,33 +552,13 @@ tree_wan_plot() {
 		t0=''
 		read -r t0 t1 fd < <(awk -v c="$tc" -v k="$k" -v r="$pr" '$1 == c && $2 == k && $3 == r && $4 == 0 { print $5, $6, $7 }' "$TREE_WAN_LOG")
 		[[ -n $t0 ]] || continue
-		python3 "$W/ramp.py" series "$RAMP_SAMPLES" "$t0" "$t1" "$RAMP_BUCKET" >"$data-$k.dat"
-		tmax=$(awk -v a="$tmax" -v b="$(calc "$t1 - $t0")" 'BEGIN { print (b > a ? b : a) }')
 		case $k in lanecp*) col="#1f5fbf" ;; rsync*) col="#d95f02" ;; *) col="#1b9e77" ;; esac
-		plots+=("\"$data-$k.dat\" using 1:2 with steps lw $([[ $k == lanecp* ]] && echo 2 || echo 1) lc rgb \"$col\" title \"${DESC[$k]//\\/} (first data byte $fd s, exit $(fmt "$(calc "$t1 - $t0")" 2) s)\"")
-		if [[ $fd != - ]]; then
-			n=$((n + 1))
-			labels+=("set arrow $n from $fd, graph 0 to $fd, graph 1 nohead dt 2 lc rgb \"$col\"")
-		fi
-		n=$((n + 1))
-		labels+=("set arrow $n from $(calc "$t1 - $t0"), graph 0 to $(calc "$t1 - $t0"), graph 0.15 nohead lw 2 lc rgb \"$col\"")
+		link_plot_run "$data-$k.dat" "$t0" "$t1" "$fd" "$col" "$([[ $k == lanecp* ]] && echo 2 || echo 1)" "${DESC[$k]//\\/}"
 	done
 	png=$RESULTS/$tc-$STAMP.png
-	gnuplot <<EOF 2>"$W/gnuplot.err" || log "gnuplot failed: $(cat "$W/gnuplot.err")"
-set terminal pngcairo size 1000,560 font "sans,11"
-set output "$png"
-set title "$what, $prof: run $pr of $TREE_WAN_RUNS (lanecp median) and the others of that round"
-set xlabel "seconds since the client process started (dashed: first data byte on the link; bar at the bottom: exit)"
-set ylabel "Mbit/s on lc-wan-b's link (IP bytes, ${RAMP_BUCKET} s buckets)"
-set xrange [0:$(awk -v t="$tmax" 'BEGIN { printf "%d", t + 1 }')]
-set yrange [0:$((TREE_WAN_MBIT * 14 / 10))]
-set key top right
-set grid
-$(printf '%s\n' "${labels[@]}")
-link = $TREE_WAN_MBIT
-plot $(IFS=,; echo "${plots[*]}"), link with lines lw 1 lc rgb "black" title "link rate"
-EOF
-	if [[ -s $png ]]; then
+	if link_plot "$png" "$TREE_WAN_MBIT" \
+	    "$what, $prof: run $pr of $TREE_WAN_RUNS (lanecp median) and the others of that round" \
+	    "seconds since the client process started (dashed: first data byte on the link; bar at the bottom: exit)"; then
 		cp "$png" "$HERE/$tc.png"
 		out "Plot: \`$(basename "$RESULTS")/$(basename "$png")\` (copied to \`bench/$tc.png\`): link Mbit/s per ${RAMP_BUCKET} s since each process started. Per-run figures: \`$(basename "$RESULTS")/$(basename "$TREE_WAN_LOG")\`; the 50 ms samples: \`$(basename "$RESULTS")/$STAMP-$tc.samples.gz\`."
 		out
