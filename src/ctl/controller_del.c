@@ -4,7 +4,8 @@
  * sink, for each copied root, what under it the source did not list;
  * each DEL_CAND is checked (under the root asked, in order) and kept.
  * Then, with every scan complete: entries an --exclude protects, and the
- * directories holding one, stay; the rest is counted against
+ * directories holding one, stay (not with --delete-excluded, which
+ * protects nothing); the rest is counted against
  * --max-delete and either listed (-n) or deleted, deepest first, one
  * DELETE each, every DELETED checked against the one asked.  Nothing is
  * deleted after a failure, a partial copy or an incomplete scan.
@@ -131,7 +132,7 @@ lc_del_decide(struct lc_ctl *c, struct lc_err *e)
 	 */
 	for (i = d->n; i-- > 0;) {
 		struct lc_del_cand *k = &d->cand[i];
-		if (c->o->filters != NULL &&
+		if (c->o->filters != NULL && !c->o->delete_excluded &&
 		    lc_filters_excluded_path(c->o->filters, k->name,
 			k->kind == LC_KIND_DIR))
 			k->keep = 1;

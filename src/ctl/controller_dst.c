@@ -107,7 +107,12 @@ lc_ctl_dst_skip(struct lc_ctl *c, const struct lc_msg_file_skip *m,
 	else if (dry && m->why != LC_SKIP_DRY_SAME)
 		lc__ctl_dry_line(c, m->why == LC_SKIP_DRY_NEW ? "new" :
 		    "update", f->name, f->kind);
-	else if (m->why == LC_SKIP_UPTODATE && m->msg[0] != '\0')
+	else if (m->why == LC_SKIP_UPTODATE && m->msg[0] != '\0' &&
+	    c->o->dry_run) {
+		/* -n: what the real run says "up to date, ... updated" of */
+		lc__ctl_dry_line(c, "attrs", f->name, f->kind);
+		c->res->dry_attrs++;
+	} else if (m->why == LC_SKIP_UPTODATE && m->msg[0] != '\0')
 		lc_ctl_say_updated(f->name, m->msg);
 	else if (!dry)
 		lc_log_verbose("%s: %s, skipped", f->name,
