@@ -12,9 +12,10 @@
  * copy or an incomplete scan, and nothing more is asked once the sink
  * has said something it may not.
  * The candidates are held here (memory grows with what is deleted), and
- * an 8-byte hash of every listed name (11 to 21 bytes a name of the
- * tree): a sink that names a listed name, a name twice, or an entry in a
- * directory nobody named is refused (exit 7) before anything is deleted.
+ * an 8-byte hash of every listed name (3.6 MB more at 100,000 names, the
+ * table growing): a sink that names a listed name, a name twice, or an
+ * entry in a directory nobody named is refused (exit 7) before anything
+ * is deleted.
  */
 #include "controller_int.h"
 #include "clock.h"
