@@ -338,5 +338,8 @@ lc__ctl_from_dst(struct lc_ctl *c, uint8_t type, const uint8_t *p, size_t n,
 	}
  bad:
 	return lc_err_set(e, LC_ERR_PROTO, "%s: unexpected or malformed %s "
-	    "from the sink agent", c->dst_ep.name, lc_msg_name(type));
+	    "from the sink agent%s", c->dst_ep.name, lc_msg_name(type),
+	    type == LC_MSG_DEL_CAND || type == LC_MSG_DELETED ? " (a name "
+	    "to delete is relative, with no empty, '.' or '..' component; "
+	    "nothing more is asked to be deleted)" : "");
 }

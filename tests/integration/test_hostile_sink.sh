@@ -172,7 +172,7 @@ del_evil none
 
 w='sink named tree/'
 del_refused del_outside 'sink named lc-evil-outside for deletion: it is not under the directory scanned; nothing was deleted'
-del_refused del_dotdot 'unexpected or malformed DEL_CAND from the sink agent'
+del_refused del_dotdot "unexpected or malformed DEL_CAND from the sink agent \\(a name to delete is relative, with no empty, '.' or '..' component; nothing more is asked to be deleted\\)$"
 del_refused del_slash 'unexpected or malformed DEL_CAND from the sink agent'
 del_refused del_listed "${w}a for deletion: the source listed it, or the scan named it before; nothing was deleted"
 del_refused del_orphan "${w}lc-evil-nodir/x for deletion: its directory was neither listed nor named before it; nothing was deleted"
