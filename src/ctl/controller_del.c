@@ -121,6 +121,18 @@ lc_del_remember(struct lc_ctl_del *d, uint64_t h)
 	return 0;
 }
 
+/*
+ * The directory a candidate is in: listed or named before it, of either
+ * kind (with -O a name listed as a file may be a directory at the
+ * target: skipped, not replaced, and the scan goes into it).
+ */
+static int
+lc_del_parent_seen(const struct lc_ctl_del *d, const char *name, size_t len)
+{
+	return lc_del_seen(d, lc_del_hash(d, name, len, 1)) ||
+	    lc_del_seen(d, lc_del_hash(d, name, len, 0));
+}
+
 int
 lc__ctl_del_listed(struct lc_ctl *c, const char *name, uint8_t kind)
 {
@@ -322,8 +334,7 @@ lc_del_cand(struct lc_ctl *c, const struct lc_msg_del_cand *m, struct lc_err *e)
 		why = "the source listed it, or the scan named it before";
 	else if (slash != NULL &&
 	    (size_t)(slash - m->name) != strlen(d->roots[d->scanned]) &&
-	    !lc_del_seen(d,
-		lc_del_hash(d, m->name, (size_t)(slash - m->name), 1)))
+	    !lc_del_parent_seen(d, m->name, (size_t)(slash - m->name)))
 		why = "its directory was neither listed nor named before it";
 	if (why != NULL) {
 		d->state = LC_DEL_DONE;

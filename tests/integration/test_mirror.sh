@@ -175,6 +175,15 @@ lc_lanecp -q -l "$d/night.log" -r -p -u --delete --exclude '*.tmp' "$src/" "$H:$
 # the -l log names a deletion without -v (a nightly log says what went)
 lc_log_has 'deleting a/evil$' "$d/night.log"
 
+lc_note "-O: a file at the source, a directory at the target: kept, not a lie"
+# -O skips it and the scan goes into it: what it holds is a candidate
+# in a directory listed as a file, which the controller takes
+mkdir -p "$d/os" "$d/ot/x"
+echo x >"$d/os/x"
+echo stale >"$d/ot/x/stale"
+lc_lanecp -q -r -O --delete "$d/os/" "$H:$d/ot/"
+[[ -d $d/ot/x && ! -e $d/ot/x/stale ]] || lc_fail "-O --delete: x/stale kept, or x replaced"
+
 lc_note "a failed copy deletes nothing"
 echo extra >"$rep/extra"
 echo x >"$src/unreadable"
