@@ -234,6 +234,16 @@ lc_opt_include_from(struct lc_cli *c, const char *a, struct lc_err *e)
 	return lc_opt_filter(c, LC_FILTER_INCLUDE, 1, a, e);
 }
 
+/* rsync's meaning: it implies --delete */
+static int
+lc_opt_delete_excluded(struct lc_cli *c, const char *a, struct lc_err *e)
+{
+	(void)a, (void)e;
+	c->copy.delete_extra = 1;
+	c->copy.delete_excluded = 1;
+	return 0;
+}
+
 static int
 lc_opt_max_delete(struct lc_cli *c, const char *a, struct lc_err *e)
 {
@@ -478,6 +488,10 @@ const struct lc_opt lc_opts[] = {
 	    "with -r, after a complete copy remove from the "
 	    "target what the source does not have (not excluded names)",
 	    LC_FLAG(copy.delete_extra) },
+	{ "delete-excluded", 0, NULL,
+	    "--delete, and delete the excluded names at the "
+	    "target too (rsync's meaning)",
+	    LC_FUNC(lc_opt_delete_excluded) },
 	{ "max-delete", 0, "N",
 	    "with --delete, delete nothing and fail if more "
 	    "than N entries would go",

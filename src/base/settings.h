@@ -8,6 +8,7 @@
  *   LANECP_AEAD_EPOCH   net/aead.c        rekey after this much payload
  *   LANECP_MAX_RUNS     agent/source      resume check: runs kept
  *   LANECP_GRACE_S      ctl/controller.c  the agents' grace in PINGs
+ *   LANECP_DEL_MAX      ctl/controller_del.c  --delete's candidates
  *   LANECP_TRANSFER     ctl/copy.c        a fixed transfer id
  *   LANECP_ARCH         ctl/push.c        the system the push compares
  *

@@ -107,7 +107,12 @@ lc_ctl_dst_skip(struct lc_ctl *c, const struct lc_msg_file_skip *m,
 	else if (dry && m->why != LC_SKIP_DRY_SAME)
 		lc__ctl_dry_line(c, m->why == LC_SKIP_DRY_NEW ? "new" :
 		    "update", f->name, f->kind);
-	else if (m->why == LC_SKIP_UPTODATE && m->msg[0] != '\0')
+	else if (m->why == LC_SKIP_UPTODATE && m->msg[0] != '\0' &&
+	    c->o->dry_run) {
+		/* -n: what the real run says "up to date, ... updated" of */
+		lc__ctl_dry_line(c, "attrs", f->name, f->kind);
+		c->res->dry_attrs++;
+	} else if (m->why == LC_SKIP_UPTODATE && m->msg[0] != '\0')
 		lc_ctl_say_updated(f->name, m->msg);
 	else if (!dry)
 		lc_log_verbose("%s: %s, skipped", f->name,
@@ -333,5 +338,8 @@ lc__ctl_from_dst(struct lc_ctl *c, uint8_t type, const uint8_t *p, size_t n,
 	}
  bad:
 	return lc_err_set(e, LC_ERR_PROTO, "%s: unexpected or malformed %s "
-	    "from the sink agent", c->dst_ep.name, lc_msg_name(type));
+	    "from the sink agent%s", c->dst_ep.name, lc_msg_name(type),
+	    type == LC_MSG_DEL_CAND || type == LC_MSG_DELETED ? " (a name "
+	    "to delete is relative, with no empty, '.' or '..' component; "
+	    "nothing more is asked to be deleted)" : "");
 }

@@ -187,7 +187,16 @@ struct lc_ctl_del {
 	size_t n, cap;
 	uint64_t bytes;		/* their names' bytes */
 	size_t next;		/* DELETEDs expected below this index */
+	size_t send;		/* DELETEs still to send below this index */
+	uint32_t total;		/* DELETEs to send in all */
 	uint32_t asked, answered;
+	uint32_t max;		/* candidates taken at most (LANECP_DEL_MAX) */
+	/* every name listed and every candidate taken, as a keyed 64-bit
+	   hash (kind: directory or not): what a scan may not name again,
+	   and the directories a candidate may be in */
+	uint64_t *seen;
+	size_t seen_n, seen_cap;
+	uint64_t seed;
 };
 
 struct lc_ctl {
@@ -227,6 +236,10 @@ struct lc_ctl {
  * "delete NAME", a '/' after a directory's name).
  */
 int lc__ctl_del_step(struct lc_ctl *c, struct lc_err *e);
+/* A name the source listed (with --delete): no scan may name it. */
+int lc__ctl_del_listed(struct lc_ctl *c, const char *name, uint8_t kind);
+/* LANECP_DEL_MAX, read at startup (lc_copy_settings). */
+int lc__ctl_del_max(uint32_t *out, struct lc_err *e);
 int lc__ctl_del_msg(struct lc_ctl *c, uint8_t type, const union lc_msg_any *m,
     struct lc_err *e);
 void lc__ctl_dry_line(struct lc_ctl *c, const char *what, const char *name,

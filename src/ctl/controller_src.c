@@ -180,6 +180,7 @@ lc_ctl_src_file(struct lc_ctl *c, struct lc_msg_file *m, struct lc_err *e)
 		return r;
 	rq = &c->chk.reqs[c->chk.listed];
 	if ((r = lc__ctl_file_add(c, m)) != 0 ||
+	    (r = lc__ctl_del_listed(c, m->name, m->kind)) != 0 ||
 	    (r = lc_ctl_keep_name(&rq->last, m->name)) != 0 ||
 	    (m->kind == LC_KIND_DIR &&
 	    (r = lc_ctl_keep_name(&rq->lastdir, m->name)) != 0))

@@ -131,10 +131,12 @@ lc_copy_settings(struct lc_err *e)
 	char transfer[LC_TRANSFER_HEX + 1];
 	const char *arch;
 	uint64_t grace;
+	uint32_t del_max;
 	int r;
 
 	if ((r = lc_agent_settings(e)) != 0 ||
 	    (r = lc__ctl_grace(&grace, e)) != 0 ||
+	    (r = lc__ctl_del_max(&del_max, e)) != 0 ||
 	    (r = lc_copy_transfer(transfer, e)) != 0 ||
 	    (r = lc_push_local_arch(&arch, e)) != 0)
 		return r;

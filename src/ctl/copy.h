@@ -90,6 +90,8 @@ struct lc_copy_opts {
 	int dry_run;		/* -n: list what would change, change
 				   nothing */
 	int delete_extra;	/* --delete */
+	int delete_excluded;	/* --delete-excluded: with --delete, the
+				   excluded names at the target go too */
 	int max_delete_set;	/* --max-delete given */
 	uint64_t max_delete;	/* --max-delete N */
 	int path;		/* enum lc_path: -z, --relay, --via-ssh, --direct */
@@ -183,6 +185,8 @@ struct lc_copy_result {
 				   would be) */
 	uint32_t dry_new;	/* -n: entries that would be made */
 	uint32_t dry_update;	/* -n: entries that would be replaced */
+	uint32_t dry_attrs;	/* -n -p/--owner: files -u would leave but
+				   give their mode, times or owner */
 	char deleted_list[LC_RESULT_FAILED][512];	/* the first
 				   deleted (up to 64), a '/' after a
 				   directory */

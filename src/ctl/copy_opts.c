@@ -99,7 +99,8 @@ lc_copy_opts_check(const struct lc_copy_opts *o, struct lc_err *e)
 		    "file)");
 	if (o->delete_extra && !o->recursive)
 		return lc_err_set(e, LC_ERR_USAGE,
-		    "--delete goes with -r (it mirrors directories)");
+		    "%s goes with -r (it mirrors directories)",
+		    o->delete_excluded ? "--delete-excluded" : "--delete");
 	if (o->max_delete_set && !o->delete_extra)
 		return lc_err_set(e, LC_ERR_USAGE,
 		    "--max-delete goes with --delete");

@@ -120,9 +120,10 @@ lc_copy_json(int fd, const struct lc_copy_opts *o,
 	/* --delete: the count, the first names (-n: what would go) */
 	if (r == 0)
 		r = lc_json_raw(&b, "],\"dry_run\":%s,\"dry_new\":%u,"
-		    "\"dry_updated\":%u,\"deleted\":%u,\"deleted_names\":[",
+		    "\"dry_updated\":%u,\"dry_attrs\":%u,\"deleted\":%u,"
+		    "\"deleted_names\":[",
 		    o->dry_run ? "true" : "false", res->dry_new,
-		    res->dry_update, res->deleted);
+		    res->dry_update, res->dry_attrs, res->deleted);
 	for (uint32_t i = 0; r == 0 && !o->dry_run && i < res->deleted &&
 	    i < LC_RESULT_FAILED; i++)
 		(void)((r = lc_json_raw(&b, "%s", i ? "," : "")) != 0 ||

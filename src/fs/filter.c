@@ -14,16 +14,58 @@
 
 #include "lc_limits.h"
 
-struct lc_filter_rule {
-	int kind;
-	int dir_only; /* trailing '/' */
-	int anchored; /* leading '/' */
-	int whole;    /* matched against the whole name, not the leaf */
-	char *pat;    /* the pattern, neither leading nor trailing '/' */
-	char *wire;   /* as sent: with its '/'s, without "- " / "+ " */
-	char *pieces; /* pat cut at each "**", NUL-separated */
+/* A pattern cut at each "**" into pieces that fnmatch(3) matches in order. */
+struct lc_glob {
+	char *pieces; /* NUL-separated */
 	size_t npieces;
 };
+
+struct lc_filter_rule {
+	int kind;
+	int dir_only;	   /* trailing '/' */
+	int anchored;	   /* leading '/' */
+	int whole;	   /* matched against the whole name, not the leaf */
+	int star2;	   /* unanchored, starts with "**": rsync matches it
+			 against "/NAME", so that "**" + "/x" finds a top "x" */
+	int star3;	   /* "DIR/" "***": DIR (a directory) or below it */
+	char *pat;	   /* the pattern, neither leading nor trailing '/' */
+	char *wire;	   /* as sent: with its '/'s, without "- " / "+ " */
+	struct lc_glob g;  /* pat (for star3: DIR, '/', "**") */
+	struct lc_glob g3; /* star3: DIR */
+};
+
+/* Cut pat at each "**" into g.  0 or -LC_ERR_NOMEM. */
+static int
+lc_glob_compile(const char *pat, struct lc_glob *g)
+{
+	size_t n = strlen(pat);
+	char *q;
+
+	if ((g->pieces = malloc(n + 1)) == NULL)
+		return -LC_ERR_NOMEM;
+	q = g->pieces;
+	g->npieces = 1;
+	for (size_t i = 0; i < n; i++) {
+		if (pat[i] == '*' && pat[i + 1] == '*') {
+			*q++ = '\0';
+			g->npieces++;
+			i++;
+			continue;
+		}
+		*q++ = pat[i];
+	}
+	*q = '\0';
+	return 0;
+}
+
+static void
+lc_rule_free(struct lc_filter_rule *r)
+{
+	free(r->wire);
+	free(r->pat);
+	free(r->g.pieces);
+	free(r->g3.pieces);
+}
 
 static int
 lc_filters_add1(struct lc_filters *f, int kind, const char *pattern,
@@ -31,8 +73,7 @@ lc_filters_add1(struct lc_filters *f, int kind, const char *pattern,
 {
 	struct lc_filter_rule *r, *nr;
 	const char *p = pattern;
-	size_t n, i;
-	char *q;
+	size_t n;
 
 	if (prefixes && (p[0] == '-' || p[0] == '+') && p[1] == ' ') {
 		kind = p[0] == '-' ? LC_FILTER_EXCLUDE : LC_FILTER_INCLUDE;
@@ -61,13 +102,8 @@ lc_filters_add1(struct lc_filters *f, int kind, const char *pattern,
 	r->kind = kind;
 	r->wire = strdup(p);
 	r->pat = strdup(p[0] == '/' ? p + 1 : p);
-	r->pieces = malloc(n + 1);
-	if (r->wire == NULL || r->pat == NULL || r->pieces == NULL) {
-		free(r->wire);
-		free(r->pat);
-		free(r->pieces);
-		return -LC_ERR_NOMEM;
-	}
+	if (r->wire == NULL || r->pat == NULL)
+		goto nomem;
 	r->anchored = p[0] == '/';
 	n = strlen(r->pat);
 	if (n > 0 && r->pat[n - 1] == '/') {
@@ -76,21 +112,24 @@ lc_filters_add1(struct lc_filters *f, int kind, const char *pattern,
 	}
 	r->whole = r->anchored || strchr(r->pat, '/') != NULL ||
 	    strstr(r->pat, "**") != NULL;
-	/* the pieces between "**"s, each a pattern of its own */
-	q = r->pieces;
-	r->npieces = 1;
-	for (i = 0; i < n; i++) {
-		if (r->pat[i] == '*' && r->pat[i + 1] == '*') {
-			*q++ = '\0';
-			r->npieces++;
-			i++;
-			continue;
-		}
-		*q++ = r->pat[i];
+	r->star2 = !r->anchored && strncmp(r->pat, "**", 2) == 0;
+	/* rsync's DIR, '/', "***": "DIR/" and DIR '/' "**" in one rule
+	   (the '/' stays in g's pattern: DIR "***" would be another) */
+	r->star3 = n >= 4 && strcmp(r->pat + n - 4, "/***") == 0;
+	if (r->star3) {
+		r->pat[n - 1] = '\0'; /* DIR '/' "**" */
+		r->pat[n - 4] = '\0';
+		if (lc_glob_compile(r->pat, &r->g3) != 0)
+			goto nomem;
+		r->pat[n - 4] = '/';
 	}
-	*q = '\0';
+	if (lc_glob_compile(r->pat, &r->g) != 0)
+		goto nomem;
 	f->n++;
 	return 0;
+nomem:
+	lc_rule_free(r);
+	return -LC_ERR_NOMEM;
 }
 
 int
@@ -133,7 +172,7 @@ lc_piece(const char *piece, const char *s, size_t a, size_t b)
  * earliest end it can: a later one never leaves more for the rest.
  */
 static int
-lc_glob(const struct lc_filter_rule *r, const char *s)
+lc_glob(const struct lc_glob *r, const char *s)
 {
 	const char *piece = r->pieces;
 	size_t n = strlen(s), pos = 0, a, b, k;
@@ -165,24 +204,44 @@ lc_glob(const struct lc_filter_rule *r, const char *s)
 	return 0;
 }
 
+/* name against the rule's pattern(s) as a whole, where it is matched. */
+static int
+lc_rule_glob(const struct lc_filter_rule *r, const struct lc_glob *g,
+    const char *name)
+{
+	char buf[LC_PATH_MAX + 1];
+	const char *s;
+	size_t n;
+
+	if (!r->whole) {
+		s = strrchr(name, '/');
+		return lc_glob(g, s != NULL ? s + 1 : name);
+	}
+	if (r->anchored)
+		return lc_glob(g, name);
+	if (r->star2) {
+		/* the leading "**" takes any tail, and "/" for a top name */
+		if ((n = strlen(name)) + 1 >= sizeof(buf))
+			return 0;
+		buf[0] = '/';
+		memcpy(buf + 1, name, n + 1);
+		return lc_glob(g, buf);
+	}
+	/* unanchored: the name or any tail of it that starts a component */
+	for (s = name; s != NULL; s = strchr(s, '/'), s = s ? s + 1 : NULL)
+		if (lc_glob(g, s))
+			return 1;
+	return 0;
+}
+
 static int
 lc_rule_matches(const struct lc_filter_rule *r, const char *name, int is_dir)
 {
-	const char *s;
-
 	if (r->dir_only && !is_dir)
 		return 0;
-	if (!r->whole) {
-		s = strrchr(name, '/');
-		return lc_glob(r, s != NULL ? s + 1 : name);
-	}
-	if (r->anchored)
-		return lc_glob(r, name);
-	/* unanchored: the name or any tail of it that starts a component */
-	for (s = name; s != NULL; s = strchr(s, '/'), s = s ? s + 1 : NULL)
-		if (lc_glob(r, s))
-			return 1;
-	return 0;
+	if (r->star3 && is_dir && lc_rule_glob(r, &r->g3, name))
+		return 1;
+	return lc_rule_glob(r, &r->g, name);
 }
 
 int
@@ -219,11 +278,8 @@ lc_filters_excluded_path(const struct lc_filters *f, const char *name,
 void
 lc_filters_free(struct lc_filters *f)
 {
-	for (size_t i = 0; i < f->n; i++) {
-		free(f->r[i].pat);
-		free(f->r[i].wire);
-		free(f->r[i].pieces);
-	}
+	for (size_t i = 0; i < f->n; i++)
+		lc_rule_free(&f->r[i]);
 	free(f->r);
 	f->r = NULL;
 	f->n = 0;

@@ -7,10 +7,15 @@
  * against the whole name (a leading '/' anchors it at the root; without
  * it, against the name or any tail of it that starts a component); any
  * other pattern against the last component only.  '*' and '?' do not
- * match '/', "**" does, [classes] and '\' escapes are fnmatch(3)'s.  A
- * trailing '/' matches directories only.  The first rule that matches
- * decides; a name no rule matches is included.  "- PAT" and "+ PAT" set
- * the kind whatever the option said (rsync's prefixes).
+ * match '/', "**" does, [classes] and '\' escapes are fnmatch(3)'s.  As
+ * in rsync (3.5, checked name by name against it), an unanchored pattern
+ * that starts with "**" is matched against "/NAME" (so "**" then "/f"
+ * finds a top-level "f"); "DIR/" then "***" matches the directory DIR and
+ * all below it; and "a/" "**" "/b" needs a directory between a and b
+ * (rsync(1): "/foo/bar is not excluded").  A trailing '/' matches
+ * directories only.  The first rule that matches decides; a name no rule
+ * matches is included.  "- PAT" and "+ PAT" set the kind whatever the
+ * option said (rsync's prefixes).
  *
  * A rule set is immutable once built and may be shared by threads.
  */

@@ -209,7 +209,8 @@ int lc_tree_skip(const struct lc_target *t, int dfd, const char *leaf,
  * the nanosecond, with a->chown its owner and group; only what differs
  * is changed, through a descriptor opened without following a symlink.
  * *set says what was changed (LC_SKIP_SET_*, wire.h).  0, or -LC_ERR_IO
- * (nothing said changed).
+ * (nothing said changed).  With LC_TGT_DRYRUN nothing is changed and *set
+ * says what would be (-n lists it, and the real run then does that).
  */
 int lc_tree_skip_attrs(const struct lc_target *t, int dfd, const char *leaf,
     const char *rel, const struct lc_attrs *a, unsigned *set,

@@ -200,6 +200,13 @@ lc_tree_skip_attrs(const struct lc_target *t, int dfd, const char *leaf,
 		*set |= LC_SKIP_SET_TIMES;
 	if (*set == 0)
 		return 0;
+	if (t->flags & LC_TGT_DRYRUN) {
+		/* what the chown below would make the mode need too */
+		if ((*set & LC_SKIP_SET_OWNER) && preserve &&
+		    (st.st_mode & 06000))
+			*set |= LC_SKIP_SET_MODE;
+		return 0;
+	}
 	lc_tree_shown(t, rel, shown, sizeof(shown));
 	if ((fd = lc_tree_reg_fd(dfd, leaf, &st, proc, sizeof(proc))) < 0) {
 		*set = 0;

@@ -5,7 +5,9 @@
 # (LC_EVIL_REAL), so everything it does not break is a real copy, and
 # breaks one rule per case: ids never announced, duplicates, messages out
 # of order, offsets past the file, streams beyond those granted, counters
-# that go backwards, bytes beyond the copy's total.  Each case: exit 7,
+# that go backwards, bytes beyond the copy's total; with --delete,
+# candidates outside the root scanned, malformed, listed, twice, in no
+# directory named, a DELETED never asked.  Each case: exit 7,
 # one line naming the host and what was wrong, and nothing written that
 # should not be (no file under its final name when the lie came before
 # the real sink finished it; no bad checksum printed).
@@ -127,6 +129,70 @@ if [[ $CASES == all || " $CASES " == *" done_sum "* ]]; then
 	evil done_sum -E sha256
 	[[ $rc == 7 ]] || { lc__show "$d/err"; lc_fail "done_sum -E: exit $rc"; }
 	lc_log_lacks 'sha256|:z' "$d/out"
+fi
+
+# --delete: the sink's scan and its answers are checked too.  The tree
+# "tree" is pushed (-r --delete) into a target holding it and 300 stale
+# files, more than the 256 DELETEs the controller has unanswered at most.
+mkdir -p "$d/tree/sub"
+echo a >"$d/tree/a"
+echo c >"$d/tree/sub/c"
+# del_evil CASE lanecp-args...: into a fresh $t, status in $rc
+del_evil() {
+	local c=$1
+	shift
+	n=$((n + 1))
+	t=$d/t$n
+	mkdir -p "$t/tree/stale"
+	(cd "$t/tree/stale" && touch $(seq -f 's%03g' 300))
+	rc=0
+	"$LANECP" -F "$LC_SSH_CONFIG" \
+		-T "LC_EVIL_SINK=$c LC_EVIL_REAL=$(printf '%q' "$LANECP") $(printf '%q' "$LC_TOOLS_DIR/lc_evil_sink")" \
+		-r --delete "$@" "$d/tree" "$H:$t/" >"$d/out" 2>"$d/err" || rc=$?
+}
+stale() { find "$t/tree/stale" -type f | wc -l; }
+# del_refused CASE PATTERN: exit 7, one line, nothing deleted
+del_refused() {
+	local c=$1 pat=$2
+	[[ $CASES == all || " $CASES " == *" $c "* ]] || return 0
+	lc_note "$c"
+	del_evil "$c"
+	[[ $rc == 7 ]] || { lc__show "$d/err"; lc_fail "$c: exit $rc, expected 7"; }
+	lc_log_has "^lanecp: ([^ ]*@)?$(lc_re "$H"): $pat" "$d/err"
+	[[ $(grep -cv 'dropped data connection' "$d/err") == 1 ]] ||
+		{ lc__show "$d/err"; lc_fail "$c: not one line"; }
+	[[ $(stale) == 300 && -e $t/tree/a ]] || lc_fail "$c: something was deleted"
+	lc_log_lacks 'Sanitizer|runtime error:' "$d/err"
+}
+
+lc_note "--delete through the evil sink, unchanged: the stale files go"
+del_evil none
+[[ $rc == 0 && $(stale) == 0 && -e $t/tree/a ]] ||
+	{ lc__show "$d/err"; lc_fail "--delete through the wrapper: exit $rc, $(stale) stale left"; }
+
+w='sink named tree/'
+del_refused del_outside 'sink named lc-evil-outside for deletion: it is not under the directory scanned; nothing was deleted'
+del_refused del_dotdot "unexpected or malformed DEL_CAND from the sink agent \\(a name to delete is relative, with no empty, '.' or '..' component; nothing more is asked to be deleted\\)$"
+del_refused del_slash 'unexpected or malformed DEL_CAND from the sink agent'
+del_refused del_listed "${w}a for deletion: the source listed it, or the scan named it before; nothing was deleted"
+del_refused del_orphan "${w}lc-evil-nodir/x for deletion: its directory was neither listed nor named before it; nothing was deleted"
+del_refused del_twice "${w}stale for deletion: the source listed it, or the scan named it before; nothing was deleted"
+
+if [[ $CASES == all || " $CASES " == *" deleted_unasked "* ]]; then
+	lc_note "deleted_unasked: refused, and nothing asked after it"
+	del_evil deleted_unasked
+	[[ $rc == 7 ]] || { lc__show "$d/err"; lc_fail "deleted_unasked: exit $rc"; }
+	lc_log_has "sink sent DELETED for tree/lc-evil-never, which was not asked \(0 deletions of 301 asked; no more\)" "$d/err"
+	# the sink could act on the 256 DELETEs it had; not on the rest
+	(($(stale) >= 300 - 256)) || lc_fail "deleted_unasked: $(stale) stale left, want >= 44"
+fi
+
+if [[ $CASES == all || " $CASES " == *" del_max "* ]]; then
+	lc_note "del_max: more candidates than the bound: nothing deleted, exit 23"
+	LANECP_DEL_MAX=100 del_evil none
+	[[ $rc == 23 ]] || { lc__show "$d/err"; lc_fail "del_max: exit $rc"; }
+	lc_log_has 'more than 100 entries .* to delete; nothing was deleted' "$d/err"
+	[[ $(stale) == 300 ]] || lc_fail "del_max: something was deleted"
 fi
 
 echo PASS

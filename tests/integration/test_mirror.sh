@@ -3,13 +3,15 @@
 # sshd, pushed to $H: and pulled back.
 #
 # The round trip: copy a tree with -r -p --exclude '*.tmp'; then at the
-# source chmod files (their content changes too: a skipped file's mode is
-# -p -u's other job), delete files, add files, a new excluded *.tmp, remove
-# a directory; at the replica an excluded file that --delete must keep.
-# `-n` lists exactly the lines the real run's -v deletions and copies
-# then name, changes nothing; `-r -p -u --delete --exclude '*.tmp'`
+# source chmod files (one with its content, one alone: -u skips it for its
+# data, -p gives it the mode), move a file's mtime by nanoseconds only,
+# delete files, add files, a new excluded *.tmp, remove a directory; at
+# the replica an excluded file that --delete must keep.  `-n` lists
+# exactly the lines the real run's -v deletions, attribute refreshes and
+# copies then name, changes nothing; `-r -p -u --delete --exclude '*.tmp'`
 # converges the replica: diff -r and type, mode, mtime and link target
 # of every entry equal the source's (the excluded files aside).  Then
+# --delete-excluded removes the excluded names too (after -n lists them);
 # --max-delete refuses and deletes nothing; a failed copy deletes nothing;
 # a symlink in the replica is deleted as a link, never followed.
 set -euo pipefail
@@ -75,6 +77,9 @@ touch -d '2001-02-03 04:05:06' "$src/a/one"
 rm "$src/three"
 rm -r "$src/gone"
 echo new >"$src/a/b/new"
+# attributes only: -u leaves the data, -p refreshes the mode, the times
+chmod 0600 "$src/a/b/two"
+touch -d "@$(stat -c %Y "$src/keepdir/k").25" "$src/keepdir/k"
 mkdir "$src/newdir"
 echo n >"$src/newdir/n"
 echo scratch2 >"$src/newdir/more.tmp"
@@ -89,8 +94,10 @@ before=$(meta "$rep"; find "$rep" -printf '%P %T@\n' | sort)
 lc_lanecp -n -r -p -u --delete --exclude '*.tmp' "$src/" "$H:$rep" >"$d/dry.out"
 after=$(meta "$rep"; find "$rep" -printf '%P %T@\n' | sort)
 [[ $before == "$after" ]] || lc_fail "-n changed the replica"
-sort "$d/dry.out" >"$d/dry.sorted"
+LC_ALL=C sort "$d/dry.out" >"$d/dry.sorted"
 cat >"$d/dry.want" <<'EOF'
+attrs a/b/two
+attrs keepdir/k
 delete gone/
 delete gone/sub/
 delete gone/sub/g
@@ -108,10 +115,15 @@ grep -n '^delete gone/sub/g$' "$d/dry.out" | cut -d: -f1 >"$d/l1"
 grep -n '^delete gone/$' "$d/dry.out" | cut -d: -f1 >"$d/l2"
 (($(cat "$d/l1") < $(cat "$d/l2"))) || lc_fail "-n: gone/ before gone/sub/g"
 
-lc_note "--max-delete 4: refused, nothing deleted"
+lc_note "--max-delete 4: refused, nothing deleted (the copy is made)"
 lc_lanecp_expect 23 'max-delete 4: 5 entries would be deleted' \
-    -r -p -u --delete --max-delete 4 --exclude '*.tmp' "$src/" "$H:$rep"
+    -v -r -p -u --delete --max-delete 4 --exclude '*.tmp' "$src/" "$H:$rep"
 [[ -e $rep/three && -e $rep/gone/sub/g ]] || lc_fail "--max-delete deleted"
+# the files -n said "attrs" of are the ones this real run refreshed
+sed -n 's/^.* \([^ ]*\): up to date, .* updated$/attrs \1/p' "$LC_ERR" |
+    LC_ALL=C sort >"$d/real.attrs"
+grep '^attrs ' "$d/dry.sorted" | diff - "$d/real.attrs" >"$d/real.diff" ||
+	{ lc__show "$d/real.diff"; lc_fail "attribute refreshes differ from -n's"; }
 
 lc_note "the real run does what -n said"
 lc_lanecp -v -r -p -u --delete --max-delete 5 --exclude '*.tmp' --json \
@@ -121,6 +133,8 @@ grep '^delete ' "$d/dry.sorted" | diff - "$d/real.del" >"$d/real.diff" ||
 	{ lc__show "$d/real.diff"; lc_fail "deletions differ from -n's"; }
 python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); assert j["deleted"] == 5, j; assert "three" in j["deleted_names"], j' "$d/real.json" ||
 	lc_fail "--json does not count or name the deletions: $(cat "$d/real.json")"
+[[ $(stat -c %y "$src/keepdir/k") == "$(stat -c %y "$rep/keepdir/k")" ]] ||
+	lc_fail "keepdir/k: its mtime's nanoseconds were not refreshed"
 [[ -e $rep/keepdir/local.tmp && -e $rep/olddir/keep.tmp ]] ||
 	lc_fail "an excluded file was deleted"
 diff -r -x '*.tmp' -x olddir --no-dereference "$src" "$rep" >"$d/diff" ||
@@ -131,6 +145,25 @@ diff <(meta "$src") <(meta "$rep" | grep -v ' olddir') >"$d/meta.diff" ||
 lc_note "converged: -n lists nothing, a second run deletes nothing"
 lc_lanecp -n -r -p -u --delete --exclude '*.tmp' "$src/" "$H:$rep" >"$d/dry2.out"
 [[ ! -s $d/dry2.out ]] || { lc__show "$d/dry2.out"; lc_fail "-n after convergence"; }
+lc_lanecp -n --json -r -p -u --delete --exclude '*.tmp' "$src/" "$H:$rep" >"$d/dry2.json"
+python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); assert j["dry_attrs"] == 0 and j["dry_new"] == 0, j' "$d/dry2.json" ||
+	lc_fail "-n --json after convergence counts something: $(cat "$d/dry2.json")"
+
+lc_note "--delete-excluded: -n lists the excluded names at the target, the run deletes them"
+lc_lanecp -n -r -p -u --delete-excluded --exclude '*.tmp' "$src/" "$H:$rep" >"$d/dry4.out"
+LC_ALL=C sort "$d/dry4.out" >"$d/dry4.sorted"
+printf '%s\n' 'delete keepdir/local.tmp' 'delete olddir/' 'delete olddir/keep.tmp' |
+    diff - "$d/dry4.sorted" >"$d/dry4.diff" ||
+	{ lc__show "$d/dry4.diff"; lc_fail "-n --delete-excluded listed something else"; }
+lc_lanecp -v -r -p -u --delete-excluded --exclude '*.tmp' "$src/" "$H:$rep"
+grep -o 'deleting [^ ]*' "$LC_ERR" | sed 's/^deleting /delete /' | LC_ALL=C sort |
+    diff "$d/dry4.sorted" - >"$d/real4.diff" ||
+	{ lc__show "$d/real4.diff"; lc_fail "--delete-excluded deleted other than -n said"; }
+[[ -z $(find "$rep" -name '*.tmp') && ! -e $rep/olddir ]] ||
+	lc_fail "--delete-excluded left an excluded name"
+diff -r -x '*.tmp' --no-dereference "$src" "$rep" >"$d/diff" ||
+	{ lc__show "$d/diff"; lc_fail "the replica differs after --delete-excluded"; }
+lc_lanecp_expect 2 'delete-excluded goes with -r' --delete-excluded "$src/three-gone" "$H:$rep"
 
 lc_note "a symlink to a directory is deleted as a link, its target kept"
 mkdir -p "$d/outside"
@@ -141,6 +174,15 @@ lc_lanecp -q -l "$d/night.log" -r -p -u --delete --exclude '*.tmp' "$src/" "$H:$
 	lc_fail "the link was followed, or not deleted"
 # the -l log names a deletion without -v (a nightly log says what went)
 lc_log_has 'deleting a/evil$' "$d/night.log"
+
+lc_note "-O: a file at the source, a directory at the target: kept, not a lie"
+# -O skips it and the scan goes into it: what it holds is a candidate
+# in a directory listed as a file, which the controller takes
+mkdir -p "$d/os" "$d/ot/x"
+echo x >"$d/os/x"
+echo stale >"$d/ot/x/stale"
+lc_lanecp -q -r -O --delete "$d/os/" "$H:$d/ot/"
+[[ -d $d/ot/x && ! -e $d/ot/x/stale ]] || lc_fail "-O --delete: x/stale kept, or x replaced"
 
 lc_note "a failed copy deletes nothing"
 echo extra >"$rep/extra"

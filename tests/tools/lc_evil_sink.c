@@ -41,6 +41,19 @@
  *   stopped_bytes      SINK_STOPPED (the answer to STOP) counting more
  *                      bytes than the copy has
  *
+ * and, for --delete (at the first DEL_SCAN, before the real answer, ROOT
+ * being the root it names; or on the real sink's messages):
+ *
+ *   del_outside        DEL_CAND "lc-evil-outside": not under ROOT
+ *   del_dotdot         DEL_CAND "ROOT/../lc-evil"
+ *   del_abs            DEL_CAND "/ROOT/lc-evil"
+ *   del_slash          DEL_CAND "ROOT/lc-evil/" (a trailing '/')
+ *   del_listed         DEL_CAND naming the first file the source listed
+ *   del_orphan         DEL_CAND "ROOT/lc-evil-nodir/x": in a directory
+ *                      neither listed nor named
+ *   del_twice          the first real DEL_CAND twice
+ *   deleted_unasked    the first real DELETED naming "ROOT/lc-evil-never"
+ *
  * Every message is otherwise passed on unchanged.  It remembers what the
  * controller announced (LISTEN's streams, each FILE's id and size) to make
  * its lies precise.  A case it never gets to apply leaves the copy alone.
@@ -69,6 +82,8 @@ static uint64_t total;		/* sum of the sizes announced */
 static uint32_t first_id;	/* the first regular FILE */
 static int done;		/* the case has been applied */
 static uint64_t last_bytes;	/* the last PROGRESS passed on */
+static char first_name[LC_PATH_MAX];	/* the first regular FILE's */
+static char del_root[LC_PATH_MAX];	/* the last DEL_SCAN's */
 
 static int
 is(const char *name)
@@ -99,8 +114,44 @@ ctl_file(const struct lc_msg_file *f)
 	if (f->id < EVIL_FILES)
 		sizes[f->id] = f->size;
 	total += f->size;
-	if (f->kind == LC_KIND_REG && first_id == 0)
+	if (f->kind == LC_KIND_REG && first_id == 0) {
 		first_id = f->id;
+		snprintf(first_name, sizeof(first_name), "%s", f->name);
+	}
+}
+
+/* DEL_SCAN: a made-up candidate first, as the case says. */
+static void
+ctl_del_scan(const struct lc_msg_del_scan *m, struct lc_buf *out)
+{
+	static const struct {
+		const char *c, *before;
+		int root;
+		const char *after;
+	} lie[] = {
+		{ "del_outside", "", 0, "lc-evil-outside" },
+		{ "del_dotdot", "", 1, "/../lc-evil" },
+		{ "del_abs", "/", 1, "/lc-evil" },
+		{ "del_slash", "", 1, "/lc-evil/" },
+		{ "del_orphan", "", 1, "/lc-evil-nodir/x" },
+	};
+	struct lc_msg_del_cand k;
+
+	memset(&k, 0, sizeof(k));
+	k.kind = LC_KIND_REG;
+	for (size_t i = 0; i < sizeof(lie) / sizeof(lie[0]); i++)
+		if (is(lie[i].c)) {
+			snprintf(k.name, sizeof(k.name), "%s%.4000s%s",
+			    lie[i].before, lie[i].root ? m->root : "",
+			    lie[i].after);
+			done = 1;
+		}
+	if (is("del_listed")) {
+		snprintf(k.name, sizeof(k.name), "%s", first_name);
+		done = 1;
+	}
+	if (k.name[0] != '\0')
+		lc_msg_put_del_cand(out, &k);
 }
 
 static int
@@ -112,6 +163,7 @@ from_ctl(struct lc_buf *in, int to_child, struct lc_buf *out)
 	union {
 		struct lc_msg_listen l;
 		struct lc_msg_file f;
+		struct lc_msg_del_scan s;
 	} m;
 
 	while (lc_msg_peek(lc_buf_ptr(in), lc_buf_len(in), &type, &payload,
@@ -119,6 +171,11 @@ from_ctl(struct lc_buf *in, int to_child, struct lc_buf *out)
 		if (type == LC_MSG_LISTEN &&
 		    lc_msg_get_listen(payload, plen, &m.l) == 0)
 			asked_streams = m.l.streams;
+		else if (type == LC_MSG_DEL_SCAN &&
+		    lc_msg_get_del_scan(payload, plen, &m.s) == 0) {
+			ctl_del_scan(&m.s, out);
+			snprintf(del_root, sizeof(del_root), "%s", m.s.root);
+		}
 		else if (type == LC_MSG_FILE &&
 		    lc_msg_get_file(payload, plen, &m.f) == 0)
 			ctl_file(&m.f);
@@ -323,6 +380,27 @@ sink_target_ok(struct lc_msg_target_ok *t, struct lc_buf *out)
 	}
 }
 
+static void
+sink_del_cand(const struct lc_msg_del_cand *k, struct lc_buf *out)
+{
+	lc_msg_put_del_cand(out, k);
+	if (is("del_twice")) {
+		lc_msg_put_del_cand(out, k);
+		done = 1;
+	}
+}
+
+static void
+sink_deleted(struct lc_msg_deleted *k, struct lc_buf *out)
+{
+	if (is("deleted_unasked")) {
+		snprintf(k->name, sizeof(k->name), "%.4000s%slc-evil-never",
+		    del_root, del_root[0] != '\0' ? "/" : "");
+		done = 1;
+	}
+	lc_msg_put_deleted(out, k);
+}
+
 static int
 from_child(struct lc_buf *in, struct lc_buf *out)
 {
@@ -336,6 +414,8 @@ from_child(struct lc_buf *in, struct lc_buf *out)
 		struct lc_msg_progress p;
 		struct lc_msg_xfer_done x;
 		struct lc_msg_target_ok t;
+		struct lc_msg_del_cand k;
+		struct lc_msg_deleted dd;
 	} m;
 
 	while (lc_msg_peek(lc_buf_ptr(in), lc_buf_len(in), &type, &payload,
@@ -361,6 +441,12 @@ from_child(struct lc_buf *in, struct lc_buf *out)
 		else if (type == LC_MSG_TARGET_OK &&
 		    lc_msg_get_target_ok(payload, plen, &m.t) == 0)
 			sink_target_ok(&m.t, out);
+		else if (type == LC_MSG_DEL_CAND &&
+		    lc_msg_get_del_cand(payload, plen, &m.k) == 0)
+			sink_del_cand(&m.k, out);
+		else if (type == LC_MSG_DELETED &&
+		    lc_msg_get_deleted(payload, plen, &m.dd) == 0)
+			sink_deleted(&m.dd, out);
 		else
 			lc_buf_put(out, lc_buf_ptr(in), flen);
 		lc_buf_consume(in, flen);

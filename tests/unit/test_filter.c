@@ -81,7 +81,15 @@ LC_TEST(double_star)
 {
 	LC_CHECK(ex1("foo/**/bar", "foo/x/bar", 0) == 1);
 	LC_CHECK(ex1("foo/**/bar", "foo/x/y/z/bar", 0) == 1);
+	/*
+	 * Not git's rule: rsync(1)'s own example, "- /foo/" "**" "/bar",
+	 * excludes a bar "two or more levels below" foo, "/foo/bar is not
+	 * excluded", and rsync 3.5 does so unanchored too ("**" between two
+	 * '/'s is not zero directories).
+	 */
 	LC_CHECK(ex1("foo/**/bar", "foo/bar", 0) == 0);
+	LC_CHECK(ex1("/foo/**/bar", "foo/bar", 0) == 0);
+	LC_CHECK(ex1("foo/**/bar", "x/foo/bar", 0) == 0);
 	LC_CHECK(ex1("/foo/**", "foo/a/b", 0) == 1);
 	LC_CHECK(ex1("/foo/**", "x/foo/a", 0) == 0);
 	LC_CHECK(ex1("**.log", "a/b/c.log", 0) == 1);
@@ -91,6 +99,36 @@ LC_TEST(double_star)
 	LC_CHECK(ex1("a**b**c", "a/x/c/y/b", 0) == 0);
 	LC_CHECK(ex1("/a/**/*.o", "a/x/y/m.o", 0) == 1);
 	LC_CHECK(ex1("/a/**/*.o", "a/x/y/m.c", 0) == 0);
+}
+
+LC_TEST(leading_double_star)
+{
+	/* rsync matches an unanchored "**..." against "/NAME": a top-level
+	   name needs no directory before it */
+	LC_CHECK(ex1("**/f", "f", 0) == 1);
+	LC_CHECK(ex1("**/f", "a/b/f", 0) == 1);
+	LC_CHECK(ex1("**/f", "a/bf", 0) == 0);
+	LC_CHECK(ex1("**/a", "a", 1) == 1);
+	/* anchored, it does need one */
+	LC_CHECK(ex1("/**/f", "f", 0) == 0);
+	LC_CHECK(ex1("/**/f", "a/f", 0) == 1);
+}
+
+LC_TEST(triple_star)
+{
+	/* DIR, '/', "***": DIR itself (as "DIR/") and everything below it */
+	LC_CHECK(ex1("a/***", "a", 1) == 1);
+	LC_CHECK(ex1("a/***", "a/b/f", 0) == 1);
+	LC_CHECK(ex1("a/***", "z/a", 1) == 1); /* unanchored */
+	LC_CHECK(ex1("a/***", "a", 0) == 0);   /* a file a: not a DIR */
+	LC_CHECK(ex1("a/***", "ab", 1) == 0);
+	LC_CHECK(ex1("/a/***", "z/a", 1) == 0);
+	LC_CHECK(ex1("/a/***", "a/x", 0) == 1);
+	LC_CHECK(ex1("**/a/***", "z/a", 1) == 1);
+	LC_CHECK(ex1("**/a/***", "a/q", 0) == 1);
+	LC_CHECK(ex1("q/***/", "q", 1) == 1);
+	LC_CHECK(ex1("q/***/", "q/f", 0) == 0); /* '/': directories only */
+	LC_CHECK(ex1("q/***/", "q/d", 1) == 1);
 }
 
 LC_TEST(first_match_wins)

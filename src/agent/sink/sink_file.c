@@ -221,10 +221,13 @@ lc_sink_file_error_ok(const struct lc_sink *s, int r)
  */
 static int
 lc_sink_dry_why(struct lc_sink *s, const struct lc_msg_file *m, int dfd,
-    const char *leaf, const char **msg)
+    const char *leaf, const struct lc_attrs *a, char *said, size_t saidsz,
+    const char **msg)
 {
 	char link[LC_PATH_MAX];
+	struct lc_err ignored;
 	struct stat st;
+	unsigned set;
 	ssize_t n;
 	int why;
 
@@ -248,8 +251,16 @@ lc_sink_dry_why(struct lc_sink *s, const struct lc_msg_file *m, int dfd,
 		break;
 	}
 	if ((why = lc_tree_skip(&s->tgt, dfd, leaf, m->size,
-	    m->mtime_sec)) != 0)
+	    m->mtime_sec)) != 0) {
+		/* -p, --owner: what a real run would refresh (a dry target
+		   makes lc_tree_skip_attrs only compare) */
+		if (why == LC_SKIP_UPTODATE && lc_tree_skip_attrs(&s->tgt,
+		    dfd, leaf, m->name, a, &set, &ignored) == 0) {
+			lc_skip_set_put(set, said, saidsz);
+			*msg = said;
+		}
 		return why;
+	}
 	if (!(s->tgt.flags & LC_TGT_FORCE)) {
 		*msg = "file exists (use -f to overwrite)";
 		return LC_SKIP_FAILED;
@@ -259,10 +270,10 @@ lc_sink_dry_why(struct lc_sink *s, const struct lc_msg_file *m, int dfd,
 
 static int
 lc_sink_dry(struct lc_sink *s, struct lc_sfile *f, const struct lc_msg_file *m,
-    struct lc_err *e)
+    const struct lc_attrs *a, struct lc_err *e)
 {
 	const char *slash, *leaf, *msg;
-	char parent[LC_PATH_MAX];
+	char parent[LC_PATH_MAX], said[32] = "";
 	int dfd = s->tgt.dir_fd, why;
 
 	leaf = s->tgt.is_dir ? m->name : s->tgt.name;
@@ -275,7 +286,7 @@ lc_sink_dry(struct lc_sink *s, struct lc_sfile *f, const struct lc_msg_file *m,
 			lc_err_clear(e);	/* not there: new */
 		dfd = f->dir != NULL ? f->dir->fd : -1;
 	}
-	why = lc_sink_dry_why(s, m, dfd, leaf, &msg);
+	why = lc_sink_dry_why(s, m, dfd, leaf, a, said, sizeof(said), &msg);
 	return lc_sink_done_now(s, f, why, msg);
 }
 
@@ -326,7 +337,7 @@ lc__sink_file(struct lc_sink *s, const struct lc_msg_file *m, struct lc_err *e)
 	f->p.fd = -1;
 	f->seed_fd = -1;
 	if (s->tgt.flags & LC_TGT_DRYRUN)
-		return lc_sink_dry(s, f, m, e);
+		return lc_sink_dry(s, f, m, &a, e);
 	dfd = s->tgt.dir_fd;
 	leaf = s->tgt.is_dir ? m->name : s->tgt.name;
 	if (tree) {
