@@ -636,6 +636,8 @@ lc_copy_run(const struct lc_copy_opts *o, int signal_fd,
 		goto out;
 	}
 	res->files = c.files.written;
+	res->updated = c.files.updated;
+	res->updated_bytes = c.files.updated_bytes;
 	res->entries = c.files.done;
 	if (res->nfailed > 0) {
 		char what[200];

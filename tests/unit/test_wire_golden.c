@@ -394,6 +394,17 @@ t_build(size_t i, struct lc_buf *b)
 		snprintf(m.deleted.msg, sizeof(m.deleted.msg), "busy");
 		r = lc_msg_put_deleted(b, &m.deleted);
 		return r == 0 ? "DELETED" : "DELETED!";
+	/* issue 24: FILE_DONE's flags (LC_HELLO_COUNTS), checked by hand
+	   against docs/PROTOCOL.md: FILE_DONE's bytes and one more */
+	case 47:
+		m.done.id = 5;
+		m.done.bytes = 4096;
+		snprintf(m.done.checksum, sizeof(m.done.checksum),
+		    "sha256=00ff");
+		m.done.has_flags = 1;
+		m.done.flags = LC_DONE_REPLACED;
+		r = lc_msg_put_file_done(b, &m.done);
+		return r == 0 ? "FILE_DONE replaced" : "FILE_DONE!";
 	default:
 		return NULL;
 	}
