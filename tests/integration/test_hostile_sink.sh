@@ -79,6 +79,8 @@ run done_early before 'bad FILE_DONE for file 1$' "${slow[@]}"
 run done_twice after 'bad FILE_DONE for file 1$'
 run done_bytes after 'bad FILE_DONE for file 1$'
 run done_sum after 'bad FILE_DONE for file 1$' -e
+run done_noflags after 'bad FILE_DONE for file 1$'
+run done_badflag after 'unexpected or malformed FILE_DONE from the sink agent'
 run progress_unknown before 'sink sent a bad PROGRESS \(file 100000' "${slow[@]}"
 run progress_past before 'sink sent a bad PROGRESS \(file 1, 3145729 bytes written\)' "${slow[@]}"
 run progress_back before 'sink sent a bad PROGRESS: its byte count went backwards' "${slow[@]}"

@@ -1037,52 +1037,6 @@ LC_TEST(file_len)
 	lc_buf_free(&b);
 }
 
-/*
- * FILE_DONE's flags (issue 24, LC_HELLO_COUNTS): with and without the
- * byte, no flag beyond LC_DONE_MASK, never two bytes.
- */
-LC_TEST(file_done_flags)
-{
-	struct lc_buf b;
-	struct lc_msg_file_done m, m2;
-	const uint8_t *p;
-	size_t n;
-
-	lc_buf_init(&b, LC_CTL_MAX + 8);
-	memset(&m, 0, sizeof(m));
-	m.id = 3;
-	m.bytes = 10;
-	/* from a sink before it: no byte, no flags */
-	LC_CHECK(lc_msg_put_file_done(&b, &m) == 0);
-	one_frame(&b, LC_MSG_FILE_DONE, &p, &n);
-	LC_CHECK(lc_msg_get_file_done(p, n, &m2) == 0);
-	LC_CHECK(m2.has_flags == 0 && m2.flags == 0);
-	/* with it: one byte more, decoded as sent */
-	m.has_flags = 1;
-	m.flags = LC_DONE_REPLACED;
-	lc_buf_reset(&b);
-	LC_CHECK(lc_msg_put_file_done(&b, &m) == 0);
-	one_frame(&b, LC_MSG_FILE_DONE, &p, &n);
-	LC_CHECK(lc_msg_get_file_done(p, n, &m2) == 0);
-	LC_CHECK(m2.has_flags == 1 && m2.flags == LC_DONE_REPLACED);
-	/* an unknown flag, and a byte past the flags */
-	for (unsigned f = 2; f < 256; f++) {
-		m.flags = (uint8_t)f;
-		lc_buf_reset(&b);
-		LC_CHECK(lc_msg_put_file_done(&b, &m) == 0);
-		one_frame(&b, LC_MSG_FILE_DONE, &p, &n);
-		LC_CHECK(lc_msg_get_file_done(p, n, &m2) == -LC_ERR_PROTO);
-	}
-	m.flags = 0;
-	lc_buf_reset(&b);
-	LC_CHECK(lc_msg_put_file_done(&b, &m) == 0);
-	LC_CHECK(lc_buf_put_u8(&b, 0) == 0);
-	lc_buf_poke_u32(&b, 0, (uint32_t)lc_buf_len(&b) - 4);
-	one_frame(&b, LC_MSG_FILE_DONE, &p, &n);
-	LC_CHECK(lc_msg_get_file_done(p, n, &m2) == -LC_ERR_PROTO);
-	lc_buf_free(&b);
-}
-
 /* ---- version 3: DIAL, counted port lists, reverse CONNECT, quiet_s ---- */
 
 /* A DIAL payload by hand: address, streams, nports ports, extra bytes. */
