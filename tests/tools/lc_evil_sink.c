@@ -21,6 +21,8 @@
  *   done_noflags       FILE_DONE without its flags (the HELLO said it
  *                      sends them)
  *   done_badflag       FILE_DONE with a flag that has no meaning
+ *   old_counts         not a lie: a sink from before FILE_DONE's flags
+ *                      (no HELLO flag 8, no flags in any FILE_DONE)
  *   progress_unknown   PROGRESS whose mark is a file never announced
  *   progress_past      PROGRESS with more written of file 1 than it has
  *   progress_back      a PROGRESS whose byte count is below the last one
@@ -243,9 +245,22 @@ sink_ready(struct lc_msg_file_ready *r, struct lc_buf *out)
 	}
 }
 
+/* old_counts: the sink's HELLO without LC_HELLO_COUNTS */
+static void
+sink_hello(struct lc_msg_hello *h, struct lc_buf *out)
+{
+	if (strcmp(evil, "old_counts") == 0)
+		h->flags &= ~LC_HELLO_COUNTS;
+	lc_msg_put_hello(out, h);
+}
+
 static void
 sink_done(struct lc_msg_file_done *d, struct lc_buf *out)
 {
+	if (strcmp(evil, "old_counts") == 0) {
+		d->has_flags = 0;
+		d->flags = 0;
+	}
 	if (is("done_bytes")) {
 		d->bytes++;
 		done = 1;
@@ -363,6 +378,7 @@ from_child(struct lc_buf *in, struct lc_buf *out)
 		struct lc_msg_progress p;
 		struct lc_msg_xfer_done x;
 		struct lc_msg_target_ok t;
+		struct lc_msg_hello h;
 	} m;
 
 	while (lc_msg_peek(lc_buf_ptr(in), lc_buf_len(in), &type, &payload,
@@ -388,6 +404,9 @@ from_child(struct lc_buf *in, struct lc_buf *out)
 		else if (type == LC_MSG_TARGET_OK &&
 		    lc_msg_get_target_ok(payload, plen, &m.t) == 0)
 			sink_target_ok(&m.t, out);
+		else if (type == LC_MSG_HELLO &&
+		    lc_msg_get_hello(payload, plen, &m.h) == 0)
+			sink_hello(&m.h, out);
 		else
 			lc_buf_put(out, lc_buf_ptr(in), flen);
 		lc_buf_consume(in, flen);
