@@ -9,7 +9,8 @@
 #
 # Then (issue 24, counts24) the re-seed again with --json: its size, the
 # failures it names and counts, and the controller's peak RSS (GNU time,
-# the one measured figure: run the script under the bench lock); and a
+# the one measured figure, CRON_RUNS rounds of old and new, default 3:
+# run the script under the bench lock); and a
 # -r -u run after 210 files changed and 210 were added: its summary line
 # (updated apart from copied) and --json's counts.
 #
@@ -59,15 +60,19 @@ print("json %d bytes: failed_count %s, failed named %d, truncated %s; files %s, 
     j.get("failed_names_truncated", "-"), j.get("files"), j.get("copied", "-"),
     j.get("updated", "-"), j.get("skipped")))'
 echo
-for w in old new; do
-	bin=$OLD; [[ $w == new ]] && bin=$NEW
-	L=("$bin" -F "$LC_SSH_CONFIG" -T "$bin")
-	rc=0
-	/usr/bin/time -f %M -o "$D/rss" "${L[@]}" -q -r --json "$D/tree" \
-	    "$H:$D/out/" >"$D/$w.json" 2>"$D/err" || rc=$?
-	printf '%-4s %-28s exit %d, controller peak RSS %d KiB, ' "$w" \
-	    "-q -r --json again, no -u" "$rc" "$(tail -n 1 "$D/rss")"
-	python3 -c "$jq_py" "$D/$w.json"
+# CRON_RUNS (default 3) rounds, old and new interleaved
+for ((round = 1; round <= ${CRON_RUNS:-3}; round++)); do
+	for w in old new; do
+		bin=$OLD; [[ $w == new ]] && bin=$NEW
+		L=("$bin" -F "$LC_SSH_CONFIG" -T "$bin")
+		rc=0
+		/usr/bin/time -f %M -o "$D/rss" "${L[@]}" -q -r --json \
+		    "$D/tree" "$H:$D/out/" >"$D/$w.json" 2>"$D/err" || rc=$?
+		printf '%-4s %-28s exit %d, controller peak RSS %d KiB, ' \
+		    "$w" "-q -r --json again, no -u" "$rc" \
+		    "$(tail -n 1 "$D/rss")"
+		python3 -c "$jq_py" "$D/$w.json"
+	done
 done
 for w in old new; do
 	bin=$OLD; [[ $w == new ]] && bin=$NEW
