@@ -22,8 +22,9 @@
 /*
  * The failures are written out whenever this much is buffered: the
  * buffer then never holds more than this and one failure escaped at its
- * worst (about 35 KiB), beside the fields before them (under 400 KiB), so
- * that the object fits LC_JSON_MAX however many failures it names.
+ * worst (about 35 KiB), and the fields after them (the deleted names, the
+ * error: under 250 KiB escaped), so that the object fits LC_JSON_MAX
+ * however many failures it names.
  */
 #define LC_JSON_FLUSH (512u << 10)
 /* a failure's parts as kept: a host:path and the error text */
