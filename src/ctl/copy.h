@@ -242,6 +242,10 @@ struct lc_copy_result {
  */
 void lc_copy_result_failed(struct lc_copy_result *res, const char *where,
     const char *err);
+/* The same within max bytes (at most LC_RESULT_FAILED_BYTES): a test's
+   smaller bound. */
+void lc_copy_result_failed_max(struct lc_copy_result *res, const char *where,
+    const char *err, size_t max);
 
 /* Free what res holds on the heap (its failures); res is then empty of
    them.  Safe on a result lc_copy never filled (zeroed). */

@@ -32,17 +32,19 @@
 #define LC_FAILED_ERR_MAX 1024
 
 void
-lc_copy_result_failed(struct lc_copy_result *res, const char *where,
-    const char *err)
+lc_copy_result_failed_max(struct lc_copy_result *res, const char *where,
+    const char *err, size_t max)
 {
 	size_t wl = strnlen(where, LC_FAILED_WHERE_MAX - 1);
 	size_t el = strnlen(err, LC_FAILED_ERR_MAX - 1);
 	size_t need = wl + 1 + el + 1, cap;
 	char *p;
 
+	if (max > LC_RESULT_FAILED_BYTES)
+		max = LC_RESULT_FAILED_BYTES;
 	if (res->failed_truncated)
 		return;
-	if (need > LC_RESULT_FAILED_BYTES - res->failed_len) {
+	if (res->failed_len > max || need > max - res->failed_len) {
 		res->failed_truncated = 1;
 		return;
 	}
@@ -50,8 +52,8 @@ lc_copy_result_failed(struct lc_copy_result *res, const char *where,
 		cap = res->failed_cap != 0 ? res->failed_cap : 64u << 10;
 		while (cap < res->failed_len + need)
 			cap *= 2;
-		if (cap > LC_RESULT_FAILED_BYTES)
-			cap = LC_RESULT_FAILED_BYTES;
+		if (cap > max)
+			cap = max;
 		if ((p = realloc(res->failed_text, cap)) == NULL) {
 			res->failed_truncated = 1;
 			return;
@@ -66,6 +68,13 @@ lc_copy_result_failed(struct lc_copy_result *res, const char *where,
 	p[wl + 1 + el] = '\0';
 	res->failed_len += need;
 	res->failed_named++;
+}
+
+void
+lc_copy_result_failed(struct lc_copy_result *res, const char *where,
+    const char *err)
+{
+	lc_copy_result_failed_max(res, where, err, LC_RESULT_FAILED_BYTES);
 }
 
 void
