@@ -237,6 +237,7 @@ main(int argc, char **argv)
 	if (c.copy.json && !lc_copy_opts_stdout(&c.copy))
 		lc_copy_json(1, &c.copy, &res, &e, lc_exit_code(&e));
 	lc_runlog_close(logfd, &c.copy, r, &res, &e, lc_exit_code(&e));
+	lc_copy_result_free(&res);
 	libssh2_exit();
 	lc_filters_free(&c.filters);
 	return lc_exit_code(&e);

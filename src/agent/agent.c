@@ -68,6 +68,7 @@ struct lc_agent {
 	const struct lc_agent_opts *opts;
 	struct lc_confine conf;	/* --restrict DIR */
 	int hello_done;
+	uint32_t ctl_flags;	/* the controller's HELLO flags */
 	uint64_t grace_ms;	/* PING: stop after this much silence, 0 off */
 	uint64_t last_rx_ms;	/* the controller's last bytes */
 	int failed;		/* an ERROR was sent */
@@ -171,7 +172,7 @@ lc_agent_hello(struct lc_agent *a, const uint8_t *p, size_t n,
 	me.proto = LC_PROTO_VERSION;
 	snprintf(me.software, sizeof(me.software), "%s", LC_VERSION_STRING);
 	me.flags = (a->conf.root_fd >= 0 ? LC_HELLO_RESTRICTED : 0) |
-	    LC_HELLO_PIPES | LC_HELLO_MIRROR;
+	    LC_HELLO_PIPES | LC_HELLO_MIRROR | LC_HELLO_COUNTS;
 	me.max_streams = lc_agent_max_streams();	/* raises the limit */
 	me.max_files = lc_agent_max_files();
 	a->max_streams = me.max_streams;	/* the sink holds us to it */
@@ -194,6 +195,7 @@ lc_agent_hello(struct lc_agent *a, const uint8_t *p, size_t n,
 		lc_log_set_level((int)(in.log_level > LC_LOG_DEBUG ?
 		    LC_LOG_DEBUG : in.log_level));
 	a->hello_done = 1;
+	a->ctl_flags = in.flags;
 	return lc_msg_put_hello(&a->out, &me);
 }
 
@@ -240,6 +242,8 @@ lc_agent_become(struct lc_agent *a, const struct lc_role_ops *ops)
 		port.set.max_memory = LC_AGENT_MIN_MEMORY;
 	port.set.max_streams = a->max_streams;
 	port.set.local = a->opts->local;
+	/* an older controller takes FILE_DONE without its flags */
+	port.set.done_flags = (a->ctl_flags & LC_HELLO_COUNTS) != 0;
 	/* a restricted key forbids forwarding: no dialling elsewhere */
 	if (a->conf.root_fd >= 0) {
 		port.set.dial_restricted = 1;

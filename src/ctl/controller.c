@@ -635,8 +635,6 @@ lc_copy_run(const struct lc_copy_opts *o, int signal_fd,
 		r = lc_ctl_root_cause(&c, r, e);
 		goto out;
 	}
-	res->files = c.files.written;
-	res->entries = c.files.done;
 	if (res->nfailed > 0) {
 		char what[200];
 
@@ -645,6 +643,11 @@ lc_copy_run(const struct lc_copy_opts *o, int signal_fd,
 		    "(partial transfer); the rest was", what);
 	}
  out:
+	/* what was done, on failure too (--json, the -l result line) */
+	res->files = c.files.written;
+	res->updated = c.files.updated;
+	res->updated_bytes = c.files.updated_bytes;
+	res->entries = c.files.done;
 	lc__ctl_failed_more(&c);
 	if (r != 0)
 		lc_ctl_stop_sink(&c);

@@ -18,10 +18,16 @@ lc_ctl_file_done(struct lc_ctl *c, const struct lc_msg_file_done *m,
 {
 	struct lc_ctl_file *f = lc__ctl_file_find(c, m->id);
 	int reg = f != NULL && f->kind == LC_KIND_REG;
+	/* a sink that said LC_HELLO_COUNTS sends the flags, one from before
+	   none (its files all count as copied) */
+	int flags = (c->dst_ep.hello.flags & LC_HELLO_COUNTS) != 0;
+	int replaced = (m->flags & LC_DONE_REPLACED) != 0;
 	int r;
 
-	/* a directory or link is made at once: no FILE_READY, no bytes */
+	/* a directory or link is made at once: no FILE_READY, no bytes; and
+	   only a regular file is counted as replaced (as "updated") */
 	if (f == NULL || f->done || (reg && !f->ready) ||
+	    m->has_flags != flags || (replaced && !reg) ||
 	    (f->stream && !f->len_known) ||
 	    (!reg && (f->ready || m->bytes != 0 || m->checksum[0] != '\0')) ||
 	    m->bytes != f->size ||
@@ -31,7 +37,12 @@ lc_ctl_file_done(struct lc_ctl *c, const struct lc_msg_file_done *m,
 	c->prog.t_progress = lc_now_ms();
 	if (reg) {
 		c->files.written++;
-		lc_log_verbose("%s: done, %llu bytes%s%s", f->name,
+		if (replaced) {
+			c->files.updated++;
+			c->files.updated_bytes += m->bytes;
+		}
+		lc_log_verbose("%s: %s, %llu bytes%s%s", f->name,
+		    replaced ? "updated" : "done",
 		    (unsigned long long)m->bytes, m->checksum[0] ? ", " : "",
 		    m->checksum);
 	} else {

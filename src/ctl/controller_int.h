@@ -100,6 +100,9 @@ struct lc_ctl_files {
 	uint32_t sent;		/* FILE_READY forwarded (the source's count) */
 	uint32_t done;		/* FILE_DONE or FILE_SKIP */
 	uint32_t written;	/* regular files FILE_DONE */
+	uint32_t updated;	/* of those, replacing one at the target
+				   (LC_DONE_REPLACED) */
+	uint64_t updated_bytes;	/* and their sizes */
 	uint64_t bytes;		/* the files' sizes announced so far */
 	uint64_t bytes_left;	/* of those, in files the sink skipped or
 				   could not take before a byte was sent

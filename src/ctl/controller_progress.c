@@ -45,7 +45,8 @@ lc_ctl_failed_text(const char *where, const char *what)
  * sink could not write it): said now, on one line, and counted; the copy
  * goes on and ends with LC_ERR_PARTIAL.  what is the peer's text (the
  * log escapes it).  The same text over and over (a re-seeded tree: every
- * file exists) is named LC_RESULT_FAILED_SHOWN times, then counted.
+ * file exists) is named LC_RESULT_FAILED_SHOWN times, then counted;
+ * --json names them all (lc_copy_result_failed).
  */
 void
 lc__ctl_failed(struct lc_ctl *c, const char *where, int kind,
@@ -69,12 +70,8 @@ lc__ctl_failed(struct lc_ctl *c, const char *where, int kind,
 	/* the path is the one the controller checked, not the peer's text */
 	if (shown < LC_RESULT_FAILED_SHOWN)
 		lc_log_error("%s: %s", where, text);
-	if (res->nfailed < LC_RESULT_FAILED) {
-		snprintf(res->failed[res->nfailed].path,
-		    sizeof(res->failed[res->nfailed].path), "%.500s", where);
-		snprintf(res->failed[res->nfailed].err,
-		    sizeof(res->failed[res->nfailed].err), "%.250s", text);
-	}
+	/* every one named in --json, as far as its bound goes */
+	lc_copy_result_failed(res, where, text);
 	res->failed_kind[kind >= 0 && kind <= LC_KIND_PIPE ? kind : 0]++;
 	res->nfailed++;
 }

@@ -93,6 +93,8 @@ lc_copy_merge(struct lc_copy_result *all, const struct lc_copy_result *one)
 		lc_log_warn("data is moving again after %.1f s without progress "
 		    "(across attempts)", (double)gap / 1000);
 	}
+	/* the failures are the last attempt's, as the rest of the counts */
+	lc_copy_result_free(all);
 	*all = *one;
 	all->t_last_ms = last;
 	all->sent = sent;

@@ -150,7 +150,15 @@ int lc_copy_opts_stdout(const struct lc_copy_opts *o);
 int lc_copy_opts_check(const struct lc_copy_opts *o, struct lc_err *e);
 
 #define LC_RESULT_SUMS 16
-#define LC_RESULT_FAILED 64	/* failed files kept for --json */
+#define LC_RESULT_FAILED 64	/* deleted names kept for --json */
+/*
+ * The failures named in --json: every one, each with its error, until
+ * their text (names and errors, as they are, not yet escaped) would pass
+ * this; the rest are counted only ("failed_names_truncated").  A name is
+ * at most about 4.7 KiB and an error 1 KiB, so this holds at least 5,000
+ * of the longest and some 300,000 of a tree's usual names.
+ */
+#define LC_RESULT_FAILED_BYTES (32u << 20)
 #define LC_RESULT_FAILED_SHOWN 5	/* failures of one kind named on
 					   stderr and in the log */
 #define LC_RESULT_LIKE 8	/* kinds of failure counted apart */
@@ -165,6 +173,11 @@ struct lc_copy_result {
 	uint64_t resumed;	/* bytes kept from partial files (the first
 				   attempt's: what earlier runs left) */
 	uint32_t files;		/* regular files written */
+	uint32_t updated;	/* of those, replacing a file at the target
+				   (-f, -u: "updated", the rest "copied";
+				   0 with a sink from before issue 24's
+				   counts, which does not say) */
+	uint64_t updated_bytes;	/* the updated files' sizes */
 	uint32_t entries;	/* files, directories and links done */
 	uint32_t skipped;	/* -u / -O: left as they were */
 	uint32_t nfailed;	/* files that could not be copied */
@@ -213,11 +226,34 @@ struct lc_copy_result {
 		char path[512];
 		char sum[LC_CSUM_TEXT_MAX];
 	} sums[LC_RESULT_SUMS];
-	struct {
-		char path[512];	/* host:path */
-		char err[256];
-	} failed[LC_RESULT_FAILED];	/* the first nfailed (up to 64) */
+	/*
+	 * The failures for --json: "host:path\0error\0" for each of the
+	 * first failed_named of nfailed, on the heap (lc_copy_result_free),
+	 * at most LC_RESULT_FAILED_BYTES; failed_truncated when some were
+	 * left out for that bound (or for want of memory).
+	 */
+	char *failed_text;
+	size_t failed_len;
+	size_t failed_cap;
+	uint32_t failed_named;
+	int failed_truncated;
 };
+
+/*
+ * Name one more failure for --json (report.c): where ("host:path") and
+ * its error, kept while they fit in LC_RESULT_FAILED_BYTES.  nfailed is
+ * the caller's to count.
+ */
+void lc_copy_result_failed(struct lc_copy_result *res, const char *where,
+    const char *err);
+/* The same within max bytes (at most LC_RESULT_FAILED_BYTES): a test's
+   smaller bound. */
+void lc_copy_result_failed_max(struct lc_copy_result *res, const char *where,
+    const char *err, size_t max);
+
+/* Free what res holds on the heap (its failures); res is then empty of
+   them.  Safe on a result lc_copy never filled (zeroed). */
+void lc_copy_result_free(struct lc_copy_result *res);
 
 /*
  * Run one copy: one attempt, with o as lc_copy_opts_check accepts it
@@ -259,8 +295,9 @@ void lc_copy_json(int fd, const struct lc_copy_opts *o,
 
 /*
  * The summary's counts (report.c), one text for the summary line and the
- * -l log's result line: "copied 12 files, 3145728 bytes (3.0 MiB),
- * skipped 21,102 up to date, failed 0" (skipped with -u or -O).
+ * -l log's result line: "copied 12 files, updated 3, 3145728 bytes (3.0
+ * MiB), skipped 21,102 up to date, failed 0" (updated with -u or -f or
+ * when some were, skipped with -u or -O or when some were).
  */
 void lc_copy_summary(const struct lc_copy_opts *o,
     const struct lc_copy_result *res, char *out, size_t outsz);

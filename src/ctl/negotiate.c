@@ -32,6 +32,9 @@ lc__ctl_send_hello(struct lc_endpoint *ep)
 	h.proto = LC_PROTO_VERSION;
 	snprintf(h.software, sizeof(h.software), "%s", LC_VERSION_STRING);
 	h.log_level = (uint32_t)lc_log_level();
+	/* we take FILE_DONE's flags (the "updated" count); an agent from
+	   before ignores the flag and sends none */
+	h.flags = LC_HELLO_COUNTS;
 	return lc_msg_put_hello(&ep->out, &h);
 }
 

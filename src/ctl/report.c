@@ -1,6 +1,7 @@
 /*
- * The --json summary of a copy: one object, built whole in a bounded
- * buffer and written with one write (the string escaper is json.c).
+ * The --json summary of a copy: one object, built in a bounded buffer
+ * and written in pieces of at most about LC_JSON_FLUSH bytes (the string
+ * escaper is json.c); the failures it names, kept while the copy runs.
  */
 #include "copy.h"
 #include "buf.h"
@@ -9,12 +10,82 @@
 #include "log.h"
 #include "parse.h"
 
+#include "lc_limits.h"
+
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* the --json object: every string field escaped at 6 bytes a byte */
 #define LC_JSON_MAX (1u << 20)
+/*
+ * The failures are written out whenever this much is buffered: the
+ * buffer then never holds more than this and one failure escaped at its
+ * worst (about 35 KiB), and the fields after them (the deleted names, the
+ * error: under 250 KiB escaped), so that the object fits LC_JSON_MAX
+ * however many failures it names.
+ */
+#define LC_JSON_FLUSH (512u << 10)
+/* a failure's parts as kept: a host:path and the error text */
+#define LC_FAILED_WHERE_MAX (LC_PATH_MAX + 600)
+#define LC_FAILED_ERR_MAX 1024
+
+void
+lc_copy_result_failed_max(struct lc_copy_result *res, const char *where,
+    const char *err, size_t max)
+{
+	size_t wl = strnlen(where, LC_FAILED_WHERE_MAX - 1);
+	size_t el = strnlen(err, LC_FAILED_ERR_MAX - 1);
+	size_t need = wl + 1 + el + 1, cap;
+	char *p;
+
+	if (max > LC_RESULT_FAILED_BYTES)
+		max = LC_RESULT_FAILED_BYTES;
+	if (res->failed_truncated)
+		return;
+	if (res->failed_len > max || need > max - res->failed_len) {
+		res->failed_truncated = 1;
+		return;
+	}
+	if (res->failed_len + need > res->failed_cap) {
+		cap = res->failed_cap != 0 ? res->failed_cap : 64u << 10;
+		while (cap < res->failed_len + need)
+			cap *= 2;
+		if (cap > max)
+			cap = max;
+		if ((p = realloc(res->failed_text, cap)) == NULL) {
+			res->failed_truncated = 1;
+			return;
+		}
+		res->failed_text = p;
+		res->failed_cap = cap;
+	}
+	p = res->failed_text + res->failed_len;
+	memcpy(p, where, wl);
+	p[wl] = '\0';
+	memcpy(p + wl + 1, err, el);
+	p[wl + 1 + el] = '\0';
+	res->failed_len += need;
+	res->failed_named++;
+}
+
+void
+lc_copy_result_failed(struct lc_copy_result *res, const char *where,
+    const char *err)
+{
+	lc_copy_result_failed_max(res, where, err, LC_RESULT_FAILED_BYTES);
+}
+
+void
+lc_copy_result_free(struct lc_copy_result *res)
+{
+	free(res->failed_text);
+	res->failed_text = NULL;
+	res->failed_len = res->failed_cap = 0;
+	res->failed_named = 0;
+	res->failed_truncated = 0;
+}
 
 /* Append printf output (short: numbers and keys) to b. */
 static int __attribute__((format(printf, 2, 3)))
@@ -32,6 +103,32 @@ lc_json_raw(struct lc_buf *b, const char *fmt, ...)
 	return lc_buf_put(b, tmp, (size_t)n);
 }
 
+/*
+ * Every failure kept, as --json's "failed" objects: the buffer is written
+ * to fd whenever it holds LC_JSON_FLUSH bytes.  0 or -LC_ERR_*.
+ */
+static int
+lc_json_failed(int fd, struct lc_buf *b, const struct lc_copy_result *res)
+{
+	const char *p = res->failed_text, *err;
+	int r = 0;
+
+	for (uint32_t i = 0; r == 0 && i < res->failed_named; i++) {
+		if (lc_buf_len(b) >= LC_JSON_FLUSH) {
+			(void)lc_write_all(fd, lc_buf_ptr(b), lc_buf_len(b));
+			lc_buf_reset(b);
+		}
+		err = p + strlen(p) + 1;
+		(void)((r = lc_json_raw(b, "%s{\"path\":", i ? "," : "")) != 0 ||
+		    (r = lc_json_put_str(b, p)) != 0 ||
+		    (r = lc_json_raw(b, ",\"error\":")) != 0 ||
+		    (r = lc_json_put_str(b, err)) != 0 ||
+		    (r = lc_json_raw(b, "}")) != 0);
+		p = err + strlen(err) + 1;
+	}
+	return r;
+}
+
 /* Why lanecp chose ssh: one end's reason, or both when they differ. */
 static const char *
 lc_report_ssh_why(const struct lc_copy_result *res, char *buf, size_t sz)
@@ -47,9 +144,10 @@ lc_report_ssh_why(const struct lc_copy_result *res, char *buf, size_t sz)
 
 /*
  * Every string goes through lc_json_put_str (peer names and error text
- * may hold any bytes), and the object is built whole in a bounded buffer
- * big enough for every field escaped at its worst (6 bytes a byte), so it
- * is never cut short.
+ * may hold any bytes), and the object is built in a bounded buffer big
+ * enough for every field escaped at its worst (6 bytes a byte); only the
+ * failures, as many as the copy had, are written out as they fill it
+ * (lc_json_failed), so the object is never cut short.
  */
 void
 lc_copy_json(int fd, const struct lc_copy_opts *o,
@@ -62,12 +160,17 @@ lc_copy_json(int fd, const struct lc_copy_opts *o,
 
 	lc_buf_init(&b, LC_JSON_MAX);
 	r = lc_json_raw(&b, "{\"type\":\"result\",\"ok\":%s,\"files\":%u,"
+	    "\"copied\":%u,\"updated\":%u,\"updated_bytes\":%llu,"
 	    "\"bytes\":%llu,\"compressed_bytes\":%llu,\"compression\":%u,"
 	    "\"bytes_written\":%llu,\"resumed_bytes\":%llu,"
 	    "\"seconds\":%.3f,\"streams\":%u,\"window\":%u,\"block\":%u,"
 	    "\"encrypted\":%s,\"attempts\":%u,\"stalled_seconds\":%.1f,"
 	    "\"ssh\":\"%s\",\"path\":\"%s\",\"path_why\":",
-	    ok ? "true" : "false", res->files, (unsigned long long)res->sent,
+	    ok ? "true" : "false", res->files,
+	    res->files - (res->updated < res->files ? res->updated :
+	    res->files), res->updated,
+	    (unsigned long long)res->updated_bytes,
+	    (unsigned long long)res->sent,
 	    (unsigned long long)res->wire, res->zlevel,
 	    (unsigned long long)res->bytes, (unsigned long long)res->resumed,
 	    (double)res->ns / 1e9, res->streams, res->window, res->block,
@@ -97,18 +200,14 @@ lc_copy_json(int fd, const struct lc_copy_opts *o,
 		r = lc_json_raw(&b, "],\"entries\":%u,\"skipped\":%u,"
 		    "\"failed_count\":%u,\"failed\":[", res->entries,
 		    res->skipped, res->nfailed);
-	for (uint32_t i = 0; r == 0 && i < res->nfailed &&
-	    i < LC_RESULT_FAILED; i++) {
-		(void)((r = lc_json_raw(&b, "%s{\"path\":", i ? "," : "")) !=
-		    0 ||
-		    (r = lc_json_put_str(&b, res->failed[i].path)) != 0 ||
-		    (r = lc_json_raw(&b, ",\"error\":")) != 0 ||
-		    (r = lc_json_put_str(&b, res->failed[i].err)) != 0 ||
-		    (r = lc_json_raw(&b, "}")) != 0);
-	}
-	/* every failure counted by its text, past the first 64 named */
+	/* every one named, unless there were more than a bound holds */
 	if (r == 0)
-		r = lc_json_raw(&b, "],\"failed_like\":[");
+		r = lc_json_failed(fd, &b, res);
+	/* and every one counted by its text */
+	if (r == 0)
+		r = lc_json_raw(&b, "],\"failed_names_truncated\":%s,"
+		    "\"failed_like\":[", res->failed_truncated ? "true" :
+		    "false");
 	for (uint32_t i = 0; r == 0 && i < res->nlike && i < LC_RESULT_LIKE;
 	    i++) {
 		(void)((r = lc_json_raw(&b, "%s{\"error\":", i ? "," : "")) !=
@@ -148,8 +247,17 @@ lc_copy_summary(const struct lc_copy_opts *o, const struct lc_copy_result *res,
     char *out, size_t outsz)
 {
 	char files[32], bytes[32], human[32], skipped[80] = "", failed[32];
+	char updated[48] = "";
+	uint32_t upd = res->updated < res->files ? res->updated : res->files;
 
-	lc_fmt_count(files, sizeof(files), res->files);
+	/* a file that replaced one at the target is updated, not copied */
+	lc_fmt_count(files, sizeof(files), res->files - upd);
+	if (o->update || o->force || upd > 0) {
+		char n[32];
+
+		lc_fmt_count(n, sizeof(n), upd);
+		snprintf(updated, sizeof(updated), ", updated %s", n);
+	}
 	/* the exact bytes as scripts read them, and their size for people */
 	snprintf(bytes, sizeof(bytes), "%llu", (unsigned long long)res->bytes);
 	human[0] = '\0';
@@ -167,8 +275,8 @@ lc_copy_summary(const struct lc_copy_opts *o, const struct lc_copy_result *res,
 		snprintf(skipped, sizeof(skipped), ", skipped %s %s", n,
 		    o->skip_existing ? "existing" : "up to date");
 	}
-	snprintf(out, outsz, "copied %s file%s, %s byte%s%s%s, failed %s",
-	    files, res->files == 1 ? "" : "s", bytes,
+	snprintf(out, outsz, "copied %s file%s%s, %s byte%s%s%s, failed %s",
+	    files, res->files - upd == 1 ? "" : "s", updated, bytes,
 	    res->bytes == 1 ? "" : "s", human, skipped, failed);
 }
 

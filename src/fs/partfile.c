@@ -459,6 +459,7 @@ lc_part_open(const struct lc_target *t, struct lc_part *f, uint64_t *kept,
 	int err, r;
 
 	*kept = 0;
+	f->replaces = 0;
 	if (t->flags & LC_TGT_TREE) {
 		/* in a tree nothing at the sink is followed: a link in the
 		 * way is replaced (with -f / -u), never written through */
@@ -473,6 +474,7 @@ lc_part_open(const struct lc_target *t, struct lc_part *f, uint64_t *kept,
 				return lc_err_set(e, LC_ERR_EXISTS, "%s: exists "
 				    "as a symlink (use -f or -u to replace "
 				    "it)", f->final);
+			f->replaces = 1;
 			return lc_part_open_part(t, f, kept, e);
 		}
 		r = 0;
@@ -501,6 +503,7 @@ lc_part_open(const struct lc_target *t, struct lc_part *f, uint64_t *kept,
 	if (!(t->flags & LC_TGT_FORCE))
 		return lc_err_set(e, LC_ERR_EXISTS,
 		    "%s: file exists (use -f to overwrite)", f->final);
+	f->replaces = 1;
 	return lc_part_open_part(t, f, kept, e);
 }
 

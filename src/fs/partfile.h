@@ -54,6 +54,9 @@ struct lc_part {
 				   tree's subdirectory (borrowed) */
 	int direct;		/* writing the target itself, in order */
 	int beneath;		/* name resolved beneath dir_fd */
+	int replaces;		/* lc_part_open found a file or link under
+				   the name: the rename replaces it (an
+				   update, not a new file) */
 	uint64_t size;		/* what the source announced */
 	uint32_t mode;		/* the source's mode bits */
 	int64_t mtime_sec;	/* the source's mtime (-p) */

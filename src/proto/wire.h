@@ -54,6 +54,15 @@ enum lc_msg_owner {
 #define LC_HELLO_MIRROR 0x4u	/* agent knows SRC_FILTER, the DEL_*
 				   messages, LC_TGT_DELETE and _DRYRUN and
 				   the dry-run FILE_SKIPs (issue 24) */
+#define LC_HELLO_COUNTS 0x8u	/* FILE_DONE carries its u8 flags: an agent
+				   adds them when the controller's HELLO has
+				   this flag, the controller takes them when
+				   the sink's has it (issue 24) */
+
+/* FILE_DONE flags (with LC_HELLO_COUNTS) */
+#define LC_DONE_REPLACED 0x1u	/* a regular file that replaced an entry
+				   at the target: "updated", not "copied" */
+#define LC_DONE_MASK 0x1u
 
 /* File kinds in LC_MSG_FILE */
 enum lc_file_kind {
@@ -362,6 +371,12 @@ struct lc_msg_file_done {
 	uint32_t id;
 	uint64_t bytes;
 	char checksum[LC_CSUM_MAX];
+	/*
+	 * LC_HELLO_COUNTS: the u8 after the checksum, sent and decoded only
+	 * when has_flags (a message without it is a peer's from before).
+	 */
+	uint8_t has_flags;
+	uint8_t flags;		/* LC_DONE_* */
 };
 
 struct lc_msg_xfer_done {	/* SRC_DONE and SINK_DONE */

@@ -259,12 +259,39 @@ lc__msg_check_dial(const void *v)
 	    m->streams > LC_MAX_STREAMS;
 }
 
+/*
+ * FILE_DONE's flags: a u8 after the checksum, or nothing from a sink that
+ * does not send them (which one the controller expects is its check).
+ */
+static int
+lc_msg_done_flags_put(struct lc_buf *out, const void *v)
+{
+	const struct lc_msg_file_done *m = v;
+
+	return m->has_flags ? lc_buf_put_u8(out, m->flags) : 0;
+}
+
+static int
+lc_msg_done_flags_get(struct lc_rd *rd, void *v)
+{
+	struct lc_msg_file_done *m = v;
+
+	m->has_flags = rd->len > 0;
+	return m->has_flags ? lc_rd_get_u8(rd, &m->flags) : 0;
+}
+
+const struct lc_msg_hook lc__msg_hook_done_flags = {
+	lc_msg_done_flags_put, lc_msg_done_flags_get,
+};
+
 int
 lc__msg_check_file_done(const void *v)
 {
 	LC_BODY_OF(file_done, v);
 
-	return m->id == 0;
+	return m->id == 0 || m->has_flags > 1 ||
+	    (m->flags & ~LC_DONE_MASK) != 0 ||
+	    (!m->has_flags && m->flags != 0);
 }
 
 int

@@ -29,7 +29,7 @@ evil() {
 	shift
 	n=$((n + 1))
 	t=$d/t$n
-	mkdir "$t"
+	mkdir -p "$t"
 	rc=0
 	"$LANECP" -F "$LC_SSH_CONFIG" \
 		-T "LC_EVIL_SINK=$c LC_EVIL_REAL=$(printf '%q' "$LANECP") $(printf '%q' "$LC_TOOLS_DIR/lc_evil_sink")" \
@@ -68,6 +68,23 @@ evil none -e
 [[ $rc == 0 ]] || { lc__show "$d/err"; lc_fail "plain copy: exit $rc"; }
 cmp "$d/local/src" "$t/src" || lc_fail "plain copy through the wrapper differs"
 
+# FILE_DONE's flags (issue 24): a file -f puts in place of one is
+# updated; a sink from before them sends none, its copy works and counts
+# every file as copied
+for c in none old_counts; do
+	lc_note "-f over an existing file, sink $c"
+	mkdir -p "$d/t$((n + 1))"
+	echo old >"$d/t$((n + 1))/src"
+	evil "$c" -f
+	[[ $rc == 0 ]] || { lc__show "$d/err"; lc_fail "$c: exit $rc"; }
+	cmp "$d/local/src" "$t/src" || lc_fail "$c: the file was not replaced"
+	if [[ $c == none ]]; then
+		lc_log_has '^lanecp: copied 0 files, updated 1, 3145728 bytes ' "$d/err"
+	else
+		lc_log_has '^lanecp: copied 1 file, updated 0, 3145728 bytes ' "$d/err"
+	fi
+done
+
 # -x keeps the data in flight (3 MiB at 512 KB/s) while the lie arrives
 slow=(-x 512k -s 2)
 
@@ -81,6 +98,8 @@ run done_early before 'bad FILE_DONE for file 1$' "${slow[@]}"
 run done_twice after 'bad FILE_DONE for file 1$'
 run done_bytes after 'bad FILE_DONE for file 1$'
 run done_sum after 'bad FILE_DONE for file 1$' -e
+run done_noflags after 'bad FILE_DONE for file 1$'
+run done_badflag after 'unexpected or malformed FILE_DONE from the sink agent'
 run progress_unknown before 'sink sent a bad PROGRESS \(file 100000' "${slow[@]}"
 run progress_past before 'sink sent a bad PROGRESS \(file 1, 3145729 bytes written\)' "${slow[@]}"
 run progress_back before 'sink sent a bad PROGRESS: its byte count went backwards' "${slow[@]}"

@@ -117,13 +117,20 @@ grep -n '^delete gone/$' "$d/dry.out" | cut -d: -f1 >"$d/l2"
 
 lc_note "--max-delete 4: refused, nothing deleted (the copy is made)"
 lc_lanecp_expect 23 'max-delete 4: 5 entries would be deleted' \
-    -v -r -p -u --delete --max-delete 4 --exclude '*.tmp' "$src/" "$H:$rep"
+    -v -r -p -u --delete --max-delete 4 --exclude '*.tmp' --json "$src/" \
+    "$H:$rep" >"$d/maxdel.json"
 [[ -e $rep/three && -e $rep/gone/sub/g ]] || lc_fail "--max-delete deleted"
 # the files -n said "attrs" of are the ones this real run refreshed
 sed -n 's/^.* \([^ ]*\): up to date, .* updated$/attrs \1/p' "$LC_ERR" |
     LC_ALL=C sort >"$d/real.attrs"
 grep '^attrs ' "$d/dry.sorted" | diff - "$d/real.attrs" >"$d/real.diff" ||
 	{ lc__show "$d/real.diff"; lc_fail "attribute refreshes differ from -n's"; }
+# it copied (the deletions come after): -n's "update" is its "updated",
+# -n's new files its "copied"
+python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); assert (j["copied"], j["updated"]) == (2, 1), j' "$d/maxdel.json" ||
+	lc_fail "--json: not 2 copied (a/b/new, newdir/n) and 1 updated (a/one): $(cat "$d/maxdel.json")"
+lc_log_has '^lanecp: a/one: updated, [0-9]+ bytes$' "$LC_ERR"
+lc_log_has '^lanecp: a/b/new: done, [0-9]+ bytes$' "$LC_ERR"
 
 lc_note "the real run does what -n said"
 lc_lanecp -v -r -p -u --delete --max-delete 5 --exclude '*.tmp' --json \

@@ -94,7 +94,7 @@ assert any(re.match(r"[0-9.]+ [KMG]?i?B of 8\.0 MiB \([0-9]+%\), [0-9.]+ [kMG]B/
            for t in lines), ("bytes, rate, ETA", lines)
 # it never ends in a newline: the summary starts at the left margin,
 # after the line was erased (\r ESC[K with nothing drawn)
-i = out.index("lanecp: copied 1 file, 8388608 bytes")
+i = out.index("lanecp: copied 1 file, updated 0, 8388608 bytes")
 assert out[:i].endswith("\r\x1b[K"), repr(out[max(0, i - 80):i + 20])
 assert "\n" not in out[:i], "a newline before the summary"
 PY

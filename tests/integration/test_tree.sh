@@ -638,15 +638,16 @@ tc_killed() {
 # run on an unchanged tree adds its start, summary and result lines to the
 # -l log and nothing else; a failure repeated over many files is named
 # LC_RESULT_FAILED_SHOWN (5) times, then counted ("and N more like it"),
-# all of them counted in --json; names print as valid UTF-8, the rest as
-# \xNN, the same in -v lines and in errors, and an error names its path
-# once.
+# all of them counted and named in --json (70, more than the 64 it once
+# named); names print as valid UTF-8, the rest as \xNN, the same in -v
+# lines and in errors, and an error names its path once; a file that
+# replaced one (-u, -f) is counted as updated, a new one as copied.
 tc_output() {
 	local t=$d/out before after
 	python3 - "$t/src" <<'EOF'
 import os, sys
 root = os.fsencode(sys.argv[1])
-for i in range(40):
+for i in range(67):
     sub = os.path.join(root, b'd%d' % (i % 4))
     os.makedirs(sub, exist_ok=True)
     with open(os.path.join(sub, b'f%02d' % i), 'wb') as f:
@@ -659,7 +660,7 @@ EOF
 	mkdir -p "$t/dst"
 	lc_note "output: a first -u run, no per-file lines without -v"
 	lc_lanecp -r -p -u -l "$t/cron.log" "$t/src" "$H:$t/dst/"
-	lc_log_has '^lanecp: copied 43 files, 78003 bytes \(76\.2 KiB\), skipped 0 up to date, failed 0 in ' "$LC_ERR"
+	lc_log_has '^lanecp: copied 70 files, updated 0, 221103 bytes \(215\.9 KiB\), skipped 0 up to date, failed 0 in ' "$LC_ERR"
 	[[ $(wc -l <"$LC_ERR") == 1 ]] || { lc__show "$LC_ERR"; lc_fail "more than the summary on stderr"; }
 
 	lc_note "output: a second -u run on the unchanged tree adds 3 lines to the log"
@@ -669,8 +670,8 @@ EOF
 	((after - before == 3)) || { lc__show "$t/cron.log"; lc_fail "an unchanged -u run added $((after - before)) lines to the log"; }
 	tail -n 3 "$t/cron.log" >"$d/cron.tail"
 	lc_log_has 'lanecp: start: .* -r -p -u -l ' "$d/cron.tail"
-	lc_log_has 'lanecp: copied 0 files, 0 bytes, skipped 43 up to date, failed 0 in ' "$d/cron.tail"
-	lc_log_has 'lanecp: result: ok, copied 0 files, 0 bytes, skipped 43 up to date, failed 0, 0 sent, ' "$d/cron.tail"
+	lc_log_has 'lanecp: copied 0 files, updated 0, 0 bytes, skipped 70 up to date, failed 0 in ' "$d/cron.tail"
+	lc_log_has 'lanecp: result: ok, copied 0 files, updated 0, 0 bytes, skipped 70 up to date, failed 0, 0 sent, ' "$d/cron.tail"
 
 	lc_note "output: -v names each file: UTF-8 as it is, the rest \\xNN"
 	lc_lanecp -r -v -u "$t/src" "$H:$t/dst/"
@@ -694,23 +695,49 @@ EOF
 		-r -f "$t/lsrc" "$H:$t/ldst/"
 	lc_log_has '/ldst/lsrc/links/l1: exists and is a directory$' "$LC_ERR"
 
-	lc_note "output: 43 'file exists': 5 named, then counted; all in --json"
-	lc_lanecp_expect 23 '^lanecp: and 38 more like it: file exists \(use -f to overwrite\)$' \
+	lc_note "output: 70 'file exists': 5 named, then counted; all named in --json"
+	lc_lanecp_expect 23 '^lanecp: and 65 more like it: file exists \(use -f to overwrite\)$' \
 		-r --json -l "$t/fail.log" "$t/src" "$H:$t/dst/" >"$d/out.json"
 	[[ $(grep -c ': file exists' "$LC_ERR") == 6 ]] ||
 		{ lc__show "$LC_ERR"; lc_fail "not 5 'file exists' lines and a count"; }
-	lc_log_has '^lanecp: copied 0 files, 0 bytes, failed 43 in ' "$LC_ERR"
-	lc_log_has '^lanecp: 43 files could not be copied' "$LC_ERR"
+	lc_log_has '^lanecp: copied 0 files, 0 bytes, failed 70 in ' "$LC_ERR"
+	lc_log_has '^lanecp: 70 files could not be copied' "$LC_ERR"
 	[[ $(grep -c ': file exists' "$t/fail.log") == 6 ]] ||
 		{ lc__show "$t/fail.log"; lc_fail "the log: not 5 'file exists' lines and a count"; }
-	python3 - "$d/out.json" <<'EOF' || lc_fail "--json of 43 failures"
+	python3 - "$d/out.json" "$H:$t/dst/src/" <<'EOF' || lc_fail "--json of 70 failures"
 import json, sys
 j = json.load(open(sys.argv[1]))
-assert j["failed_count"] == 43 and len(j["failed"]) == 43, j
+assert j["failed_count"] == 70 and len(j["failed"]) == 70, j
+assert j["failed_names_truncated"] is False, j
 assert j["failed_like"] == [{"error": "file exists (use -f to overwrite)",
-                             "count": 43}], j["failed_like"]
-assert any(f["path"].endswith("/names/\u00fcber-\u00fc") for f in j["failed"]), j
+                             "count": 70}], j["failed_like"]
+# every one named, each once, with its error
+names = sorted(f["path"] for f in j["failed"])
+want = [sys.argv[2] + "d%d/f%02d" % (i % 4, i) for i in range(67)]
+want += [sys.argv[2] + "names/" + n for n in
+         ("\u00fcber-\u00fc", "nl\nname", "bad\ufffdname")]
+assert names == sorted(want), (set(names) ^ set(want))
+assert all(f["error"] == "file exists (use -f to overwrite)"
+           for f in j["failed"]), j["failed"]
 EOF
+
+	lc_note "output: -u counts a changed file as updated, a new one as copied"
+	printf changed >"$t/src/d1/f01"
+	echo new >"$t/src/d2/new"
+	lc_lanecp -r -u -v --json "$t/src" "$H:$t/dst/" >"$d/upd.json"
+	lc_log_has '^lanecp: copied 1 file, updated 1, 11 bytes, skipped 69 up to date, failed 0 in ' "$LC_ERR"
+	lc_log_has '^lanecp: src/d1/f01: updated, 7 bytes$' "$LC_ERR"
+	lc_log_has '^lanecp: src/d2/new: done, 4 bytes$' "$LC_ERR"
+	python3 - "$d/upd.json" <<'EOF' || lc_fail "--json of an update"
+import json, sys
+j = json.load(open(sys.argv[1]))
+assert (j["files"], j["copied"], j["updated"], j["updated_bytes"],
+        j["skipped"], j["failed_count"]) == (2, 1, 1, 7, 69, 0), j
+EOF
+	lc_note "output: -f counts a file it overwrote as updated"
+	lc_lanecp -f "$t/src/d3/f03" "$H:$t/dst/src/d3/"
+	lc_log_has '^lanecp: copied 0 files, updated 1, 300 bytes, failed 0 in ' "$LC_ERR"
+	cmp "$t/src/d3/f03" "$t/dst/src/d3/f03" || lc_fail "-f did not overwrite d3/f03"
 }
 
 # ---------------------------------------------------------------- main

@@ -18,6 +18,11 @@
  *   done_twice         the first FILE_DONE twice
  *   done_bytes         FILE_DONE with one byte more than the file has
  *   done_sum           FILE_DONE whose checksum is not hex (-e)
+ *   done_noflags       FILE_DONE without its flags (the HELLO said it
+ *                      sends them)
+ *   done_badflag       FILE_DONE with a flag that has no meaning
+ *   old_counts         not a lie: a sink from before FILE_DONE's flags
+ *                      (no HELLO flag 8, no flags in any FILE_DONE)
  *   progress_unknown   PROGRESS whose mark is a file never announced
  *   progress_past      PROGRESS with more written of file 1 than it has
  *   progress_back      a PROGRESS whose byte count is below the last one
@@ -297,9 +302,22 @@ sink_ready(struct lc_msg_file_ready *r, struct lc_buf *out)
 	}
 }
 
+/* old_counts: the sink's HELLO without LC_HELLO_COUNTS */
+static void
+sink_hello(struct lc_msg_hello *h, struct lc_buf *out)
+{
+	if (strcmp(evil, "old_counts") == 0)
+		h->flags &= ~LC_HELLO_COUNTS;
+	lc_msg_put_hello(out, h);
+}
+
 static void
 sink_done(struct lc_msg_file_done *d, struct lc_buf *out)
 {
+	if (strcmp(evil, "old_counts") == 0) {
+		d->has_flags = 0;
+		d->flags = 0;
+	}
 	if (is("done_bytes")) {
 		d->bytes++;
 		done = 1;
@@ -308,6 +326,30 @@ sink_done(struct lc_msg_file_done *d, struct lc_buf *out)
 		if (colon != NULL && colon[1] != '\0')
 			colon[1] = 'z';
 		done = 1;
+	} else if (is("done_noflags") && d->has_flags) {
+		d->has_flags = 0;
+		d->flags = 0;
+		done = 1;
+	} else if (is("done_badflag") && d->has_flags) {
+		/* raw: the encoder is the checks' too */
+		uint8_t p[64];
+		size_t n = 0;
+		int i;
+
+		p[n++] = (uint8_t)(d->id >> 24);
+		p[n++] = (uint8_t)(d->id >> 16);
+		p[n++] = (uint8_t)(d->id >> 8);
+		p[n++] = (uint8_t)d->id;
+		for (i = 56; i >= 0; i -= 8)
+			p[n++] = (uint8_t)(d->bytes >> i);
+		memset(p + n, 0, 4);	/* no checksum */
+		n += 4;
+		p[n++] = 0x80;
+		lc_buf_put_u32(out, (uint32_t)n + 1);
+		lc_buf_put_u8(out, LC_MSG_FILE_DONE);
+		lc_buf_put(out, p, n);
+		done = 1;
+		return;
 	}
 	lc_msg_put_file_done(out, d);
 	if (is("done_twice")) {
@@ -416,6 +458,7 @@ from_child(struct lc_buf *in, struct lc_buf *out)
 		struct lc_msg_target_ok t;
 		struct lc_msg_del_cand k;
 		struct lc_msg_deleted dd;
+		struct lc_msg_hello h;
 	} m;
 
 	while (lc_msg_peek(lc_buf_ptr(in), lc_buf_len(in), &type, &payload,
@@ -447,6 +490,9 @@ from_child(struct lc_buf *in, struct lc_buf *out)
 		else if (type == LC_MSG_DELETED &&
 		    lc_msg_get_deleted(payload, plen, &m.dd) == 0)
 			sink_deleted(&m.dd, out);
+		else if (type == LC_MSG_HELLO &&
+		    lc_msg_get_hello(payload, plen, &m.h) == 0)
+			sink_hello(&m.h, out);
 		else
 			lc_buf_put(out, lc_buf_ptr(in), flen);
 		lc_buf_consume(in, flen);

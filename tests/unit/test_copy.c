@@ -91,6 +91,9 @@ same_content(const char *a, const char *b)
 	return same;
 }
 
+/* the last copy's counts: files written, of them updated */
+static uint32_t last_files, last_updated;
+
 static int
 copy(const char *src, const char *dst, uint32_t streams, uint32_t block,
     int force, struct lc_err *e)
@@ -98,6 +101,7 @@ copy(const char *src, const char *dst, uint32_t streams, uint32_t block,
 	struct lc_copy_opts o;
 	struct lc_copy_result res;
 	const char *srcs[1] = { src };
+	int r;
 
 	memset(&o, 0, sizeof(o));
 	o.sources = srcs;
@@ -110,7 +114,11 @@ copy(const char *src, const char *dst, uint32_t streams, uint32_t block,
 	o.no_fsync = 1;
 	lc_err_clear(e);
 	lc_log_init("test", LC_LOG_WARN, 2);
-	return lc_copy_run(&o, -1, &res, e);
+	r = lc_copy_run(&o, -1, &res, e);
+	last_files = res.files;
+	last_updated = res.updated;
+	lc_copy_result_free(&res);
+	return r;
 }
 
 LC_TEST(sizes_and_stream_counts)
@@ -148,6 +156,8 @@ LC_TEST(directory_target_and_existing_file)
 	write_random(src, 100000);
 	LC_CHECK(mkdir(sub, 0755) == 0);
 	LC_CHECK(copy(src, sub, 4, 8192, 0, &e) == 0);
+	/* a new file: copied, not updated */
+	LC_CHECK(last_files == 1 && last_updated == 0);
 	snprintf(dst, sizeof(dst), "%s/into/file.bin", dir);
 	LC_CHECK(same_content(src, dst));
 	LC_CHECK(stat(dst, &st) == 0);
@@ -159,6 +169,8 @@ LC_TEST(directory_target_and_existing_file)
 	write_random(src, 5000);
 	LC_CHECK(copy(src, sub, 4, 8192, 1, &e) == 0);
 	LC_CHECK(same_content(src, dst));
+	/* it replaced one: the sink says so (FILE_DONE), counted updated */
+	LC_CHECK(last_files == 1 && last_updated == 1);
 	/* a target ending in / that does not exist: made in its parent */
 	snprintf(dst, sizeof(dst), "%s/newdir/", dir);
 	LC_CHECK(copy(src, dst, 2, 8192, 0, &e) == 0);

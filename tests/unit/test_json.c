@@ -10,6 +10,7 @@
 #include "copy.h"
 #include "err.h"
 #include "json.h"
+#include "lc_limits.h"
 
 #include <stdint.h>
 
@@ -359,6 +360,94 @@ LC_TEST(copy_json_object_is_valid)
 	LC_CHECK(json_valid(out, got));
 	LC_CHECK(memmem(out, got, "\"exit_status\":7,\"error\":\"evil: "
 	    "\\ufffd\\u0001\\ufffd\\ufffd\\ufffd\\u001b[1m\\\"", 59) != NULL);
+}
+
+/* lc_copy_json of res written to a temporary file and read back whole */
+static char *
+json_of(const struct lc_copy_result *res, size_t *len)
+{
+	struct lc_copy_opts o;
+	struct lc_err e;
+	FILE *f = tmpfile();
+	char *out;
+	long n;
+
+	LC_CHECK(f != NULL);
+	memset(&o, 0, sizeof(o));
+	lc_err_clear(&e);
+	lc_copy_json(fileno(f), &o, res, &e, 23);
+	LC_CHECK((n = lseek(fileno(f), 0, SEEK_END)) > 0);
+	LC_CHECK((out = malloc((size_t)n)) != NULL);
+	LC_CHECK(pread(fileno(f), out, (size_t)n, 0) == n);
+	fclose(f);
+	*len = (size_t)n;
+	return out;
+}
+
+static size_t
+count_of(const char *hay, size_t n, const char *needle)
+{
+	size_t k = 0, l = strlen(needle);
+	const char *p = hay, *q;
+
+	while ((q = memmem(p, n - (size_t)(p - hay), needle, l)) != NULL) {
+		k++;
+		p = q + l;
+	}
+	return k;
+}
+
+/*
+ * --json names every failure (issue 24), not the first 64: each with its
+ * error, in order, until a bound (LC_RESULT_FAILED_BYTES; 1 MiB here, so
+ * that the case stays cheap under the sanitizers), past which it says
+ * so; the object stays valid JSON however many it names (it is written in
+ * pieces of 512 KiB).
+ */
+LC_TEST(copy_json_names_every_failure)
+{
+	struct lc_copy_result res;
+	char where[LC_PATH_MAX + 600], err[1024];
+	size_t n;
+	char *out;
+
+	memset(&res, 0, sizeof(res));
+	for (uint32_t i = 0; i < 70; i++) {
+		snprintf(where, sizeof(where), "host:/t/f%02u\xff", i);
+		lc_copy_result_failed(&res, where, "file exists");
+		res.nfailed++;
+	}
+	LC_CHECK_EQ_U(res.failed_named, 70);
+	out = json_of(&res, &n);
+	LC_CHECK(json_valid(out, n));
+	LC_CHECK_EQ_U(count_of(out, n, "{\"path\":"), 70);
+	LC_CHECK_EQ_U(count_of(out, n, "{\"path\":\"host:/t/f69\\ufffd\","
+	    "\"error\":\"file exists\"}],\"failed_names_truncated\":false,"),
+	    1);
+	free(out);
+
+	/* long names until the bound: the rest counted, not named */
+	memset(where, 'a', sizeof(where) - 1);
+	where[sizeof(where) - 1] = '\0';
+	memset(err, 'e', sizeof(err) - 1);
+	err[sizeof(err) - 1] = '\0';
+	while (!res.failed_truncated && res.nfailed < 100000) {
+		lc_copy_result_failed_max(&res, where, err, 1u << 20);
+		res.nfailed++;
+	}
+	LC_CHECK(res.failed_truncated);
+	LC_CHECK(res.failed_len <= 1u << 20);
+	LC_CHECK(res.failed_named > 150 && res.failed_named < res.nfailed);
+	out = json_of(&res, &n);
+	/* more than one piece: two writes at least */
+	LC_CHECK(n > (1u << 20) - 8192 && out[n - 1] == '\n');
+	LC_CHECK(json_valid(out, n));
+	LC_CHECK_EQ_U(count_of(out, n, "{\"path\":"), res.failed_named);
+	LC_CHECK_EQ_U(count_of(out, n, "\"failed_names_truncated\":true,"),
+	    1);
+	free(out);
+	lc_copy_result_free(&res);
+	LC_CHECK(res.failed_text == NULL && res.failed_named == 0);
 }
 
 LC_TEST_MAIN()

@@ -5,7 +5,8 @@
  * exchange, encoded from known values, against vectors made by the
  * hand-written encoders that wire.c had before its messages came from
  * one table (wire_golden.inc).  Each vector must also decode and encode
- * back to itself.
+ * back to itself.  Beside them, FILE_DONE's optional flags byte (the one
+ * field a message may have or not), with and without it.
  *
  * LC_WIRE_GOLDEN_PRINT=1 test_wire_golden golden_vectors prints the
  * vectors of the encoders under test instead (to extend the list: add a
@@ -394,6 +395,17 @@ t_build(size_t i, struct lc_buf *b)
 		snprintf(m.deleted.msg, sizeof(m.deleted.msg), "busy");
 		r = lc_msg_put_deleted(b, &m.deleted);
 		return r == 0 ? "DELETED" : "DELETED!";
+	/* issue 24: FILE_DONE's flags (LC_HELLO_COUNTS), checked by hand
+	   against docs/PROTOCOL.md: FILE_DONE's bytes and one more */
+	case 47:
+		m.done.id = 5;
+		m.done.bytes = 4096;
+		snprintf(m.done.checksum, sizeof(m.done.checksum),
+		    "sha256=00ff");
+		m.done.has_flags = 1;
+		m.done.flags = LC_DONE_REPLACED;
+		r = lc_msg_put_file_done(b, &m.done);
+		return r == 0 ? "FILE_DONE replaced" : "FILE_DONE!";
 	default:
 		return NULL;
 	}
@@ -697,6 +709,65 @@ LC_TEST(generic_is_named)
 	lc_buf_reset(&b);
 	LC_CHECK(lc_msg_put(&b, 99, NULL) != 0);
 	LC_CHECK_EQ_U(lc_buf_len(&b), 0);
+	lc_buf_free(&b);
+}
+
+/* the one frame in b, of type want: its payload */
+static void
+t_one_frame(struct lc_buf *b, uint8_t want, const uint8_t **p, size_t *n)
+{
+	uint8_t type;
+	size_t flen;
+
+	LC_CHECK(lc_msg_peek(lc_buf_ptr(b), lc_buf_len(b), &type, p, n,
+	    &flen) == 1);
+	LC_CHECK_EQ_U(type, want);
+	LC_CHECK_EQ_U(flen, lc_buf_len(b));
+}
+
+/*
+ * FILE_DONE's flags (issue 24, LC_HELLO_COUNTS): with and without the
+ * byte, no flag beyond LC_DONE_MASK, never two bytes.
+ */
+LC_TEST(file_done_flags)
+{
+	struct lc_buf b;
+	struct lc_msg_file_done m, m2;
+	const uint8_t *p;
+	size_t n;
+
+	lc_buf_init(&b, LC_CTL_MAX + 8);
+	memset(&m, 0, sizeof(m));
+	m.id = 3;
+	m.bytes = 10;
+	/* from a sink before it: no byte, no flags */
+	LC_CHECK(lc_msg_put_file_done(&b, &m) == 0);
+	t_one_frame(&b, LC_MSG_FILE_DONE, &p, &n);
+	LC_CHECK(lc_msg_get_file_done(p, n, &m2) == 0);
+	LC_CHECK(m2.has_flags == 0 && m2.flags == 0);
+	/* with it: one byte more, decoded as sent */
+	m.has_flags = 1;
+	m.flags = LC_DONE_REPLACED;
+	lc_buf_reset(&b);
+	LC_CHECK(lc_msg_put_file_done(&b, &m) == 0);
+	t_one_frame(&b, LC_MSG_FILE_DONE, &p, &n);
+	LC_CHECK(lc_msg_get_file_done(p, n, &m2) == 0);
+	LC_CHECK(m2.has_flags == 1 && m2.flags == LC_DONE_REPLACED);
+	/* an unknown flag, and a byte past the flags */
+	for (unsigned f = 2; f < 256; f++) {
+		m.flags = (uint8_t)f;
+		lc_buf_reset(&b);
+		LC_CHECK(lc_msg_put_file_done(&b, &m) == 0);
+		t_one_frame(&b, LC_MSG_FILE_DONE, &p, &n);
+		LC_CHECK(lc_msg_get_file_done(p, n, &m2) == -LC_ERR_PROTO);
+	}
+	m.flags = 0;
+	lc_buf_reset(&b);
+	LC_CHECK(lc_msg_put_file_done(&b, &m) == 0);
+	LC_CHECK(lc_buf_put_u8(&b, 0) == 0);
+	lc_buf_poke_u32(&b, 0, (uint32_t)lc_buf_len(&b) - 4);
+	t_one_frame(&b, LC_MSG_FILE_DONE, &p, &n);
+	LC_CHECK(lc_msg_get_file_done(p, n, &m2) == -LC_ERR_PROTO);
 	lc_buf_free(&b);
 }
 

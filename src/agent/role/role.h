@@ -70,6 +70,9 @@ struct lc_role_settings {
 	int local;		/* in the controller's process: its stdin and
 				   stdout are the user's (pipes, "-") */
 	char transfer[LC_TRANSFER_HEX + 1];	/* the agent's id, or "" */
+	int done_flags;		/* the controller's HELLO had
+				   LC_HELLO_COUNTS: FILE_DONE carries its
+				   flags */
 	int tilde;		/* expand "~" and "~user" in user paths
 				   (a remote agent, as scp) */
 	/*

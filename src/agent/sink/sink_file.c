@@ -186,6 +186,7 @@ lc_sink_answer(struct lc_sink *s, struct lc_sfile *f, int why,
 	} else {
 		memset(&d, 0, sizeof(d));
 		d.id = f->id;
+		d.has_flags = s->port.set.done_flags != 0;
 		r = lc_msg_put_file_done(s->port.out, &d);
 	}
 	lc__sink_retire(s);

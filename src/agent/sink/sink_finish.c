@@ -207,6 +207,10 @@ lc__sink_file_finished(struct lc_sink *s, struct lc_sfile *f,
 	fd.id = ev->a;
 	fd.bytes = ev->b;
 	snprintf(fd.checksum, sizeof(fd.checksum), "%s", ev->text);
+	/* what it replaced, for the controller's "updated" count */
+	fd.has_flags = s->port.set.done_flags != 0;
+	if (fd.has_flags && f->p.replaces)
+		fd.flags = LC_DONE_REPLACED;
 	if ((r = lc_msg_put_file_done(s->port.out, &fd)) != 0)
 		return r;
 	lc__sink_retire(s);
