@@ -133,14 +133,17 @@ lc_log_has "$(lc_re "$d/rtree/sub/b"): 1\.0 MiB of the partial file differ" "$LC
 
 # -u's delta: a changed file is built from the target's old copy (8 KiB
 # chunks for 32 MiB: 4096 of them) and only the chunks that differ, and
-# the tail past the old size, are sent.
+# the tail past the old size, are sent.  The hash list goes in FILE_HASHES
+# frames of 32768 hashes; with UPD_FRAME the remote sink (its own
+# environment, through -T) sends that many a frame, so 4096 take several.
 K8=8192
 # upd NAME SENT KEPT [ARGS...]: -u from $d/new to NAME, check the counts
 upd() {
 	local name=$1 sent=$2 kept=$3
 	shift 3
 	touch -d '2020-01-01 00:00:00' "$d/remote/$name"
-	L -u -v --json "$@" "$d/new" "$H:$d/remote/$name" >"$d/json"
+	lc_lanecp -T "${UPD_FRAME:+env LANECP_HASH_FRAME=$UPD_FRAME }$d/agent" \
+		-u -v -v --json "$@" "$d/new" "$H:$d/remote/$name" >"$d/json"
 	cmp "$d/new" "$d/remote/$name" || lc_fail "$name: differs after -u"
 	[[ -z $(find "$d/remote" -name ".$name.lanecp-part") ]] || lc_fail "$name: partial file left"
 	local got
@@ -152,7 +155,7 @@ upd() {
 	[[ $got == "$kept" ]] || lc_fail "$name: kept $got bytes, expected $kept"
 }
 
-lc_note "-u: scattered changes send only their chunks"
+lc_note "-u: scattered changes send only their chunks (the hashes in 5 frames)"
 cp "$d/local/src" "$d/remote/delta"
 cp "$d/local/src" "$d/new"
 change "$d/new" $((M + 5)) 1
@@ -160,7 +163,8 @@ change "$d/new" $((10 * M - 1)) 2	# two chunks: the end of one, start of the nex
 change "$d/new" $((20 * M + 100)) 100
 change "$d/new" $((32 * M - 1)) 1	# the last chunk
 ino=$(stat -c %i "$d/remote/delta")
-upd delta $((5 * K8)) $((32 * M - 5 * K8)) -e
+UPD_FRAME=1000 upd delta $((5 * K8)) $((32 * M - 5 * K8)) -e
+lc_log_has "$(lc_re "$d/remote/delta"): 4096 hashes of 8192-byte chunks in 5 FILE_HASHES frames" "$LC_ERR"
 lc_log_has "$(lc_re "$d/remote/delta"): delta: 32\.0 MiB of 32\.0 MiB kept from the old copy, 40\.0 KiB sent" "$LC_ERR"
 [[ $(stat -c %i "$d/remote/delta") != "$ino" ]] || lc_fail "delta: written in place, not renamed"
 
