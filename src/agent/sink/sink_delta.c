@@ -92,8 +92,8 @@ lc__sink_delta_prepare(struct lc_sink *s, struct lc_sfile *f, uint64_t *kept,
 	}
 	f->seed_fd = fd;
 	*kept = len;
-	if (lc__sink_resume_prepare(s, f, kept, LC_DELTA_CHUNK_MIN, max,
-	    hlen, e) != 0)
+	if (lc__sink_resume_prepare(s, f, kept, LC_DELTA_CHUNK_MIN, max, hlen,
+		e) != 0)
 		return -e->code;
 	if (*kept == 0)
 		return 0; /* out of memory for the hashes: whole */
