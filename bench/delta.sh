@@ -18,7 +18,8 @@
 # target is reset to the old version with an old mtime, the source read
 # into the page cache, and `sync`.  lanecp's bytes: --json "bytes" (DATA
 # sent by the source) and the SSH control channel is not counted (its
-# FILE_PREFIX carries 32 bytes of hash per chunk: 512 KiB for 1 GiB);
+# FILE_HASHES frames carry 16 bytes of hash per chunk: 2 MiB for 1 GiB of
+# 8 KiB chunks; add it for the two-way total);
 # rsync's: "Total bytes sent" and "received" from --stats (the sender's
 # literal data and tokens; received is the receiver's block checksums).
 # Link lfn1g: bench/wan.sh's profile (1 Gbit/s, 50 ms RTT, 0.1 % loss),
