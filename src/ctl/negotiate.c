@@ -52,6 +52,8 @@ lc__ctl_got_hello(struct lc_ctl *c, struct lc_endpoint *ep, const uint8_t *p,
 		return lc_err_set(e, LC_ERR_PROTO, "%s: malformed HELLO "
 		    "(is '%s' really lanecp?)", ep->name, lc__ctl_agent_cmd(c));
 	ep->hello_seen = 1;
+	if (ep == &c->src)
+		ep->hello.flags = lc_testhook_src_flags(ep->hello.flags);
 	/* each agent's, as it comes: the sink's may come after LISTEN */
 	if (c->args.pipes && !(ep->hello.flags & LC_HELLO_PIPES))
 		return lc_err_set(e, LC_ERR_VERSION, "%s: the agent (lanecp "

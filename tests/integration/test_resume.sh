@@ -168,6 +168,18 @@ lc_log_has "$(lc_re "$d/remote/delta"): 4096 hashes of 8192-byte chunks in 5 FIL
 lc_log_has "$(lc_re "$d/remote/delta"): delta: 32\.0 MiB of 32\.0 MiB kept from the old copy, 40\.0 KiB sent" "$LC_ERR"
 [[ $(stat -c %i "$d/remote/delta") != "$ino" ]] || lc_fail "delta: written in place, not renamed"
 
+lc_note "-u with a source from before FILE_HASHES: one FILE_PREFIX, the same chunks"
+if "$LANECP" --test-hooks >/dev/null 2>&1; then
+	cp "$d/new" "$d/remote/delta"
+	change "$d/new" $((4 * M)) 1
+	LANECP_TEST_OLD_SOURCE=1 upd delta $K8 $((32 * M - K8))
+	lc_log_has 'test hook: the source is taken for one without FILE_HASHES' "$LC_ERR"
+	lc_log_lacks 'FILE_HASHES frames' "$LC_ERR"
+	lc_log_has "$(lc_re "$d/remote/delta"): delta: 32\.0 MiB of 32\.0 MiB kept from the old copy, 8\.0 KiB sent" "$LC_ERR"
+else
+	echo "SKIPPED: -u with an old source (no test hooks in $LANECP)"
+fi
+
 lc_note "-u: a file that grew sends its changes and the new tail"
 head -c $((M + 3)) /dev/urandom >>"$d/new"
 change "$d/new" $((3 * M)) 1
