@@ -137,14 +137,15 @@ lc_log_has "$(lc_re "$d/rtree/sub/b"): 1\.0 MiB of the partial file differ" "$LC
 # frames of 32768 hashes; with UPD_FRAME the remote sink (its own
 # environment, through -T) sends that many a frame, so 4096 take several.
 K8=8192
-# upd NAME SENT KEPT [ARGS...]: -u from $d/new to NAME, check the counts
+# upd NAME SENT KEPT [ARGS...]: -u from $UPD_SRC (default $d/new) to NAME,
+# check the counts
 upd() {
-	local name=$1 sent=$2 kept=$3
+	local name=$1 sent=$2 kept=$3 src=${UPD_SRC:-$d/new}
 	shift 3
 	touch -d '2020-01-01 00:00:00' "$d/remote/$name"
 	lc_lanecp -T "${UPD_FRAME:+env LANECP_HASH_FRAME=$UPD_FRAME }$d/agent" \
-		-u -v -v --json "$@" "$d/new" "$H:$d/remote/$name" >"$d/json"
-	cmp "$d/new" "$d/remote/$name" || lc_fail "$name: differs after -u"
+		-u -v -v --json "$@" "$src" "$H:$d/remote/$name" >"$d/json"
+	cmp "$src" "$d/remote/$name" || lc_fail "$name: differs after -u"
 	[[ -z $(find "$d/remote" -name ".$name.lanecp-part") ]] || lc_fail "$name: partial file left"
 	local got
 	for k in bytes bytes_written; do
@@ -170,12 +171,13 @@ lc_log_has "$(lc_re "$d/remote/delta"): delta: 32\.0 MiB of 32\.0 MiB kept from 
 
 lc_note "-u with a source from before FILE_HASHES: one FILE_PREFIX, the same chunks"
 if "$LANECP" --test-hooks >/dev/null 2>&1; then
-	cp "$d/new" "$d/remote/delta"
-	change "$d/new" $((4 * M)) 1
-	LANECP_TEST_OLD_SOURCE=1 upd delta $K8 $((32 * M - K8))
+	head -c $M "$d/local/src" >"$d/remote/old1"
+	head -c $M "$d/local/src" >"$d/new1"
+	change "$d/new1" $((M / 2)) 1
+	UPD_SRC=$d/new1 LANECP_TEST_OLD_SOURCE=1 upd old1 $K8 $((M - K8))
 	lc_log_has 'test hook: the source is taken for one without FILE_HASHES' "$LC_ERR"
 	lc_log_lacks 'FILE_HASHES frames' "$LC_ERR"
-	lc_log_has "$(lc_re "$d/remote/delta"): delta: 32\.0 MiB of 32\.0 MiB kept from the old copy, 8\.0 KiB sent" "$LC_ERR"
+	lc_log_has "$(lc_re "$d/remote/old1"): delta: 1016\.0 KiB of 1\.0 MiB kept from the old copy, 8\.0 KiB sent" "$LC_ERR"
 else
 	echo "SKIPPED: -u with an old source (no test hooks in $LANECP)"
 fi
