@@ -8,7 +8,10 @@
 #   bench/delta.sh [-n RUNS] [--link lfn1g|loopback] [--size BYTES]
 #
 # TOOLS (default "lanecp rsync lanecp-W") picks the tools; lanecp-nofsync
-# is lanecp -u --no-fsync (what the durable write of the new file costs).
+# is lanecp -u --no-fsync (what the durable write of the new file costs);
+# lanecp-old is lanecp -u with the test hook LANECP_TEST_OLD_SOURCE=1 (a
+# test build): the delta as with a source from before FILE_HASHES, one
+# FILE_PREFIX of at most 16384 chunks (64 KiB for 1 GiB).
 #
 # Patterns (seeded, the same every run):
 #   regions  100 regions of 100 KiB at random offsets (1 %)
@@ -90,8 +93,9 @@ run_one() {	# PATTERN TOOL
 	reset "$pat"
 	t0=$(date +%s.%N)
 	case $tool in
-	lanecp | lanecp-W | lanecp-nofsync)
-		"${PRE[@]}" "$LANECP" -F "$LC_SSH_CONFIG" -q -u --json \
+	lanecp | lanecp-W | lanecp-nofsync | lanecp-old)
+		"${PRE[@]}" env $([[ $tool == lanecp-old ]] && echo LANECP_TEST_OLD_SOURCE=1) \
+		    "$LANECP" -F "$LC_SSH_CONFIG" -q -u --json \
 		    $([[ $tool == lanecp-W ]] && echo -W) \
 		    $([[ $tool == lanecp-nofsync ]] && echo --no-fsync) \
 		    "$W/$pat" "$H:$W/dst" >"$W/json"
