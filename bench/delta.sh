@@ -8,7 +8,10 @@
 #   bench/delta.sh [-n RUNS] [--link lfn1g|loopback] [--size BYTES]
 #
 # TOOLS (default "lanecp rsync lanecp-W") picks the tools; lanecp-nofsync
-# is lanecp -u --no-fsync (what the durable write of the new file costs).
+# is lanecp -u --no-fsync (what the durable write of the new file costs);
+# lanecp-old is lanecp -u with the test hook LANECP_TEST_OLD_SOURCE=1 (a
+# test build): the delta as with a source from before FILE_HASHES, one
+# FILE_PREFIX of at most 16384 chunks (64 KiB for 1 GiB).
 #
 # Patterns (seeded, the same every run):
 #   regions  100 regions of 100 KiB at random offsets (1 %)
@@ -18,7 +21,8 @@
 # target is reset to the old version with an old mtime, the source read
 # into the page cache, and `sync`.  lanecp's bytes: --json "bytes" (DATA
 # sent by the source) and the SSH control channel is not counted (its
-# FILE_PREFIX carries 32 bytes of hash per chunk: 512 KiB for 1 GiB);
+# FILE_HASHES frames carry 16 bytes of hash per chunk: 2 MiB for 1 GiB of
+# 8 KiB chunks; add it for the two-way total);
 # rsync's: "Total bytes sent" and "received" from --stats (the sender's
 # literal data and tokens; received is the receiver's block checksums).
 # Link lfn1g: bench/wan.sh's profile (1 Gbit/s, 50 ms RTT, 0.1 % loss),
@@ -89,8 +93,9 @@ run_one() {	# PATTERN TOOL
 	reset "$pat"
 	t0=$(date +%s.%N)
 	case $tool in
-	lanecp | lanecp-W | lanecp-nofsync)
-		"${PRE[@]}" "$LANECP" -F "$LC_SSH_CONFIG" -q -u --json \
+	lanecp | lanecp-W | lanecp-nofsync | lanecp-old)
+		"${PRE[@]}" env $([[ $tool == lanecp-old ]] && echo LANECP_TEST_OLD_SOURCE=1) \
+		    "$LANECP" -F "$LC_SSH_CONFIG" -q -u --json \
 		    $([[ $tool == lanecp-W ]] && echo -W) \
 		    $([[ $tool == lanecp-nofsync ]] && echo --no-fsync) \
 		    "$W/$pat" "$H:$W/dst" >"$W/json"

@@ -10,6 +10,7 @@
 #include "log.h"
 #include "parse.h"
 #include "secmem.h"
+#include "sink.h"
 #include "source.h"
 #include "tls.h"
 #include "version.h"
@@ -93,11 +94,12 @@ int
 lc_agent_settings(struct lc_err *e)
 {
 	uint64_t epoch;
-	uint32_t runs;
+	uint32_t runs, frame;
 	int r;
 
 	if ((r = lc_aead_epoch(&epoch, e)) != 0 ||
-	    (r = lc_source_max_runs(&runs, e)) != 0)
+	    (r = lc_source_max_runs(&runs, e)) != 0 ||
+	    (r = lc_sink_hash_frame(&frame, e)) != 0)
 		return r;
 	return 0;
 }

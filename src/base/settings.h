@@ -7,13 +7,14 @@
  *
  *   LANECP_AEAD_EPOCH   net/aead.c        rekey after this much payload
  *   LANECP_MAX_RUNS     agent/source      resume check: runs kept
+ *   LANECP_HASH_FRAME   agent/sink        -u's delta: hashes per frame
  *   LANECP_GRACE_S      ctl/controller.c  the agents' grace in PINGs
  *   LANECP_DEL_MAX      ctl/controller_del.c  --delete's candidates
  *   LANECP_TRANSFER     ctl/copy.c        a fixed transfer id
  *   LANECP_ARCH         ctl/push.c        the system the push compares
  *
  * None widens what a peer may do: each only narrows a bound the code
- * enforces anyway (a shorter epoch, fewer runs, a grace the agent clamps)
+ * enforces anyway (a shorter epoch, fewer runs, smaller frames, a grace the agent clamps)
  * or names what a peer could name itself (a transfer id is public,
  * takeover.h).  A value that is set but malformed or out of range is
  * refused, never ignored: the programs read every setting they hold at

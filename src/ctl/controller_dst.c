@@ -1,6 +1,6 @@
 /*
  * The controller's checks of the sink agent's messages (TARGET_OK,
- * FILE_READY, FILE_PREFIX, FILE_SKIP, FILE_DONE, STREAM_LOST, PROGRESS,
+ * FILE_READY, FILE_PREFIX, FILE_HASHES, FILE_SKIP, FILE_DONE, STREAM_LOST, PROGRESS,
  * SINK_DONE, ...): only announced ids, each step once and in protocol
  * order, counts that never go backwards; then forwarded to the source or
  * used.
@@ -189,6 +189,40 @@ lc_ctl_dst_prefix(struct lc_ctl *c, const struct lc_msg_file_prefix *m,
 	return lc_msg_put_file_prefix(&c->src.out, m);
 }
 
+/*
+ * -u's delta with small chunks: the hash list in slices, in order.  The
+ * first opens it as FILE_PREFIX does; each later one must be the next
+ * slice of the same list.  PREFIX_MATCH is accepted once all are in.
+ */
+static int
+lc_ctl_dst_hashes(struct lc_ctl *c, const struct lc_msg_file_hashes *m,
+    struct lc_err *e)
+{
+	struct lc_ctl_file *f = lc__ctl_file_find(c, m->id);
+	int next = f != NULL && f->prefixed && f->hashes_total != 0 &&
+	    f->hashes_got < f->hashes_total && m->first == f->hashes_got &&
+	    m->length == f->prefix_len && m->chunk == f->chunk &&
+	    m->total == f->hashes_total;
+
+	if (f == NULL || !c->o->update || c->o->whole_file ||
+	    !(c->src.hello.flags & LC_HELLO_HASHES) || f->ready ||
+	    f->done || f->kind != LC_KIND_REG || f->stream ||
+	    m->length > f->size || (f->prefixed ? !next : m->first != 0))
+		return lc_err_set(e, LC_ERR_PROTO, "%s: sink sent an "
+		    "unexpected FILE_HASHES for file %u (%u of %u hashes "
+		    "from %u)", c->dst_ep.name, m->id, m->n, m->total,
+		    m->first);
+	if (!f->prefixed) {
+		f->prefixed = 1;
+		f->prefix_len = m->length;
+		f->chunk = m->chunk;
+		f->hashes_total = m->total;
+	}
+	f->hashes_got += m->n;
+	c->prog.t_progress = lc_now_ms();
+	return lc_msg_put_file_hashes(&c->src.out, m);
+}
+
 static int
 lc_ctl_dst_lost(struct lc_ctl *c, const struct lc_msg_stream_lost *m,
     struct lc_err *e)
@@ -303,6 +337,8 @@ lc__ctl_from_dst(struct lc_ctl *c, uint8_t type, const uint8_t *p, size_t n,
 		return 0;
 	case LC_MSG_FILE_PREFIX:
 		return lc_ctl_dst_prefix(c, &m.file_prefix, e);
+	case LC_MSG_FILE_HASHES:
+		return lc_ctl_dst_hashes(c, &m.file_hashes, e);
 	case LC_MSG_STREAM_LOST:
 		return lc_ctl_dst_lost(c, &m.stream_lost, e);
 	case LC_MSG_LISTENING:

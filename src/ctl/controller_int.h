@@ -48,6 +48,8 @@ struct lc_ctl_file {
 	uint64_t size;
 	uint64_t prefix_len;	/* resume: the sink's partial file */
 	uint32_t chunk;		/* resume: its chunk size */
+	uint32_t hashes_total;	/* FILE_HASHES: the list's length */
+	uint32_t hashes_got;	/* FILE_HASHES: forwarded so far */
 	uint64_t kept;		/* resume: bytes of it kept (resumed) */
 	uint64_t match;		/* resume: the source's PREFIX_MATCH */
 	uint8_t prefixed;	/* FILE_PREFIX forwarded */

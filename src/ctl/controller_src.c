@@ -314,6 +314,7 @@ lc_ctl_src_match(struct lc_ctl *c, const struct lc_msg_prefix_match *m,
 	struct lc_ctl_file *f = lc__ctl_file_find(c, m->id);
 
 	if (f == NULL || !f->prefixed || f->matched ||
+	    f->hashes_got < f->hashes_total ||
 	    lc_prefix_match_check(m, f->prefix_len, f->chunk) != 0)
 		return lc_err_set(e, LC_ERR_PROTO, "%s: source sent an "
 		    "unexpected PREFIX_MATCH for file %u (%llu bytes, %u runs)",

@@ -55,6 +55,8 @@ lc__ctl_got_hello(struct lc_ctl *c, struct lc_endpoint *ep, const uint8_t *p,
 		return lc_err_set(e, LC_ERR_PROTO, "%s: malformed HELLO "
 		    "(is '%s' really lanecp?)", ep->name, lc__ctl_agent_cmd(c));
 	ep->hello_seen = 1;
+	if (ep == &c->src)
+		ep->hello.flags = lc_testhook_src_flags(ep->hello.flags);
 	/* each agent's, as it comes: the sink's may come after LISTEN */
 	if (c->args.pipes && !(ep->hello.flags & LC_HELLO_PIPES))
 		return lc_err_set(e, LC_ERR_VERSION, "%s: the agent (lanecp "
@@ -132,6 +134,10 @@ lc__ctl_negotiate(struct lc_ctl *c, struct lc_err *e)
 	    (o->preserve ? LC_TGT_PRESERVE : 0) |
 	    (o->update ? LC_TGT_UPDATE : 0) |
 	    (o->update && !o->whole_file ? LC_TGT_DELTA : 0) |
+	    /* the source's HELLO is in: small chunks only if it can read
+	       their list (FILE_HASHES), else one FILE_PREFIX as before */
+	    (o->update && !o->whole_file &&
+	    (c->src.hello.flags & LC_HELLO_HASHES) ? LC_TGT_HASHES : 0) |
 	    (o->skip_existing ? LC_TGT_SKIP_EXISTING : 0) |
 	    (o->recursive ? LC_TGT_TREE : 0) |
 	    (o->owner ? LC_TGT_OWNER : 0) |

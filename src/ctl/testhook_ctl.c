@@ -96,6 +96,18 @@ lc_testhook_allow_local(const struct lc_copy_opts *o)
 	return o->allow_local;
 }
 
+uint32_t
+lc_testhook_src_flags(uint32_t flags)
+{
+	const char *v = getenv("LANECP_TEST_OLD_SOURCE");
+
+	if (v == NULL || strcmp(v, "1") != 0)
+		return flags;
+	lc_log_verbose("test hook: the source is taken for one without "
+		       "FILE_HASHES");
+	return flags & ~LC_HELLO_HASHES;
+}
+
 int
 lc_testhook_cli(int argc, char **argv)
 {

@@ -13,6 +13,12 @@
  * A hook, not a setting: it runs any program the environment names on
  * the data path, and lc_proxy exists to damage streams.
  *
+ * LANECP_TEST_OLD_SOURCE=1: the controller takes the source's HELLO for
+ * one without flag 16 (LC_HELLO_HASHES), as from a source built before
+ * FILE_HASHES, so a test reaches -u's delta in one FILE_PREFIX (and the
+ * controller's refusal of FILE_HASHES) with today's agents.  A hook: it
+ * makes the controller believe what no peer said.
+ *
  * lc_copy_opts.allow_local: both ends on this host, data over loopback
  * (tests/unit/test_copy.c).  The field is in every build (one layout);
  * only a hook build honours it.
@@ -47,6 +53,9 @@ void lc_testhook_proxy_stop(pid_t pid);
 /* 1 when the options allow a copy with both ends local. */
 int lc_testhook_allow_local(const struct lc_copy_opts *o);
 
+/* The source's HELLO flags as the controller takes them. */
+uint32_t lc_testhook_src_flags(uint32_t flags);
+
 /* 1 (after printing "test hooks: on") if argv is "PROG --test-hooks". */
 int lc_testhook_cli(int argc, char **argv);
 #else
@@ -70,6 +79,12 @@ lc_testhook_allow_local(const struct lc_copy_opts *o)
 {
 	(void)o;
 	return 0;
+}
+
+static inline uint32_t
+lc_testhook_src_flags(uint32_t flags)
+{
+	return flags;
 }
 
 static inline int

@@ -63,6 +63,8 @@ enum lc_msg_owner {
 #define LC_DONE_REPLACED 0x1u	/* a regular file that replaced an entry
 				   at the target: "updated", not "copied" */
 #define LC_DONE_MASK 0x1u
+#define LC_HELLO_HASHES 0x10u	/* agent knows FILE_HASHES and
+				   LC_TGT_HASHES (issue 24, delta24b) */
 
 /* File kinds in LC_MSG_FILE */
 enum lc_file_kind {
@@ -150,7 +152,9 @@ int lc_skip_set_get(const char *msg, unsigned *set);
 				   DEL_SCAN */
 #define LC_TGT_DRYRUN 0x10000u	/* -n: change nothing, answer FILE_SKIP
 				   LC_SKIP_DRY_* for every entry */
-#define LC_TGT_MASK 0x1ffffu
+#define LC_TGT_HASHES 0x20000u	/* with _DELTA: the source knows
+				   FILE_HASHES; a delta's hashes go as those */
+#define LC_TGT_MASK 0x3ffffu
 
 /* LISTEN / CONNECT flags */
 #define LC_XFER_ENCRYPT 0x1u
@@ -421,6 +425,39 @@ struct lc_msg_file_prefix {
 	uint32_t chunk;		/* chunk size; the last chunk may be short */
 	uint32_t n;		/* ceil(length / chunk) */
 	const uint8_t *hashes;	/* n * 32 bytes, points into the frame */
+};
+
+/*
+ * -u's delta with LC_TGT_HASHES: the sink's chunk hashes of the old copy
+ * in one or more FILE_HASHES frames, each a slice [first, first + n) of
+ * the total.  A hash is the first 16 bytes of the chunk's SHA-256: half
+ * the bytes let a file have twice the chunks for the same list, and
+ * small chunks are what keeps a scattered change small (PROTOCOL.md,
+ * "-u's delta").  LC_HASHES_MAX_CHUNKS: 1 GiB gets 8 KiB chunks, 2 MiB
+ * of hashes; LC_HASHES_PER_FRAME: 512 KiB of them per frame.
+ */
+#define LC_HASHES_MAX_CHUNKS 131072u
+#define LC_HASHES_PER_FRAME 32768u
+#define LC_HASHES_HASH_LEN 16
+/*
+ * The hash lists of -u's deltas in flight at once: the sink sends whole
+ * what would go past it; the source refuses a sink whose FILE_HASHES
+ * lists not yet answered add up to more.
+ */
+#define LC_DELTA_MEM_MAX (32u << 20)
+/* A PREFIX_MATCH answers either list: its runs lie below this chunk. */
+#define LC_MATCH_MAX_CHUNKS LC_HASHES_MAX_CHUNKS
+_Static_assert(LC_HASHES_MAX_CHUNKS >= LC_PREFIX_MAX_CHUNKS,
+    "PREFIX_MATCH's run bound covers FILE_PREFIX's chunks too");
+
+struct lc_msg_file_hashes {
+	uint32_t id;
+	uint64_t length;	/* bytes of the old copy compared */
+	uint32_t chunk;		/* chunk size; the last chunk may be short */
+	uint32_t total;		/* ceil(length / chunk), the whole list */
+	uint32_t first;		/* this frame's first chunk */
+	uint32_t n;		/* hashes in this frame, 1 .. PER_FRAME */
+	const uint8_t *hashes;	/* n * 16 bytes, points into the frame */
 };
 
 /*

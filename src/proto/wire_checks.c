@@ -358,6 +358,50 @@ const struct lc_msg_hook lc__msg_hook_prefix_hashes = {
 };
 
 int
+lc__msg_precheck_file_hashes(const void *v)
+{
+	LC_BODY_OF(file_hashes, v);
+
+	return m->n == 0 || m->n > LC_HASHES_PER_FRAME ||
+	    m->total > LC_HASHES_MAX_CHUNKS ||
+	    (uint64_t)m->first + m->n > m->total;
+}
+
+static int
+lc_msg_slice_hashes_put(struct lc_buf *out, const void *v)
+{
+	LC_BODY_OF(file_hashes, v);
+
+	return lc_buf_put(out, m->hashes, (size_t)m->n * LC_HASHES_HASH_LEN);
+}
+
+/*
+ * A slice of the list: total = ceil(length / chunk) at most
+ * LC_HASHES_MAX_CHUNKS, 1 .. LC_HASHES_PER_FRAME hashes inside it, the
+ * rest of the frame.  That slices come in order and add up to the total
+ * is the receiver's check (it knows what came before).
+ */
+static int
+lc_msg_slice_hashes_get(struct lc_rd *rd, void *v)
+{
+	struct lc_msg_file_hashes *m = v;
+
+	if (m->id == 0 || m->length > (uint64_t)INT64_MAX || m->chunk == 0 ||
+	    lc__msg_precheck_file_hashes(m) ||
+	    (m->length + m->chunk - 1) / m->chunk != m->total ||
+	    rd->len != (size_t)m->n * LC_HASHES_HASH_LEN)
+		return -LC_ERR_PROTO;
+	m->hashes = rd->p;
+	rd->p += rd->len;
+	rd->len = 0;
+	return 0;
+}
+
+const struct lc_msg_hook lc__msg_hook_slice_hashes = {
+	lc_msg_slice_hashes_put, lc_msg_slice_hashes_get,
+};
+
+int
 lc__msg_precheck_prefix_match(const void *v)
 {
 	LC_BODY_OF(prefix_match, v);
@@ -400,7 +444,7 @@ lc_msg_match_runs_get(struct lc_rd *rd, void *v)
 		if (lc_rd_get_u32(rd, &c->first) != 0 ||
 		    lc_rd_get_u32(rd, &c->count) != 0 || c->count == 0 ||
 		    c->first < after ||
-		    (uint64_t)c->first + c->count > LC_PREFIX_MAX_CHUNKS)
+		    (uint64_t)c->first + c->count > LC_MATCH_MAX_CHUNKS)
 			return -LC_ERR_PROTO;
 		after = (uint64_t)c->first + c->count + 1;
 	}
@@ -554,7 +598,7 @@ lc_prefix_match_check(const struct lc_msg_prefix_match *m, uint64_t length,
 		return -LC_ERR_PROTO;
 	for (uint32_t i = 0; i < m->n; i++) {
 		c = &m->runs[i];
-		/* runs are bounded by LC_PREFIX_MAX_CHUNKS: no overflow */
+		/* runs are bounded by LC_MATCH_MAX_CHUNKS: no overflow */
 		end = ((uint64_t)c->first + c->count) * chunk;
 		if (end > length)
 			end = length;

@@ -100,6 +100,7 @@ lc_fz_build(struct lc_buf *b, uint8_t sel, struct lc_fz *f)
 		struct lc_msg_connect conn;
 		struct lc_msg_file_sum sum;
 		struct lc_msg_file_prefix prefix;
+		struct lc_msg_file_hashes hashes;
 		struct lc_msg_prefix_match match;
 		struct lc_msg_stream_lost lost;
 		struct lc_msg_ack ack;
@@ -113,7 +114,7 @@ lc_fz_build(struct lc_buf *b, uint8_t sel, struct lc_fz *f)
 	uint8_t pick;
 
 	memset(&m, 0, sizeof(m));
-	switch (sel % 18) {
+	switch (sel % 19) {
 	case 0:
 		m.hello.magic = LC_PROTO_MAGIC;
 		m.hello.proto = LC_PROTO_VERSION;
@@ -233,6 +234,19 @@ lc_fz_build(struct lc_buf *b, uint8_t sel, struct lc_fz *f)
 		snprintf(m.del.name, sizeof(m.del.name), "%s",
 		    pick < 10 ? paths[pick] : "sub");
 		return lc_msg_put_delete(b, &m.del);
+	case 18:	/* -u's delta: a slice of a hash list, any slice */
+		m.hashes.id = (uint32_t)lc_fz_take(f, 1);
+		m.hashes.length = lc_fz_take(f, 3);
+		m.hashes.chunk = LC_MIN_BLOCK << (lc_fz_take(f, 1) % 9);
+		m.hashes.total = (uint32_t)((m.hashes.length +
+		    m.hashes.chunk - 1) / m.hashes.chunk);
+		m.hashes.first = (uint32_t)lc_fz_take(f, 1);
+		m.hashes.n = (uint32_t)(lc_fz_take(f, 1) % 64) + 1;
+		if (m.hashes.first < m.hashes.total &&
+		    m.hashes.n > m.hashes.total - m.hashes.first)
+			m.hashes.n = m.hashes.total - m.hashes.first;
+		m.hashes.hashes = hashes;	/* 64 * 32 bytes: room */
+		return lc_msg_put_file_hashes(b, &m.hashes);
 	default:	/* a frame the agent never expects */
 		return lc_msg_put_empty(b, (uint8_t)lc_fz_take(f, 1));
 	}

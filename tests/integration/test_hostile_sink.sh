@@ -30,6 +30,8 @@ evil() {
 	n=$((n + 1))
 	t=$d/t$n
 	mkdir -p "$t"
+	# EVIL_OLD: an older copy of the file at the target (-u's delta)
+	[[ -z ${EVIL_OLD:-} ]] || { cp "$EVIL_OLD" "$t/src"; touch -d 2020-01-01 "$t/src"; }
 	rc=0
 	"$LANECP" -F "$LC_SSH_CONFIG" \
 		-T "LC_EVIL_SINK=$c LC_EVIL_REAL=$(printf '%q' "$LANECP") $(printf '%q' "$LC_TOOLS_DIR/lc_evil_sink")" \
@@ -49,7 +51,7 @@ refused() {
 	lc_log_has "^lanecp: ([^ ]*@)?$(lc_re "$H"): $pat" "$d/err"
 	[[ $(grep -cv 'dropped data connection' "$d/err") == 1 ]] ||
 		{ lc__show "$d/err"; lc_fail "$c: not one line"; }
-	if [[ $when == before && -e $t/src ]]; then
+	if [[ $when == before && -e $t/src && -z ${EVIL_OLD:-} ]]; then
 		ls -la "$t" >&2
 		lc_fail "$c: the target was written under its name"
 	fi
@@ -112,6 +114,16 @@ run sink_done_twice after 'unexpected or malformed SINK_DONE from the sink agent
 run sink_done_bytes after 'sink sent a bad SINK_DONE: 3145729 bytes written of 3145728'
 run skip_unknown before 'sink sent an unexpected FILE_SKIP for file 100000' "${slow[@]}"
 run prefix_unasked before 'sink sent an unexpected FILE_PREFIX for file 1 ' "${slow[@]}"
+# -u's delta over an older copy: a hash list whose slices lie (3 MiB: 384
+# hashes in one frame); the old copy stays as it was
+cp "$d/local/src" "$d/old"
+printf 'x' | dd of="$d/old" bs=1 seek=$((1 << 20)) conv=notrunc status=none
+export EVIL_OLD=$d/old
+run hashes_twice before 'sink sent an unexpected FILE_HASHES for file 1 \(384 of 384 hashes from 0\)' -u
+run hashes_gap before 'sink sent an unexpected FILE_HASHES for file 1 \(383 of 384 hashes from 1\)' -u
+run hashes_total before 'sink sent an unexpected FILE_HASHES for file 1 \(384 of 385 hashes from 0\)' -u
+[[ $CASES != all ]] || cmp "$d/old" "$t/src" || lc_fail "hashes: the old copy was changed"
+unset EVIL_OLD
 run bye_early before 'unexpected or malformed BYE from the sink agent' "${slow[@]}"
 run target_twice before 'sink sent TARGET_OK twice' "${slow[@]}"
 run grant_big before 'sink granted 4097 files in flight \(512 to [0-9]+\)' "${slow[@]}"

@@ -133,15 +133,19 @@ lc_log_has "$(lc_re "$d/rtree/sub/b"): 1\.0 MiB of the partial file differ" "$LC
 
 # -u's delta: a changed file is built from the target's old copy (8 KiB
 # chunks for 32 MiB: 4096 of them) and only the chunks that differ, and
-# the tail past the old size, are sent.
+# the tail past the old size, are sent.  The hash list goes in FILE_HASHES
+# frames of 32768 hashes; with UPD_FRAME the remote sink (its own
+# environment, through -T) sends that many a frame, so 4096 take several.
 K8=8192
-# upd NAME SENT KEPT [ARGS...]: -u from $d/new to NAME, check the counts
+# upd NAME SENT KEPT [ARGS...]: -u from $UPD_SRC (default $d/new) to NAME,
+# check the counts
 upd() {
-	local name=$1 sent=$2 kept=$3
+	local name=$1 sent=$2 kept=$3 src=${UPD_SRC:-$d/new}
 	shift 3
 	touch -d '2020-01-01 00:00:00' "$d/remote/$name"
-	L -u -v --json "$@" "$d/new" "$H:$d/remote/$name" >"$d/json"
-	cmp "$d/new" "$d/remote/$name" || lc_fail "$name: differs after -u"
+	lc_lanecp -T "${UPD_FRAME:+env LANECP_HASH_FRAME=$UPD_FRAME }$d/agent" \
+		-u -v -v --json "$@" "$src" "$H:$d/remote/$name" >"$d/json"
+	cmp "$src" "$d/remote/$name" || lc_fail "$name: differs after -u"
 	[[ -z $(find "$d/remote" -name ".$name.lanecp-part") ]] || lc_fail "$name: partial file left"
 	local got
 	for k in bytes bytes_written; do
@@ -152,7 +156,7 @@ upd() {
 	[[ $got == "$kept" ]] || lc_fail "$name: kept $got bytes, expected $kept"
 }
 
-lc_note "-u: scattered changes send only their chunks"
+lc_note "-u: scattered changes send only their chunks (the hashes in 5 frames)"
 cp "$d/local/src" "$d/remote/delta"
 cp "$d/local/src" "$d/new"
 change "$d/new" $((M + 5)) 1
@@ -160,9 +164,23 @@ change "$d/new" $((10 * M - 1)) 2	# two chunks: the end of one, start of the nex
 change "$d/new" $((20 * M + 100)) 100
 change "$d/new" $((32 * M - 1)) 1	# the last chunk
 ino=$(stat -c %i "$d/remote/delta")
-upd delta $((5 * K8)) $((32 * M - 5 * K8)) -e
+UPD_FRAME=1000 upd delta $((5 * K8)) $((32 * M - 5 * K8)) -e
+lc_log_has "$(lc_re "$d/remote/delta"): 4096 hashes of 8192-byte chunks in 5 FILE_HASHES frames" "$LC_ERR"
 lc_log_has "$(lc_re "$d/remote/delta"): delta: 32\.0 MiB of 32\.0 MiB kept from the old copy, 40\.0 KiB sent" "$LC_ERR"
 [[ $(stat -c %i "$d/remote/delta") != "$ino" ]] || lc_fail "delta: written in place, not renamed"
+
+lc_note "-u with a source from before FILE_HASHES: one FILE_PREFIX, the same chunks"
+if "$LANECP" --test-hooks >/dev/null 2>&1; then
+	head -c $M "$d/local/src" >"$d/remote/old1"
+	head -c $M "$d/local/src" >"$d/new1"
+	change "$d/new1" $((M / 2)) 1
+	UPD_SRC=$d/new1 LANECP_TEST_OLD_SOURCE=1 upd old1 $K8 $((M - K8))
+	lc_log_has 'test hook: the source is taken for one without FILE_HASHES' "$LC_ERR"
+	lc_log_lacks 'FILE_HASHES frames' "$LC_ERR"
+	lc_log_has "$(lc_re "$d/remote/old1"): delta: 1016\.0 KiB of 1\.0 MiB kept from the old copy, 8\.0 KiB sent" "$LC_ERR"
+else
+	echo "SKIPPED: -u with an old source (no test hooks in $LANECP)"
+fi
 
 lc_note "-u: a file that grew sends its changes and the new tail"
 head -c $((M + 3)) /dev/urandom >>"$d/new"

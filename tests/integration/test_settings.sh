@@ -33,6 +33,7 @@ refused() {
 lc_note "the controller refuses a bad value with exit 2 and one line"
 for v in LANECP_AEAD_EPOCH=4095 LANECP_AEAD_EPOCH=68719476737 \
 	LANECP_AEAD_EPOCH=64k LANECP_MAX_RUNS=0 LANECP_MAX_RUNS=8193 \
+	LANECP_HASH_FRAME=0 LANECP_HASH_FRAME=32769 \
 	LANECP_GRACE_S=0 LANECP_GRACE_S=3601 LANECP_GRACE_S=-1 \
 	LANECP_TRANSFER=0123 LANECP_TRANSFER=0123456789ABCDEF0123456789ABCDEF \
 	LANECP_ARCH=Linux LANECP_ARCH="Linux x86_64 more" LANECP_ARCH="Linux;x y"; do
@@ -44,6 +45,7 @@ lc_log_has '^lanecp: LANECP_GRACE_S=99999: must be a number from 1 to 3600' "$d/
 lc_note "the bounds themselves and an empty value are accepted"
 for v in LANECP_AEAD_EPOCH=4096 LANECP_AEAD_EPOCH=68719476736 \
 	LANECP_MAX_RUNS=1 LANECP_MAX_RUNS=8192 LANECP_GRACE_S=1 \
+	LANECP_HASH_FRAME=1 LANECP_HASH_FRAME=32768 \
 	LANECP_GRACE_S=3600 LANECP_TRANSFER=0123456789abcdef0123456789abcdef \
 	LANECP_ARCH="$(uname -s) $(uname -m)" LANECP_AEAD_EPOCH=; do
 	rm -f "$d/remote/f"
@@ -54,7 +56,7 @@ done
 
 lc_note "an agent refuses a bad value with exit 2 and one line"
 for prog in "$LANECP" "$agent"; do
-	for v in LANECP_AEAD_EPOCH=1 LANECP_MAX_RUNS=x; do
+	for v in LANECP_AEAD_EPOCH=1 LANECP_MAX_RUNS=x LANECP_HASH_FRAME=x; do
 		rc=0
 		env "$v" "$prog" --agent </dev/null >/dev/null 2>"$d/agent.err" || rc=$?
 		[[ $rc == 2 ]] || { lc__show "$d/agent.err"; lc_fail "$prog $v: exit $rc, expected 2"; }

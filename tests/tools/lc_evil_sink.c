@@ -37,6 +37,11 @@
  *   sink_done_bytes    SINK_DONE counting more bytes than the copy has
  *   skip_unknown       FILE_SKIP for an id never announced
  *   prefix_unasked     FILE_PREFIX without -a (before FILE_READY)
+ *   hashes_twice       -u's delta: its first FILE_HASHES slice twice
+ *   hashes_gap         -u's delta: its first FILE_HASHES slice starting
+ *                      one chunk later (a gap before it)
+ *   hashes_total       -u's delta: its first FILE_HASHES slice claiming
+ *                      one chunk more in all (and a chunk's more length)
  *   bye_early          BYE before the controller's
  *   target_twice       TARGET_OK a second time, saying the opposite
  *   grant_big          TARGET_OK granting more files in flight than
@@ -406,6 +411,26 @@ sink_stopped(struct lc_msg_xfer_done *d, struct lc_buf *out)
 	lc_msg_put_xfer_done(out, LC_MSG_SINK_STOPPED, d);
 }
 
+/* -u's delta: a slice of its hash list */
+static void
+sink_hashes(struct lc_msg_file_hashes *h, struct lc_buf *out)
+{
+	if (is("hashes_gap") && h->first == 0 && h->n > 1) {
+		h->first = 1;
+		h->n--;
+		done = 1;
+	} else if (is("hashes_total") && h->first == 0) {
+		h->length += h->chunk;
+		h->total++;
+		done = 1;
+	}
+	lc_msg_put_file_hashes(out, h);
+	if (is("hashes_twice")) {
+		lc_msg_put_file_hashes(out, h);
+		done = 1;
+	}
+}
+
 static void
 sink_target_ok(struct lc_msg_target_ok *t, struct lc_buf *out)
 {
@@ -459,6 +484,7 @@ from_child(struct lc_buf *in, struct lc_buf *out)
 		struct lc_msg_del_cand k;
 		struct lc_msg_deleted dd;
 		struct lc_msg_hello h;
+		struct lc_msg_file_hashes fh;
 	} m;
 
 	while (lc_msg_peek(lc_buf_ptr(in), lc_buf_len(in), &type, &payload,
@@ -481,6 +507,9 @@ from_child(struct lc_buf *in, struct lc_buf *out)
 		else if (type == LC_MSG_SINK_STOPPED &&
 		    lc_msg_get_xfer_done(payload, plen, &m.x) == 0)
 			sink_stopped(&m.x, out);
+		else if (type == LC_MSG_FILE_HASHES &&
+		    lc_msg_get_file_hashes(payload, plen, &m.fh) == 0)
+			sink_hashes(&m.fh, out);
 		else if (type == LC_MSG_TARGET_OK &&
 		    lc_msg_get_target_ok(payload, plen, &m.t) == 0)
 			sink_target_ok(&m.t, out);

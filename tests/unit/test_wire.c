@@ -916,7 +916,7 @@ LC_TEST(src_add_and_sink_target_flags)
 	    LC_TGT_NO_FSYNC | LC_TGT_NO_SPACE_CHECK | LC_TGT_PRESERVE |
 	    LC_TGT_UPDATE | LC_TGT_SKIP_EXISTING | LC_TGT_TREE | LC_TGT_OWNER |
 	    LC_TGT_NUMERIC_IDS | LC_TGT_SETID | LC_TGT_STDOUT | LC_TGT_PROGRAM |
-	    LC_TGT_DELTA | LC_TGT_DELETE | LC_TGT_DRYRUN,
+	    LC_TGT_DELTA | LC_TGT_DELETE | LC_TGT_DRYRUN | LC_TGT_HASHES,
 	    LC_TGT_MASK);
 	LC_CHECK(lc_msg_put_sink_target(&b, &t) == 0);
 	lc_buf_reset(&b);
@@ -928,7 +928,7 @@ LC_TEST(src_add_and_sink_target_flags)
 		LC_CHECK(lc_msg_get_sink_target(p, cut, &t2) == -LC_ERR_PROTO);
 	LC_CHECK(lc_buf_put_u8(&b, 0) == 0);
 	LC_CHECK(lc_msg_get_sink_target(p, n + 1, &t2) == -LC_ERR_PROTO);
-	for (int bit = 17; bit < 32; bit++) {
+	for (int bit = 18; bit < 32; bit++) {
 		t.flags = LC_TGT_TREE | (1u << bit);
 		lc_buf_reset(&b);
 		LC_CHECK(lc_msg_put_sink_target(&b, &t) == 0);
@@ -1545,7 +1545,10 @@ LC_TEST(prefix_match_refuses_hostile_run_lists)
 	uint32_t backwards[] = { 5, 1, 1, 1 };
 	uint32_t same[] = { 4, 1, 4, 1 };
 	uint32_t empty[] = { 4, 0 };
-	uint32_t past[] = { LC_PREFIX_MAX_CHUNKS - 1, 2 };
+	/* a FILE_HASHES list has up to LC_HASHES_MAX_CHUNKS: runs up to
+	   there decode, and the check holds them to the list they answer */
+	uint32_t past[] = { LC_HASHES_MAX_CHUNKS - 1, 2 };
+	uint32_t last[] = { LC_HASHES_MAX_CHUNKS - 1, 1 };
 	uint32_t wrap[] = { 0xffffffffu, 2 };
 	uint32_t beyond[] = { 7, 1 };
 
@@ -1560,6 +1563,13 @@ LC_TEST(prefix_match_refuses_hostile_run_lists)
 	LC_CHECK(t_match_decode(5000, same, 2, 0, &m) == -LC_ERR_PROTO);
 	LC_CHECK(t_match_decode(5000, empty, 1, 0, &m) == -LC_ERR_PROTO);
 	LC_CHECK(t_match_decode(5000, past, 1, 0, &m) == -LC_ERR_PROTO);
+	LC_CHECK(t_match_decode((uint64_t)LC_HASHES_MAX_CHUNKS * 8192, last,
+	    1, 0, &m) == 0);
+	LC_CHECK(lc_prefix_match_check(&m, (uint64_t)LC_HASHES_MAX_CHUNKS *
+	    8192, 8192) == 0);
+	/* the same run against a FILE_PREFIX-sized list: refused */
+	LC_CHECK(lc_prefix_match_check(&m, (uint64_t)LC_PREFIX_MAX_CHUNKS *
+	    8192, 8192) == -LC_ERR_PROTO);
 	LC_CHECK(t_match_decode(5000, wrap, 1, 0, &m) == -LC_ERR_PROTO);
 	/* a count with fewer runs than it says, or bytes left over */
 	LC_CHECK(t_match_decode(5000, ok, 2, 1, &m) == -LC_ERR_PROTO);
@@ -1582,4 +1592,101 @@ LC_TEST(prefix_match_refuses_hostile_run_lists)
 	    &m) == -LC_ERR_PROTO);
 	/* a cut beyond any file */
 	LC_CHECK(t_match_decode(1ULL << 63, ok, 2, 0, &m) == -LC_ERR_PROTO);
+}
+
+/* A FILE_HASHES payload by hand: id 9, then the fields, then bytes hashes. */
+static int
+t_hashes_decode(uint64_t length, uint32_t chunk, uint32_t total,
+    uint32_t first, uint32_t n, size_t bytes, struct lc_msg_file_hashes *m)
+{
+	struct lc_buf b;
+	int r = 0;
+
+	lc_buf_init(&b, LC_CTL_MAX + 8);
+	LC_CHECK(lc_buf_put_u32(&b, 9) == 0);
+	LC_CHECK(lc_buf_put_u64(&b, length) == 0);
+	LC_CHECK(lc_buf_put_u32(&b, chunk) == 0);
+	LC_CHECK(lc_buf_put_u32(&b, total) == 0);
+	LC_CHECK(lc_buf_put_u32(&b, first) == 0);
+	LC_CHECK(lc_buf_put_u32(&b, n) == 0);
+	for (size_t i = 0; i < bytes; i++)
+		r |= lc_buf_put_u8(&b, (uint8_t)i);
+	LC_CHECK(r == 0);
+	r = lc_msg_get_file_hashes(lc_buf_ptr(&b), lc_buf_len(&b), m);
+	lc_buf_free(&b);
+	return r;
+}
+
+LC_TEST(file_hashes_slices_are_bounded)
+{
+	static uint8_t hashes[LC_HASHES_PER_FRAME * LC_HASHES_HASH_LEN + 16];
+	const uint64_t big = (uint64_t)LC_HASHES_MAX_CHUNKS * 8192;
+	const size_t h = LC_HASHES_HASH_LEN;
+	struct lc_msg_file_hashes m, g;
+	struct lc_buf b;
+	const uint8_t *p;
+	size_t n;
+
+	/* a slice in the middle of a list of 7 (the last chunk short) */
+	LC_CHECK(t_hashes_decode(6 * 8192 + 10, 8192, 7, 2, 5, 5 * h,
+	    &g) == 0);
+	LC_CHECK_EQ_U(g.total, 7);
+	LC_CHECK_EQ_U(g.first, 2);
+	LC_CHECK_EQ_U(g.n, 5);
+	/* the largest list, its last full frame */
+	LC_CHECK(t_hashes_decode(big, 8192, LC_HASHES_MAX_CHUNKS,
+	    LC_HASHES_MAX_CHUNKS - LC_HASHES_PER_FRAME, LC_HASHES_PER_FRAME,
+	    LC_HASHES_PER_FRAME * h, &g) == 0);
+	/* a total that does not fit the length */
+	LC_CHECK(t_hashes_decode(6 * 8192 + 10, 8192, 8, 2, 5, 5 * h,
+	    &g) == -LC_ERR_PROTO);
+	LC_CHECK(t_hashes_decode(6 * 8192 + 10, 8192, 6, 0, 5, 5 * h,
+	    &g) == -LC_ERR_PROTO);
+	/* a slice past the total, or wrapping, or empty */
+	LC_CHECK(t_hashes_decode(6 * 8192 + 10, 8192, 7, 3, 5, 5 * h,
+	    &g) == -LC_ERR_PROTO);
+	LC_CHECK(t_hashes_decode(6 * 8192 + 10, 8192, 7, 0xfffffffeu, 5,
+	    5 * h, &g) == -LC_ERR_PROTO);
+	LC_CHECK(t_hashes_decode(6 * 8192 + 10, 8192, 7, 0, 0, 0,
+	    &g) == -LC_ERR_PROTO);
+	/* more chunks than a list may have, more hashes than a frame */
+	LC_CHECK(t_hashes_decode(big + 8192, 8192, LC_HASHES_MAX_CHUNKS + 1,
+	    0, 1, h, &g) == -LC_ERR_PROTO);
+	LC_CHECK(t_hashes_decode(big, 8192, LC_HASHES_MAX_CHUNKS, 0,
+	    LC_HASHES_PER_FRAME + 1, (LC_HASHES_PER_FRAME + 1) * h,
+	    &g) == -LC_ERR_PROTO);
+	/* hash bytes that are not n of them; chunk 0; a length past int64 */
+	LC_CHECK(t_hashes_decode(6 * 8192 + 10, 8192, 7, 2, 5, 5 * h - 1,
+	    &g) == -LC_ERR_PROTO);
+	LC_CHECK(t_hashes_decode(6 * 8192 + 10, 8192, 7, 2, 5, 5 * h + 1,
+	    &g) == -LC_ERR_PROTO);
+	LC_CHECK(t_hashes_decode(6 * 8192 + 10, 0, 7, 2, 5, 5 * h,
+	    &g) == -LC_ERR_PROTO);
+	LC_CHECK(t_hashes_decode(1ULL << 63, 1u << 31, 7, 2, 5, 5 * h,
+	    &g) == -LC_ERR_PROTO);
+
+	/* encoder: round trip, and what the decoder would refuse is not sent */
+	lc_buf_init(&b, LC_CTL_MAX + 8);
+	memset(&m, 0, sizeof(m));
+	m.id = 3;
+	m.length = big;
+	m.chunk = 8192;
+	m.total = LC_HASHES_MAX_CHUNKS;
+	m.first = 0;
+	m.n = LC_HASHES_PER_FRAME;
+	m.hashes = hashes;
+	LC_CHECK(lc_msg_put_file_hashes(&b, &m) == 0);
+	one_frame(&b, LC_MSG_FILE_HASHES, &p, &n);
+	LC_CHECK(n <= LC_CTL_MAX - 1);
+	LC_CHECK(lc_msg_get_file_hashes(p, n, &g) == 0);
+	LC_CHECK(memcmp(g.hashes, hashes, LC_HASHES_PER_FRAME * h) == 0);
+	lc_buf_reset(&b);
+	m.n = LC_HASHES_PER_FRAME + 1;
+	LC_CHECK(lc_msg_put_file_hashes(&b, &m) != 0);
+	m.n = 0;
+	LC_CHECK(lc_msg_put_file_hashes(&b, &m) != 0);
+	m.n = 2;
+	m.first = LC_HASHES_MAX_CHUNKS - 1;
+	LC_CHECK(lc_msg_put_file_hashes(&b, &m) != 0);
+	lc_buf_free(&b);
 }

@@ -73,6 +73,7 @@ t_build(size_t i, struct lc_buf *b)
 		struct lc_msg_file_sum sum;
 		struct lc_msg_file_len len;
 		struct lc_msg_file_prefix prefix;
+		struct lc_msg_file_hashes hashes;
 		struct lc_msg_prefix_match match;
 		struct lc_msg_stream_lost lost;
 		struct lc_msg_ack ack;
@@ -406,6 +407,17 @@ t_build(size_t i, struct lc_buf *b)
 		m.done.flags = LC_DONE_REPLACED;
 		r = lc_msg_put_file_done(b, &m.done);
 		return r == 0 ? "FILE_DONE replaced" : "FILE_DONE!";
+	case 48:
+		t_fill(t_hashes, sizeof(t_hashes), 0x44);
+		m.hashes.id = 8;
+		m.hashes.length = 6u * 8192 + 10;
+		m.hashes.chunk = 8192;
+		m.hashes.total = 7;
+		m.hashes.first = 2;
+		m.hashes.n = 5;
+		m.hashes.hashes = t_hashes;
+		r = lc_msg_put_file_hashes(b, &m.hashes);
+		return r == 0 ? "FILE_HASHES" : "FILE_HASHES!";
 	default:
 		return NULL;
 	}
@@ -489,6 +501,7 @@ t_redo(uint8_t type, const uint8_t *p, size_t n, struct lc_buf *b)
 		struct lc_msg_file_sum sum;
 		struct lc_msg_file_len len;
 		struct lc_msg_file_prefix prefix;
+		struct lc_msg_file_hashes hashes;
 		struct lc_msg_prefix_match match;
 		struct lc_msg_stream_lost lost;
 		struct lc_msg_ack ack;
@@ -575,6 +588,9 @@ t_redo(uint8_t type, const uint8_t *p, size_t n, struct lc_buf *b)
 	case LC_MSG_FILE_PREFIX:
 		return lc_msg_get_file_prefix(p, n, &m.prefix) ||
 		    lc_msg_put_file_prefix(b, &m.prefix);
+	case LC_MSG_FILE_HASHES:
+		return lc_msg_get_file_hashes(p, n, &m.hashes) ||
+		    lc_msg_put_file_hashes(b, &m.hashes);
 	case LC_MSG_PREFIX_MATCH:
 		return lc_msg_get_prefix_match(p, n, &m.match) ||
 		    lc_msg_put_prefix_match(b, &m.match);
@@ -654,7 +670,7 @@ LC_TEST(owners_from_the_table)
 	static const uint8_t source[] = { LC_MSG_SRC_ADD, LC_MSG_SRC_CREDIT,
 		LC_MSG_FILE_SKIP, LC_MSG_FILE_READY, LC_MSG_CONNECT,
 		LC_MSG_SRC_NOMORE, LC_MSG_FILE_PREFIX, LC_MSG_STREAM_LOST,
-		LC_MSG_ACK, LC_MSG_SRC_FILTER };
+		LC_MSG_ACK, LC_MSG_SRC_FILTER, LC_MSG_FILE_HASHES };
 	static const uint8_t sink[] = { LC_MSG_SINK_TARGET, LC_MSG_LISTEN,
 		LC_MSG_DIAL, LC_MSG_FILE, LC_MSG_FILE_SUM, LC_MSG_PREFIX_MATCH,
 		LC_MSG_FILE_ABORT, LC_MSG_STOP, LC_MSG_FILE_LEN,
@@ -674,7 +690,7 @@ LC_TEST(owners_from_the_table)
 	}
 	LC_CHECK_EQ_U(nsrc, sizeof(source));
 	LC_CHECK_EQ_U(nsink, sizeof(sink));
-	LC_CHECK_EQ_U(named, 38);
+	LC_CHECK_EQ_U(named, 39);
 	LC_CHECK_EQ_I(lc_msg_owner(LC_MSG_HELLO), LC_OWNER_AGENT);
 	LC_CHECK_EQ_I(lc_msg_owner(LC_MSG_PING), LC_OWNER_AGENT);
 	LC_CHECK_EQ_I(lc_msg_owner(LC_MSG_BYE), LC_OWNER_AGENT);

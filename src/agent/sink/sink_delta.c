@@ -21,10 +21,14 @@
 #include <unistd.h>
 
 /*
- * The smallest chunk; doubled until the file has at most 16384 chunks
- * (LC_PREFIX_MAX_CHUNKS, 512 KiB of hashes).  Smaller chunks send less
- * around each change but cost 32 bytes of hash each: see bench/RESULTS.md
- * "Nightly mirrors (issue 24)" for the measurement behind 8 KiB.
+ * The smallest chunk; doubled until the file has at most 131072 chunks
+ * (LC_HASHES_MAX_CHUNKS, 2 MiB of 16-byte hashes in FILE_HASHES frames),
+ * or, with a source that knows no FILE_HASHES, 16384 (FILE_PREFIX, 512
+ * KiB of 32-byte hashes in one frame).  Smaller chunks send less around
+ * each change but cost a hash each: see bench/RESULTS.md "Nightly
+ * mirrors (issue 24)" for the counts behind 8 KiB and 16 bytes (1 GiB
+ * with 1 % changed: 16384 chunks of 64 KiB sent 1.3 and 1.9 times
+ * rsync's bytes, 131072 of 8 KiB fewer than rsync's).
  */
 #define LC_DELTA_CHUNK_MIN 8192u
 
@@ -35,22 +39,25 @@
 #define LC_DELTA_MIN_SIZE (64u << 10)
 
 /*
- * The hashes of all deltas in flight at once, at most 512 KiB each: a
- * tree of many changed big files must not hold one list per file in
- * flight (up to 4096).  A file past the bound is sent whole.
+ * The hashes of all deltas in flight at once (LC_DELTA_MEM_MAX, wire.h),
+ * at most 2 MiB each: a tree of many changed big files must not hold one
+ * list per file in flight (up to 4096).  A file past the bound is sent
+ * whole.  The source holds a subset of these (from the first FILE_HASHES
+ * to its PREFIX_MATCH) and refuses a sink that goes past the bound.
  */
-#define LC_DELTA_MEM_MAX (32u << 20)
-
 static size_t
 lc_delta_mem(const struct lc_sfile *f)
 {
-	return (size_t)f->nchunks * LC_PREFIX_HASH_LEN + 1;
+	return (size_t)f->nchunks * f->hlen + 1;
 }
 
 int
 lc__sink_delta_prepare(struct lc_sink *s, struct lc_sfile *f, uint64_t *kept,
     struct lc_err *e)
 {
+	int hashes = (s->tgt.flags & LC_TGT_HASHES) != 0;
+	uint32_t max = hashes ? LC_HASHES_MAX_CHUNKS : LC_PREFIX_MAX_CHUNKS;
+	uint32_t hlen = hashes ? LC_HASHES_HASH_LEN : LC_PREFIX_HASH_LEN;
 	uint32_t chunk, n;
 	struct stat st;
 	uint64_t len;
@@ -74,11 +81,10 @@ lc__sink_delta_prepare(struct lc_sink *s, struct lc_sfile *f, uint64_t *kept,
 	}
 	len = (uint64_t)st.st_size < f->p.size ? (uint64_t)st.st_size
 					       : f->p.size;
-	chunk = lc_prefix_chunk(len, LC_DELTA_CHUNK_MIN, LC_PREFIX_MAX_CHUNKS);
+	chunk = lc_prefix_chunk(len, LC_DELTA_CHUNK_MIN, max);
 	n = chunk != 0 ? (uint32_t)((len + chunk - 1) / chunk) : 0;
 	if (chunk == 0 ||
-	    s->delta_mem + (size_t)n * LC_PREFIX_HASH_LEN + 1 >
-		LC_DELTA_MEM_MAX) {
+	    s->delta_mem + (size_t)n * hlen + 1 > LC_DELTA_MEM_MAX) {
 		lc_log_verbose("%s: sent whole (too many deltas at once)",
 		    f->p.final);
 		close(fd);
@@ -86,7 +92,8 @@ lc__sink_delta_prepare(struct lc_sink *s, struct lc_sfile *f, uint64_t *kept,
 	}
 	f->seed_fd = fd;
 	*kept = len;
-	if (lc__sink_resume_prepare(s, f, kept, LC_DELTA_CHUNK_MIN, e) != 0)
+	if (lc__sink_resume_prepare(s, f, kept, LC_DELTA_CHUNK_MIN, max, hlen,
+		e) != 0)
 		return -e->code;
 	if (*kept == 0)
 		return 0; /* out of memory for the hashes: whole */

@@ -406,7 +406,7 @@ lc__sink_file(struct lc_sink *s, const struct lc_msg_file *m, struct lc_err *e)
 		goto out;
 	}
 	if (kept > 0 && (r = lc__sink_resume_prepare(s, f, &kept, s->block,
-	    e)) != 0)
+	    LC_PREFIX_MAX_CHUNKS, LC_PREFIX_HASH_LEN, e)) != 0)
 		goto out;
 	if (kept == 0 && (r = lc__sink_delta_prepare(s, f, &kept, e)) != 0)
 		goto out;

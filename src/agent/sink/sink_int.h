@@ -105,7 +105,11 @@ struct lc_sfile {
 	uint64_t prefix_len;	/* resume: bytes in the partial file */
 	uint32_t chunk;
 	uint32_t nchunks;
-	uint8_t *prefix;	/* nchunks SHA-256 hashes (the prefix job) */
+	uint8_t *prefix;	/* nchunks hashes of hlen bytes each (the
+				   prefix job) */
+	uint32_t hlen;		/* LC_PREFIX_HASH_LEN: a resume's or a delta's
+				   FILE_PREFIX; LC_HASHES_HASH_LEN: a delta's
+				   FILE_HASHES (LC_TGT_HASHES) */
 	struct lc_span *spans;	/* resume: chunks below start to rewrite
 				   (main; -e: the finish job hashes the
 				   whole file from disk when there are any) */
@@ -504,18 +508,21 @@ void lc__sink_pipe_free(struct lc_sink *s);
  * sink_resume.c, resume (main thread).
  *
  * lc__sink_resume_prepare: f keeps *kept bytes of a partial file: its
- * chunks for the prefix job (or, when they cannot be hashed, *kept = 0
- * and the file starts over).  0, or an error in e.
+ * chunks for the prefix job, at least base bytes, doubled until there are
+ * at most max_chunks, hashes of hlen bytes (or, when they cannot be
+ * hashed, *kept = 0 and the file starts over).  0, or an error in e.
  * lc__sink_delta_prepare: -u: f replaces an existing regular file (of
  * sink_delta.c): when it is worth it, f->seed_fd is set, *kept is what
  * the part file will hold of it and the chunks are set up as for a
  * resume; else *kept stays 0 and the file is sent whole.  0, or an error.
  * lc__sink_resume_start: queue the prefix job for f.
- * lc__sink_send_prefix: the job is done: FILE_PREFIX to the source.
+ * lc__sink_send_prefix: the job is done: FILE_PREFIX (or, with 16-byte
+ * hashes, FILE_HASHES frames) to the source.
  * lc__sink_prefix_match: PREFIX_MATCH, then the seed job.
  */
 int lc__sink_resume_prepare(struct lc_sink *s, struct lc_sfile *f,
-    uint64_t *kept, uint32_t base, struct lc_err *e);
+    uint64_t *kept, uint32_t base, uint32_t max_chunks, uint32_t hlen,
+    struct lc_err *e);
 int lc__sink_delta_prepare(struct lc_sink *s, struct lc_sfile *f,
     uint64_t *kept, struct lc_err *e);
 int lc__sink_resume_start(struct lc_sink *s, struct lc_sfile *f);

@@ -9,6 +9,8 @@
 
 #include "log.h"
 #include "parse.h"
+#include "settings.h"
+#include "sink.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -34,13 +36,16 @@ lc_sink_prefix_job(void *arg)
 		uint64_t off = (uint64_t)i * f->chunk;
 		uint64_t len = f->prefix_len - off < f->chunk ?
 		    f->prefix_len - off : f->chunk;
+		uint8_t h[LC_PREFIX_HASH_LEN];
 		if (lc_role_canceled(&s->port))
 			return;
-		if (lc_prefix_hash(f->p.fd, off, len, f->prefix + (size_t)i *
-		    LC_PREFIX_HASH_LEN, NULL, f->p.final, &e) != 0) {
+		if (lc_prefix_hash(f->p.fd, off, len, h, NULL, f->p.final,
+		    &e) != 0) {
 			lc_role_post(&s->port, LC_EV_ERROR, 0, 0, &e);
 			return;
 		}
+		/* a FILE_HASHES list keeps the first 16 bytes */
+		memcpy(f->prefix + (size_t)i * f->hlen, h, f->hlen);
 	}
 	lc_role_post(&s->port, LC_EV_PREFIX_DONE, f->id, 0, NULL);
 }
@@ -109,14 +114,16 @@ lc__sink_prefix_match(struct lc_sink *s, const struct lc_msg_prefix_match *m,
 /* See sink_int.h. */
 int
 lc__sink_resume_prepare(struct lc_sink *s, struct lc_sfile *f,
-    uint64_t *kept, uint32_t base, struct lc_err *e)
+    uint64_t *kept, uint32_t base, uint32_t max_chunks, uint32_t hlen,
+    struct lc_err *e)
 {
 	(void)s;
-	f->chunk = lc_prefix_chunk(*kept, base, LC_PREFIX_MAX_CHUNKS);
+	f->hlen = hlen;
+	f->chunk = lc_prefix_chunk(*kept, base, max_chunks);
 	f->nchunks = f->chunk != 0 ?
 	    (uint32_t)((*kept + f->chunk - 1) / f->chunk) : 0;
-	if (f->chunk == 0 || (f->prefix = malloc((size_t)f->nchunks *
-	    LC_PREFIX_HASH_LEN + 1)) == NULL) {
+	if (f->chunk == 0 || (f->prefix = malloc((size_t)f->nchunks * hlen +
+	    1)) == NULL) {
 		*kept = 0;	/* cannot compare: start over */
 		if (f->seed_fd >= 0) {	/* nothing copied yet */
 			close(f->seed_fd);
@@ -140,6 +147,51 @@ lc__sink_resume_start(struct lc_sink *s, struct lc_sfile *f)
 	return lc_jobq_push(s->jobs, lc_sink_prefix_job, f);
 }
 
+int
+lc_sink_hash_frame(uint32_t *out, struct lc_err *e)
+{
+	uint64_t v;
+	int r = lc_setting_uint("HASH_FRAME", 1, LC_HASHES_PER_FRAME,
+	    LC_HASHES_PER_FRAME, &v, e);
+
+	*out = (uint32_t)v;
+	return r;
+}
+
+/*
+ * A delta's list as FILE_HASHES, in order, each frame a slice.  They go
+ * to the output buffer at once: the list is already held (and bounded,
+ * sink_delta.c), and the source needs all of it before it answers.
+ */
+static int
+lc_sink_send_hashes(struct lc_sink *s, struct lc_sfile *f)
+{
+	struct lc_msg_file_hashes fh;
+	uint32_t per, frames = 0;
+	struct lc_err e;
+	int r = 0;
+
+	lc_err_clear(&e);
+	if (lc_sink_hash_frame(&per, &e) != 0)
+		per = LC_HASHES_PER_FRAME; /* read at startup: not reached */
+	memset(&fh, 0, sizeof(fh));
+	fh.id = f->id;
+	fh.length = f->prefix_len;
+	fh.chunk = f->chunk;
+	fh.total = f->nchunks;
+	for (uint32_t i = 0; r == 0 && i < f->nchunks; i += fh.n) {
+		fh.first = i;
+		fh.n = f->nchunks - i < per ? f->nchunks - i : per;
+		fh.hashes = f->prefix + (size_t)i * LC_HASHES_HASH_LEN;
+		r = lc_msg_put_file_hashes(s->port.out, &fh);
+		frames++;
+	}
+	lc_log_debug("%s: %u hashes of %u-byte chunks in %u FILE_HASHES "
+		     "frames",
+	    f->p.final, f->nchunks, f->chunk, frames);
+	return r;
+}
+
 /* See sink_int.h. */
 int
 lc__sink_send_prefix(struct lc_sink *s, struct lc_sfile *f)
@@ -147,6 +199,8 @@ lc__sink_send_prefix(struct lc_sink *s, struct lc_sfile *f)
 	struct lc_msg_file_prefix fp;
 
 	f->state = LC_SF_MATCH;
+	if (f->hlen == LC_HASHES_HASH_LEN)
+		return lc_sink_send_hashes(s, f);
 	memset(&fp, 0, sizeof(fp));
 	fp.id = f->id;
 	fp.length = f->prefix_len;

@@ -198,6 +198,8 @@ lc_source_handle(void *role, uint8_t type, const uint8_t *p,
 		return 0;
 	case LC_MSG_FILE_PREFIX:
 		return lc__source_prefix(s, &m.file_prefix, e);
+	case LC_MSG_FILE_HASHES:
+		return lc__source_hashes(s, &m.file_hashes, e);
 	case LC_MSG_STREAM_LOST:
 		if (s->disp == NULL)
 			break;

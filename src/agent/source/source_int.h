@@ -89,6 +89,10 @@ struct lc_listed {
 	uint64_t prefix_len;
 	uint32_t chunk;
 	uint32_t nchunks;
+	uint32_t hlen;		/* bytes a hash: 32 (FILE_PREFIX) or 16 */
+	uint32_t got;		/* FILE_HASHES: hashes in so far */
+	size_t hash_mem;	/* FILE_HASHES: what prefix counts in
+				   lc_source_resume's hash_mem */
 	struct lc_verdict *verdict;	/* its result, owned */
 	int checking;		/* a resume check job has it (main thread) */
 	int pipe;		/* stdin or a program: path is the command
@@ -173,7 +177,13 @@ struct lc_source_resume {
 	struct lc_jobq *jobs;	/* main; its thread hashes partial files */
 	struct lc_msg_prefix_match *msg;	/* main: PREFIX_MATCH to send,
 						   allocated when first used */
+	size_t hash_mem;	/* main: FILE_HASHES lists held, from their
+				   first frame to their PREFIX_MATCH; at
+				   most LC_DELTA_MEM_MAX */
 };
+
+/* A listed file's FILE_HASHES list leaves hash_mem (freed). */
+void lc__source_hashes_release(struct lc_listed *l);
 
 /* Free a verdict (NULL is fine). */
 void lc__verdict_free(struct lc_verdict *v);
@@ -289,6 +299,9 @@ int lc__source_prefix(struct lc_source *s, const struct lc_msg_file_prefix *m,
     struct lc_err *e);
 /* LC_EV_PREFIX_DONE: the job let the file go; PREFIX_MATCH out. */
 int lc__source_prefix_done(struct lc_source *s, const struct lc_event *ev);
+/* FILE_HASHES: a slice of a delta's list; the check starts with the last. */
+int lc__source_hashes(struct lc_source *s, const struct lc_msg_file_hashes *m,
+    struct lc_err *e);
 
 /* Sending (source_send.c; the threads are sender.c's). */
 

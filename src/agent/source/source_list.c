@@ -413,6 +413,7 @@ lc__listed_free(struct lc_listed *l)
 	if (l->fd >= 0)
 		close(l->fd);
 	lc_csum_free(l->csum);
+	lc__source_hashes_release(l);
 	free(l->prefix);
 	lc__verdict_free(l->verdict);
 	free(l->failed);

@@ -1,6 +1,6 @@
 /*
- * Source: resume checks.  FILE_PREFIX brings the sink's chunk hashes of
- * its partial file; a job thread (struct lc_source_resume's queue) hashes
+ * Source: resume checks.  FILE_PREFIX (or, for -u's delta, FILE_HASHES
+ * in slices) brings the sink's chunk hashes of its partial file; a job thread (struct lc_source_resume's queue) hashes
  * ours and sends back which runs of chunks differ (PREFIX_MATCH).  The
  * job borrows the listed entry (l->checking) until LC_EV_PREFIX_DONE.
  */
@@ -41,8 +41,9 @@ lc_source_check_chunk(struct lc_listed *l, uint32_t i, int may_cut,
 		lc_csum_free(save);
 		return r;
 	}
-	differ = CRYPTO_memcmp(h, l->prefix + (size_t)i * LC_PREFIX_HASH_LEN,
-	    sizeof(h)) != 0;
+	/* a FILE_HASHES list has the first 16 bytes of each SHA-256 */
+	differ = CRYPTO_memcmp(h, l->prefix + (size_t)i * l->hlen,
+	    l->hlen) != 0;
 	if (differ && may_cut) {
 		lc_csum_free(l->csum);
 		l->csum = save;
@@ -193,6 +194,84 @@ lc__source_prefix(struct lc_source *s, const struct lc_msg_file_prefix *m,
 	l->prefix_len = m->length;
 	l->chunk = m->chunk;
 	l->nchunks = m->n;
+	l->hlen = LC_PREFIX_HASH_LEN;
+	if ((r = lc_jobq_push(s->resume.jobs, lc_source_prefix_job, l)) != 0)
+		return r;
+	l->checking = 1;	/* until LC_EV_PREFIX_DONE: l is the job's */
+	return 0;
+}
+
+void
+lc__source_hashes_release(struct lc_listed *l)
+{
+	if (l->hash_mem == 0)
+		return;
+	l->src->resume.hash_mem -= l->hash_mem;
+	l->hash_mem = 0;
+	free(l->prefix);
+	l->prefix = NULL;
+}
+
+/*
+ * The first slice of a list: room for all of it, counted against the
+ * bound the sink keeps too (so an honest sink never meets the refusal).
+ */
+static int
+lc_source_hashes_open(struct lc_source *s, struct lc_listed *l,
+    const struct lc_msg_file_hashes *m, struct lc_err *e)
+{
+	size_t bytes = (size_t)m->total * LC_HASHES_HASH_LEN;
+
+	if (m->length > l->size)
+		return lc_err_set(e, LC_ERR_PROTO, "FILE_HASHES of %llu bytes "
+		    "for %s of %llu", (unsigned long long)m->length, l->path,
+		    (unsigned long long)l->size);
+	if (s->resume.hash_mem + bytes > LC_DELTA_MEM_MAX)
+		return lc_err_set(e, LC_ERR_PROTO, "FILE_HASHES for %s: more "
+		    "than %u MiB of hash lists at once", l->path,
+		    LC_DELTA_MEM_MAX >> 20);
+	if ((l->verdict = calloc(1, sizeof(*l->verdict))) == NULL ||
+	    (l->prefix = malloc(bytes)) == NULL)
+		return -LC_ERR_NOMEM;
+	l->hash_mem = bytes;
+	s->resume.hash_mem += bytes;
+	l->prefix_len = m->length;
+	l->chunk = m->chunk;
+	l->nchunks = m->total;
+	l->hlen = LC_HASHES_HASH_LEN;
+	l->got = 0;
+	return 0;
+}
+
+int
+lc__source_hashes(struct lc_source *s, const struct lc_msg_file_hashes *m,
+    struct lc_err *e)
+{
+	struct lc_listed *l = lc__source_listed(s, m->id, NULL);
+	int r;
+
+	if (l == NULL || l->pipe || l->checking || (m->first == 0 ?
+	    l->verdict != NULL : (l->hash_mem == 0 || m->first != l->got ||
+	    m->length != l->prefix_len || m->chunk != l->chunk ||
+	    m->total != l->nchunks)))
+		return lc_err_set(e, LC_ERR_PROTO, "unexpected FILE_HASHES "
+		    "for file %u (%u hashes from %u)", m->id, m->n, m->first);
+	if (m->first == 0 && (r = lc_source_hashes_open(s, l, m, e)) != 0)
+		return r;
+	/* the decoder checked first + n <= total: inside the list */
+	memcpy(l->prefix + (size_t)m->first * LC_HASHES_HASH_LEN, m->hashes,
+	    (size_t)m->n * LC_HASHES_HASH_LEN);
+	l->got += m->n;
+	if (l->got < l->nchunks)
+		return 0;
+	if (lc__source_open(s, l, e) != 0) {
+		/* nothing matches; FILE_READY will abort it */
+		lc__source_hashes_release(l);
+		if (l->failed == NULL && (l->failed = strdup(e->msg)) == NULL)
+			return -LC_ERR_NOMEM;
+		lc_err_clear(e);
+		return lc_source_put_match(s, m->id, l->verdict);
+	}
 	if ((r = lc_jobq_push(s->resume.jobs, lc_source_prefix_job, l)) != 0)
 		return r;
 	l->checking = 1;	/* until LC_EV_PREFIX_DONE: l is the job's */
@@ -208,5 +287,6 @@ lc__source_prefix_done(struct lc_source *s, const struct lc_event *ev)
 	    l->verdict == NULL)
 		return 0;
 	l->checking = 0;
+	lc__source_hashes_release(l);	/* answered: out of the bound */
 	return lc_source_put_match(s, l->id, l->verdict);
 }
