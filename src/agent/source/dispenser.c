@@ -45,7 +45,8 @@ static const uint8_t lc_zeros[64 << 10];
 
 struct lc_dispenser {
 	pthread_mutex_t mu;
-	pthread_cond_t cv;	/* queue changes */
+	pthread_cond_t cv;	/* queue changes; only senders wait on it */
+	pthread_cond_t buf_cv;	/* a stream buffer came free */
 	pthread_cond_t hash_cv;	/* a file's hashed offset moved */
 	STAILQ_HEAD(, lc_dfile) queue;	/* files with blocks to hand out */
 	LIST_HEAD(, lc_dfile) all;
@@ -54,6 +55,7 @@ struct lc_dispenser {
 	uint64_t outstanding;	/* all files */
 	int finished;
 	int aborted;
+	uint32_t waiting;	/* senders asleep in lc_dispenser_next */
 	struct lc_pbuf *pfree;	/* stream buffers not in use */
 	uint32_t pcount;	/* stream buffers allocated */
 	uint32_t pmax;
@@ -71,6 +73,12 @@ lc_dispenser_new(uint32_t block)
 		return NULL;
 	}
 	if (lc_cond_init_monotonic(&d->hash_cv) != 0) {
+		pthread_cond_destroy(&d->cv);
+		free(d);
+		return NULL;
+	}
+	if (lc_cond_init_monotonic(&d->buf_cv) != 0) {
+		pthread_cond_destroy(&d->hash_cv);
 		pthread_cond_destroy(&d->cv);
 		free(d);
 		return NULL;
@@ -166,7 +174,14 @@ lc_dispenser_add_spans(struct lc_dispenser *d, uint32_t id, int fd,
 	}
 	STAILQ_INSERT_TAIL(&d->queue, f, link);
 	LIST_INSERT_HEAD(&d->all, f, all_link);
-	pthread_cond_broadcast(&d->cv);
+	/*
+	 * One sender is enough to start on it: a small file is one block,
+	 * and the sender that cuts a block wakes the next while blocks are
+	 * left (lc_dispenser_next).  Waking all of them for every file cost
+	 * a tree about 20 futex calls and as many context switches a file.
+	 */
+	if (d->waiting > 0)
+		pthread_cond_signal(&d->cv);
 	pthread_mutex_unlock(&d->mu);
 	return 0;
 }
@@ -187,6 +202,7 @@ lc_dispenser_abort(struct lc_dispenser *d)
 	d->aborted = 1;
 	pthread_cond_broadcast(&d->cv);
 	pthread_cond_broadcast(&d->hash_cv);
+	pthread_cond_broadcast(&d->buf_cv);
 	pthread_mutex_unlock(&d->mu);
 }
 
@@ -195,6 +211,7 @@ lc_dispenser_kick(struct lc_dispenser *d)
 {
 	pthread_mutex_lock(&d->mu);
 	pthread_cond_broadcast(&d->cv);
+	pthread_cond_broadcast(&d->buf_cv);
 	pthread_mutex_unlock(&d->mu);
 }
 
@@ -359,13 +376,16 @@ lc_dispenser_next(struct lc_dispenser *d, struct lc_block *b,
 	    lc_dispenser_head(d) == NULL &&
 	    !(d->finished && d->outstanding == 0 &&
 	    STAILQ_EMPTY(&d->queue))) {
+		d->waiting++;
 		if (timeout_ms < 0) {
 			pthread_cond_wait(&d->cv, &d->mu);
 		} else if (pthread_cond_timedwait(&d->cv, &d->mu,
 		    &until) != 0) {
+			d->waiting--;
 			r = -LC_ERR_TIMEOUT;
 			goto out;
 		}
+		d->waiting--;
 	}
 	if (d->aborted || (stop != NULL && atomic_load(stop))) {
 		r = -LC_ERR_CANCELED;
@@ -376,6 +396,10 @@ lc_dispenser_next(struct lc_dispenser *d, struct lc_block *b,
 		goto out;
 	}
 	lc_dispenser_cut(d, f, b);
+	/* more to hand out: pass the wake-up on (lc_dispenser_add wakes
+	 * one sender only) */
+	if (d->waiting > 0 && lc_dispenser_head(d) != NULL)
+		pthread_cond_signal(&d->cv);
 	r = 1;
  out:
 	pthread_mutex_unlock(&d->mu);
@@ -472,14 +496,16 @@ lc_dispenser_release(struct lc_dispenser *d, struct lc_block *b)
 		d->pfree = b->pbuf;
 		b->pbuf = NULL;
 		b->data = NULL;
-		pthread_cond_broadcast(&d->cv);
+		pthread_cond_broadcast(&d->buf_cv);
 	}
 	f->outstanding--;
 	d->outstanding--;
 	done = !f->queued && f->outstanding == 0;
 	if (done)
 		LIST_REMOVE(f, all_link);
-	if (d->outstanding == 0)
+	/* the senders' end (finished, drained, all released); before the
+	 * finish nobody waits for this */
+	if (d->outstanding == 0 && d->finished)
 		pthread_cond_broadcast(&d->cv);
 	pthread_mutex_unlock(&d->mu);
 	b->file = NULL;
@@ -544,7 +570,7 @@ lc_dispenser_pipe_buf(struct lc_dispenser *d, const atomic_bool *stop,
 		}
 		/* the stop flag has no condvar of its own: look again soon */
 		lc_deadline(CLOCK_MONOTONIC, 250, &until);
-		(void)pthread_cond_timedwait(&d->cv, &d->mu, &until);
+		(void)pthread_cond_timedwait(&d->buf_cv, &d->mu, &until);
 	}
 	pthread_mutex_unlock(&d->mu);
 	if (b != NULL) {
@@ -577,7 +603,7 @@ lc_dispenser_pipe_unused(struct lc_dispenser *d, struct lc_pbuf *b)
 	pthread_mutex_lock(&d->mu);
 	b->next = d->pfree;
 	d->pfree = b;
-	pthread_cond_broadcast(&d->cv);
+	pthread_cond_broadcast(&d->buf_cv);
 	pthread_mutex_unlock(&d->mu);
 }
 
@@ -634,6 +660,7 @@ lc_dispenser_free(struct lc_dispenser *d)
 		d->pfree = b->next;
 		lc_pbuf_free(b);
 	}
+	pthread_cond_destroy(&d->buf_cv);
 	pthread_cond_destroy(&d->hash_cv);
 	pthread_cond_destroy(&d->cv);
 	pthread_mutex_destroy(&d->mu);

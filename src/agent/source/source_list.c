@@ -9,7 +9,6 @@
 #include "checksum.h"
 #include "log.h"
 #include "path.h"
-#include "fdio.h"
 #include "idname.h"
 #include "walk.h"
 #include "filter.h"
@@ -360,7 +359,13 @@ lc__source_open(struct lc_source *s, struct lc_listed *l, struct lc_err *e)
 	    O_NOCTTY | O_NONBLOCK | (l->follow ? 0 : O_NOFOLLOW), 0, &fd,
 	    e)) != 0)
 		return r;
-	if (fstat(fd, &st) != 0 || lc_set_nonblock(fd, 0) != 0) {
+	/*
+	 * O_NONBLOCK (so that a FIFO put in its place cannot hang the open)
+	 * stays set: only a regular file gets past the check below, and
+	 * reading one never blocks on it.  Clearing it was two fcntl calls
+	 * for every file of a tree.
+	 */
+	if (fstat(fd, &st) != 0) {
 		r = lc_err_sys(e, LC_ERR_IO, errno, "%s", l->path);
 		close(fd);
 		return r;
