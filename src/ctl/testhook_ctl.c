@@ -101,6 +101,11 @@ lc_testhook_src_flags(uint32_t flags)
 {
 	const char *v = getenv("LANECP_TEST_OLD_SOURCE");
 
+	if (v != NULL && strcmp(v, "noshard") == 0) {
+		lc_log_verbose("test hook: the source is taken for one without "
+			       "--shard");
+		return flags & ~LC_HELLO_SHARD;
+	}
 	if (v == NULL || strcmp(v, "1") != 0)
 		return flags;
 	lc_log_verbose("test hook: the source is taken for one without "
