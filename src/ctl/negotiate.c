@@ -205,8 +205,8 @@ lc__ctl_negotiate(struct lc_ctl *c, struct lc_err *e)
 		struct lc_msg_src_filter fl;
 		memset(&fl, 0, sizeof(fl));
 		fl.kind = LC_FILTER_SHARD;
-		snprintf(fl.pattern, sizeof(fl.pattern), "%u/%u",
-		    o->shard.i + 1, o->shard.n);
+		lc_testhook_shard_sent(o->shard.i, o->shard.n, fl.pattern,
+		    sizeof(fl.pattern));
 		r = lc_msg_put_src_filter(&c->src.out, &fl);
 	}
 	for (size_t i = 0; r == 0 && i < o->nsources; i++) {
