@@ -239,8 +239,16 @@ lc_opt_include_from(struct lc_cli *c, const char *a, struct lc_err *e)
 static int
 lc_opt_shard(struct lc_cli *c, const char *a, struct lc_err *e)
 {
+	struct lc_shard_env env = {
+		.slurm_id = getenv("SLURM_ARRAY_TASK_ID"),
+		.slurm_count = getenv("SLURM_ARRAY_TASK_COUNT"),
+		.slurm_min = getenv("SLURM_ARRAY_TASK_MIN"),
+		.k8s_index = getenv("JOB_COMPLETION_INDEX"),
+		.count = getenv("LANECP_SHARD_COUNT"),
+	};
+
 	if (strcmp(a, "auto") == 0 || strncmp(a, "auto/", 5) == 0)
-		return lc_shard_auto(a, getenv, &c->copy.shard, e);
+		return lc_shard_auto(a, &env, &c->copy.shard, e);
 	return lc_shard_parse(a, "--shard", &c->copy.shard, e);
 }
 

@@ -37,44 +37,49 @@ lc_shard_parse(const char *s, const char *what, struct lc_shard *sh,
 	sh->n = (uint32_t)n;
 	return 0;
 bad:
-	return lc_err_set(e, LC_ERR_USAGE, "%s %.64s: I/N with 1 <= I <= N "
-	    "<= %u, or auto, or auto/N", what, s, LC_SHARD_MAX);
+	return lc_err_set(e, LC_ERR_USAGE,
+	    "%s %.64s: I/N with 1 <= I <= N "
+	    "<= %u, or auto, or auto/N",
+	    what, s, LC_SHARD_MAX);
 }
 
 /* An environment variable as a number in [min, max]; name says which. */
 static int
-lc_shard_env(char *(*get)(const char *), const char *name, uint64_t min,
-    uint64_t max, uint64_t *out, struct lc_err *e)
+lc_shard_env(const char *v, const char *name, uint64_t min, uint64_t max,
+    uint64_t *out, struct lc_err *e)
 {
-	const char *v = get(name);
-
 	if (v == NULL)
-		return lc_err_set(e, LC_ERR_USAGE, "--shard auto: %s is not "
-		    "set", name);
+		return lc_err_set(e, LC_ERR_USAGE,
+		    "--shard auto: %s is not "
+		    "set",
+		    name);
 	if (lc_parse_uint(v, min, max, out) != 0)
-		return lc_err_set(e, LC_ERR_USAGE, "--shard auto: %s=%.32s is "
-		    "not a number from %llu to %llu", name, v,
-		    (unsigned long long)min, (unsigned long long)max);
+		return lc_err_set(e, LC_ERR_USAGE,
+		    "--shard auto: %s=%.32s is "
+		    "not a number from %llu to %llu",
+		    name, v, (unsigned long long)min, (unsigned long long)max);
 	return 0;
 }
 
 static int
-lc_shard_slurm(char *(*get)(const char *), uint64_t want_n,
+lc_shard_slurm(const struct lc_shard_env *env, uint64_t want_n,
     struct lc_shard *sh, struct lc_err *e)
 {
 	uint64_t id, count, min = 0;
 	int r;
 
-	if ((r = lc_shard_env(get, "SLURM_ARRAY_TASK_ID", 0, UINT32_MAX, &id,
-	    e)) != 0 || (r = lc_shard_env(get, "SLURM_ARRAY_TASK_COUNT", 1,
-	    LC_SHARD_MAX, &count, e)) != 0)
+	if ((r = lc_shard_env(env->slurm_id, "SLURM_ARRAY_TASK_ID", 0,
+		 UINT32_MAX, &id, e)) != 0 ||
+	    (r = lc_shard_env(env->slurm_count, "SLURM_ARRAY_TASK_COUNT", 1,
+		 LC_SHARD_MAX, &count, e)) != 0)
 		return r;
-	if (get("SLURM_ARRAY_TASK_MIN") != NULL &&
-	    (r = lc_shard_env(get, "SLURM_ARRAY_TASK_MIN", 0, UINT32_MAX,
-	    &min, e)) != 0)
+	if (env->slurm_min != NULL &&
+	    (r = lc_shard_env(env->slurm_min, "SLURM_ARRAY_TASK_MIN", 0,
+		 UINT32_MAX, &min, e)) != 0)
 		return r;
 	if (id < min || id - min >= count)
-		return lc_err_set(e, LC_ERR_USAGE, "--shard auto: "
+		return lc_err_set(e, LC_ERR_USAGE,
+		    "--shard auto: "
 		    "SLURM_ARRAY_TASK_ID=%llu is not in SLURM_ARRAY_TASK_MIN"
 		    "=%llu .. MIN + SLURM_ARRAY_TASK_COUNT-1=%llu (use an "
 		    "array of consecutive ids, --array=0-%llu)",
@@ -82,16 +87,17 @@ lc_shard_slurm(char *(*get)(const char *), uint64_t want_n,
 		    (unsigned long long)(min + count - 1),
 		    (unsigned long long)(count - 1));
 	if (want_n != 0 && want_n != count)
-		return lc_err_set(e, LC_ERR_USAGE, "--shard auto/%llu: "
-		    "SLURM_ARRAY_TASK_COUNT is %llu", (unsigned long long)want_n,
-		    (unsigned long long)count);
+		return lc_err_set(e, LC_ERR_USAGE,
+		    "--shard auto/%llu: "
+		    "SLURM_ARRAY_TASK_COUNT is %llu",
+		    (unsigned long long)want_n, (unsigned long long)count);
 	sh->i = (uint32_t)(id - min);
 	sh->n = (uint32_t)count;
 	return 0;
 }
 
 int
-lc_shard_auto(const char *arg, char *(*get)(const char *),
+lc_shard_auto(const char *arg, const struct lc_shard_env *env,
     struct lc_shard *sh, struct lc_err *e)
 {
 	uint64_t n = 0, idx;
@@ -100,27 +106,31 @@ lc_shard_auto(const char *arg, char *(*get)(const char *),
 	sh->i = sh->n = 0;
 	if (strncmp(arg, "auto/", 5) == 0 &&
 	    lc_parse_uint(arg + 5, 1, LC_SHARD_MAX, &n) != 0)
-		return lc_err_set(e, LC_ERR_USAGE, "--shard %.64s: N in "
-		    "auto/N is a number from 1 to %u", arg, LC_SHARD_MAX);
-	if (get("SLURM_ARRAY_TASK_ID") != NULL)
-		return lc_shard_slurm(get, n, sh, e);
-	if (get("JOB_COMPLETION_INDEX") == NULL)
-		return lc_err_set(e, LC_ERR_USAGE, "--shard %.64s: neither "
+		return lc_err_set(e, LC_ERR_USAGE,
+		    "--shard %.64s: N in "
+		    "auto/N is a number from 1 to %u",
+		    arg, LC_SHARD_MAX);
+	if (env->slurm_id != NULL)
+		return lc_shard_slurm(env, n, sh, e);
+	if (env->k8s_index == NULL)
+		return lc_err_set(e, LC_ERR_USAGE,
+		    "--shard %.64s: neither "
 		    "SLURM_ARRAY_TASK_ID (a Slurm job array) nor "
 		    "JOB_COMPLETION_INDEX (a Kubernetes Indexed Job) is set",
 		    arg);
 	if (n == 0) {
-		if (get("LANECP_SHARD_COUNT") == NULL)
-			return lc_err_set(e, LC_ERR_USAGE, "--shard auto: "
+		if (env->count == NULL)
+			return lc_err_set(e, LC_ERR_USAGE,
+			    "--shard auto: "
 			    "JOB_COMPLETION_INDEX is set but not the count: "
 			    "give --shard auto/N or LANECP_SHARD_COUNT "
 			    "(the Job's completions)");
-		if ((r = lc_shard_env(get, "LANECP_SHARD_COUNT", 1,
-		    LC_SHARD_MAX, &n, e)) != 0)
+		if ((r = lc_shard_env(env->count, "LANECP_SHARD_COUNT", 1,
+			 LC_SHARD_MAX, &n, e)) != 0)
 			return r;
 	}
-	if ((r = lc_shard_env(get, "JOB_COMPLETION_INDEX", 0, n - 1, &idx,
-	    e)) != 0)
+	if ((r = lc_shard_env(env->k8s_index, "JOB_COMPLETION_INDEX", 0, n - 1,
+		 &idx, e)) != 0)
 		return r;
 	sh->i = (uint32_t)idx;
 	sh->n = (uint32_t)n;
@@ -134,8 +144,9 @@ lc_shard_of_name(const char *name, uint32_t n)
 	unsigned int len = 0;
 	uint64_t h = 0;
 
-	if (n <= 1 || EVP_Digest(name, strlen(name), md, &len, EVP_sha256(),
-	    NULL) != 1 || len < 8)
+	if (n <= 1 ||
+	    EVP_Digest(name, strlen(name), md, &len, EVP_sha256(), NULL) != 1 ||
+	    len < 8)
 		return 0;
 	for (int k = 0; k < 8; k++)
 		h = h << 8 | md[k];
@@ -150,9 +161,10 @@ lc_shard_plan_add(struct lc_shard_plan *p, const char *name, uint64_t size,
 	size_t ncap;
 
 	if (p->n >= LC_SHARD_PLAN_MAX)
-		return lc_err_set(e, LC_ERR_IO, "--shard: more than %u files "
-		    "of %llu bytes or more in one source", LC_SHARD_PLAN_MAX,
-		    (unsigned long long)LC_SHARD_LARGE);
+		return lc_err_set(e, LC_ERR_IO,
+		    "--shard: more than %u files "
+		    "of %llu bytes or more in one source",
+		    LC_SHARD_PLAN_MAX, (unsigned long long)LC_SHARD_LARGE);
 	if (p->n == p->cap) {
 		ncap = p->cap != 0 ? 2 * p->cap : 64;
 		if ((nv = realloc(p->v, ncap * sizeof(*nv))) == NULL)

@@ -25,14 +25,15 @@
 
 #include "err.h"
 
-#define LC_SHARD_MAX 65536u		/* N at most */
-#define LC_SHARD_LARGE (16ull << 20)	/* a file this size or more is dealt
+#define LC_SHARD_MAX 65536u /* N at most */
+#define LC_SHARD_LARGE \
+	(16ull << 20)		     /* a file this size or more is dealt
 					   by size, not by its name */
-#define LC_SHARD_PLAN_MAX (1u << 22)	/* large files per request */
+#define LC_SHARD_PLAN_MAX (1u << 22) /* large files per request */
 
 struct lc_shard {
-	uint32_t i;	/* 0-based */
-	uint32_t n;	/* 0: no sharding */
+	uint32_t i; /* 0-based */
+	uint32_t n; /* 0: no sharding */
 };
 
 /*
@@ -43,15 +44,24 @@ struct lc_shard {
 int lc_shard_parse(const char *s, const char *what, struct lc_shard *sh,
     struct lc_err *e);
 
+/* The environment --shard auto reads (NULL: not set). */
+struct lc_shard_env {
+	const char *slurm_id;	 /* SLURM_ARRAY_TASK_ID */
+	const char *slurm_count; /* SLURM_ARRAY_TASK_COUNT */
+	const char *slurm_min;	 /* SLURM_ARRAY_TASK_MIN */
+	const char *k8s_index;	 /* JOB_COMPLETION_INDEX */
+	const char *count;	 /* LANECP_SHARD_COUNT */
+};
+
 /*
  * --shard auto or auto/N from the environment: SLURM_ARRAY_TASK_ID with
  * SLURM_ARRAY_TASK_COUNT (I = id - SLURM_ARRAY_TASK_MIN, or id when MIN is
- * unset; ids must be MIN..MIN+COUNT-1), else JOB_COMPLETION_INDEX
- * (Kubernetes, 0-based) with N from "auto/N" or LANECP_SHARD_COUNT.
- * get: getenv, or a stand-in for tests.  -LC_ERR_USAGE with e naming
- * the variable that is missing, malformed or inconsistent.
+ * unset; ids must be MIN..MIN+COUNT-1; auto/N must say the same count),
+ * else JOB_COMPLETION_INDEX (Kubernetes, 0-based) with N from "auto/N" or
+ * LANECP_SHARD_COUNT.  -LC_ERR_USAGE with e naming the variable that is
+ * missing, malformed or inconsistent.
  */
-int lc_shard_auto(const char *arg, char *(*get)(const char *),
+int lc_shard_auto(const char *arg, const struct lc_shard_env *env,
     struct lc_shard *sh, struct lc_err *e);
 
 /* The shard (0-based) of a name below LC_SHARD_LARGE bytes. */
@@ -60,7 +70,7 @@ uint32_t lc_shard_of_name(const char *name, uint32_t n);
 struct lc_shard_big;
 
 struct lc_shard_plan {
-	struct lc_shard_big *v;	/* by name once finished */
+	struct lc_shard_big *v; /* by name once finished */
 	size_t n, cap;
 	int done;
 };
@@ -69,8 +79,8 @@ struct lc_shard_plan {
  * Add a large file (size >= LC_SHARD_LARGE) of a listing; the plan copies
  * name.  -LC_ERR_NOMEM; -LC_ERR_IO past LC_SHARD_PLAN_MAX files.
  */
-int lc_shard_plan_add(struct lc_shard_plan *p, const char *name,
-    uint64_t size, struct lc_err *e);
+int lc_shard_plan_add(struct lc_shard_plan *p, const char *name, uint64_t size,
+    struct lc_err *e);
 
 /* Deal the large files among n shards (see the top).  -LC_ERR_NOMEM. */
 int lc_shard_plan_finish(struct lc_shard_plan *p, uint32_t n);

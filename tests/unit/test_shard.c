@@ -13,16 +13,14 @@
 #include <string.h>
 
 /* A stand-in environment: "NAME=value" pairs, NULL-terminated. */
-static const char *const *env_now;
-
-static char *
-env_get(const char *name)
+static const char *
+env_of(const char *const *env, const char *name)
 {
 	size_t n = strlen(name);
 
-	for (const char *const *p = env_now; *p != NULL; p++)
+	for (const char *const *p = env; *p != NULL; p++)
 		if (strncmp(*p, name, n) == 0 && (*p)[n] == '=')
-			return (char *)(uintptr_t)(*p + n + 1);
+			return *p + n + 1;
 	return NULL;
 }
 
@@ -30,9 +28,16 @@ static int
 sh_auto(const char *arg, const char *const *env, struct lc_shard *sh,
     struct lc_err *e)
 {
-	env_now = env;
+	struct lc_shard_env v = {
+		.slurm_id = env_of(env, "SLURM_ARRAY_TASK_ID"),
+		.slurm_count = env_of(env, "SLURM_ARRAY_TASK_COUNT"),
+		.slurm_min = env_of(env, "SLURM_ARRAY_TASK_MIN"),
+		.k8s_index = env_of(env, "JOB_COMPLETION_INDEX"),
+		.count = env_of(env, "LANECP_SHARD_COUNT"),
+	};
+
 	lc_err_clear(e);
-	return lc_shard_auto(arg, env_get, sh, e);
+	return lc_shard_auto(arg, &v, sh, e);
 }
 
 LC_TEST(parse)
@@ -53,8 +58,8 @@ LC_TEST(parse)
 	LC_CHECK_EQ_U(sh.n, 65536);
 	for (const char *const *p = bad; *p != NULL; p++) {
 		lc_err_clear(&e);
-		LC_CHECK(lc_shard_parse(*p, "--shard", &sh, &e) ==
-		    -LC_ERR_USAGE);
+		LC_CHECK(
+		    lc_shard_parse(*p, "--shard", &sh, &e) == -LC_ERR_USAGE);
 		LC_CHECK(strstr(e.msg, "--shard") != NULL);
 		LC_CHECK_EQ_U(sh.n, 0);
 	}
@@ -156,7 +161,8 @@ LC_TEST(names_disjoint_covering)
 	struct lc_shard sh = { 2, 4 };
 	LC_CHECK(lc_shard_mine(&sh, NULL, "d", 0, 0) == 1);
 	/* the hash is fixed: the same in every build and on every host */
-	LC_CHECK_EQ_U(lc_shard_of_name("", 1000003), lc_shard_of_name("", 1000003));
+	LC_CHECK_EQ_U(lc_shard_of_name("", 1000003),
+	    lc_shard_of_name("", 1000003));
 	LC_CHECK_EQ_U(lc_shard_of_name("a/b", 1), 0);
 }
 
@@ -170,8 +176,8 @@ LC_TEST(name_hash_fixed)
 }
 
 static void
-plan_make(struct lc_shard_plan *p, const uint64_t *sizes, size_t n,
-    int reverse, uint32_t shards)
+plan_make(struct lc_shard_plan *p, const uint64_t *sizes, size_t n, int reverse,
+    uint32_t shards)
 {
 	struct lc_err e;
 	char name[32];
@@ -191,13 +197,14 @@ plan_make(struct lc_shard_plan *p, const uint64_t *sizes, size_t n,
 LC_TEST(large_balanced)
 {
 	uint64_t sizes[40], load[4] = { 0 }, max = 0, min = UINT64_MAX,
-	    biggest = 0;
+			    biggest = 0;
 	struct lc_shard_plan a, b;
 	char name[32];
 
 	for (size_t k = 0; k < 40; k++) {
-		sizes[k] = LC_SHARD_LARGE + (uint64_t)((k * 7919) % 97) *
-		    (1u << 20) * (k % 5 == 0 ? 40 : 1);
+		sizes[k] = LC_SHARD_LARGE +
+		    (uint64_t)((k * 7919) % 97) * (1u << 20) *
+			(k % 5 == 0 ? 40 : 1);
 		if (sizes[k] > biggest)
 			biggest = sizes[k];
 	}

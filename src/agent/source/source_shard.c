@@ -31,8 +31,9 @@ lc__source_shard_plan(struct lc_source *s, const char *path, unsigned flags,
 		}
 		if (ent.fd >= 0)
 			close(ent.fd);
-		if (s->list.filters.n > 0 && lc_filters_excluded(
-		    &s->list.filters, ent.name, ent.kind == LC_KIND_DIR)) {
+		if (s->list.filters.n > 0 &&
+		    lc_filters_excluded(&s->list.filters, ent.name,
+			ent.kind == LC_KIND_DIR)) {
 			if (ent.kind == LC_KIND_DIR)
 				lc_walk_prune(w);
 			continue;
@@ -40,12 +41,12 @@ lc__source_shard_plan(struct lc_source *s, const char *path, unsigned flags,
 		if (ent.kind == LC_KIND_REG &&
 		    (uint64_t)ent.st.st_size >= LC_SHARD_LARGE &&
 		    (r = lc_shard_plan_add(&s->list.plan, ent.name,
-		    (uint64_t)ent.st.st_size, e)) != 0)
+			 (uint64_t)ent.st.st_size, e)) != 0)
 			break;
 	}
 	lc_walk_free(w);
-	if (r == 0 && (r = lc_shard_plan_finish(&s->list.plan,
-	    s->list.shard.n)) != 0)
+	if (r == 0 &&
+	    (r = lc_shard_plan_finish(&s->list.plan, s->list.shard.n)) != 0)
 		lc_err_set(e, -r, "--shard");
 	if (r == 0)
 		lc_log_verbose("shard %u/%u: %zu large files in %s dealt",
