@@ -44,6 +44,10 @@
 #   tree-mixed-lfn1g  issue 23: the same with 2 x 256 MiB + 5,000 x 4 KiB in
 #            50 directories (--quick: 2 x 32 MiB + 1,000); target lanecp
 #            ≤ 0.5x rsync -a and the link ≥ 70 % busy after SSH setup
+#   shard-lfn1g  issue 25 part 2: one tree (4 x 96 MiB + 2,000 x 64 KiB)
+#            pushed over lfn1g by N = 1, 2, 4 lanecp --shard processes at
+#            once, each -s 16, the same path (its ceiling); 5 runs unless
+#            -n (--quick: 4 x 16 MiB + 500, 1 run); not in the default set
 #   pipe     issue 14: a pipe as the source, memory to memory:
 #            dd if=/dev/zero bs=1M | lanecp - host:/dev/null, against
 #            dd | ssh host 'cat > /dev/null' and lanecp from a tmpfs file
@@ -100,7 +104,7 @@
 #   --quick       small sizes, fewer configurations, lfn1g only
 #   --case NAME   mem|file|streams|rss|wan|wan-lfn1g|wan-wan200m (or a..e),
 #                 tree|tree-10k|tree-1k|tree-mixed|tree-one|tree-noop|tree-rss,
-#                 tree-lfn1g|tree-wan200m|tree-mixed-lfn1g,
+#                 tree-lfn1g|tree-wan200m|tree-mixed-lfn1g, shard-lfn1g,
 #                 paths (alias wan-paths), relay, pipe, ramp|ramp-lfn1g|ramp-wan200m,
 #                 compress, startup
 #   --tree-big S  size of each of the 2 big files of tree-mixed (default 256M)
@@ -165,6 +169,7 @@ for c in "${CASES[@]}"; do
 	f | aead) SEL+="aead " ;;
 	tree) SEL+="tree-10k tree-1k tree-mixed tree-one tree-noop tree-rss " ;;
 	tree-10k | tree-1k | tree-mixed | tree-one | tree-noop | tree-rss | tree-lfn1g | tree-wan200m | tree-mixed-lfn1g) SEL+="$c " ;;
+	shard-lfn1g) SEL+="$c " ;;
 	paths | wan-paths) SEL+="paths " ;;
 	relay) SEL+="relay " ;;
 	pipe) SEL+="pipe " ;;
@@ -1413,6 +1418,7 @@ want tree-rss && case_tree_rss
 want tree-lfn1g && case_tree_lfn1g
 want tree-wan200m && case_tree_wan200m
 want tree-mixed-lfn1g && case_tree_mixed_lfn1g
+want shard-lfn1g && case_shard_lfn1g
 
 if ((${#TARGETS[@]})); then
 	out "## Targets (issue 4; trees: issue 11; data paths: issue 12; ramp: issue 13 part 2)"

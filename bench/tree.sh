@@ -564,3 +564,96 @@ tree_wan_plot() {
 		out
 	fi
 }
+
+# ---------------------------------------------------------------- shard-lfn1g (issue 25 part 2)
+# One tree pushed over bench/wan.sh's lfn1g pair by N = 1, 2 and 4 lanecp
+# --shard processes at once (client in $WAN_PFX-a, sshd in $WAN_PFX-b,
+# tmpfs to tmpfs), each -r -s 16: the same path for all, so this shows the
+# ceiling of one path, not N data movers' links.  The tree: 4 x
+# SHARD_WAN_BIG (default 96M; --quick: 16M) and SHARD_WAN_N (default
+# 2,000; --quick: 500) x 64 KiB files in 20 directories.  The wall time is
+# that of the last shard to finish (the configuration's one command runs
+# the N and waits for all); SHARD_WAN_RUNS runs interleaved (default 5).
+SHARD_WAN_RUNS=${RUNS_SET:-5}
+if ((QUICK)); then
+	SHARD_WAN_RUNS=${RUNS_SET:-1} SHARD_WAN_BIG=${SHARD_WAN_BIG:-16M} SHARD_WAN_N=${SHARD_WAN_N:-500}
+else
+	SHARD_WAN_BIG=${SHARD_WAN_BIG:-96M} SHARD_WAN_N=${SHARD_WAN_N:-2000}
+fi
+SHARD_WAN_CFGS=(lanecp-shard1 lanecp-shard2 lanecp-shard4)
+DESC[lanecp-shard1]="lanecp -r -s 16 (one process)"
+DESC[lanecp-shard2]="2 x lanecp -r -s 16 --shard I/2, at once"
+DESC[lanecp-shard4]="4 x lanecp -r -s 16 --shard I/4, at once"
+
+set_shard_wan() {
+	local n=${1#lanecp-shard} i cmd=
+	for ((i = 1; i <= n; i++)); do
+		if ((n == 1)); then
+			cmd+="'$LANECP' -F '$W/ssh_config_wan' -q -r -s 16 '$TREE_SRC/' 'lcwan:$TREE_T/' & "
+		else
+			cmd+="'$LANECP' -F '$W/ssh_config_wan' -q -r -s 16 --shard $i/$n '$TREE_SRC/' 'lcwan:$TREE_T/' & "
+		fi
+	done
+	TOOL=lanecp STREAMS=$((16 * n)) BYTES=$TREE_BYTES
+	# every shard must succeed: wait for each by its pid
+	CMD=(ip netns exec "$WAN_PFX-a" bash -c "mkdir -p '$TREE_T'; rc=0; $cmd for p in \$(jobs -p); do wait \$p || rc=1; done; exit \$rc")
+	PRE=tree_pre POST=tree_post VERIFY=$TREE_SRC VERIFY_TARGET=$TREE_T
+}
+
+case_shard_lfn1g() {
+	local saved=$RUNS saved_t=$TREE_T k m lo hi one d what i
+	what="4 x $SHARD_WAN_BIG + $SHARD_WAN_N x 64 KiB files in 20 directories"
+	out "## Shards over lfn1g (issue 25 part 2): $what ($("$HERE/wan.sh" profiles | awk '$1 == "lfn1g" { $1 = ""; sub(/^ +/, ""); print }'))"
+	out
+	out "N lanecp --shard processes started at once, all on the same emulated path (client in $WAN_PFX-a, sshd in"
+	out "$WAN_PFX-b, tmpfs to tmpfs, a push into a new directory), each -r -s 16 with its defaults (TLS, fsync): the"
+	out "ceiling of one path, not N hosts' links. Wall time until the last shard exits (SSH setup included)."
+	out "Median of $SHARD_WAN_RUNS runs, round-robin; the first run of each is checked with diff -r, later runs by"
+	out "the number of files."
+	out
+	[[ -x $WANEM ]] || die "wanem not found at $WANEM (set WANEM=)"
+	if wan_sh status >/dev/null 2>&1; then
+		die "an emulated WAN $WAN_PFX is already up (bench/wan.sh status): someone else may be using it; not touching it"
+	fi
+	TREE_SRC=$(mktemp -d /dev/shm/lanecp-sh-src.XXXXXX) || die "mktemp /dev/shm failed"
+	d=$(mktemp -d /dev/shm/lanecp-sh-dst.XXXXXX) || die "mktemp /dev/shm failed"
+	lc_on_exit "rm -rf '$TREE_SRC' '$d'"
+	chmod 0755 "$TREE_SRC" "$d"
+	TREE_T=$d/tree
+	log "generating $what in /dev/shm"
+	gen_tree "$TREE_SRC" "$SHARD_WAN_N" 65536 20 || die "cannot generate $TREE_SRC"
+	for i in 1 2 3 4; do
+		head -c "$(bytes_of "$SHARD_WAN_BIG")" /dev/urandom >"$TREE_SRC/big$i" || die "cannot write $TREE_SRC/big$i"
+	done
+	TREE_BYTES=$(tree_size "$TREE_SRC")
+	TREE_NFILES=$(tree_files "$TREE_SRC")
+	WAN_UP=1
+	lc_on_exit wan_down
+	wan_sh up lfn1g >&2 || die "bench/wan.sh up lfn1g failed"
+	wan_sshd_start
+	ip netns exec "$WAN_PFX-a" "$LANECP" -F "$W/ssh_config_wan" -q "$TREE_SRC/d000/f000000" "lcwan:$d/warmup" \
+	    </dev/null >/dev/null 2>"$W/warmup.err" ||
+		die "lanecp to $WAN_PFX-b failed (untimed warm-up): $(cat "$W/warmup.err")"
+	rm -f "$d/warmup"
+	server_idle
+	RUNS=$SHARD_WAN_RUNS
+	run_case shard-lfn1g set_shard_wan "${SHARD_WAN_CFGS[@]}"
+	RUNS=$saved
+	wan_down
+	one=$(med shard-lfn1g lanecp-shard1 seconds)
+	out "| configuration | runs | seconds (median) | min-max | MB/s | CPU s (client+server) | ÷ one process |"
+	out "|---|---|---:|---|---:|---:|---:|"
+	for k in "${SHARD_WAN_CFGS[@]}"; do
+		m=$(med shard-lfn1g "$k" seconds)
+		if [[ $m == - ]]; then
+			out "| ${DESC[$k]} | $(nruns shard-lfn1g "$k") | FAIL | - | - | - | - |"
+			continue
+		fi
+		lo=$(col shard-lfn1g "$k" seconds | minof); hi=$(col shard-lfn1g "$k" seconds | maxof)
+		out "| ${DESC[$k]} | $(nruns shard-lfn1g "$k") | $(fmt "$m" 3) | $(fmt "$lo" 3)-$(fmt "$hi" 3) | $(fmt "$(calc "$TREE_BYTES / $m / 1e6")" 1) | $(cpu_cell shard-lfn1g "$k") | $(ratio "$m" "$one") |"
+	done
+	out
+	failures shard-lfn1g
+	rm -rf "$TREE_SRC" "$d"
+	TREE_T=$saved_t
+}

@@ -6,6 +6,7 @@
 #include "options.h"
 #include "err.h"
 #include "parse.h"
+#include "shard.h"
 #include "wire.h"
 
 #include <getopt.h>
@@ -232,6 +233,23 @@ static int
 lc_opt_include_from(struct lc_cli *c, const char *a, struct lc_err *e)
 {
 	return lc_opt_filter(c, LC_FILTER_INCLUDE, 1, a, e);
+}
+
+/* --shard I/N, auto, auto/N (shard.h) */
+static int
+lc_opt_shard(struct lc_cli *c, const char *a, struct lc_err *e)
+{
+	struct lc_shard_env env = {
+		.slurm_id = getenv("SLURM_ARRAY_TASK_ID"),
+		.slurm_count = getenv("SLURM_ARRAY_TASK_COUNT"),
+		.slurm_min = getenv("SLURM_ARRAY_TASK_MIN"),
+		.k8s_index = getenv("JOB_COMPLETION_INDEX"),
+		.count = getenv("LANECP_SHARD_COUNT"),
+	};
+
+	if (strcmp(a, "auto") == 0 || strncmp(a, "auto/", 5) == 0)
+		return lc_shard_auto(a, &env, &c->copy.shard, e);
+	return lc_shard_parse(a, "--shard", &c->copy.shard, e);
 }
 
 /* rsync's meaning: it implies --delete */
@@ -496,6 +514,10 @@ const struct lc_opt lc_opts[] = {
 	    "with --delete, delete nothing and fail if more "
 	    "than N entries would go",
 	    LC_FUNC(lc_opt_max_delete) },
+	{ "shard", 0, "I/N",
+	    "with -r, copy only shard I of N (1-based) of the "
+	    "tree; N runs make one copy (auto: from Slurm or k8s)",
+	    LC_FUNC(lc_opt_shard) },
 	{ "force", 'f', NULL, "overwrite an existing target file",
 	    LC_FLAG(copy.force) },
 	{ "append", 'a', NULL,

@@ -9,7 +9,8 @@
 #                   completed, so the list cannot drift from the code;
 #                   the argument an option takes is named there too
 #                   (FILE and DIR: local paths, ALG: the algorithms its
-#                   help line lists, LIST: jump hosts, a|b|c: one of those)
+#                   help line lists, LIST: jump hosts, a|b|c: one of those,
+#                   I/N: --shard's auto)
 #   local paths     files and directories
 #   host:path       the remote host lists the matching names: ssh with
 #                   BatchMode, a short ConnectTimeout and a time limit,
@@ -352,6 +353,9 @@ _lanecp_value() {
 		_lanecp_match "$pre" ' ' "$(_lanecp_dequote "${word##*,}")" \
 			"${_lanecp_hostset[@]}"
 		;;
+	I/N)
+		# --shard: a number pair, or auto (Slurm or k8s; auto/N)
+		_lanecp_match '' ' ' "$(_lanecp_dequote "$word")" auto ;;
 	*'|'*)
 		IFS='|' read -ra list <<<"$meta"
 		_lanecp_match '' ' ' "$(_lanecp_dequote "$word")" "${list[@]}" ;;

@@ -110,6 +110,12 @@ lc_ctl_check_file(struct lc_ctl *c, struct lc_msg_file *m, struct lc_err *e)
 	if (contents && rq->files == 0 && !c->o->recursive)
 		return lc_err_set(e, LC_ERR_PROTO, "%s: source announced "
 		    "\"%.200s\" which was not asked for", h, m->name);
+	if (c->o->shard.n > 1 && m->kind == LC_KIND_REG &&
+	    m->size < LC_SHARD_LARGE &&
+	    lc_shard_of_name(m->name, c->o->shard.n) != c->o->shard.i)
+		return lc_err_set(e, LC_ERR_PROTO, "%s: source announced "
+		    "\"%.200s\" which is not in shard %u/%u", h, m->name,
+		    c->o->shard.i + 1, c->o->shard.n);
 	if ((m->kind == LC_KIND_PIPE) !=
 	    !!(rq->flags & (LC_ADD_STDIN | LC_ADD_PROGRAM)))
 		return lc_err_set(e, LC_ERR_PROTO, "%s: source announced "

@@ -16,6 +16,7 @@
 #include "checksum.h"
 #include "err.h"
 #include "filter.h"
+#include "shard.h"
 #include "lockholder.h"
 
 /* How the data streams travel (-v and --json "path" name it). */
@@ -87,6 +88,7 @@ struct lc_copy_opts {
 	int numeric_ids;	/* --numeric-ids: by number, not by name */
 	const struct lc_filters *filters;	/* --exclude, --include
 				   (filter.h): NULL or none: everything */
+	struct lc_shard shard;	/* --shard: n 0 (or 1), the whole tree */
 	int dry_run;		/* -n: list what would change, change
 				   nothing */
 	int delete_extra;	/* --delete */

@@ -101,6 +101,19 @@ lc_copy_opts_check(const struct lc_copy_opts *o, struct lc_err *e)
 		return lc_err_set(e, LC_ERR_USAGE,
 		    "%s goes with -r (it mirrors directories)",
 		    o->delete_excluded ? "--delete-excluded" : "--delete");
+	if (o->shard.n != 0 && o->delete_extra)
+		return lc_err_set(e, LC_ERR_USAGE,
+		    "--shard and %s do not go together (a shard sees only "
+		    "its part of the tree: run --delete once, without "
+		    "--shard, after every shard is done)",
+		    o->delete_excluded ? "--delete-excluded" : "--delete");
+	if (o->shard.n != 0 && !o->recursive)
+		return lc_err_set(e, LC_ERR_USAGE,
+		    "--shard %u/%u goes with -r (it splits a tree)",
+		    o->shard.i + 1, o->shard.n);
+	if (o->shard.n != 0 && lc_copy_opts_pipes(o))
+		return lc_err_set(e, LC_ERR_USAGE,
+		    "--shard does not go with a pipe ('-' or -N)");
 	if (o->max_delete_set && !o->delete_extra)
 		return lc_err_set(e, LC_ERR_USAGE,
 		    "--max-delete goes with --delete");

@@ -70,6 +70,12 @@ lc__ctl_got_hello(struct lc_ctl *c, struct lc_endpoint *ep, const uint8_t *p,
 		    "%s) knows no %s; install this version there", ep->name,
 		    ep->hello.software, ep == &c->src ? "--exclude or "
 		    "--include" : "--delete or -n");
+	if (ep == &c->src && c->o->shard.n > 1 &&
+	    !(ep->hello.flags & LC_HELLO_SHARD))
+		return lc_err_set(e, LC_ERR_VERSION, "%s: the agent (lanecp "
+		    "%s) knows no --shard (it would send the whole tree); "
+		    "install this version there", ep->name,
+		    ep->hello.software);
 	if (ep->remote)
 		lc_log_verbose("%s: agent lanecp %s on %s", ep->name,
 		    ep->hello.software, ep->hello.hostname);
@@ -193,6 +199,14 @@ lc__ctl_negotiate(struct lc_ctl *c, struct lc_err *e)
 		memset(&fl, 0, sizeof(fl));
 		fl.kind = (uint8_t)lc_filters_rule(o->filters, i, &pat);
 		snprintf(fl.pattern, sizeof(fl.pattern), "%s", pat);
+		r = lc_msg_put_src_filter(&c->src.out, &fl);
+	}
+	if (r == 0 && o->shard.n > 1) {
+		struct lc_msg_src_filter fl;
+		memset(&fl, 0, sizeof(fl));
+		fl.kind = LC_FILTER_SHARD;
+		lc_testhook_shard_sent(o->shard.i, o->shard.n, fl.pattern,
+		    sizeof(fl.pattern));
 		r = lc_msg_put_src_filter(&c->src.out, &fl);
 	}
 	for (size_t i = 0; r == 0 && i < o->nsources; i++) {

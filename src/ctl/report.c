@@ -229,6 +229,9 @@ lc_copy_json(int fd, const struct lc_copy_opts *o,
 		    (r = lc_json_put_str(&b, res->deleted_list[i])) != 0);
 	if (r == 0)
 		r = lc_json_raw(&b, "],\"exit_status\":%d", exit_status);
+	if (r == 0 && o->shard.n != 0)
+		r = lc_json_raw(&b, ",\"shard\":{\"index\":%u,\"count\":%u}",
+		    o->shard.i + 1, o->shard.n);
 	if (r == 0 && !ok)
 		(void)((r = lc_json_raw(&b, ",\"error\":")) != 0 ||
 		    (r = lc_json_put_str(&b, e->msg)) != 0);

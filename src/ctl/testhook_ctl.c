@@ -101,11 +101,30 @@ lc_testhook_src_flags(uint32_t flags)
 {
 	const char *v = getenv("LANECP_TEST_OLD_SOURCE");
 
+	if (v != NULL && strcmp(v, "noshard") == 0) {
+		lc_log_verbose("test hook: the source is taken for one without "
+			       "--shard");
+		return flags & ~LC_HELLO_SHARD;
+	}
 	if (v == NULL || strcmp(v, "1") != 0)
 		return flags;
 	lc_log_verbose("test hook: the source is taken for one without "
 		       "FILE_HASHES");
 	return flags & ~LC_HELLO_HASHES;
+}
+
+void
+lc_testhook_shard_sent(uint32_t i, uint32_t n, char *buf, size_t sz)
+{
+	const char *v = getenv("LANECP_TEST_SHARD_SENT");
+
+	if (v != NULL && v[0] != '\0') {
+		lc_log_verbose("test hook: the source is asked for shard %s",
+		    v);
+		snprintf(buf, sz, "%s", v);
+		return;
+	}
+	snprintf(buf, sz, "%u/%u", i + 1, n);
 }
 
 int

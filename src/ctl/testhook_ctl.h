@@ -33,7 +33,9 @@
 #ifndef LANECP_TESTHOOK_CTL_H
 #define LANECP_TESTHOOK_CTL_H
 
+#include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <sys/types.h>
 
 #include "copy.h"
@@ -55,6 +57,13 @@ int lc_testhook_allow_local(const struct lc_copy_opts *o);
 
 /* The source's HELLO flags as the controller takes them. */
 uint32_t lc_testhook_src_flags(uint32_t flags);
+
+/*
+ * The shard the source is asked for: LANECP_TEST_SHARD_SENT ("I/N") in
+ * place of the user's, so that the source lists what the controller must
+ * refuse; else i and n.
+ */
+void lc_testhook_shard_sent(uint32_t i, uint32_t n, char *buf, size_t sz);
 
 /* 1 (after printing "test hooks: on") if argv is "PROG --test-hooks". */
 int lc_testhook_cli(int argc, char **argv);
@@ -85,6 +94,12 @@ static inline uint32_t
 lc_testhook_src_flags(uint32_t flags)
 {
 	return flags;
+}
+
+static inline void
+lc_testhook_shard_sent(uint32_t i, uint32_t n, char *buf, size_t sz)
+{
+	snprintf(buf, sz, "%u/%u", i + 1, n);
 }
 
 static inline int

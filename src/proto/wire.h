@@ -65,6 +65,8 @@ enum lc_msg_owner {
 #define LC_DONE_MASK 0x1u
 #define LC_HELLO_HASHES 0x10u	/* agent knows FILE_HASHES and
 				   LC_TGT_HASHES (issue 24, delta24b) */
+#define LC_HELLO_SHARD 0x80u	/* agent knows SRC_FILTER kind 3,
+				   LC_FILTER_SHARD (issue 25, --shard) */
 
 /* File kinds in LC_MSG_FILE */
 enum lc_file_kind {
@@ -258,6 +260,9 @@ struct lc_msg_file_fail {
 enum lc_filter_kind {
 	LC_FILTER_EXCLUDE = 1,
 	LC_FILTER_INCLUDE = 2,
+	LC_FILTER_SHARD = 3,	/* pattern "I/N" (shard.h): only the entries
+				   of shard I of N; at most one, with
+				   LC_HELLO_SHARD */
 };
 
 struct lc_msg_src_filter {

@@ -633,8 +633,8 @@ lc__msg_check_src_filter(const void *v)
 {
 	LC_BODY_OF(src_filter, v);
 
-	return (m->kind != LC_FILTER_EXCLUDE && m->kind != LC_FILTER_INCLUDE) ||
-	    m->pattern[0] == '\0';
+	return (m->kind != LC_FILTER_EXCLUDE && m->kind != LC_FILTER_INCLUDE &&
+	    m->kind != LC_FILTER_SHARD) || m->pattern[0] == '\0';
 }
 
 int

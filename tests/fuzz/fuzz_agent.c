@@ -114,7 +114,7 @@ lc_fz_build(struct lc_buf *b, uint8_t sel, struct lc_fz *f)
 	uint8_t pick;
 
 	memset(&m, 0, sizeof(m));
-	switch (sel % 19) {
+	switch (sel % 20) {
 	case 0:
 		m.hello.magic = LC_PROTO_MAGIC;
 		m.hello.proto = LC_PROTO_VERSION;
@@ -247,6 +247,22 @@ lc_fz_build(struct lc_buf *b, uint8_t sel, struct lc_fz *f)
 			m.hashes.n = m.hashes.total - m.hashes.first;
 		m.hashes.hashes = hashes;	/* 64 * 32 bytes: room */
 		return lc_msg_put_file_hashes(b, &m.hashes);
+	case 19:	/* --shard: "I/N" from two numbers, or any text */
+		m.filter.kind = LC_FILTER_SHARD;
+		pick = (uint8_t)lc_fz_take(f, 1);
+		if (pick & 1) {
+			unsigned i = (unsigned)lc_fz_take(f, 3);
+			unsigned n = (unsigned)lc_fz_take(f, 3);
+			snprintf(m.filter.pattern, sizeof(m.filter.pattern),
+			    "%u/%u", i, n);
+		} else {
+			lc_fz_str(f, m.filter.pattern,
+			    sizeof(m.filter.pattern));
+			if (m.filter.pattern[0] == '\0')
+				snprintf(m.filter.pattern,
+				    sizeof(m.filter.pattern), "1/2");
+		}
+		return lc_msg_put_src_filter(b, &m.filter);
 	default:	/* a frame the agent never expects */
 		return lc_msg_put_empty(b, (uint8_t)lc_fz_take(f, 1));
 	}

@@ -129,6 +129,12 @@ done <"$T/rows"
 lc_note "option arguments"
 comp "$L" -F "$CFG" -s ''
 want
+comp "$L" -F "$CFG" --shard a
+want "auto "
+comp "$L" -F "$CFG" --shard=''
+want "auto "
+comp "$L" -F "$CFG" --shard 1
+want
 comp "$L" --window zz
 want
 comp "$L" -F zz

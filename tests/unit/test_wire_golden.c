@@ -418,6 +418,13 @@ t_build(size_t i, struct lc_buf *b)
 		m.hashes.hashes = t_hashes;
 		r = lc_msg_put_file_hashes(b, &m.hashes);
 		return r == 0 ? "FILE_HASHES" : "FILE_HASHES!";
+	/* issue 25 (--shard): SRC_FILTER kind 3, LC_HELLO_SHARD; golden
+	   case 56 once nomore23's and fanout25's (49-55) are merged */
+	case 49:
+		m.filter.kind = LC_FILTER_SHARD;
+		snprintf(m.filter.pattern, sizeof(m.filter.pattern), "3/4");
+		r = lc_msg_put_src_filter(b, &m.filter);
+		return r == 0 ? "SRC_FILTER shard" : "SRC_FILTER!";
 	default:
 		return NULL;
 	}

@@ -21,6 +21,7 @@
 
 #include "dispenser.h"
 #include "filter.h"
+#include "shard.h"
 #include "jobq.h"
 #include "ratelimit.h"
 #include "stream.h"
@@ -139,6 +140,9 @@ struct lc_source_list {
 					   order (a resume job borrows one) */
 	struct lc_listed *listed_tail;
 	struct lc_filters filters;	/* SRC_FILTER: what is left out */
+	struct lc_shard shard;	/* SRC_FILTER kind 3: n 0, none */
+	struct lc_shard_plan plan;	/* the current request's large
+					   files (source_shard.c) */
 };
 
 /*
@@ -238,6 +242,18 @@ struct lc_source {
 /* SRC_FILTER: one more rule, before the first SRC_ADD. */
 int lc__source_filter(struct lc_source *s, const struct lc_msg_src_filter *m,
     struct lc_err *e);
+
+/*
+ * --shard (source_shard.c): list the root path (walk flags as the
+ * request's) to deal its large files among the shards, before the
+ * request's first entry is announced.  Fatal errors only.
+ */
+struct lc_walk_entry;
+int lc__source_shard_plan(struct lc_source *s, const char *path,
+    unsigned flags, struct lc_err *e);
+/* 1 if a walk entry is another shard's (and must not be announced). */
+int lc__source_shard_skip(const struct lc_source *s,
+    const struct lc_walk_entry *ent);
 
 /* SRC_ADD: queue a request and list as far as the credit reaches. */
 int lc__source_add(struct lc_source *s, const struct lc_msg_src_add *m,

@@ -154,6 +154,7 @@ lc_source_list(struct lc_source *s, struct lc_err *e)
 	struct lc_msg_file_fail fail;
 	struct lc_walk_entry ent;
 	const struct lc_add *a;
+	unsigned wflags;
 	int r;
 
 	for (;;) {
@@ -183,12 +184,15 @@ lc_source_list(struct lc_source *s, struct lc_err *e)
 					return r;
 				continue;
 			}
-			if ((r = lc_walk_open(s->port.conf, a->path,
-			    LC_WALK_NOOPEN |
+			wflags = LC_WALK_NOOPEN |
 			    ((a->flags & LC_ADD_RECURSIVE) ? LC_WALK_RECURSIVE :
 			    0) | ((a->flags & LC_ADD_FOLLOW) ? LC_WALK_FOLLOW :
 			    0) | ((a->flags & LC_ADD_CONTENTS) ?
-			    LC_WALK_CONTENTS : 0), &s->list.walk, e)) != 0)
+			    LC_WALK_CONTENTS : 0);
+			if ((s->list.shard.n > 1 &&
+			    (r = lc__source_shard_plan(s, a->path, wflags,
+			    e)) != 0) || (r = lc_walk_open(s->port.conf,
+			    a->path, wflags, &s->list.walk, e)) != 0)
 				return r;
 			s->list.add_files = 0;
 			s->list.add_bytes = 0;
@@ -203,6 +207,12 @@ lc_source_list(struct lc_source *s, struct lc_err *e)
 			lc_log_debug("excluded: %s", ent.name);
 			if (ent.kind == LC_KIND_DIR)
 				lc_walk_prune(s->list.walk);
+			if (ent.fd >= 0)
+				close(ent.fd);
+			continue;
+		}
+		if (r == LC_WALK_ENTRY && lc__source_shard_skip(s, &ent)) {
+			lc_log_debug("another shard's: %s", ent.name);
 			if (ent.fd >= 0)
 				close(ent.fd);
 			continue;
@@ -252,6 +262,17 @@ lc__source_filter(struct lc_source *s, const struct lc_msg_src_filter *m,
 {
 	if (s->list.nadds != 0)
 		return lc_err_set(e, LC_ERR_PROTO, "SRC_FILTER after SRC_ADD");
+	if (m->kind == LC_FILTER_SHARD) {
+		if (s->list.shard.n != 0)
+			return lc_err_set(e, LC_ERR_PROTO, "SRC_FILTER: a "
+			    "second shard");
+		struct lc_err pe;
+		lc_err_clear(&pe);
+		if (lc_shard_parse(m->pattern, "SRC_FILTER shard",
+		    &s->list.shard, &pe) != 0)
+			return lc_err_set(e, LC_ERR_PROTO, "%s", pe.msg);
+		return 0;
+	}
 	if (s->list.filters.n >= LC_FILTER_MAX)
 		return lc_err_set(e, LC_ERR_PROTO, "more than %u SRC_FILTERs",
 		    LC_FILTER_MAX);
@@ -441,4 +462,5 @@ lc__source_list_free(struct lc_source *s)
 		free(s->list.adds[i].path);
 	free(s->list.adds);
 	lc_filters_free(&s->list.filters);
+	lc_shard_plan_free(&s->list.plan);
 }
