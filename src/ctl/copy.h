@@ -330,7 +330,8 @@ void lc_copy_json_one(int fd, const struct lc_copy_opts *o,
 struct lc_fanout_target {
 	const char *dest;	/* the target as written */
 	int started;		/* its copy was tried */
-	int r;			/* lc_copy's return (0, -LC_ERR_*) */
+	int r;			/* lc_copy's return (0, -LC_ERR_*);
+				   -LC_ERR_CANCELED when not started */
 	int status;		/* the exit status of r: the caller's to set
 				   (cmd/lanecp.c), for the report */
 	struct lc_err e;

@@ -159,10 +159,13 @@ lc_copy_fanout(const struct lc_copy_opts *o, int signal_fd,
 			    i + 1, n, t[i].dest, t[i].e.msg);
 		if (t[i].r == -LC_ERR_CANCELED) {
 			*e = t[i].e;
-			for (size_t j = i + 1; j < n; j++)
+			for (size_t j = i + 1; j < n; j++) {
 				lc_err_set(&t[j].e, LC_ERR_CANCELED,
 				    "not started: interrupted by signal %d",
 				    e->signo);
+				t[j].e.signo = e->signo;
+				t[j].r = -LC_ERR_CANCELED;
+			}
 			return -LC_ERR_CANCELED;
 		}
 	}

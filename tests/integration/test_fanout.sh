@@ -10,7 +10,9 @@
 # cannot be written (a 0555 directory, the remote agent without
 # CAP_DAC_OVERRIDE) and one full (a 256 KiB tmpfs): the others complete,
 # the run exits 23 and says which; a re-run with -a -u completes only
-# what is missing (the complete targets skip every file).  Every target
+# what is missing (the complete targets skip every file).  A SIGTERM
+# during the first target: exit 143, the others not started.  The -l
+# log has a line per target.  Every target
 # failing the same way exits with that status.  Bad --also values: exit
 # 2, one line naming the value, nothing copied.  Without --also, --json
 # stays one object.
@@ -79,8 +81,8 @@ chmod 0750 "$src/sub"
 touch -d '2020-01-02 03:04:05' "$src/sub/two"
 
 CASE="three targets, two servers"
-run 0 -v -r -p --json "$src" "$H:$d/t1/" --also "$H2:$d/t2/" \
-    --also "$H:$d/t3/"
+run 0 -v -r -p --json -l "$d/run.log" "$src" "$H:$d/t1/" \
+    --also "$H2:$d/t2/" --also "$H:$d/t3/"
 for t in t1 t2 t3; do
 	same_tree "$src" "$d/$t/src"
 done
@@ -98,6 +100,28 @@ for i, o in enumerate(j):
 assert j[1]["target"].startswith("two:"), j[1]'
 # each target its own SSH connection: the second server saw one
 lc_log_has 'Accepted publickey' "$LC_X_LOG"
+# the -l log: a line per target, then the run's result
+for i in 1 2 3; do
+	lc_log_has "target $i of 3 [^ ]*t$i/: ok, copied 4 files" "$d/run.log"
+done
+lc_log_has 'result: ok, copied 12 files' "$d/run.log"
+
+CASE="a signal stops the targets not yet started"
+head -c $((8 << 20)) /dev/urandom >"$d/slow"
+"$LANECP" -F "$CFG" -x 1m --json "$d/slow" "$H:$d/s1/" \
+    --also "$H2:$d/s2/" --also "$H:$d/s3/" >"$d/out" 2>"$d/err" &
+pid=$!
+lc_wait_for 'target 1 of 3: ' "$d/err" 60
+kill -TERM "$pid"
+rc=0
+wait "$pid" || rc=$?
+[[ $rc == 143 ]] || { lc__show "$d/err"; lc_fail "exit $rc, want 143"; }
+lc_log_has 'target 2 of 3 [^ ]*s2/: not started, exit 143' "$d/err"
+lc_log_has 'target 3 of 3 [^ ]*s3/: not started, exit 143' "$d/err"
+[[ ! -e $d/s2 && ! -e $d/s3 ]] || lc_fail "a target after the signal was made"
+json_check "$d/out" '
+assert [o["exit_status"] for o in j] == [143, 143, 143], j
+assert not any(o["ok"] for o in j), j'
 
 CASE="without --also, --json is one object"
 run 0 -r --json "$src" "$H:$d/single/"
