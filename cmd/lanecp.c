@@ -120,6 +120,67 @@ lc_usage_fail(const struct lc_cli *c, struct lc_err *e)
 	return LC_EXIT_USAGE;
 }
 
+/* The counts of all targets, for the -l log's result line. */
+static void
+lc_fanout_total(const struct lc_fanout_target *t, size_t n,
+    struct lc_copy_result *all)
+{
+	memset(all, 0, sizeof(*all));
+	for (size_t i = 0; i < n; i++) {
+		all->files += t[i].res.files;
+		all->updated += t[i].res.updated;
+		all->bytes += t[i].res.bytes;
+		all->sent += t[i].res.sent;
+		all->resumed += t[i].res.resumed;
+		all->skipped += t[i].res.skipped;
+		all->nfailed += t[i].res.nfailed;
+		all->attempts += t[i].res.attempts;
+		all->ns += t[i].res.ns;
+	}
+}
+
+/*
+ * --also: each target in turn (fanout.c), a line for each on stderr and
+ * in the -l log, the --json array; the exit status of them all.
+ */
+static int
+lc_main_fanout(struct lc_cli *c)
+{
+	size_t n = c->copy.nalso + 1;
+	struct lc_fanout_target *t = NULL;
+	struct lc_copy_result all;
+	struct lc_err e;
+	int logfd = -1, r, status, canceled = 0;
+
+	lc_err_clear(&e);
+	memset(&all, 0, sizeof(all));
+	/* a bad target fails before any is tried, as a usage error */
+	if (lc_copy_fanout_check(&c->copy, &e) != 0)
+		return lc_usage_fail(c, &e);
+	if ((t = calloc(n, sizeof(*t))) == NULL) {
+		lc_log_error("out of memory");
+		return LC_EXIT_INTERNAL;
+	}
+	if ((r = lc_runlog_open(&c->copy, &logfd, &e)) == 0)
+		r = lc_copy_fanout(&c->copy, lc_sigwake.rfd, t, &e);
+	if (r == -LC_ERR_USAGE) {
+		lc_runlog_close(logfd, &c->copy, r, &all, &e, LC_EXIT_USAGE);
+		free(t);
+		return lc_usage_fail(c, &e);
+	}
+	for (size_t i = 0; i < n; i++)
+		t[i].status = lc_exit_code(&t[i].e);
+	if (r == -LC_ERR_CANCELED)
+		canceled = lc_exit_code(&e);
+	status = lc_copy_fanout_status(t, n, canceled);
+	lc_copy_fanout_report(1, &c->copy, t, n);
+	lc_fanout_total(t, n, &all);
+	lc_runlog_close(logfd, &c->copy, r, &all, &e, status);
+	lc_copy_fanout_free(t, n);
+	free(t);
+	return status;
+}
+
 /* The command line, for the -l log. */
 static void
 lc_cmdline(int argc, char **argv, char *out, size_t outsz)
@@ -226,6 +287,12 @@ main(int argc, char **argv)
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGHUP, &sa, NULL);
 	c.copy.print_sums = c.copy.print_sums && !c.copy.json;
+	if (c.copy.nalso > 0) {
+		r = lc_main_fanout(&c);
+		libssh2_exit();
+		lc_filters_free(&c.filters);
+		return r;
+	}
 	if ((r = lc_runlog_open(&c.copy, &logfd, &e)) == 0)
 		r = lc_copy(&c.copy, lc_sigwake.rfd, &res, &e);
 	if (r != 0) {

@@ -277,6 +277,23 @@ lc_opt_max_delete(struct lc_cli *c, const char *a, struct lc_err *e)
 	return 0;
 }
 
+/* --also TARGET: one more target (parsed with the rest: fanout.c). */
+static int
+lc_opt_also(struct lc_cli *c, const char *a, struct lc_err *e)
+{
+	if (a[0] == '\0')
+		return lc_err_set(e, LC_ERR_USAGE, "--also: an empty target");
+	if (strlen(a) > 4096)
+		return lc_err_set(e, LC_ERR_USAGE, "--also %.40s...: too long",
+		    a);
+	if (c->copy.nalso >= LC_ALSO_MAX)
+		return lc_err_set(e, LC_ERR_USAGE,
+		    "more than %d --also targets", LC_ALSO_MAX);
+	c->also[c->copy.nalso++] = a;
+	c->copy.also = c->also;
+	return 0;
+}
+
 /* -z, --relay, --via-ssh, --direct: one data path, not two. */
 static int
 lc_opt_path(struct lc_cli *c, int path, struct lc_err *e)
@@ -518,6 +535,10 @@ const struct lc_opt lc_opts[] = {
 	    "with -r, copy only shard I of N (1-based) of the "
 	    "tree; N runs make one copy (auto: from Slurm or k8s)",
 	    LC_FUNC(lc_opt_shard) },
+	{ "also", 0, "TARGET",
+	    "one more target beside DST, copied as DST is (one after the "
+	    "other; this host's files only); repeatable, up to 16",
+	    LC_FUNC(lc_opt_also) },
 	{ "force", 'f', NULL, "overwrite an existing target file",
 	    LC_FLAG(copy.force) },
 	{ "append", 'a', NULL,

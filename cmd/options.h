@@ -25,6 +25,8 @@ struct lc_cli {
 	const char *agent_only;
 	/* -o "Keyword=value", in order (copy.ssh_options points here) */
 	const char *ssh_options[LC_SSHCONF_OPTS_MAX];
+	/* --also TARGET, in order (copy.also points here) */
+	const char *also[LC_ALSO_MAX];
 	/* --exclude, --include and their -from files, in order
 	   (copy.filters points here once there is one) */
 	struct lc_filters filters;

@@ -8,9 +8,9 @@
 #   options         from `lanecp --help` of the very program being
 #                   completed, so the list cannot drift from the code;
 #                   the argument an option takes is named there too
-#                   (FILE and DIR: local paths, ALG: the algorithms its
-#                   help line lists, LIST: jump hosts, a|b|c: one of those,
-#                   I/N: --shard's auto)
+#                   (FILE and DIR: local paths, TARGET: as an operand,
+#                   ALG: the algorithms its help line lists, LIST: jump
+#                   hosts, a|b|c: one of those, I/N: --shard's auto)
 #   local paths     files and directories
 #   host:path       the remote host lists the matching names: ssh with
 #                   BatchMode, a short ConnectTimeout and a time limit,
@@ -338,6 +338,7 @@ _lanecp_value() {
 	case $meta in
 	FILE* | *FILE) _lanecp_files "$word" ;;
 	DIR*) _lanecp_files "$word" d ;;
+	TARGET*) _lanecp_operand "$word" ;;
 	ALG*)
 		# the algorithms its help line lists: "... (sha256, crc32, adler32)"
 		h=${_lanecp_help[$opt]-}
@@ -363,8 +364,26 @@ _lanecp_value() {
 	esac
 }
 
+# A source or target (an operand, or --also's TARGET) in $1: host:path
+# listed by the host, else local files and the hosts as "host:".
+_lanecp_operand() {
+	local cur=$1 user='' h
+	if [[ $cur =~ ^(\[[^]/]*\]|[^/:]*[^/:\\]): ]]; then
+		_lanecp_remote "$cur"
+		return
+	fi
+	_lanecp_files "$cur"
+	if [[ $cur != */* ]]; then
+		h=$(_lanecp_dequote "$cur")
+		[[ $h == *@* ]] && user=${h%%@*}@ && h=${h#*@}
+		_lanecp_hosts "$(_lanecp_optval -F --ssh-config)"
+		_lanecp_match "$(_lanecp_escape "$user")" : "$h" \
+			"${_lanecp_hostset[@]}"
+	fi
+}
+
 _lanecp() {
-	local cur prev words cword i meta trim user='' h
+	local cur prev words cword i meta trim
 	COMPREPLY=()
 	_lanecp_words
 	_lanecp_parse_help "$(_lanecp_dequote "${words[0]/#\~/"$HOME"}")"
@@ -383,17 +402,8 @@ _lanecp() {
 		done
 		if [[ -z $dashdash && $cur == -* ]]; then
 			_lanecp_match '' ' ' "$cur" "${_lanecp_opts[@]}"
-		elif [[ $cur =~ ^(\[[^]/]*\]|[^/:]*[^/:\\]): ]]; then
-			_lanecp_remote "$cur"
 		else
-			_lanecp_files "$cur"
-			if [[ $cur != */* ]]; then
-				h=$(_lanecp_dequote "$cur")
-				[[ $h == *@* ]] && user=${h%%@*}@ && h=${h#*@}
-				_lanecp_hosts "$(_lanecp_optval -F --ssh-config)"
-				_lanecp_match "$(_lanecp_escape "$user")" : "$h" \
-					"${_lanecp_hostset[@]}"
-			fi
+			_lanecp_operand "$cur"
 		fi
 	fi
 	# readline replaces only the text after the last word break character

@@ -35,10 +35,19 @@ const char *lc_path_name(int path);
 #define LC_TIMEOUT_DEFAULT_S 300u
 #define LC_STALL_DEFAULT_S 30u
 
+/* --also: at most this many targets beside the last argument. */
+#define LC_ALSO_MAX 16
+
 struct lc_copy_opts {
 	const char *const *sources;
 	size_t nsources;
 	const char *dest;
+	/*
+	 * --also TARGET: more targets, each copied as dest is (fanout.c,
+	 * lc_copy_fanout); lc_copy and lc_copy_run never read these.
+	 */
+	const char *const *also;
+	size_t nalso;		/* at most LC_ALSO_MAX */
 	uint32_t streams;	/* requested (-s) */
 	uint32_t window;	/* -w, 0 = leave autotuning on */
 	uint32_t block;		/* -B */
@@ -303,6 +312,74 @@ void lc_copy_json(int fd, const struct lc_copy_opts *o,
  */
 void lc_copy_summary(const struct lc_copy_opts *o,
     const struct lc_copy_result *res, char *out, size_t outsz);
+
+/*
+ * The same object with a "target" field first (fanout.c's array); target
+ * NULL: exactly lc_copy_json's.  sep is written before it ("" or ","),
+ * end after it ("\n" for lc_copy_json).
+ */
+void lc_copy_json_one(int fd, const struct lc_copy_opts *o,
+    const struct lc_copy_result *res, const struct lc_err *e,
+    int exit_status, const char *target, const char *sep, const char *end);
+
+/*
+ * Fan-out (--also, fanout.c): one source to several targets, each an
+ * ordinary copy (lc_copy with that target as dest: its own SSH
+ * connection, agents, stream keys and checks), one after the other, in
+ * the order dest, also[0], also[1]...  A target that fails does not stop
+ * the next; a signal does (the targets after it are not started).
+ */
+struct lc_fanout_target {
+	const char *dest;	/* the target as written */
+	int started;		/* its copy was tried */
+	int r;			/* lc_copy's return (0, -LC_ERR_*);
+				   -LC_ERR_CANCELED when not started */
+	int status;		/* the exit status of r: the caller's to set
+				   (cmd/lanecp.c), for the report */
+	struct lc_err e;
+	struct lc_copy_result res;
+};
+
+/*
+ * What --also allows (before any target is tried): the rules of
+ * lc_copy_opts_check for each target, every target parsed and remote,
+ * no target given twice, sources local files (no pipe, no -N, no
+ * remote source, no --relay), at most LC_ALSO_MAX --also.  0, or
+ * -LC_ERR_USAGE with e naming the target or the option.
+ */
+int lc_copy_fanout_check(const struct lc_copy_opts *o, struct lc_err *e);
+
+/*
+ * Run the fan-out: t has 1 + o->nalso entries, filled here (each
+ * target's result is the caller's to free: lc_copy_fanout_free).
+ * Returns 0 when every target is complete, -LC_ERR_PARTIAL when some are
+ * not (each t[i] says why), -LC_ERR_USAGE from lc_copy_fanout_check (no
+ * target tried), -LC_ERR_CANCELED after a signal (e->signo set).  e is
+ * the run's error: set when the return is not 0.
+ */
+int lc_copy_fanout(const struct lc_copy_opts *o, int signal_fd,
+    struct lc_fanout_target *t, struct lc_err *e);
+
+/*
+ * The exit status of a fan-out whose targets' statuses are set: 0 when
+ * all are 0; the one status when every target ended with it; else 23
+ * (LC_EXIT_PARTIAL: some target is incomplete).  canceled_status, when
+ * not 0, wins (a signal).
+ */
+int lc_copy_fanout_status(const struct lc_fanout_target *t, size_t n,
+    int canceled_status);
+
+/*
+ * The report of a fan-out: one line per target on stderr ("target 2 of
+ * 3 host:/d/: ok, copied ..." at info, a failure at error level) and in
+ * the -l log, and with o->json the --json array on fd (one object per
+ * target in order, each lc_copy_json's with "target" first).
+ */
+void lc_copy_fanout_report(int fd, const struct lc_copy_opts *o,
+    const struct lc_fanout_target *t, size_t n);
+
+/* Free what each of the n targets' results holds. */
+void lc_copy_fanout_free(struct lc_fanout_target *t, size_t n);
 
 /* One --json-progress line (report.c). */
 struct lc_json_progress {

@@ -154,12 +154,26 @@ lc_copy_json(int fd, const struct lc_copy_opts *o,
     const struct lc_copy_result *res, const struct lc_err *e,
     int exit_status)
 {
+	lc_copy_json_one(fd, o, res, e, exit_status, NULL, "", "\n");
+}
+
+void
+lc_copy_json_one(int fd, const struct lc_copy_opts *o,
+    const struct lc_copy_result *res, const struct lc_err *e,
+    int exit_status, const char *target, const char *sep, const char *end)
+{
 	struct lc_buf b;
 	int ok = e == NULL || e->code == 0, r;
 	char why[240];
 
 	lc_buf_init(&b, LC_JSON_MAX);
-	r = lc_json_raw(&b, "{\"type\":\"result\",\"ok\":%s,\"files\":%u,"
+	r = lc_json_raw(&b, "%s{", sep);
+	if (r == 0 && target != NULL)
+		(void)((r = lc_json_raw(&b, "\"target\":")) != 0 ||
+		    (r = lc_json_put_str(&b, target)) != 0 ||
+		    (r = lc_json_raw(&b, ",")) != 0);
+	if (r == 0)
+		r = lc_json_raw(&b, "\"type\":\"result\",\"ok\":%s,\"files\":%u,"
 	    "\"copied\":%u,\"updated\":%u,\"updated_bytes\":%llu,"
 	    "\"bytes\":%llu,\"compressed_bytes\":%llu,\"compression\":%u,"
 	    "\"bytes_written\":%llu,\"resumed_bytes\":%llu,"
@@ -236,7 +250,7 @@ lc_copy_json(int fd, const struct lc_copy_opts *o,
 		(void)((r = lc_json_raw(&b, ",\"error\":")) != 0 ||
 		    (r = lc_json_put_str(&b, e->msg)) != 0);
 	if (r == 0)
-		r = lc_json_raw(&b, "}\n");
+		r = lc_json_raw(&b, "}%s", end);
 	if (r == 0)
 		(void)lc_write_all(fd, lc_buf_ptr(&b), lc_buf_len(&b));
 	else

@@ -7,7 +7,8 @@
 #   - every long option of --help is offered, and whether an option takes
 #     the next word as its argument agrees with cmd/options.c's table;
 #   - option arguments: files for FILE, the algorithms for -E, hosts for -J,
-#     nothing for numbers; --opt=value;
+#     an operand's names for --also TARGET, nothing for numbers;
+#     --opt=value;
 #   - local files (escaped, directories with /), hosts from the -F config
 #     and its known_hosts, user@host;
 #   - host:path listed by the fixture sshd over ssh, with the -F of the
@@ -104,7 +105,7 @@ lc_note "whether an option takes the next word agrees with cmd/options.c"
 # rows "{"name", 'x' or 0, NULL or "ARG", ... [, .optional = 1]}": after an
 # option without an argument (or with an optional one) the next word is a
 # source, and host names are offered; after one with an argument, never
-# "host:".
+# "host:" (but after --also, whose TARGET is one).
 sed -n '/^const struct lc_opt lc_opts\[\] = {/,/^};/p' \
 	"$LC_SRC_DIR/cmd/options.c" | tr '\n\t' '  ' |
 	grep -oE '\{ ?"[a-z0-9-]+", [^}]*\}' >"$T/rows"
@@ -117,7 +118,8 @@ while IFS= read -r row; do
 	name=${BASH_REMATCH[1]} arg=${BASH_REMATCH[2]} optional=0
 	[[ $row == *".optional = 1"* ]] && optional=1
 	comp "$L" -F "$CFG" "--$name" lct
-	if [[ $arg == NULL || $optional == 1 ]]; then
+	# (--also TARGET is a target: hosts too)
+	if [[ $arg == NULL || $optional == 1 || $arg == '"TARGET"' ]]; then
 		has "$H:"
 	else
 		lacks "$H:"
@@ -210,6 +212,11 @@ CW=3 comp "$L" "$LC_USER@$H" : "$R/b" --ssh-config = "$CFG"
 want "$R/b "
 comp "$L" --ssh-config = "$CFG" "$LC_USER@$H" : "$R/b"
 want "$R/b "
+# --also TARGET: as the last argument, a host or its names
+comp "$L" -F "$CFG" "$R/b" "$H" : "$R/" --also lct
+want "$H:"
+comp "$L" -F "$CFG" "$R/b" "$H" : "$R/" --also "$H" : "$R/asu"
+want "$R/asub/"
 # remote to remote: the second argument completes too
 comp "$L" -F "$CFG" "$H" : "$R/b" "$H" : "$R/asu"
 want "$R/asub/"

@@ -1,0 +1,230 @@
+#!/usr/bin/env bash
+# Fan-out (issue 25, stage 1): --also TARGET copies the same sources to
+# several targets, each an ordinary copy (its own SSH connection, agents
+# and checks), one after the other.
+#
+# Three targets on two sshd servers (the fixture's and a second one):
+# each tree equal to the source with -p's modes and mtimes, --json an
+# array of three objects in order with "target" first, one summary line
+# per target on stderr, -v saying "one after the other".  One target that
+# cannot be written (a 0555 directory, the remote agent without
+# CAP_DAC_OVERRIDE) and one full (a 256 KiB tmpfs): the others complete,
+# the run exits 23 and says which; a re-run with -a -u completes only
+# what is missing (the complete targets skip every file).  A SIGTERM
+# during the first target: exit 143, the others not started.  The -l
+# log has a line per target.  Every target
+# failing the same way exits with that status.  Bad --also values: exit
+# 2, one line naming the value, nothing copied.  Without --also, --json
+# stays one object.
+set -euo pipefail
+. "$LC_SRC_DIR/tests/integration/lib.sh"
+umask 022
+lc_sshd_start
+
+d=$LC_SSHD_DIR
+H=$LC_SSH_HOST
+CASE=setup
+
+lc_fail() {
+	printf 'FAIL: [%s] %s\n' "$CASE" "$*" >&2
+	exit 1
+}
+
+# a second server: its own host keys and port, the same user key
+lc_sshd_extra two
+echo "$LC_X_KNOWN" >"$d/two.known"
+CFG=$d/ssh_config_two
+{
+	cat "$LC_SSH_CONFIG"
+	lc_ssh_host_block two "$LC_X_PORT" "$d/two.known"
+} >"$CFG"
+H2=two
+
+# run CODE ARGS...: lanecp with both hosts known, stdout to $d/out, stderr
+# to $d/err; fails unless it exits CODE
+run() {
+	local want=$1
+	shift
+	lc_run_cfg "$CFG" "$d/out" "$d/err" "$@"
+	if [[ $LC_RC != "$want" ]]; then
+		lc__show "$d/err"
+		lc_fail "lanecp $* exited $LC_RC, expected $want"
+	fi
+}
+
+# same_tree A B: the same names, contents, modes and mtimes
+tree_meta() {
+	(cd "$1" && find . -mindepth 1 -printf '%y %p %m %T@ %l\n' | sort)
+}
+same_tree() {
+	diff -r "$1" "$2" >/dev/null || lc_fail "$2 differs from $1"
+	diff <(tree_meta "$1") <(tree_meta "$2") >&2 ||
+		lc_fail "$2: modes or mtimes differ from $1"
+}
+
+# json_check FILE PYTHON: PYTHON's asserts on j, the parsed FILE
+json_check() {
+	python3 -c 'import json, sys
+j = json.load(open(sys.argv[1]))
+exec(sys.argv[2])' "$1" "$2" || lc_fail "--json: $(cat "$1")"
+}
+
+src=$d/src
+mkdir -p "$src/sub/deeper"
+head -c 1048576 /dev/urandom >"$src/big"
+echo one >"$src/one"
+echo two >"$src/sub/two"
+head -c 70000 /dev/urandom >"$src/sub/deeper/mid"
+ln -s one "$src/link"
+chmod 0640 "$src/one"
+chmod 0750 "$src/sub"
+touch -d '2020-01-02 03:04:05' "$src/sub/two"
+
+CASE="three targets, two servers"
+run 0 -v -r -p --json -l "$d/run.log" "$src" "$H:$d/t1/" \
+    --also "$H2:$d/t2/" --also "$H:$d/t3/"
+for t in t1 t2 t3; do
+	same_tree "$src" "$d/$t/src"
+done
+lc_log_has 'one after the other' "$d/err"
+for i in 1 2 3; do
+	lc_log_has "target $i of 3 [^ ]*t$i/: ok, copied 4 files" "$d/err"
+done
+json_check "$d/out" '
+assert isinstance(j, list) and len(j) == 3, j
+for i, o in enumerate(j):
+    assert list(o)[0] == "target", o
+    assert o["target"].endswith("/t%d/" % (i + 1)), o
+    assert o["ok"] is True and o["exit_status"] == 0, o
+    assert o["copied"] == 4 and o["files"] == 4, o
+assert j[1]["target"].startswith("two:"), j[1]'
+# each target its own SSH connection: the second server saw one
+lc_log_has 'Accepted publickey' "$LC_X_LOG"
+# the -l log: a line per target, then the run's result
+for i in 1 2 3; do
+	lc_log_has "target $i of 3 [^ ]*t$i/: ok, copied 4 files" "$d/run.log"
+done
+lc_log_has 'result: ok, copied 12 files' "$d/run.log"
+
+CASE="a signal stops the targets not yet started"
+head -c $((8 << 20)) /dev/urandom >"$d/slow"
+"$LANECP" -F "$CFG" -x 1m --json "$d/slow" "$H:$d/s1/" \
+    --also "$H2:$d/s2/" --also "$H:$d/s3/" >"$d/out" 2>"$d/err" &
+pid=$!
+lc_wait_for 'target 1 of 3: ' "$d/err" 60
+kill -TERM "$pid"
+rc=0
+wait "$pid" || rc=$?
+[[ $rc == 143 ]] || { lc__show "$d/err"; lc_fail "exit $rc, want 143"; }
+lc_log_has 'target 2 of 3 [^ ]*s2/: not started, exit 143' "$d/err"
+lc_log_has 'target 3 of 3 [^ ]*s3/: not started, exit 143' "$d/err"
+[[ ! -e $d/s2 && ! -e $d/s3 ]] || lc_fail "a target after the signal was made"
+json_check "$d/out" '
+assert [o["exit_status"] for o in j] == [143, 143, 143], j
+assert not any(o["ok"] for o in j), j'
+
+CASE="without --also, --json is one object"
+run 0 -r --json "$src" "$H:$d/single/"
+json_check "$d/out" 'assert isinstance(j, dict) and "target" not in j, j'
+
+CASE="every target failing the same way: its status"
+echo file >"$d/plain"
+run 6 "$src/one" "$H:$d/plain/x/" --also "$H2:$d/plain/y/"
+lc_log_has 'target 1 of 2 .*plain/x/: incomplete, exit 6' "$d/err"
+lc_log_has 'target 2 of 2 .*plain/y/: incomplete, exit 6' "$d/err"
+
+CASE="one target unwritable"
+if [[ $(id -u) == 0 ]] && command -v setpriv >/dev/null &&
+    setpriv --bounding-set -dac_override,-dac_read_search true 2>/dev/null; then
+	# root writes into a 0555 directory: the agents run without the
+	# capabilities that let it
+	cat >"$d/agent-nocap" <<EOF
+#!/bin/sh
+exec setpriv --bounding-set -dac_override,-dac_read_search "$LANECP" "\$@"
+EOF
+	chmod 0755 "$d/agent-nocap"
+	AGENT=(-T "$d/agent-nocap")
+else
+	AGENT=()
+fi
+mkdir -p "$d/ro"
+chmod 0555 "$d/ro"
+if [[ $(id -u) != 0 || ${#AGENT[@]} != 0 ]]; then
+	run 23 -r -p --json "${AGENT[@]}" "$src" "$H:$d/u1/" \
+	    --also "$H2:$d/ro/in/" --also "$H:$d/u3/"
+	same_tree "$src" "$d/u1/src"
+	same_tree "$src" "$d/u3/src"
+	[[ ! -e $d/ro/in ]] || lc_fail "$d/ro/in was made"
+	lc_log_has 'target 2 of 3 .*ro/in/: incomplete, exit [0-9]+' "$d/err"
+	lc_log_has 'target 2 of 3 .*ro/in/: .*going on with the next' \
+	    "$d/err"
+	lc_log_has 'target 3 of 3 .*u3/: ok' "$d/err"
+	json_check "$d/out" '
+assert [o["ok"] for o in j] == [True, False, True], j
+assert j[1]["exit_status"] not in (0, 23) and "error" in j[1], j[1]
+assert [o["exit_status"] for o in j] == [0, j[1]["exit_status"], 0], j'
+else
+	lc_skip "root without setpriv: a 0555 directory is writable"
+fi
+
+CASE="one target full, then -a -u completes what is missing"
+mkdir -p "$d/full"
+if [[ $(id -u) == 0 ]] && mount -t tmpfs -o size=256k tmpfs "$d/full" \
+    2>/dev/null; then
+	lc_on_exit "umount -l '$d/full'"
+	run 23 -r -p --json --no-space-check "$src" "$H:$d/f1/" \
+	    --also "$H2:$d/full/" --also "$H:$d/f3/"
+	same_tree "$src" "$d/f1/src"
+	same_tree "$src" "$d/f3/src"
+	lc_log_has 'target 2 of 3 .*full/: incomplete, exit 10' "$d/err"
+	json_check "$d/out" '
+assert [o["exit_status"] for o in j] == [0, 10, 0], j'
+	mount -o remount,size=16m "$d/full"
+	run 0 -r -p -a -u --json "$src" "$H:$d/f1/" --also "$H2:$d/full/" \
+	    --also "$H:$d/f3/"
+	same_tree "$src" "$d/full/src"
+	json_check "$d/out" '
+assert all(o["ok"] for o in j), j
+assert j[0]["copied"] == 0 and j[0]["skipped"] == 4, j[0]
+assert j[2]["copied"] == 0 and j[2]["skipped"] == 4, j[2]
+assert j[1]["copied"] + j[1]["updated"] >= 1, j[1]
+assert j[1]["skipped"] + j[1]["copied"] + j[1]["updated"] == 4, j[1]'
+else
+	lc_skip "cannot mount a tmpfs (not root): no full target"
+fi
+
+CASE="bad --also values"
+bad() {
+	local pat=$1
+	shift
+	run 2 "$@"
+	lc_log_has "$pat" "$d/err"
+	[[ $(wc -l <"$d/err") == 1 ]] || {
+		lc__show "$d/err"
+		lc_fail "more than one line for: $*"
+	}
+	[[ ! -e $d/bad ]] || lc_fail "$d/bad was made by: $*"
+}
+bad '--also: an empty target' "$src/one" "$H:$d/bad/" --also ''
+bad "--also $H:$(lc_re "$d")/bad/: the same target as" "$src/one" \
+    "$H:$d/bad/" --also "$H:$d/bad/"
+bad "the target $(lc_re "$d")/bad/ is local" "$src/one" "$H:$d/bad/" \
+    --also "$d/bad/"
+bad "does not go with the target '-'" "$src/one" "$H:$d/bad/" --also -
+bad "does not go with the source '-'" - "$H:$d/bad/" --also "$H2:$d/bad/"
+bad "the source $H:.*one is remote" "$H:$src/one" "$H2:$d/bad/" \
+    --also "$H2:$d/bad2/"
+bad 'does not go with -N' -N o "$src/one" "$H:cat >$d/bad" \
+    --also "$H2:cat >$d/bad"
+bad 'does not go with --relay' --relay "$src/one" "$H:$d/bad/" \
+    --also "$H2:$d/bad/"
+bad 'a@@:x: empty host name' "$src/one" "$H:$d/bad/" --also 'a@@:x'
+also=()
+for i in $(seq 17); do
+	also+=(--also "$H:$d/bad/$i/")
+done
+bad 'more than 16 --also targets' "$src/one" "$H:$d/bad/" "${also[@]}"
+bad '-u and -O do not go together' -u -O "$src/one" "$H:$d/bad/" \
+    --also "$H2:$d/bad/"
+
+lc_note "fan-out: all cases passed"
