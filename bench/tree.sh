@@ -427,6 +427,23 @@ tree_wan_down() {
 	return 0
 }
 
+# tree_wan_dirs TAG: for a case over an emulated path, check that wanem
+# is built and that no one else's emulated WAN is up, then make the source
+# and target directories in /dev/shm (TREE_SRC, TREE_DST; the copy goes to
+# TREE_T, a new directory in TREE_DST), removed at exit.
+tree_wan_dirs() {
+	local tag=$1
+	[[ -x $WANEM ]] || die "wanem not found at $WANEM (set WANEM=)"
+	if wan_sh status >/dev/null 2>&1; then
+		die "an emulated WAN $WAN_PFX is already up (bench/wan.sh status): someone else may be using it; not touching it"
+	fi
+	TREE_SRC=$(mktemp -d "/dev/shm/lanecp-$tag-src.XXXXXX") || die "mktemp /dev/shm failed"
+	TREE_DST=$(mktemp -d "/dev/shm/lanecp-$tag-dst.XXXXXX") || die "mktemp /dev/shm failed"
+	lc_on_exit "rm -rf '$TREE_SRC' '$TREE_DST'"
+	chmod 0755 "$TREE_SRC" "$TREE_DST"
+	TREE_T=$TREE_DST/tree
+}
+
 # case_tree_wan PROFILE: the case TREE_WAN_CASE over PROFILE (lfn1g or
 # wan200m), with the two big files when TREE_WAN_BIG is set.
 case_tree_wan() {
@@ -448,16 +465,9 @@ case_tree_wan() {
 	out "lcwb's received bytes sampled every 50 ms (as the ramp case): the first 50 ms with > 1 MB/s over the idle"
 	out "background, and the IP bytes from then to the exit over that time, % of the link rate (\"after SSH setup\")."
 	out
-	[[ -x $WANEM ]] || die "wanem not found at $WANEM (set WANEM=)"
 	command -v python3 >/dev/null || die "the $tc case needs python3"
-	if wan_sh status >/dev/null 2>&1; then
-		die "an emulated WAN $WAN_PFX is already up (bench/wan.sh status): someone else may be using it; not touching it"
-	fi
-	TREE_SRC=$(mktemp -d /dev/shm/lanecp-tw-src.XXXXXX) || die "mktemp /dev/shm failed"
-	d=$(mktemp -d /dev/shm/lanecp-tw-dst.XXXXXX) || die "mktemp /dev/shm failed"
-	lc_on_exit "rm -rf '$TREE_SRC' '$d'"
-	chmod 0755 "$TREE_SRC" "$d"
-	TREE_T=$d/tree
+	tree_wan_dirs tw
+	d=$TREE_DST
 	log "generating $what in /dev/shm"
 	gen_tree "$TREE_SRC" "$n" 4096 "$nd" || die "cannot generate $TREE_SRC"
 	if [[ -n $TREE_WAN_BIG ]]; then
@@ -611,15 +621,8 @@ case_shard_lfn1g() {
 	out "Median of $SHARD_WAN_RUNS runs, round-robin; the first run of each is checked with diff -r, later runs by"
 	out "the number of files."
 	out
-	[[ -x $WANEM ]] || die "wanem not found at $WANEM (set WANEM=)"
-	if wan_sh status >/dev/null 2>&1; then
-		die "an emulated WAN $WAN_PFX is already up (bench/wan.sh status): someone else may be using it; not touching it"
-	fi
-	TREE_SRC=$(mktemp -d /dev/shm/lanecp-sh-src.XXXXXX) || die "mktemp /dev/shm failed"
-	d=$(mktemp -d /dev/shm/lanecp-sh-dst.XXXXXX) || die "mktemp /dev/shm failed"
-	lc_on_exit "rm -rf '$TREE_SRC' '$d'"
-	chmod 0755 "$TREE_SRC" "$d"
-	TREE_T=$d/tree
+	tree_wan_dirs sh
+	d=$TREE_DST
 	log "generating $what in /dev/shm"
 	gen_tree "$TREE_SRC" "$SHARD_WAN_N" 65536 20 || die "cannot generate $TREE_SRC"
 	for i in 1 2 3 4; do
