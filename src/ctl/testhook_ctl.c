@@ -108,6 +108,18 @@ lc_testhook_src_flags(uint32_t flags)
 	return flags & ~LC_HELLO_HASHES;
 }
 
+uint32_t
+lc_testhook_dst_flags(uint32_t flags)
+{
+	const char *v = getenv("LANECP_TEST_OLD_SINK");
+
+	if (v == NULL || strcmp(v, "1") != 0)
+		return flags;
+	lc_log_verbose("test hook: the sink is taken for one without "
+		       "SINK_NOMORE");
+	return flags & ~LC_HELLO_NOMORE;
+}
+
 int
 lc_testhook_cli(int argc, char **argv)
 {

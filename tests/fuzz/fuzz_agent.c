@@ -114,7 +114,7 @@ lc_fz_build(struct lc_buf *b, uint8_t sel, struct lc_fz *f)
 	uint8_t pick;
 
 	memset(&m, 0, sizeof(m));
-	switch (sel % 19) {
+	switch (sel % 20) {
 	case 0:
 		m.hello.magic = LC_PROTO_MAGIC;
 		m.hello.proto = LC_PROTO_VERSION;
@@ -247,6 +247,8 @@ lc_fz_build(struct lc_buf *b, uint8_t sel, struct lc_fz *f)
 			m.hashes.n = m.hashes.total - m.hashes.first;
 		m.hashes.hashes = hashes;	/* 64 * 32 bytes: room */
 		return lc_msg_put_file_hashes(b, &m.hashes);
+	case 19:	/* the sink's end of the list, early, late or twice */
+		return lc_msg_put_empty(b, LC_MSG_SINK_NOMORE);
 	default:	/* a frame the agent never expects */
 		return lc_msg_put_empty(b, (uint8_t)lc_fz_take(f, 1));
 	}

@@ -418,6 +418,10 @@ t_build(size_t i, struct lc_buf *b)
 		m.hashes.hashes = t_hashes;
 		r = lc_msg_put_file_hashes(b, &m.hashes);
 		return r == 0 ? "FILE_HASHES" : "FILE_HASHES!";
+	/* issue 23 (nomore23): the sink's end-of-list mark, empty */
+	case 49:
+		r = lc_msg_put_empty(b, LC_MSG_SINK_NOMORE);
+		return r == 0 ? "SINK_NOMORE" : "SINK_NOMORE!";
 	default:
 		return NULL;
 	}
@@ -528,6 +532,7 @@ t_redo(uint8_t type, const uint8_t *p, size_t n, struct lc_buf *b)
 	case LC_MSG_BYE:
 	case LC_MSG_SRC_NOMORE:
 	case LC_MSG_STOP:
+	case LC_MSG_SINK_NOMORE:
 		return lc_msg_get_empty(p, n) || lc_msg_put_empty(b, type);
 	case LC_MSG_PING:
 		return lc_msg_get_ping(p, n, &m.ping) ||
@@ -674,7 +679,7 @@ LC_TEST(owners_from_the_table)
 	static const uint8_t sink[] = { LC_MSG_SINK_TARGET, LC_MSG_LISTEN,
 		LC_MSG_DIAL, LC_MSG_FILE, LC_MSG_FILE_SUM, LC_MSG_PREFIX_MATCH,
 		LC_MSG_FILE_ABORT, LC_MSG_STOP, LC_MSG_FILE_LEN,
-		LC_MSG_DEL_SCAN, LC_MSG_DELETE };
+		LC_MSG_DEL_SCAN, LC_MSG_DELETE, LC_MSG_SINK_NOMORE };
 	size_t nsrc = 0, nsink = 0, named = 0;
 
 	for (size_t i = 0; i < sizeof(source); i++)
@@ -690,7 +695,7 @@ LC_TEST(owners_from_the_table)
 	}
 	LC_CHECK_EQ_U(nsrc, sizeof(source));
 	LC_CHECK_EQ_U(nsink, sizeof(sink));
-	LC_CHECK_EQ_U(named, 39);
+	LC_CHECK_EQ_U(named, 40);
 	LC_CHECK_EQ_I(lc_msg_owner(LC_MSG_HELLO), LC_OWNER_AGENT);
 	LC_CHECK_EQ_I(lc_msg_owner(LC_MSG_PING), LC_OWNER_AGENT);
 	LC_CHECK_EQ_I(lc_msg_owner(LC_MSG_BYE), LC_OWNER_AGENT);
