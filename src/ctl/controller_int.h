@@ -219,6 +219,7 @@ struct lc_ctl {
 	/* what each agent said, in whichever order it came: */
 	bool src_done;		/* SRC_DONE seen */
 	bool sink_done;		/* SINK_DONE seen */
+	bool sink_nomore;	/* SINK_NOMORE sent */
 	bool src_bye;		/* BYE from the source */
 	bool dst_bye;		/* BYE from the sink */
 	bool target_ok;		/* TARGET_OK seen */
@@ -355,6 +356,13 @@ int lc__ctl_files_window(struct lc_ctl *c, uint32_t granted);
 void lc__ctl_files_free(struct lc_ctl *c);
 /* SRC_NOMORE once every request is listed and every file settled; else 0. */
 int lc__ctl_maybe_nomore(struct lc_ctl *c);
+
+/*
+ * SINK_NOMORE to a sink whose HELLO had LC_HELLO_NOMORE, once SRC_NOMORE
+ * is out (called then, and when the sink's HELLO comes after it); else
+ * nothing.  0, or an error from the control output.
+ */
+int lc__ctl_sink_nomore(struct lc_ctl *c);
 
 /* The checks of the agents' messages (controller_src.c, controller_dst.c). */
 

@@ -105,9 +105,25 @@ lc__ctl_files_window(struct lc_ctl *c, uint32_t granted)
 int
 lc__ctl_maybe_nomore(struct lc_ctl *c)
 {
+	int r;
+
 	if (c->phase >= LC_CTL_NOMORE || c->chk.listed < c->chk.adds_sent ||
 	    c->files.settled < c->files.total)
 		return 0;
 	c->phase = LC_CTL_NOMORE;
-	return lc_msg_put_empty(&c->src.out, LC_MSG_SRC_NOMORE);
+	if ((r = lc_msg_put_empty(&c->src.out, LC_MSG_SRC_NOMORE)) != 0)
+		return r;
+	return lc__ctl_sink_nomore(c);
+}
+
+int
+lc__ctl_sink_nomore(struct lc_ctl *c)
+{
+	/* an older sink (no flag) ends as before, at the streams' END */
+	if (c->sink_nomore || c->phase != LC_CTL_NOMORE ||
+	    !c->dst_ep.hello_seen ||
+	    !(c->dst_ep.hello.flags & LC_HELLO_NOMORE))
+		return 0;
+	c->sink_nomore = true;
+	return lc_msg_put_empty(&c->dst_ep.out, LC_MSG_SINK_NOMORE);
 }

@@ -57,6 +57,8 @@ lc__ctl_got_hello(struct lc_ctl *c, struct lc_endpoint *ep, const uint8_t *p,
 	ep->hello_seen = 1;
 	if (ep == &c->src)
 		ep->hello.flags = lc_testhook_src_flags(ep->hello.flags);
+	else
+		ep->hello.flags = lc_testhook_dst_flags(ep->hello.flags);
 	/* each agent's, as it comes: the sink's may come after LISTEN */
 	if (c->args.pipes && !(ep->hello.flags & LC_HELLO_PIPES))
 		return lc_err_set(e, LC_ERR_VERSION, "%s: the agent (lanecp "
@@ -79,6 +81,9 @@ lc__ctl_got_hello(struct lc_ctl *c, struct lc_endpoint *ep, const uint8_t *p,
 	if (ep->remote)
 		lc_log_verbose("%s: agent lanecp %s on %s", ep->name,
 		    ep->hello.software, ep->hello.hostname);
+	/* everything may be settled before a remote sink's HELLO is in */
+	if (ep == &c->dst_ep && (r = lc__ctl_sink_nomore(c)) != 0)
+		return lc_err_set(e, -r, "control output");
 	return 0;
 }
 

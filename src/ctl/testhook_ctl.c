@@ -127,6 +127,18 @@ lc_testhook_shard_sent(uint32_t i, uint32_t n, char *buf, size_t sz)
 	snprintf(buf, sz, "%u/%u", i + 1, n);
 }
 
+uint32_t
+lc_testhook_dst_flags(uint32_t flags)
+{
+	const char *v = getenv("LANECP_TEST_OLD_SINK");
+
+	if (v == NULL || strcmp(v, "1") != 0)
+		return flags;
+	lc_log_verbose("test hook: the sink is taken for one without "
+		       "SINK_NOMORE");
+	return flags & ~LC_HELLO_NOMORE;
+}
+
 int
 lc_testhook_cli(int argc, char **argv)
 {

@@ -19,6 +19,10 @@
  * controller's refusal of FILE_HASHES) with today's agents.  A hook: it
  * makes the controller believe what no peer said.
  *
+ * LANECP_TEST_OLD_SINK=1: likewise the sink's HELLO without flag 0x20
+ * (LC_HELLO_NOMORE), as from a sink built before SINK_NOMORE: no
+ * SINK_NOMORE is sent and the sink ends at the streams' END, as before.
+ *
  * lc_copy_opts.allow_local: both ends on this host, data over loopback
  * (tests/unit/test_copy.c).  The field is in every build (one layout);
  * only a hook build honours it.
@@ -65,6 +69,9 @@ uint32_t lc_testhook_src_flags(uint32_t flags);
  */
 void lc_testhook_shard_sent(uint32_t i, uint32_t n, char *buf, size_t sz);
 
+/* The sink's HELLO flags as the controller takes them. */
+uint32_t lc_testhook_dst_flags(uint32_t flags);
+
 /* 1 (after printing "test hooks: on") if argv is "PROG --test-hooks". */
 int lc_testhook_cli(int argc, char **argv);
 #else
@@ -100,6 +107,12 @@ static inline void
 lc_testhook_shard_sent(uint32_t i, uint32_t n, char *buf, size_t sz)
 {
 	snprintf(buf, sz, "%u/%u", i + 1, n);
+}
+
+static inline uint32_t
+lc_testhook_dst_flags(uint32_t flags)
+{
+	return flags;
 }
 
 static inline int

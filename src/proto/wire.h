@@ -65,6 +65,10 @@ enum lc_msg_owner {
 #define LC_DONE_MASK 0x1u
 #define LC_HELLO_HASHES 0x10u	/* agent knows FILE_HASHES and
 				   LC_TGT_HASHES (issue 24, delta24b) */
+#define LC_HELLO_NOMORE 0x20u	/* agent knows SINK_NOMORE: a sink that
+				   gets it sends SINK_DONE once every file
+				   is done, without the streams' END
+				   (issue 23, nomore23) */
 #define LC_HELLO_SHARD 0x80u	/* agent knows SRC_FILTER kind 3,
 				   LC_FILTER_SHARD (issue 25, --shard) */
 

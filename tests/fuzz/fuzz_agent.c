@@ -114,7 +114,7 @@ lc_fz_build(struct lc_buf *b, uint8_t sel, struct lc_fz *f)
 	uint8_t pick;
 
 	memset(&m, 0, sizeof(m));
-	switch (sel % 20) {
+	switch (sel % 21) {
 	case 0:
 		m.hello.magic = LC_PROTO_MAGIC;
 		m.hello.proto = LC_PROTO_VERSION;
@@ -263,6 +263,8 @@ lc_fz_build(struct lc_buf *b, uint8_t sel, struct lc_fz *f)
 				    sizeof(m.filter.pattern), "1/2");
 		}
 		return lc_msg_put_src_filter(b, &m.filter);
+	case 20:	/* the sink's end of the list, early, late or twice */
+		return lc_msg_put_empty(b, LC_MSG_SINK_NOMORE);
 	default:	/* a frame the agent never expects */
 		return lc_msg_put_empty(b, (uint8_t)lc_fz_take(f, 1));
 	}

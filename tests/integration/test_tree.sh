@@ -20,7 +20,8 @@
 # skipped with a warning; an unreadable file (exit 23, one line, "failed"
 # in --json, the rest copied); sparse files (holes kept); kill -9 of the controller and a resume with
 # -a -u that does not send the finished files again; what a nightly -u
-# run prints (issue 24: the counts, repeated failures, names).
+# run prints (issue 24: the counts, repeated failures, names); the sink's
+# end-of-list mark (issue 23, SINK_NOMORE), and none for an older sink.
 #
 # Root reads any file, so "unreadable" and "cannot write into a 0555
 # directory" use an end without CAP_DAC_OVERRIDE/CAP_DAC_READ_SEARCH
@@ -740,8 +741,39 @@ EOF
 	cmp "$t/src/d3/f03" "$t/dst/src/d3/f03" || lc_fail "-f did not overwrite d3/f03"
 }
 
+# The end of the list (issue 23, SINK_NOMORE): the sink gets the mark
+# with SRC_NOMORE, push and pull, and the copy is right; a controller that
+# takes the sink for an older one (the test hook LANECP_TEST_OLD_SINK=1)
+# sends none, and the copy still ends, as before, at the streams' END.
+tc_nomore() {
+	local t=$d/nomore
+	mkdir -p "$t/src/a" "$t/src/b" "$t/push" "$t/pull" "$t/old"
+	for i in $(seq 1 40); do
+		head -c $((i * 997)) /dev/urandom >"$t/src/$([[ $((i % 2)) == 0 ]] && echo a || echo b)/f$i"
+	done
+	lc_note "nomore: push"
+	lc_lanecp -r -s 4 -vv "$t/src" "$H:$t/push/"
+	same_tree "$t/src" "$t/push/src"
+	lc_log_has '\[lctest\] agent: .*received SINK_NOMORE' "$LC_ERR"
+	lc_note "nomore: pull"
+	lc_lanecp -r -s 4 -vv "$H:$t/src" "$t/pull/"
+	same_tree "$t/src" "$t/pull/src"
+	lc_log_has '^lanecp: \(.*received SINK_NOMORE' "$LC_ERR"
+	if ! "$LANECP" --test-hooks >/dev/null 2>&1; then
+		lc_note "nomore: an older sink needs a test-hook build; not run"
+		return 0
+	fi
+	lc_note "nomore: a sink taken for an older one gets none"
+	LANECP_TEST_OLD_SINK=1 lc_lanecp -r -s 4 -vv "$t/src" "$H:$t/old/"
+	same_tree "$t/src" "$t/old/src"
+	lc_log_has 'test hook: the sink is taken for one without SINK_NOMORE' "$LC_ERR"
+	lc_log_has 'received SRC_NOMORE' "$LC_ERR"
+	! grep -q 'SINK_NOMORE (' "$LC_ERR" ||
+		{ lc__show "$LC_ERR"; lc_fail "SINK_NOMORE sent to a sink taken for an older one"; }
+}
+
 # ---------------------------------------------------------------- main
-ALL="exact forms symlinks perms update owner setid fifo unreadable sparse killed output"
+ALL="exact forms symlinks perms update owner setid fifo unreadable sparse killed output nomore"
 FAILED=()
 for c in ${LC_TREE_CASES:-$ALL}; do
 	declare -F "tc_$c" >/dev/null || { CASE=$c; lc_fail "no such case"; }

@@ -854,6 +854,94 @@ LC_TEST(sink_stream_lost_before_any_block)
 }
 
 /*
+ * SINK_NOMORE (issue 23): two files on two streams, every block sent and
+ * no END on either stream.  Without SINK_NOMORE the sink waits for the
+ * END frames (no SINK_DONE); after it, SINK_DONE comes once both files
+ * are done, and a FILE after it is a protocol error.
+ */
+LC_TEST(sink_nomore_done_without_stream_end)
+{
+	static const uint32_t ids[2] = { 1, 2 };
+	static const uint64_t sizes[2] = { 3 * T_BLOCK + 17, T_BLOCK };
+	struct lc_msg_file_done fd;
+	struct lc_msg_xfer_done d;
+	struct lc_msg_file f;
+	struct lc_stream *st[2];
+	struct lc_sink *s;
+	struct t_sink t;
+	uint32_t g = 0, done = 0, seen = 0;
+	uint8_t type;
+	size_t n;
+	int r;
+
+	t_start(&t, 2, 0, 2);
+	s = t.h.role;
+	t_file(&t, 1, "one", sizes[0]);
+	t_file(&t, 2, "two", sizes[1]);
+	for (uint32_t k = 0; k < 2; k++)
+		st[k] = t_dial(&t, k);
+	for (uint32_t i = 0; i < 2; i++)
+		for (uint64_t off = 0; off < sizes[i]; off += T_BLOCK, g++)
+			t_data(st[g % 2], ids[i], off, t_blen(sizes[i], off));
+	/* both files done, and still no SINK_DONE: the streams have not
+	   ended */
+	while (done < 2) {
+		LC_CHECK(host_pump_events(&t.h, HOST_WAIT_MS) > 0);
+		LC_CHECK(!t.h.failed);
+		while (host_next_msg(&t.h, &type, host_payload,
+		    sizeof(host_payload), &n)) {
+			LC_CHECK(type != LC_MSG_SINK_DONE);
+			if (type != LC_MSG_FILE_DONE)
+				continue;
+			LC_CHECK(lc_msg_get_file_done(host_payload, n,
+			    &fd) == 0);
+			/* in the order they were written: either first */
+			LC_CHECK(fd.id == 1 || fd.id == 2);
+			LC_CHECK(!(seen & (1u << fd.id)));
+			seen |= 1u << fd.id;
+			LC_CHECK_EQ_U(fd.bytes, sizes[fd.id - 1]);
+			done++;
+		}
+	}
+	LC_CHECK_EQ_U(s->files_done, 2);
+	LC_CHECK(!s->done_sent);
+	host_send(&t.h, lc_msg_put_empty, LC_MSG_SINK_NOMORE);
+	host_wait_msg(&t.h, LC_MSG_SINK_DONE, &n);
+	LC_CHECK(lc_msg_get_xfer_done(host_payload, n, &d) == 0);
+	LC_CHECK_EQ_U(d.files, 2);
+	LC_CHECK_EQ_U(d.bytes, sizes[0] + sizes[1]);
+	LC_CHECK(s->recv.ended < 2);
+	t_check_file(&t, "one", 1, sizes[0]);
+	t_check_file(&t, "two", 2, sizes[1]);
+	/* no FILE may follow it, nor a second one */
+	memset(&f, 0, sizeof(f));
+	f.id = 3;
+	f.kind = LC_KIND_REG;
+	f.mode = 0640;
+	snprintf(f.name, sizeof(f.name), "three");
+	host_send_r(&t.h, &r, lc_msg_put_file, &f);
+	LC_CHECK_EQ_I(r, -LC_ERR_PROTO);
+	t.h.failed = 0;
+	host_send_r(&t.h, &r, lc_msg_put_empty, LC_MSG_SINK_NOMORE);
+	LC_CHECK_EQ_I(r, -LC_ERR_PROTO);
+	for (uint32_t k = 0; k < 2; k++)
+		lc_stream_free(st[k]);
+	t_stop(&t);
+}
+
+/* SINK_NOMORE before SINK_TARGET is a protocol error. */
+LC_TEST(sink_nomore_before_target)
+{
+	struct host h;
+	int r;
+
+	host_init(&h, &lc_sink_ops);
+	host_send_r(&h, &r, lc_msg_put_empty, LC_MSG_SINK_NOMORE);
+	LC_CHECK_EQ_I(r, -LC_ERR_PROTO);
+	host_fini(&h);
+}
+
+/*
  * Finish batches are capped (issue 23): 300 empty files announced while
  * the first one's batch is busy wait together; each later batch takes at
  * most an eighth of the window (64 of 512), oldest first, and every file

@@ -418,13 +418,16 @@ t_build(size_t i, struct lc_buf *b)
 		m.hashes.hashes = t_hashes;
 		r = lc_msg_put_file_hashes(b, &m.hashes);
 		return r == 0 ? "FILE_HASHES" : "FILE_HASHES!";
-	/* issue 25 (--shard): SRC_FILTER kind 3, LC_HELLO_SHARD; golden
-	   case 56 once nomore23's and fanout25's (49-55) are merged */
+	/* issue 25 (--shard): SRC_FILTER kind 3, LC_HELLO_SHARD */
 	case 49:
 		m.filter.kind = LC_FILTER_SHARD;
 		snprintf(m.filter.pattern, sizeof(m.filter.pattern), "3/4");
 		r = lc_msg_put_src_filter(b, &m.filter);
 		return r == 0 ? "SRC_FILTER shard" : "SRC_FILTER!";
+	/* issue 23 (nomore23): the sink's end-of-list mark, empty */
+	case 50:
+		r = lc_msg_put_empty(b, LC_MSG_SINK_NOMORE);
+		return r == 0 ? "SINK_NOMORE" : "SINK_NOMORE!";
 	default:
 		return NULL;
 	}
@@ -535,6 +538,7 @@ t_redo(uint8_t type, const uint8_t *p, size_t n, struct lc_buf *b)
 	case LC_MSG_BYE:
 	case LC_MSG_SRC_NOMORE:
 	case LC_MSG_STOP:
+	case LC_MSG_SINK_NOMORE:
 		return lc_msg_get_empty(p, n) || lc_msg_put_empty(b, type);
 	case LC_MSG_PING:
 		return lc_msg_get_ping(p, n, &m.ping) ||
@@ -681,7 +685,7 @@ LC_TEST(owners_from_the_table)
 	static const uint8_t sink[] = { LC_MSG_SINK_TARGET, LC_MSG_LISTEN,
 		LC_MSG_DIAL, LC_MSG_FILE, LC_MSG_FILE_SUM, LC_MSG_PREFIX_MATCH,
 		LC_MSG_FILE_ABORT, LC_MSG_STOP, LC_MSG_FILE_LEN,
-		LC_MSG_DEL_SCAN, LC_MSG_DELETE };
+		LC_MSG_DEL_SCAN, LC_MSG_DELETE, LC_MSG_SINK_NOMORE };
 	size_t nsrc = 0, nsink = 0, named = 0;
 
 	for (size_t i = 0; i < sizeof(source); i++)
@@ -697,7 +701,7 @@ LC_TEST(owners_from_the_table)
 	}
 	LC_CHECK_EQ_U(nsrc, sizeof(source));
 	LC_CHECK_EQ_U(nsink, sizeof(sink));
-	LC_CHECK_EQ_U(named, 39);
+	LC_CHECK_EQ_U(named, 40);
 	LC_CHECK_EQ_I(lc_msg_owner(LC_MSG_HELLO), LC_OWNER_AGENT);
 	LC_CHECK_EQ_I(lc_msg_owner(LC_MSG_PING), LC_OWNER_AGENT);
 	LC_CHECK_EQ_I(lc_msg_owner(LC_MSG_BYE), LC_OWNER_AGENT);

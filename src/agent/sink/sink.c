@@ -284,6 +284,23 @@ lc_sink_stop(struct lc_sink *s)
 	return lc_msg_put_xfer_done(s->port.out, LC_MSG_SINK_STOPPED, &d);
 }
 
+/*
+ * SINK_NOMORE (after SRC_NOMORE, to a sink whose HELLO had
+ * LC_HELLO_NOMORE): every FILE has come.  Once every file is done, every
+ * byte the source will send has been written, so SINK_DONE need not wait
+ * for the streams' END (a round trip: the source ends its streams only
+ * after the acknowledgement that goes out with the last FILE_DONE).
+ */
+static int
+lc_sink_nomore(struct lc_sink *s, struct lc_err *e)
+{
+	if (s->nomore || !s->target_set)
+		return lc_err_set(e, LC_ERR_PROTO, "%s SINK_NOMORE",
+		    s->nomore ? "second" : "early");
+	s->nomore = 1;
+	return lc__sink_maybe_done(s);
+}
+
 static int
 lc_sink_handle(void *role, uint8_t type, const uint8_t *p, size_t n,
     struct lc_err *e)
@@ -307,7 +324,12 @@ lc_sink_handle(void *role, uint8_t type, const uint8_t *p, size_t n,
 		OPENSSL_cleanse(&m.listen, sizeof(m.listen));
 		return r;
 	case LC_MSG_FILE:
+		if (s->nomore)
+			return lc_err_set(e, LC_ERR_PROTO, "FILE %u after "
+			    "SINK_NOMORE", m.file.id);
 		return lc__sink_file(s, &m.file, e);
+	case LC_MSG_SINK_NOMORE:
+		return lc_sink_nomore(s, e);
 	case LC_MSG_FILE_SUM:
 		return lc__sink_file_sum(s, &m.file_sum, e);
 	case LC_MSG_FILE_ABORT:
@@ -364,7 +386,7 @@ lc__sink_maybe_done(struct lc_sink *s)
 {
 	struct lc_msg_xfer_done d;
 
-	if (s->done_sent || s->recv.ended < s->nstreams ||
+	if (s->done_sent || s->stopped || (!s->nomore && s->recv.ended < s->nstreams) ||
 	    s->files_done < s->files_total || s->fin.busy)
 		return 0;
 	if ((s->tgt.flags & LC_TGT_TREE) && s->tree.dirs_state == 0) {

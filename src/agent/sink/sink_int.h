@@ -317,6 +317,8 @@ struct lc_sink {
 	uint32_t flags;		/* setup */
 	uint32_t csum;		/* setup */
 	int done_sent;		/* main */
+	int nomore;		/* main: SINK_NOMORE came: no more FILE, and
+				   SINK_DONE does not wait for END */
 	atomic_uint_fast64_t written;	/* writers add: on disk (holes
 					   whole), what PROGRESS reports */
 	atomic_bool stopping;	/* STOP: receivers end */
@@ -357,10 +359,11 @@ struct lc_msg_sink_target;
 #define LC_SINK_FIN_BATCH_MIN 64
 
 /*
- * sink.c, the role.  Main thread: SINK_DONE once every stream has ended,
- * every file is done, no batch is finishing and (a tree) the directories
- * have their modes and times; until then 0 and nothing sent.  0 or an
- * error from the control channel or the job queue.
+ * sink.c, the role.  Main thread: SINK_DONE once every stream has ended
+ * (or, after SINK_NOMORE, without waiting for that), every file is done,
+ * no batch is finishing and (a tree) the directories have their modes
+ * and times; until then 0 and nothing sent.  0 or an error from the
+ * control channel or the job queue.
  */
 int lc__sink_maybe_done(struct lc_sink *s);
 
