@@ -379,7 +379,8 @@ int lc_copy_fanout(const struct lc_copy_opts *o, int signal_fd,
  * o's sources after its copy, as remote operands of target's host, the
  * same relative names: "host:DIR/NAME" for a source NAME (-r, several
  * sources, or a DIR/ target), "host:DIR/" for a source "NAME/" (-r: its
- * contents), each once.  0, or -1 with why ("one file to a name that may
+ * contents; then "host:DIR/" alone: it holds the others' copies too),
+ * each once.  0, or -1 with why ("one file to a name that may
  * be a file or a directory there"...): the caller copies from this host.
  * h is the caller's to free (lc_copy_fanout_hop_free) after 0.
  */

@@ -204,6 +204,18 @@ lc_copy_fanout_hop_sources(const struct lc_copy_opts *o, const char *target,
 			contents ? "" : base) != 0)
 			goto nomem;
 	}
+	/* a source's contents: DIR/ holds the other sources' copies too */
+	for (size_t k = 0; k < h->n; k++) {
+		size_t len = strlen(h->src[k]);
+		if (len == 0 || h->src[k][len - 1] != '/')
+			continue;
+		for (size_t m = 0; m < h->n; m++)
+			if (m != k)
+				free(h->src[m]);
+		h->src[0] = h->src[k];
+		h->n = 1;
+		break;
+	}
 	return 0;
 nomem:
 	snprintf(why, whysz, "out of memory");

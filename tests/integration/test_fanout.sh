@@ -143,6 +143,27 @@ for i in 1 2 3; do
 done
 lc_log_has 'result: ok, copied 12 files' "$d/run.log"
 
+CASE="a chain of a directory's contents with --delete and --exclude"
+src2=$d/src2
+mkdir -p "$src2/sub" "$d/x2" "$d/x3"
+echo keep >"$src2/keep"
+echo f >"$src2/sub/f"
+echo junk >"$src2/a.tmp"
+echo stale >"$d/x2/stale"
+echo mine >"$d/x3/mine.tmp"
+run 0 -r --delete --exclude '*.tmp' --json "$src2/" "$H:$d/x1/" \
+    --also "$H2:$d/x2/" --also "$H:$d/x3/"
+for x in x1 x2 x3; do
+	[[ $(cat "$d/$x/keep") == keep && $(cat "$d/$x/sub/f") == f ]] ||
+		lc_fail "$x: the source's files are not there"
+	[[ ! -e $d/$x/a.tmp ]] || lc_fail "$x: the excluded a.tmp was copied"
+done
+[[ ! -e $d/x2/stale ]] || lc_fail "--delete left x2/stale"
+[[ -e $d/x3/mine.tmp ]] || lc_fail "--delete removed the excluded x3/mine.tmp"
+json_check "$d/out" '
+assert j[1]["from"] == j[0]["target"] and j[2]["from"] == j[1]["target"], j
+assert j[1]["deleted"] == 1, j[1]'
+
 CASE="--also-direct: every target from this host (stage 1)"
 LC_LANECP_WRAP=(python3 "$d/wrote.py" "$d/wrote")
 run 0 -v -r -p --json --also-direct "$src" "$H:$d/d1/" \

@@ -284,7 +284,8 @@ LC_TEST(hop_sources_are_the_targets_copies)
 {
 	static const char *tree[] = { "/data/set", "rel/dir/", "./b", "c//" };
 	static const char *dup[] = { "x/", "y/" };
-	static const char *w1[] = { "u@h1:/t/set", "u@h1:/t/", "u@h1:/t/b" };
+	static const char *names[] = { "/data/set", "./b", "c//x" };
+	static const char *w1[] = { "u@h1:/t/set", "u@h1:/t/b", "u@h1:/t/x" };
 	static const char *w2[] = { "h1:/t/x" };
 	static const char *w4[] = { "ssh://h1:2222/t/x" };
 	struct lc_copy_opts o;
@@ -298,6 +299,10 @@ LC_TEST(hop_sources_are_the_targets_copies)
 	o.recursive = 1;
 	o.sources = tree;
 	o.nsources = 4;
+	/* a source's contents (dir/): the target directory holds them all */
+	LC_CHECK(hop_is(&o, "u@h1:/t", (const char *[]){ "u@h1:/t/" }, 1));
+	o.sources = names;
+	o.nsources = 3;
 	LC_CHECK(hop_is(&o, "u@h1:/t", w1, 3));
 	o.sources = dup;
 	o.nsources = 2;
