@@ -1,19 +1,26 @@
 /*
- * Fan-out (--also): one source to several targets.  Stage 1 of issue 25:
- * each target is an ordinary copy, lc_copy() with that target as the
- * destination, so each gets its own SSH connection, its own agents and
- * stream keys, and every check a single copy has (names, credit,
- * confinement and the memory bound at its sink; -p/-u/-a/-e/--delete).
+ * Fan-out (--also): one source to several targets.  Each target is an
+ * ordinary copy, lc_copy() with that target as the destination, so each
+ * gets its own SSH connection, its own agents and stream keys, and every
+ * check a single copy has (names, credit, confinement and the memory
+ * bound at its sink; -p/-u/-a/-e/--delete).
+ *
+ * A chain (issue 25, stage 1.5): the first target from this host, then
+ * target k+1 from target k, a copy between two remote hosts whose sources
+ * are what target k holds under the same relative names
+ * (lc_copy_fanout_hop_sources), so this host's link carries the data
+ * once.  A target is copied from this host instead (stage 1's way) when
+ * target k is incomplete, when the hop fails (with -a the copy from here
+ * resumes what it left; without, its partial files were removed), when
+ * the names target k holds cannot be known here, and for every target
+ * with --also-direct, --via-ssh (each hop would run through this host)
+ * or --shard (it deals the files by the whole tree).  A hop never takes
+ * the relay or via-SSH path (copy.c, datapath.c: o->hop).
  *
  * The targets run one after the other, not at once: a copy's SSH login
  * may ask on the terminal (a passphrase, a host key), the live progress
- * line is one line, and the signal pipe has one reader; and a source
- * read N times at once competes with itself for the disk, while read in
- * turn, a tree that fits the page cache is read from memory for every
- * target after the first.  A failed target does not stop the next one;
- * a signal stops them all.  The chain (stage 2: the first target's
- * agent forwards each block to the next) plugs in here: the targets and
- * their results stay what lc_copy_fanout_report shows.
+ * line is one line, and the signal pipe has one reader.  A failed target
+ * does not stop the next one; a signal stops them all.
  */
 #include "copy.h"
 #include "location.h"

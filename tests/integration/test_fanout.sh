@@ -1,21 +1,26 @@
 #!/usr/bin/env bash
-# Fan-out (issue 25, stage 1): --also TARGET copies the same sources to
-# several targets, each an ordinary copy (its own SSH connection, agents
-# and checks), one after the other.
+# Fan-out (issue 25): --also TARGET copies the same sources to several
+# targets, one after the other, as a chain (this host to the first, then
+# each target from the one before: a host-to-host copy), each hop an
+# ordinary copy (its own SSH connections, agents and checks).
 #
 # Three targets on two sshd servers (the fixture's and a second one):
 # each tree equal to the source with -p's modes and mtimes, --json an
-# array of three objects in order with "target" first, one summary line
-# per target on stderr, -v saying "one after the other".  One target that
-# cannot be written (a 0555 directory, the remote agent without
-# CAP_DAC_OVERRIDE) and one full (a 256 KiB tmpfs): the others complete,
-# the run exits 23 and says which; a re-run with -a -u completes only
-# what is missing (the complete targets skip every file).  A SIGTERM
-# during the first target: exit 143, the others not started.  The -l
-# log has a line per target.  Every target
-# failing the same way exits with that status.  Bad --also values: exit
-# 2, one line naming the value, nothing copied.  Without --also, --json
-# stays one object.
+# array of three objects in order with "target", "from" and "from_why"
+# first, one summary line per target on stderr saying where its data came
+# from, and this host writing the data once (counted under strace -f),
+# three times with --also-direct.  A directory's contents with --delete
+# and --exclude through the chain.  One target that cannot be written (a
+# 0555 directory, the remote agent without CAP_DAC_OVERRIDE) and one full
+# (a 256 KiB tmpfs): the hop to it fails and the copy from this host
+# too, the next target is copied from this host ("target 2 ...
+# incomplete"), the run exits 23 and says which, no partial file is left;
+# a re-run with -a -u completes only what is missing, the chain whole
+# again.  A SIGTERM during the first target: exit 143, the others not
+# started.  The -l log has a line per target.  Every target failing the
+# same way exits with that status.  Bad --also values: exit 2, one line
+# naming the value, nothing copied.  Without --also, --json stays one
+# object.  (The targets that cannot reach each other: test_netns_star.)
 set -euo pipefail
 . "$LC_SRC_DIR/tests/integration/lib.sh"
 umask 022
