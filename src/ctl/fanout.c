@@ -13,8 +13,9 @@
  * target k is incomplete, when the hop fails (with -a the copy from here
  * resumes what it left; without, its partial files were removed), when
  * the names target k holds cannot be known here, and for every target
- * with --also-direct, --via-ssh (each hop would run through this host)
- * or --shard (it deals the files by the whole tree).  A hop never takes
+ * with --also-direct, --via-ssh (each hop would run through this host),
+ * --shard (it deals the files by the whole tree) or -n (no target
+ * changes, so each is compared with the source).  A hop never takes
  * the relay or via-SSH path (copy.c, datapath.c: o->hop).
  *
  * The targets run one after the other, not at once: a copy's SSH login
@@ -322,6 +323,9 @@ lc_fanout_why_direct(const struct lc_copy_opts *o)
 		return "--via-ssh carries each hop through this host";
 	if (o->shard.n > 1)
 		return "--shard deals the files by the whole tree";
+	if (o->dry_run)
+		return "-n changes no target, so each is listed against the "
+		       "source";
 	return "";
 }
 

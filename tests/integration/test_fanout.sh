@@ -169,6 +169,14 @@ json_check "$d/out" '
 assert j[1]["from"] == j[0]["target"] and j[2]["from"] == j[1]["target"], j
 assert j[1]["deleted"] == 1, j[1]'
 
+CASE="-n lists every target against the source, not a chain"
+rm -rf "$d/n1" "$d/n2"
+run 0 -n -r --json "$src" "$H:$d/n1/" --also "$H2:$d/n2/"
+[[ ! -e $d/n1 && ! -e $d/n2 ]] || lc_fail "-n made a target"
+json_check "$d/out" '
+assert [o["from"] for o in j] == ["this host"] * 2, j
+assert j[1]["from_why"].startswith("-n changes no target"), j[1]'
+
 CASE="--also-direct: every target from this host (stage 1)"
 LC_LANECP_WRAP=(python3 "$d/wrote.py" "$d/wrote")
 run 0 -v -r -p --json --also-direct "$src" "$H:$d/d1/" \
