@@ -1,16 +1,21 @@
 #!/usr/bin/env bash
-# Fan-out (issue 25, stage 1): one file to three targets over the
+# Fan-out (issue 25): one file to three targets over the
 # throwaway sshd on 127.0.0.1 and a second sshd (two servers, as the
 # integration test), targets on a tmpfs.  Each round (-n R, default 5)
 # runs, in an order that rotates by one each round:
 #   one     lanecp -f SRC host1:T1/                  (one target)
 #   also3   lanecp -f SRC host1:T1/ --also host2:T2/ --also host1:T3/
+#           (the chain: host1 -> T1, then T1 -> T2, T2 -> T3)
+#   direct3 the same with --also-direct (stage 1: every target from here)
 #   runs3   three lanecp runs, one per target, one after the other
 #   rsync3  three rsync --whole-file runs (ssh -c aes128-gcm@openssh.com)
 # with the targets removed before each (untimed).  Reported: the median
 # wall time, min-max, and the ratio to "one" of the same rounds.  Stage
 # 1 copies the targets one after the other, so also3 is expected near
-# 3x one (the chain of stage 2 is what brings it toward 1x).
+# 3x one, and so is the chain over loopback (its hops run one after the
+# other too); what the chain changes is the bytes this host sends, which
+# an untimed pass after the rounds counts for also3 and direct3 (strace
+# -f: write, writev, send, sendto, sendmsg of lanecp and its children).
 #
 #   bench/fanout.sh [-n R] [-s MiB]
 #
@@ -58,6 +63,10 @@ t_also3() {
 	"$LANECP" -F "$CFG" -q "$S/src" "$H:$D/t1/" --also "two:$D/t2/" \
 	    --also "$H:$D/t3/"
 }
+t_direct3() {
+	"$LANECP" -F "$CFG" -q --also-direct "$S/src" "$H:$D/t1/" \
+	    --also "two:$D/t2/" --also "$H:$D/t3/"
+}
 t_runs3() {
 	"$LANECP" -F "$CFG" -q "$S/src" "$H:$D/t1/" &&
 	    "$LANECP" -F "$CFG" -q "$S/src" "two:$D/t2/" &&
@@ -79,7 +88,7 @@ timed() {
 	echo "$1 $(echo "$t1 - $t0" | bc -l)"
 }
 
-tools=(one also3 runs3 rsync3)
+tools=(one also3 direct3 runs3 rsync3)
 : >"$S/rows"
 exec 9>/tmp/lanecp-bench.lock
 flock 9
@@ -109,3 +118,19 @@ done
 echo
 echo "every run (case, seconds):"
 cat "$S/rows"
+# bytes this host wrote (untimed, under strace -f; the targets removed
+# before each)
+if command -v strace >/dev/null; then
+	echo
+	echo "bytes this host wrote (lanecp and its children), source $((MIB << 20)):"
+	for t in one also3 direct3; do
+		clean
+		strace -f -qq -e signal=none -o "$S/strace" \
+		    -e trace=write,writev,send,sendto,sendmsg \
+		    bash -c "$(declare -f "t_$t"); $(declare -p LANECP CFG S H D); t_$t"
+		b=$(grep -Eo '(write|writev|send|sendto|sendmsg)[( ].*\) += [0-9]+$' \
+		    "$S/strace" | awk '{ n += $NF } END { print n }')
+		printf '%s %s bytes, %.3fx the source\n' "$t" "$b" \
+		    "$(echo "$b / ($MIB * 1048576)" | bc -l)"
+	done
+fi

@@ -536,9 +536,11 @@ const struct lc_opt lc_opts[] = {
 	    "tree; N runs make one copy (auto: from Slurm or k8s)",
 	    LC_FUNC(lc_opt_shard) },
 	{ "also", 0, "TARGET",
-	    "one more target beside DST, copied as DST is (one after the "
-	    "other; this host's files only); repeatable, up to 16",
+	    "one more target beside DST, copied as DST is, from the target "
+	    "before it (a chain); repeatable, up to 16",
 	    LC_FUNC(lc_opt_also) },
+	{ "also-direct", 0, NULL, "with --also, every target from this host",
+	    LC_FLAG(copy.also_direct) },
 	{ "force", 'f', NULL, "overwrite an existing target file",
 	    LC_FLAG(copy.force) },
 	{ "append", 'a', NULL,

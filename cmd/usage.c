@@ -83,6 +83,8 @@ lc_usage(FILE *f)
 	    "(resume a killed run)\n"
 	    "  lanecp -r /var/backup r1:/srv/seed/ --also r2:/srv/seed/ "
 	    "--also r3:/srv/seed/\n"
+	    "     (a chain: r1 sends to r2, r2 to r3; --also-direct: all from "
+	    "here)\n"
 	    "  zfs send pool@snap | lanecp - host:/backup/snap.zfs\n"
 	    "  lanecp host:/backup/db.xb - | xbstream -x\n"
 	    "  lanecp -N io 'pg_basebackup -D - -Ft' 'host:tar -x -C "

@@ -192,10 +192,13 @@ lc_copy(const struct lc_copy_opts *o, int signal_fd,
 		 * The data streams could not connect: unless the user chose
 		 * the path, try the next one at once (reverse, the relay
 		 * between two remote hosts, then over SSH: datapath.c); this
-		 * is not a retry.
+		 * is not a retry.  A chain hop (fanout.c) stops after reverse:
+		 * its target is then copied from this host, once, rather than
+		 * relayed through it.
 		 */
 		if (r == -LC_ERR_NOPATH && o->path == LC_PATH_AUTO &&
-		    one.path != LC_PATH_SSH) {
+		    one.path != LC_PATH_SSH &&
+		    !(o->hop && one.path == LC_PATH_REVERSE)) {
 			snprintf(why, sizeof(why), "%.*s", (int)sizeof(why) - 40,
 			    e->msg);
 			/* the stage it took: it may have skipped some */

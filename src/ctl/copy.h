@@ -48,6 +48,12 @@ struct lc_copy_opts {
 	 */
 	const char *const *also;
 	size_t nalso;		/* at most LC_ALSO_MAX */
+	int also_direct;	/* --also-direct: every target from this
+				   host (stage 1), not a chain of hops */
+	int hop;		/* internal (fanout.c): a chain hop between
+				   two targets; the automatic data path
+				   stops after reverse (the relay and via
+				   SSH would carry it through this host) */
 	uint32_t streams;	/* requested (-s) */
 	uint32_t window;	/* -w, 0 = leave autotuning on */
 	uint32_t block;		/* -B */
@@ -313,14 +319,18 @@ void lc_copy_json(int fd, const struct lc_copy_opts *o,
 void lc_copy_summary(const struct lc_copy_opts *o,
     const struct lc_copy_result *res, char *out, size_t outsz);
 
+struct lc_fanout_target;
 /*
- * The same object with a "target" field first (fanout.c's array); target
- * NULL: exactly lc_copy_json's.  sep is written before it ("" or ","),
- * end after it ("\n" for lc_copy_json).
+ * The same object with "target", "from" and "from_why" first (fanout.c's
+ * array: t's dest, where its data came from: "this host" or the target
+ * before it, and why from this host); t NULL: exactly lc_copy_json's.
+ * sep is written before it ("" or ","), end after it ("\n" for
+ * lc_copy_json).
  */
 void lc_copy_json_one(int fd, const struct lc_copy_opts *o,
     const struct lc_copy_result *res, const struct lc_err *e,
-    int exit_status, const char *target, const char *sep, const char *end);
+    int exit_status, const struct lc_fanout_target *t, const char *sep,
+    const char *end);
 
 /*
  * Fan-out (--also, fanout.c): one source to several targets, each an
@@ -336,6 +346,10 @@ struct lc_fanout_target {
 				   -LC_ERR_CANCELED when not started */
 	int status;		/* the exit status of r: the caller's to set
 				   (cmd/lanecp.c), for the report */
+	const char *from;	/* its data came from this target (a chain
+				   hop), NULL: from this host */
+	char from_why[240];	/* why from this host where the chain would
+				   have taken a target's copy; "" */
 	struct lc_err e;
 	struct lc_copy_result res;
 };
@@ -359,6 +373,24 @@ int lc_copy_fanout_check(const struct lc_copy_opts *o, struct lc_err *e);
  */
 int lc_copy_fanout(const struct lc_copy_opts *o, int signal_fd,
     struct lc_fanout_target *t, struct lc_err *e);
+
+/*
+ * A chain hop's sources (fanout.c): what target (as written) holds of
+ * o's sources after its copy, as remote operands of target's host, the
+ * same relative names: "host:DIR/NAME" for a source NAME (-r, several
+ * sources, or a DIR/ target), "host:DIR/" for a source "NAME/" (-r: its
+ * contents; then "host:DIR/" alone: it holds the others' copies too),
+ * each once.  0, or -1 with why ("one file to a name that may
+ * be a file or a directory there"...): the caller copies from this host.
+ * h is the caller's to free (lc_copy_fanout_hop_free) after 0.
+ */
+struct lc_fanout_hop {
+	char **src;
+	size_t n;
+};
+int lc_copy_fanout_hop_sources(const struct lc_copy_opts *o,
+    const char *target, struct lc_fanout_hop *h, char *why, size_t whysz);
+void lc_copy_fanout_hop_free(struct lc_fanout_hop *h);
 
 /*
  * The exit status of a fan-out whose targets' statuses are set: 0 when

@@ -90,6 +90,9 @@ lc_copy_opts_check(const struct lc_copy_opts *o, struct lc_err *e)
 	if (o->recursive && o->expect[0] != '\0')
 		return lc_err_set(e, LC_ERR_USAGE,
 		    "-E ALG=HEX checks one file; it does not go with -r");
+	if (o->also_direct && o->nalso == 0)
+		return lc_err_set(e, LC_ERR_USAGE,
+		    "--also-direct goes with --also");
 	if (o->numeric_ids && !o->owner)
 		return lc_err_set(e, LC_ERR_USAGE,
 		    "--numeric-ids goes with --owner");

@@ -266,6 +266,12 @@ lc__ctl_path_setup(struct lc_ctl *c, struct lc_err *e)
 	c->res->path = path;
 	snprintf(c->res->path_why, sizeof(c->res->path_why), "%s",
 	    c->dp.path_why);
+	/* a chain hop through this host: copy from this host instead */
+	if (o->hop && (path == LC_PATH_RELAY || path == LC_PATH_SSH))
+		return lc_err_set(e, LC_ERR_NOPATH, "%.60s and %.60s cannot "
+		    "reach each other (a chain hop does not go through this "
+		    "host%s%.100s)", c->src.name, c->dst_ep.name,
+		    c->dp.path_why[0] != '\0' ? ": " : "", c->dp.path_why);
 	if (path != LC_PATH_SSH)
 		return 0;
 	/* one SSH connection per stream, to each remote end */

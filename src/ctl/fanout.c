@@ -1,19 +1,27 @@
 /*
- * Fan-out (--also): one source to several targets.  Stage 1 of issue 25:
- * each target is an ordinary copy, lc_copy() with that target as the
- * destination, so each gets its own SSH connection, its own agents and
- * stream keys, and every check a single copy has (names, credit,
- * confinement and the memory bound at its sink; -p/-u/-a/-e/--delete).
+ * Fan-out (--also): one source to several targets.  Each target is an
+ * ordinary copy, lc_copy() with that target as the destination, so each
+ * gets its own SSH connection, its own agents and stream keys, and every
+ * check a single copy has (names, credit, confinement and the memory
+ * bound at its sink; -p/-u/-a/-e/--delete).
+ *
+ * A chain (issue 25, stage 1.5): the first target from this host, then
+ * target k+1 from target k, a copy between two remote hosts whose sources
+ * are what target k holds under the same relative names
+ * (lc_copy_fanout_hop_sources), so this host's link carries the data
+ * once.  A target is copied from this host instead (stage 1's way) when
+ * target k is incomplete, when the hop fails (with -a the copy from here
+ * resumes what it left; without, its partial files were removed), when
+ * the names target k holds cannot be known here, and for every target
+ * with --also-direct, --via-ssh (each hop would run through this host),
+ * --shard (it deals the files by the whole tree) or -n (no target
+ * changes, so each is compared with the source).  A hop never takes
+ * the relay or via-SSH path (copy.c, datapath.c: o->hop).
  *
  * The targets run one after the other, not at once: a copy's SSH login
  * may ask on the terminal (a passphrase, a host key), the live progress
- * line is one line, and the signal pipe has one reader; and a source
- * read N times at once competes with itself for the disk, while read in
- * turn, a tree that fits the page cache is read from memory for every
- * target after the first.  A failed target does not stop the next one;
- * a signal stops them all.  The chain (stage 2: the first target's
- * agent forwards each block to the next) plugs in here: the targets and
- * their results stay what lc_copy_fanout_report shows.
+ * line is one line, and the signal pipe has one reader.  A failed target
+ * does not stop the next one; a signal stops them all.
  */
 #include "copy.h"
 #include "location.h"
@@ -121,12 +129,213 @@ out:
 	return r;
 }
 
+/* h.src[h.n++] = a copy of prefix + path + sep + tail, unless it is in. */
+static int
+lc_fanout_hop_add(struct lc_fanout_hop *h, const char *prefix, size_t plen,
+    const char *path, const char *sep, const char *tail)
+{
+	char *x = NULL;
+	size_t len = plen + strlen(path) + strlen(sep) + strlen(tail) + 1;
+
+	if ((x = malloc(len)) == NULL)
+		return -1;
+	snprintf(x, len, "%.*s%s%s%s", (int)plen, prefix, path, sep, tail);
+	for (size_t k = 0; k < h->n; k++)
+		if (strcmp(h->src[k], x) == 0) {
+			free(x);
+			return 0;
+		}
+	h->src[h->n++] = x;
+	return 0;
+}
+
+int
+lc_copy_fanout_hop_sources(const struct lc_copy_opts *o, const char *target,
+    struct lc_fanout_hop *h, char *why, size_t whysz)
+{
+	struct lc_location l;
+	struct lc_err e;
+	size_t tlen = strlen(target), plen;
+	int dirlike;
+
+	memset(h, 0, sizeof(*h));
+	lc_err_clear(&e);
+	if (lc_location_parse(target, &l, &e) != 0 ||
+	    (plen = strlen(l.path)) > tlen ||
+	    strcmp(target + tlen - plen, l.path) != 0) {
+		snprintf(why, whysz, "cannot name what %.150s holds", target);
+		return -1;
+	}
+	/* -r, several sources or a directory: target/NAME; else a name */
+	dirlike = o->recursive || o->nsources > 1 || plen == 0 ||
+	    l.path[plen - 1] == '/';
+	if (!dirlike) {
+		snprintf(why, whysz,
+		    "one file to %.150s, a name that may be "
+		    "a file or a directory there",
+		    target);
+		return -1;
+	}
+	if ((h->src = calloc(o->nsources, sizeof(*h->src))) == NULL)
+		goto nomem;
+	for (size_t i = 0; i < o->nsources; i++) {
+		const char *s = o->sources[i], *base;
+		size_t slen = strlen(s);
+		int contents = slen > 0 && s[slen - 1] == '/';
+		char name[4096];
+
+		while (slen > 0 && s[slen - 1] == '/')
+			slen--;
+		if (slen >= sizeof(name))
+			slen = sizeof(name) - 1;
+		memcpy(name, s, slen);
+		name[slen] = '\0';
+		base = strrchr(name, '/') != NULL ? strrchr(name, '/') + 1
+						  : name;
+		if (contents && !o->recursive) {
+			snprintf(why, whysz,
+			    "the source %.150s ends in '/' "
+			    "without -r",
+			    s);
+			goto fail;
+		}
+		if (!contents &&
+		    (base[0] == '\0' || strcmp(base, ".") == 0 ||
+			strcmp(base, "..") == 0)) {
+			snprintf(why, whysz, "cannot name the copy of %.150s",
+			    s);
+			goto fail;
+		}
+		if (lc_fanout_hop_add(h, target, tlen - plen,
+			plen == 0 && contents ? "." : l.path,
+			plen > 0 && l.path[plen - 1] == '/' ? "" : "/",
+			contents ? "" : base) != 0)
+			goto nomem;
+	}
+	/* a source's contents: DIR/ holds the other sources' copies too */
+	for (size_t k = 0; k < h->n; k++) {
+		size_t len = strlen(h->src[k]);
+		if (len == 0 || h->src[k][len - 1] != '/')
+			continue;
+		for (size_t m = 0; m < h->n; m++)
+			if (m != k)
+				free(h->src[m]);
+		h->src[0] = h->src[k];
+		h->n = 1;
+		break;
+	}
+	return 0;
+nomem:
+	snprintf(why, whysz, "out of memory");
+fail:
+	lc_copy_fanout_hop_free(h);
+	return -1;
+}
+
+void
+lc_copy_fanout_hop_free(struct lc_fanout_hop *h)
+{
+	for (size_t k = 0; k < h->n; k++)
+		free(h->src[k]);
+	free(h->src);
+	memset(h, 0, sizeof(*h));
+}
+
+/* Stop at a signal: the targets after i are "not started". */
+static int
+lc_fanout_canceled(struct lc_fanout_target *t, size_t i, size_t n,
+    struct lc_err *e)
+{
+	*e = t[i].e;
+	for (size_t j = i + 1; j < n; j++) {
+		lc_err_set(&t[j].e, LC_ERR_CANCELED,
+		    "not started: interrupted by signal %d", e->signo);
+		t[j].e.signo = e->signo;
+		t[j].r = -LC_ERR_CANCELED;
+	}
+	return -LC_ERR_CANCELED;
+}
+
+/* One copy of oo into t (lc_copy), its error set when it failed. */
+static void
+lc_fanout_run_one(struct lc_copy_opts *oo, int signal_fd,
+    struct lc_fanout_target *t)
+{
+	/* each copy its own transfer id and takeover key (lc_copy) */
+	oo->transfer[0] = '\0';
+	t->started = 1;
+	lc_err_clear(&t->e);
+	t->r = lc_copy(oo, signal_fd, &t->res, &t->e);
+	if (t->r != 0 && t->e.code == 0)
+		lc_err_set(&t->e, -t->r, "%s", lc_strerror(t->r));
+}
+
+/*
+ * Target i from target i-1 (a chain hop): 1 when it ran (t[i] holds its
+ * result, ok or a signal), 0 when it could not run or failed, t[i].from_why
+ * saying why (the caller copies from this host).
+ */
+static int
+lc_fanout_hop(const struct lc_copy_opts *o, struct lc_copy_opts *oo, size_t i,
+    size_t n, int signal_fd, struct lc_fanout_target *t)
+{
+	struct lc_fanout_hop h;
+	const char *prev = t[i - 1].dest;
+
+	if (t[i - 1].r != 0) {
+		snprintf(t[i].from_why, sizeof(t[i].from_why),
+		    "target %zu %.150s incomplete", i, prev);
+		return 0;
+	}
+	if (lc_copy_fanout_hop_sources(o, prev, &h, t[i].from_why,
+		sizeof(t[i].from_why)) != 0)
+		return 0;
+	oo->sources = (const char *const *)h.src;
+	oo->nsources = h.n;
+	oo->hop = 1;
+	lc_log_info("target %zu of %zu: %s, from %s (chain)", i + 1, n,
+	    t[i].dest, prev);
+	lc_fanout_run_one(oo, signal_fd, &t[i]);
+	oo->sources = o->sources;
+	oo->nsources = o->nsources;
+	oo->hop = 0;
+	lc_copy_fanout_hop_free(&h);
+	if (t[i].r == 0 || t[i].r == -LC_ERR_CANCELED) {
+		t[i].from = prev;
+		return 1;
+	}
+	snprintf(t[i].from_why, sizeof(t[i].from_why),
+	    "the hop from %.80s failed: %.120s", prev, t[i].e.msg);
+	lc_log_warn("target %zu of %zu %s: %s; copying it from this host%s",
+	    i + 1, n, t[i].dest, t[i].from_why, o->resume ? " (resuming)" : "");
+	lc_copy_result_free(&t[i].res);
+	memset(&t[i].res, 0, sizeof(t[i].res));
+	return 0;
+}
+
+/* Why no target copies from another (--also-direct, --via-ssh...): "". */
+static const char *
+lc_fanout_why_direct(const struct lc_copy_opts *o)
+{
+	if (o->also_direct)
+		return "--also-direct";
+	if (o->path == LC_PATH_SSH)
+		return "--via-ssh carries each hop through this host";
+	if (o->shard.n > 1)
+		return "--shard deals the files by the whole tree";
+	if (o->dry_run)
+		return "-n changes no target, so each is listed against the "
+		       "source";
+	return "";
+}
+
 int
 lc_copy_fanout(const struct lc_copy_opts *o, int signal_fd,
     struct lc_fanout_target *t, struct lc_err *e)
 {
 	struct lc_copy_opts oo = *o;
 	size_t n = o->nalso + 1, bad = 0;
+	const char *direct = lc_fanout_why_direct(o);
 	int r;
 
 	memset(t, 0, n * sizeof(*t));
@@ -136,38 +345,45 @@ lc_copy_fanout(const struct lc_copy_opts *o, int signal_fd,
 	}
 	if ((r = lc_copy_fanout_check(o, e)) != 0)
 		return r;
-	lc_log_verbose("--also: %zu targets, one after the other (each its own "
-		       "SSH connection, agents and stream keys)",
-	    n);
+	if (direct[0] != '\0')
+		lc_log_verbose("--also: %zu targets, each from this host, one "
+			       "after the other (%s; each its own SSH "
+			       "connection, agents and stream keys)",
+		    n, direct);
+	else
+		lc_log_verbose("--also: %zu targets, a chain: this host to "
+			       "the first, then each target from the one "
+			       "before, one after the other (each hop its own "
+			       "SSH connections, agents and stream keys)",
+		    n);
 	oo.also = NULL;
 	oo.nalso = 0;
+	oo.also_direct = 0;
 	for (size_t i = 0; i < n; i++) {
 		oo.dest = t[i].dest;
-		/* each copy its own transfer id and takeover key (lc_copy) */
-		oo.transfer[0] = '\0';
-		lc_log_info("target %zu of %zu: %s", i + 1, n, t[i].dest);
-		t[i].started = 1;
-		t[i].r = lc_copy(&oo, signal_fd, &t[i].res, &t[i].e);
+		if (i > 0 && direct[0] != '\0')
+			snprintf(t[i].from_why, sizeof(t[i].from_why), "%s",
+			    direct);
+		if (i == 0 || direct[0] != '\0' ||
+		    !lc_fanout_hop(o, &oo, i, n, signal_fd, t)) {
+			if (i == 0 || direct[0] != '\0')
+				lc_log_info("target %zu of %zu: %s", i + 1, n,
+				    t[i].dest);
+			else
+				lc_log_info("target %zu of %zu: %s, from this "
+					    "host: %s",
+				    i + 1, n, t[i].dest, t[i].from_why);
+			lc_fanout_run_one(&oo, signal_fd, &t[i]);
+		}
 		if (t[i].r == 0)
 			continue;
-		if (t[i].e.code == 0)
-			lc_err_set(&t[i].e, -t[i].r, "%s", lc_strerror(t[i].r));
 		bad++;
-		if (t[i].r != -LC_ERR_CANCELED && i + 1 < n)
+		if (t[i].r == -LC_ERR_CANCELED)
+			return lc_fanout_canceled(t, i, n, e);
+		if (i + 1 < n)
 			lc_log_warn("target %zu of %zu %s: %s; going on with "
 				    "the next",
 			    i + 1, n, t[i].dest, t[i].e.msg);
-		if (t[i].r == -LC_ERR_CANCELED) {
-			*e = t[i].e;
-			for (size_t j = i + 1; j < n; j++) {
-				lc_err_set(&t[j].e, LC_ERR_CANCELED,
-				    "not started: interrupted by signal %d",
-				    e->signo);
-				t[j].e.signo = e->signo;
-				t[j].r = -LC_ERR_CANCELED;
-			}
-			return -LC_ERR_CANCELED;
-		}
 	}
 	if (bad == 0)
 		return 0;
@@ -194,27 +410,36 @@ void
 lc_copy_fanout_report(int fd, const struct lc_copy_opts *o,
     const struct lc_fanout_target *t, size_t n)
 {
-	char sum[256];
+	char sum[256], from[320];
 
 	for (size_t i = 0; i < n; i++) {
 		lc_copy_summary(o, &t[i].res, sum, sizeof(sum));
+		if (t[i].from != NULL)
+			snprintf(from, sizeof(from), "from %.200s (chain)",
+			    t[i].from);
+		else if (t[i].from_why[0] != '\0')
+			snprintf(from, sizeof(from), "from this host: %s",
+			    t[i].from_why);
+		else
+			snprintf(from, sizeof(from), "from this host");
 		if (t[i].r == 0)
-			lc_log_info("target %zu of %zu %s: ok, %s", i + 1, n,
-			    t[i].dest, sum);
+			lc_log_info("target %zu of %zu %s: ok, %s, %s", i + 1,
+			    n, t[i].dest, from, sum);
 		else if (!t[i].started)
 			lc_log_error("target %zu of %zu %s: not started, exit "
 				     "%d: %s",
 			    i + 1, n, t[i].dest, t[i].status, t[i].e.msg);
 		else
 			lc_log_error("target %zu of %zu %s: incomplete, exit "
-				     "%d, %s: %s",
-			    i + 1, n, t[i].dest, t[i].status, sum, t[i].e.msg);
+				     "%d, %s, %s: %s",
+			    i + 1, n, t[i].dest, t[i].status, from, sum,
+			    t[i].e.msg);
 	}
 	if (!o->json)
 		return;
 	for (size_t i = 0; i < n; i++)
-		lc_copy_json_one(fd, o, &t[i].res, &t[i].e, t[i].status,
-		    t[i].dest, i == 0 ? "[" : ",", i + 1 == n ? "]\n" : "");
+		lc_copy_json_one(fd, o, &t[i].res, &t[i].e, t[i].status, &t[i],
+		    i == 0 ? "[" : ",", i + 1 == n ? "]\n" : "");
 }
 
 void

@@ -160,7 +160,8 @@ lc_copy_json(int fd, const struct lc_copy_opts *o,
 void
 lc_copy_json_one(int fd, const struct lc_copy_opts *o,
     const struct lc_copy_result *res, const struct lc_err *e,
-    int exit_status, const char *target, const char *sep, const char *end)
+    int exit_status, const struct lc_fanout_target *t, const char *sep,
+    const char *end)
 {
 	struct lc_buf b;
 	int ok = e == NULL || e->code == 0, r;
@@ -168,9 +169,14 @@ lc_copy_json_one(int fd, const struct lc_copy_opts *o,
 
 	lc_buf_init(&b, LC_JSON_MAX);
 	r = lc_json_raw(&b, "%s{", sep);
-	if (r == 0 && target != NULL)
+	if (r == 0 && t != NULL)
 		(void)((r = lc_json_raw(&b, "\"target\":")) != 0 ||
-		    (r = lc_json_put_str(&b, target)) != 0 ||
+		    (r = lc_json_put_str(&b, t->dest)) != 0 ||
+		    (r = lc_json_raw(&b, ",\"from\":")) != 0 ||
+		    (r = lc_json_put_str(&b, t->from != NULL ? t->from :
+		    "this host")) != 0 ||
+		    (r = lc_json_raw(&b, ",\"from_why\":")) != 0 ||
+		    (r = lc_json_put_str(&b, t->from_why)) != 0 ||
 		    (r = lc_json_raw(&b, ",")) != 0);
 	if (r == 0)
 		r = lc_json_raw(&b, "\"type\":\"result\",\"ok\":%s,\"files\":%u,"

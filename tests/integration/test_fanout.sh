@@ -1,21 +1,26 @@
 #!/usr/bin/env bash
-# Fan-out (issue 25, stage 1): --also TARGET copies the same sources to
-# several targets, each an ordinary copy (its own SSH connection, agents
-# and checks), one after the other.
+# Fan-out (issue 25): --also TARGET copies the same sources to several
+# targets, one after the other, as a chain (this host to the first, then
+# each target from the one before: a host-to-host copy), each hop an
+# ordinary copy (its own SSH connections, agents and checks).
 #
 # Three targets on two sshd servers (the fixture's and a second one):
 # each tree equal to the source with -p's modes and mtimes, --json an
-# array of three objects in order with "target" first, one summary line
-# per target on stderr, -v saying "one after the other".  One target that
-# cannot be written (a 0555 directory, the remote agent without
-# CAP_DAC_OVERRIDE) and one full (a 256 KiB tmpfs): the others complete,
-# the run exits 23 and says which; a re-run with -a -u completes only
-# what is missing (the complete targets skip every file).  A SIGTERM
-# during the first target: exit 143, the others not started.  The -l
-# log has a line per target.  Every target
-# failing the same way exits with that status.  Bad --also values: exit
-# 2, one line naming the value, nothing copied.  Without --also, --json
-# stays one object.
+# array of three objects in order with "target", "from" and "from_why"
+# first, one summary line per target on stderr saying where its data came
+# from, and this host writing the data once (counted under strace -f),
+# three times with --also-direct.  A directory's contents with --delete
+# and --exclude through the chain.  One target that cannot be written (a
+# 0555 directory, the remote agent without CAP_DAC_OVERRIDE) and one full
+# (a 256 KiB tmpfs): the hop to it fails and the copy from this host
+# too, the next target is copied from this host ("target 2 ...
+# incomplete"), the run exits 23 and says which, no partial file is left;
+# a re-run with -a -u completes only what is missing, the chain whole
+# again.  A SIGTERM during the first target: exit 143, the others not
+# started.  The -l log has a line per target.  Every target failing the
+# same way exits with that status.  Bad --also values: exit 2, one line
+# naming the value, nothing copied.  Without --also, --json stays one
+# object.  (The targets that cannot reach each other: test_netns_star.)
 set -euo pipefail
 . "$LC_SRC_DIR/tests/integration/lib.sh"
 umask 022
@@ -80,31 +85,121 @@ chmod 0640 "$src/one"
 chmod 0750 "$src/sub"
 touch -d '2020-01-02 03:04:05' "$src/sub/two"
 
-CASE="three targets, two servers"
+# wrote FILE CMD...: runs CMD under strace -f; FILE gets the bytes CMD
+# and its children wrote (write, writev, send, sendto, sendmsg: sockets,
+# stderr and the -l log); exits with CMD's status
+cat >"$d/wrote.py" <<'EOF'
+import re, subprocess, sys
+log = sys.argv[1] + ".strace"
+rc = subprocess.call(["strace", "-f", "-qq", "-e", "signal=none", "-o", log,
+    "-e", "trace=write,writev,send,sendto,sendmsg,pwrite64,pwritev"] +
+    sys.argv[2:])
+n = 0
+for line in open(log):
+    # a call, or one that another thread interrupted, then resumed
+    m = re.search(r"^\d+ +(<\.\.\. )?(write|writev|send|sendto|sendmsg|"
+        r"pwrite64|pwritev)[( ].*\) += (\d+)$", line)
+    if m:
+        n += int(m.group(3))
+open(sys.argv[1], "w").write("%d\n" % n)
+sys.exit(rc)
+EOF
+head -c $((24 << 20)) /dev/urandom >"$src/big"
+size=$(find "$src" -type f -printf '%s\n' | awk '{ n += $1 } END { print n }')
+
+CASE="three targets, two servers: a chain"
+command -v strace >/dev/null || lc_fail "no strace (scripts/deps.sh test)"
+LC_LANECP_WRAP=(python3 "$d/wrote.py" "$d/wrote")
 run 0 -v -r -p --json -l "$d/run.log" "$src" "$H:$d/t1/" \
     --also "$H2:$d/t2/" --also "$H:$d/t3/"
+LC_LANECP_WRAP=()
 for t in t1 t2 t3; do
 	same_tree "$src" "$d/$t/src"
 done
-lc_log_has 'one after the other' "$d/err"
-for i in 1 2 3; do
-	lc_log_has "target $i of 3 [^ ]*t$i/: ok, copied 4 files" "$d/err"
-done
+lc_log_has 'a chain: this host to the first, then each target from' "$d/err"
+lc_log_has "target 1 of 3 [^ ]*t1/: ok, from this host, copied 4 files" \
+    "$d/err"
+lc_log_has "target 2 of 3 [^ ]*t2/: ok, from [^ ]*t1/ \\(chain\\), copied 4" \
+    "$d/err"
+lc_log_has "target 3 of 3 [^ ]*t3/: ok, from two:[^ ]*t2/ \\(chain\\), copi" \
+    "$d/err"
 json_check "$d/out" '
 assert isinstance(j, list) and len(j) == 3, j
 for i, o in enumerate(j):
-    assert list(o)[0] == "target", o
+    assert list(o)[:3] == ["target", "from", "from_why"], o
     assert o["target"].endswith("/t%d/" % (i + 1)), o
     assert o["ok"] is True and o["exit_status"] == 0, o
     assert o["copied"] == 4 and o["files"] == 4, o
+    assert o["from_why"] == "", o
+assert j[0]["from"] == "this host", j[0]
+assert j[1]["from"] == j[0]["target"] and j[2]["from"] == j[1]["target"], j
 assert j[1]["target"].startswith("two:"), j[1]'
+# this host sent the data once: under 1.5 times the tree (the SSH
+# sessions and stderr write a little too); --also-direct below, 3 times
+read -r chain_wrote <"$d/wrote"
+((chain_wrote >= size && chain_wrote < size * 3 / 2)) ||
+	lc_fail "this host wrote $chain_wrote bytes for a tree of $size"
 # each target its own SSH connection: the second server saw one
 lc_log_has 'Accepted publickey' "$LC_X_LOG"
 # the -l log: a line per target, then the run's result
 for i in 1 2 3; do
-	lc_log_has "target $i of 3 [^ ]*t$i/: ok, copied 4 files" "$d/run.log"
+	lc_log_has "target $i of 3 [^ ]*t$i/: ok, from .*copied 4 files" \
+	    "$d/run.log"
 done
 lc_log_has 'result: ok, copied 12 files' "$d/run.log"
+
+CASE="a chain of a directory's contents with --delete and --exclude"
+src2=$d/src2
+mkdir -p "$src2/sub" "$d/x2" "$d/x3"
+echo keep >"$src2/keep"
+echo f >"$src2/sub/f"
+echo junk >"$src2/a.tmp"
+echo stale >"$d/x2/stale"
+echo mine >"$d/x3/mine.tmp"
+run 0 -r --delete --exclude '*.tmp' --json "$src2/" "$H:$d/x1/" \
+    --also "$H2:$d/x2/" --also "$H:$d/x3/"
+for x in x1 x2 x3; do
+	[[ $(cat "$d/$x/keep") == keep && $(cat "$d/$x/sub/f") == f ]] ||
+		lc_fail "$x: the source's files are not there"
+	[[ ! -e $d/$x/a.tmp ]] || lc_fail "$x: the excluded a.tmp was copied"
+done
+[[ ! -e $d/x2/stale ]] || lc_fail "--delete left x2/stale"
+[[ -e $d/x3/mine.tmp ]] || lc_fail "--delete removed the excluded x3/mine.tmp"
+json_check "$d/out" '
+assert j[1]["from"] == j[0]["target"] and j[2]["from"] == j[1]["target"], j
+assert j[1]["deleted"] == 1, j[1]'
+
+CASE="-n lists every target against the source, not a chain"
+rm -rf "$d/n1" "$d/n2"
+run 0 -n -r --json "$src" "$H:$d/n1/" --also "$H2:$d/n2/"
+[[ ! -e $d/n1 && ! -e $d/n2 ]] || lc_fail "-n made a target"
+json_check "$d/out" '
+assert [o["from"] for o in j] == ["this host"] * 2, j
+assert j[1]["from_why"].startswith("-n changes no target"), j[1]'
+
+CASE="--also-direct: every target from this host (stage 1)"
+LC_LANECP_WRAP=(python3 "$d/wrote.py" "$d/wrote")
+run 0 -v -r -p --json --also-direct "$src" "$H:$d/d1/" \
+    --also "$H2:$d/d2/" --also "$H:$d/d3/"
+LC_LANECP_WRAP=()
+for t in d1 d2 d3; do
+	same_tree "$src" "$d/$t/src"
+done
+lc_log_has 'each from this host, one after the other \(--also-direct' \
+    "$d/err"
+lc_log_has "target 3 of 3 [^ ]*d3/: ok, from this host: --also-direct, cop" \
+    "$d/err"
+json_check "$d/out" '
+assert [o["from"] for o in j] == ["this host"] * 3, j
+assert [o["from_why"] for o in j] == ["", "--also-direct", "--also-direct"], j'
+read -r direct_wrote <"$d/wrote"
+((direct_wrote >= size * 3)) ||
+	lc_fail "--also-direct: this host wrote $direct_wrote bytes, not 3 x $size"
+echo "this host wrote $chain_wrote bytes in the chain," \
+    "$direct_wrote with --also-direct (tree: $size bytes)"
+run 2 --also-direct "$src/one" "$H:$d/d1/"
+lc_log_has '^lanecp: --also-direct goes with --also$' "$d/err"
+[[ $(wc -l <"$d/err") == 1 ]] || lc_fail "not one line: $(cat "$d/err")"
 
 CASE="a signal stops the targets not yet started"
 head -c $((8 << 20)) /dev/urandom >"$d/slow"
@@ -158,9 +253,12 @@ if [[ $(id -u) != 0 || ${#AGENT[@]} != 0 ]]; then
 	lc_log_has 'target 2 of 3 .*ro/in/: incomplete, exit [0-9]+' "$d/err"
 	lc_log_has 'target 2 of 3 .*ro/in/: .*going on with the next' \
 	    "$d/err"
-	lc_log_has 'target 3 of 3 .*u3/: ok' "$d/err"
+	lc_log_has 'target 3 of 3 .*u3/: ok, from this host: target 2 [^ ]*ro/in/ incomplete' "$d/err"
 	json_check "$d/out" '
 assert [o["ok"] for o in j] == [True, False, True], j
+assert [o["from"] for o in j] == ["this host"] * 3, j
+assert "the hop from %s failed" % j[0]["target"] in j[1]["from_why"], j[1]
+assert "incomplete" in j[2]["from_why"], j[2]
 assert j[1]["exit_status"] not in (0, 23) and "error" in j[1], j[1]
 assert [o["exit_status"] for o in j] == [0, j[1]["exit_status"], 0], j'
 else
@@ -177,9 +275,15 @@ if [[ $(id -u) == 0 ]] && mount -t tmpfs -o size=256k tmpfs "$d/full" \
 	same_tree "$src" "$d/f1/src"
 	same_tree "$src" "$d/f3/src"
 	lc_log_has 'target 2 of 3 .*full/: incomplete, exit 10' "$d/err"
+	lc_log_has 'target 2 of 3 .*full/: the hop from .*f1/ failed: .*copying it from this host' "$d/err"
+	lc_log_has 'target 3 of 3: .*f3/, from this host: target 2 .*full/ incomplete' "$d/err"
+	[[ -z $(find "$d/full" -name '*lanecp-part*') ]] ||
+		lc_fail "a partial file was left in $d/full without -a"
 	json_check "$d/out" '
-assert [o["exit_status"] for o in j] == [0, 10, 0], j'
-	mount -o remount,size=16m "$d/full"
+assert [o["exit_status"] for o in j] == [0, 10, 0], j
+assert [o["from"] for o in j] == ["this host"] * 3, j
+assert "incomplete" in j[2]["from_why"], j[2]'
+	mount -o remount,size=64m "$d/full"
 	run 0 -r -p -a -u --json "$src" "$H:$d/f1/" --also "$H2:$d/full/" \
 	    --also "$H:$d/f3/"
 	same_tree "$src" "$d/full/src"
@@ -187,6 +291,8 @@ assert [o["exit_status"] for o in j] == [0, 10, 0], j'
 assert all(o["ok"] for o in j), j
 assert j[0]["copied"] == 0 and j[0]["skipped"] == 4, j[0]
 assert j[2]["copied"] == 0 and j[2]["skipped"] == 4, j[2]
+assert j[0]["from"] == "this host", j[0]
+assert j[1]["from"] == j[0]["target"] and j[2]["from"] == j[1]["target"], j
 assert j[1]["copied"] + j[1]["updated"] >= 1, j[1]
 assert j[1]["skipped"] + j[1]["copied"] + j[1]["updated"] == 4, j[1]'
 else

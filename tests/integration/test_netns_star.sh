@@ -2,7 +2,8 @@
 # The star topology of netns.sh: hosts a and b cannot reach each other; c
 # (the controller) reaches both over its own emulated links (50 Mbit/s,
 # 5 ms one way).  lanecp in c pushes to b and pulls from a, over IPv4 and
-# IPv6, and copies a -> b (relayed); a cut of link cb does not disturb link ca.  No agent is left in
+# IPv6, and copies a -> b (relayed); --also a b: the hop a -> b cannot
+# connect and is not relayed, b is copied from c instead; a cut of link cb does not disturb link ca.  No agent is left in
 # any namespace.
 set -euo pipefail
 . "$LC_SRC_DIR/tests/integration/lib.sh"
@@ -42,6 +43,22 @@ mkdir -p "$d/a_to_b"
 lc_netns_lanecp c -v "a:$d/src/f" "b:$d/a_to_b/"
 cmp "$d/src/f" "$d/a_to_b/f" || lc_fail "copy a -> b through c differs"
 lc_log_has 'data path: relay' "$LC_ERR"
+lc_netns_wait_no_agents 60
+
+lc_note "--also a, then b: the hop a -> b cannot connect (direct or" \
+    "reversed; never relayed), so b is copied from c, and -v says so"
+mkdir -p "$d/ch_a" "$d/ch_b"
+lc_netns_lanecp c -v -s 2 "$d/src/f" "a:$d/ch_a/" --also "b:$d/ch_b/"
+cmp "$d/src/f" "$d/ch_a/f" || lc_fail "--also: a's copy differs"
+cmp "$d/src/f" "$d/ch_b/f" || lc_fail "--also: b's copy differs"
+lc_log_has "target 2 of 2: b:$d/ch_b/, from a:$d/ch_a/ \\(chain\\)" "$LC_ERR"
+lc_log_has "target 2 of 2 b:$d/ch_b/: the hop from a:$d/ch_a/ failed: .*; copying it from this host" \
+    "$LC_ERR"
+lc_log_has "target 2 of 2 b:$d/ch_b/: ok, from this host: the hop from a:" \
+    "$LC_ERR"
+lc_log_lacks 'data path: (relay|ssh)' "$LC_ERR"
+[[ -z $(find "$d/ch_b" -name '*lanecp-part*') ]] ||
+	lc_fail "the failed hop left a partial file in $d/ch_b"
 lc_netns_wait_no_agents 60
 
 lc_note "link cb cut: a connect from c to b is lost, c still reaches a;" \

@@ -165,6 +165,12 @@ LC_TEST(a_failed_target_does_not_stop_the_next)
 	LC_CHECK_STR(t[0].dest, "nohost1.invalid:/x/");
 	LC_CHECK_STR(t[1].dest, "nohost2.invalid:/y/");
 	LC_CHECK(t[0].e.code != 0 && t[1].e.code != 0);
+	/* the chain: target 2 from this host, target 1 being incomplete */
+	LC_CHECK(t[0].from == NULL && t[1].from == NULL);
+	LC_CHECK_STR(t[0].from_why, "");
+	LC_CHECK(strstr(t[1].from_why,
+		     "target 1 nohost1.invalid:/x/ "
+		     "incomplete") != NULL);
 	lc_copy_fanout_free(t, 2);
 }
 
@@ -198,7 +204,8 @@ capture_report(const struct lc_copy_opts *o, struct lc_fanout_target *t,
 
 LC_TEST(json_is_an_array_of_targets)
 {
-	static const char head[] = "[{\"target\":\"h1:/x/\",\"type\":"
+	static const char head[] = "[{\"target\":\"h1:/x/\",\"from\":"
+				   "\"this host\",\"from_why\":\"\",\"type\":"
 				   "\"result\",\"ok\":true,\"files\":4,";
 	struct lc_fanout_target t[3];
 	struct lc_copy_opts o;
@@ -211,6 +218,10 @@ LC_TEST(json_is_an_array_of_targets)
 	t[1].dest = "h2:/y/";
 	t[2].dest = "h3:/\"z/";
 	t[0].started = t[1].started = t[2].started = 1;
+	t[1].from = "h1:/x/";
+	snprintf(t[2].from_why, sizeof(t[2].from_why),
+	    "target 2 h2:/y/ "
+	    "incomplete");
 	t[1].r = -LC_ERR_NOSPACE;
 	lc_err_set(&t[1].e, LC_ERR_NOSPACE, "no space left");
 	t[1].status = 10;
@@ -219,14 +230,97 @@ LC_TEST(json_is_an_array_of_targets)
 	LC_CHECK(s != NULL);
 	LC_CHECK(strncmp(s, head, strlen(head)) == 0);
 	LC_CHECK(strstr(s,
-		     "},{\"target\":\"h2:/y/\",\"type\":\"result\","
+		     "},{\"target\":\"h2:/y/\",\"from\":\"h1:/x/\","
+		     "\"from_why\":\"\",\"type\":\"result\","
 		     "\"ok\":false,") != NULL);
 	LC_CHECK(strstr(s, "\"exit_status\":10,\"error\":\"no space left\"}") !=
 	    NULL);
-	LC_CHECK(strstr(s, "{\"target\":\"h3:/\\\"z/\",") != NULL);
+	LC_CHECK(strstr(s,
+		     "{\"target\":\"h3:/\\\"z/\",\"from\":\"this "
+		     "host\",\"from_why\":\"target 2 h2:/y/ "
+		     "incomplete\",") != NULL);
 	LC_CHECK(strlen(s) > 3 && strcmp(s + strlen(s) - 3, "}]\n") == 0);
 	LC_CHECK(strchr(s, '\n') == s + strlen(s) - 1);
 	free(s);
+}
+
+/* hop h's sources are want[0..n), each once */
+static int
+hop_is(const struct lc_copy_opts *o, const char *target,
+    const char *const *want, size_t n)
+{
+	struct lc_fanout_hop h;
+	char why[240];
+	int ok;
+
+	if (lc_copy_fanout_hop_sources(o, target, &h, why, sizeof(why)) != 0) {
+		fprintf(stderr, "hop from %s: %s\n", target, why);
+		return 0;
+	}
+	ok = h.n == n;
+	for (size_t i = 0; ok && i < n; i++)
+		ok = strcmp(h.src[i], want[i]) == 0;
+	for (size_t i = 0; !ok && i < h.n; i++)
+		fprintf(stderr, "hop source %zu: %s\n", i, h.src[i]);
+	lc_copy_fanout_hop_free(&h);
+	return ok;
+}
+
+/* hop from target refused, why has want */
+static int
+hop_refused(const struct lc_copy_opts *o, const char *target, const char *want)
+{
+	struct lc_fanout_hop h;
+	char why[240] = "";
+
+	if (lc_copy_fanout_hop_sources(o, target, &h, why, sizeof(why)) == 0) {
+		lc_copy_fanout_hop_free(&h);
+		return 0;
+	}
+	return strstr(why, want) != NULL;
+}
+
+LC_TEST(hop_sources_are_the_targets_copies)
+{
+	static const char *tree[] = { "/data/set", "rel/dir/", "./b", "c//" };
+	static const char *dup[] = { "x/", "y/" };
+	static const char *names[] = { "/data/set", "./b", "c//x" };
+	static const char *w1[] = { "u@h1:/t/set", "u@h1:/t/b", "u@h1:/t/x" };
+	static const char *w2[] = { "h1:/t/x" };
+	static const char *w4[] = { "ssh://h1:2222/t/x" };
+	struct lc_copy_opts o;
+
+	opts(&o);
+	/* one file to a directory: DIR/NAME */
+	LC_CHECK(hop_is(&o, "h1:/t/", (const char *[]){ "h1:/t/a" }, 1));
+	LC_CHECK(hop_is(&o, "h1:/t/x", (const char *[]){ "h1:/t/x" }, 0) == 0);
+	LC_CHECK(hop_refused(&o, "h1:/t/x", "may be a file or a directory"));
+	/* -r: NAME into the target, NAME/ its contents; each once */
+	o.recursive = 1;
+	o.sources = tree;
+	o.nsources = 4;
+	/* a source's contents (dir/): the target directory holds them all */
+	LC_CHECK(hop_is(&o, "u@h1:/t", (const char *[]){ "u@h1:/t/" }, 1));
+	o.sources = names;
+	o.nsources = 3;
+	LC_CHECK(hop_is(&o, "u@h1:/t", w1, 3));
+	o.sources = dup;
+	o.nsources = 2;
+	LC_CHECK(hop_is(&o, "[::1]:/t/", (const char *[]){ "[::1]:/t/" }, 1));
+	/* the home directory: its path is not in the operand, so no hop */
+	LC_CHECK(hop_refused(&o, "h1:", "cannot name what h1: holds"));
+	o.sources = (const char *[]){ "x" };
+	o.nsources = 1;
+	LC_CHECK(hop_is(&o, "h1:/t", w2, 1));
+	LC_CHECK(hop_is(&o, "ssh://h1:2222/t", w4, 1));
+	/* names it cannot know */
+	o.sources = (const char *[]){ "." };
+	LC_CHECK(hop_refused(&o, "h1:/t/", "cannot name the copy of ."));
+	o.sources = (const char *[]){ "/" };
+	LC_CHECK(hop_is(&o, "h1:/t/", (const char *[]){ "h1:/t/" }, 1));
+	o.recursive = 0;
+	o.sources = (const char *[]){ "d/" };
+	LC_CHECK(hop_refused(&o, "h1:/t/", "ends in '/' without -r"));
 }
 
 LC_TEST(single_json_unchanged)
