@@ -118,7 +118,8 @@ lc_need_test_hooks() {
 }
 
 lc_fail() {
-	printf 'FAIL: %s\n' "$*" >&2
+	# a test that sets CASE gets it named: FAIL: [CASE] ...
+	printf 'FAIL: %s%s\n' "${CASE:+[$CASE] }" "$*" >&2
 	exit 1
 }
 

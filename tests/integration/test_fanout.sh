@@ -30,11 +30,6 @@ d=$LC_SSHD_DIR
 H=$LC_SSH_HOST
 CASE=setup
 
-lc_fail() {
-	printf 'FAIL: [%s] %s\n' "$CASE" "$*" >&2
-	exit 1
-}
-
 # a second server: its own host keys and port, the same user key
 lc_sshd_extra two
 echo "$LC_X_KNOWN" >"$d/two.known"

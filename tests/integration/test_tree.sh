@@ -36,12 +36,6 @@ d=$LC_SSHD_DIR
 H=$LC_SSH_HOST
 CASE=setup
 
-# Failures name the case (lib.sh's helpers call lc_fail too).
-lc_fail() {
-	printf 'FAIL: [%s] %s\n' "$CASE" "$*" >&2
-	exit 1
-}
-
 # ---------------------------------------------------------------- helpers
 # An end that cannot bypass file permissions although it runs as root.
 NOCAP=()
