@@ -336,7 +336,7 @@ tc_perms() {
 # file (same size, new mtime) is the only one sent.  -O skips existing
 # files even when they differ.
 tc_update() {
-	local t=$d/upd dir src dst inodes sent f
+	local t=$d/upd dir src dst inodes sent f base npass=
 	mk_tree "$t/src"
 	mkdir -p "$t/push" "$t/pull"
 	lc_lanecp -r -p "$t/src" "$H:$t/push/"
@@ -354,6 +354,7 @@ tc_update() {
 			lc_fail "-u on an unchanged tree ($dir) touched files"
 		same_tree "$t/src" "$t/$dir/src" '%m %T@'
 	done
+	base=$(date +%s)
 	for dir in push pull; do
 		if [[ $dir == push ]]; then src=$t/src; dst=$H:$t/push/
 		else src=$H:$t/src; dst=$t/pull/
@@ -362,7 +363,11 @@ tc_update() {
 		f=small/d05/f005
 		head -c "$(stat -c %s "$t/src/$f")" /dev/urandom >"$t/src/$f.new"
 		mv "$t/src/$f.new" "$t/src/$f"
-		touch -d "@$(($(date +%s) - 1000 - ${#dir}))" "$t/src/$f"
+		# an mtime of its own for each pass (push and pull are both 4
+		# letters: "- ${#dir}" gave them the same second when both ran
+		# within one, and the later -u push took the file for unchanged)
+		touch -d "@$((base - 1000 * (${#npass} + 1)))" "$t/src/$f"
+		npass+=x
 		# the file, and its directory (its mtime changed with -p)
 		inodes=$(tree_list "$t/$dir/src" '%i %T@' |
 			grep -av -e "'$f'" -e "'${f%/*}'")
