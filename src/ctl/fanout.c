@@ -26,6 +26,7 @@
 #include "copy.h"
 #include "location.h"
 #include "log.h"
+#include "path.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -179,19 +180,13 @@ lc_copy_fanout_hop_sources(const struct lc_copy_opts *o, const char *target,
 	if ((h->src = calloc(o->nsources, sizeof(*h->src))) == NULL)
 		goto nomem;
 	for (size_t i = 0; i < o->nsources; i++) {
-		const char *s = o->sources[i], *base;
+		const char *s = o->sources[i];
 		size_t slen = strlen(s);
 		int contents = slen > 0 && s[slen - 1] == '/';
-		char name[4096];
+		char base[4096];
 
-		while (slen > 0 && s[slen - 1] == '/')
-			slen--;
-		if (slen >= sizeof(name))
-			slen = sizeof(name) - 1;
-		memcpy(name, s, slen);
-		name[slen] = '\0';
-		base = strrchr(name, '/') != NULL ? strrchr(name, '/') + 1
-						  : name;
+		/* the copy's name (unused for a contents source, NAME/) */
+		lc_path_basename(s, base, sizeof(base));
 		if (contents && !o->recursive) {
 			snprintf(why, whysz,
 			    "the source %.150s ends in '/' "
