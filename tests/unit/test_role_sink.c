@@ -21,6 +21,10 @@
 
 #define T_BLOCK 4096u
 
+/* LISTEN's stall_s and quiet_s for t_start: 0, no stall checks, but for
+   the test of the checks themselves */
+static uint32_t t_stall_s;
+
 struct t_sink {
 	struct host h;
 	char dir[64];
@@ -76,7 +80,8 @@ t_start(struct t_sink *t, uint32_t streams, uint32_t flags, uint32_t nsrc)
 	li.streams = streams;
 	li.block = T_BLOCK;
 	li.flags = flags;
-	li.stall_s = 0;		/* no stall checks: nothing here is timed */
+	li.stall_s = t_stall_s;	/* 0: nothing here is timed */
+	li.quiet_s = t_stall_s;
 	memcpy(li.key, t->key, sizeof(li.key));
 	host_send(&t->h, lc_msg_put_listen, &li);
 	host_wait_msg(&t->h, LC_MSG_LISTENING, &n);
@@ -939,6 +944,63 @@ LC_TEST(sink_nomore_before_target)
 	host_send_r(&h, &r, lc_msg_put_empty, LC_MSG_SINK_NOMORE);
 	LC_CHECK_EQ_I(r, -LC_ERR_PROTO);
 	host_fini(&h);
+}
+
+/* 1 once both receivers of the sink have a connection and read. */
+static int
+t_both_receiving(void *arg)
+{
+	struct lc_sink *s = arg;
+
+	return atomic_load(&s->recv.rv[0].state) == LC_RV_RECV &&
+	    atomic_load(&s->recv.rv[1].state) == LC_RV_RECV;
+}
+
+/*
+ * The stall check reads the clock once, then each stream's last read,
+ * which a receiver may stamp after that: such a stream has just had
+ * bytes, and is neither stalled nor quiet (CI once dropped stream 54 of 64
+ * as "no data for 30 s" 6 s into a copy: now - last wrapped round).  The
+ * check is called here as the sink's main thread calls it, with the
+ * stamps set as a race would leave them; the receivers read nothing
+ * meanwhile, so nothing else moves them.
+ */
+LC_TEST(sink_stall_read_after_clock)
+{
+	struct lc_stream *st[2];
+	struct lc_sink *s;
+	struct t_sink t;
+	uint64_t now;
+
+	t_stall_s = 30;
+	t_start(&t, 2, 0, 1);
+	t_stall_s = 0;
+	s = t.h.role;
+	LC_CHECK_EQ_U(s->recv.stall_s, 30);
+	t_file(&t, 1, "one", T_BLOCK);
+	for (uint32_t k = 0; k < 2; k++)
+		st[k] = t_dial(&t, k);
+	host_wait_for(&t.h, t_both_receiving, s, "two receivers reading");
+	now = lc_now_ms() + 1000000;	/* (no real read lands after it) */
+	/* stream 0 is busy; stream 1 read 5 ms after the clock was read */
+	atomic_store(&s->recv.rv[0].last_rx_ms, now);
+	atomic_store(&s->recv.rv[1].last_rx_ms, now + 5);
+	lc__sink_recv_tick(s, now);
+	LC_CHECK(!atomic_load(&s->recv.rv[0].stalled));
+	LC_CHECK(!atomic_load(&s->recv.rv[1].stalled));
+	/* both read after the clock: not quiet either */
+	atomic_store(&s->recv.rv[0].last_rx_ms, now + 7);
+	lc__sink_recv_tick(s, now);
+	LC_CHECK(!atomic_load(&s->recv.rv[0].stalled));
+	LC_CHECK(!atomic_load(&s->recv.rv[1].stalled));
+	/* and the check still drops what is really silent */
+	atomic_store(&s->recv.rv[1].last_rx_ms, now - 31000);
+	lc__sink_recv_tick(s, now);
+	LC_CHECK(!atomic_load(&s->recv.rv[0].stalled));
+	LC_CHECK(atomic_load(&s->recv.rv[1].stalled));
+	for (uint32_t k = 0; k < 2; k++)
+		lc_stream_free(st[k]);
+	t_stop(&t);
 }
 
 /*

@@ -29,6 +29,7 @@
  */
 #include "sink_int.h"
 
+#include "clock.h"
 #include "log.h"
 #include "thread.h"
 #include "zframe.h"
@@ -437,7 +438,8 @@ lc_sink_quiet(struct lc_sink *s, uint64_t now_ms)
 		if (atomic_load(&rv->state) != LC_RV_RECV)
 			continue;
 		if (atomic_load(&rv->stalled) ||
-		    now_ms - atomic_load(&rv->last_rx_ms) < quiet_ms)
+		    lc_ms_since(now_ms, atomic_load(&rv->last_rx_ms)) <
+		    quiet_ms)
 			return;	/* one is alive (or already dropped) */
 		n++;
 	}
@@ -468,14 +470,16 @@ lc__sink_recv_tick(struct lc_sink *s, uint64_t now_ms)
 		struct lc_receiver *rv = &s->recv.rv[i];
 		int st = atomic_load(&rv->state);
 		if (st == LC_RV_QUOTA || (st == LC_RV_RECV &&
-		    now_ms - atomic_load(&rv->last_rx_ms) < stall_ms))
+		    lc_ms_since(now_ms, atomic_load(&rv->last_rx_ms)) <
+		    stall_ms))
 			busy++;
 	}
 	for (uint32_t i = 0; busy > 0 && i < s->nstreams; i++) {
 		struct lc_receiver *rv = &s->recv.rv[i];
 		if (atomic_load(&rv->state) != LC_RV_RECV ||
 		    atomic_load(&rv->stalled) ||
-		    now_ms - atomic_load(&rv->last_rx_ms) < stall_ms)
+		    lc_ms_since(now_ms, atomic_load(&rv->last_rx_ms)) <
+		    stall_ms)
 			continue;
 		lc_sink_drop_stream(s, rv);
 	}
