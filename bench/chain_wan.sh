@@ -29,14 +29,10 @@ while getopts n:s:p: o; do
 	*) echo "usage: $0 [-n runs] [-s MiB] [-p profile]" >&2; exit 2 ;;
 	esac
 done
-for l in "$LC_SRC_DIR/build-bench/cmd/lanecp" "$LC_SRC_DIR/b/cmd/lanecp"; do
-	[[ -z ${LANECP-} && -x $l ]] && LANECP=$l
-done
-for l in "$LC_SRC_DIR/build-bench/bench/wanem" "$LC_SRC_DIR/b/bench/wanem"; do
-	[[ -z ${LC_WANEM-} && -x $l ]] && LC_WANEM=$l
-done
-: "${LANECP:?build lanecp first (or set LANECP)}"
-export LANECP LC_WANEM
+. "$LC_SRC_DIR/bench/lib.sh"
+lc_bench_lanecp
+lc_bench_find LC_WANEM bench/wanem
+export LC_WANEM
 . "$LC_SRC_DIR/tests/integration/lib.sh"
 . "$LC_SRC_DIR/tests/integration/netns.sh"
 lc_netns_need

@@ -35,11 +35,8 @@ while getopts n:s: o; do
 	*) echo "usage: $0 [-n runs] [-s MiB]" >&2; exit 2 ;;
 	esac
 done
-for l in "$LC_SRC_DIR/build-bench/cmd/lanecp" "$LC_SRC_DIR/b/cmd/lanecp"; do
-	[[ -z ${LANECP-} && -x $l ]] && LANECP=$l
-done
-: "${LANECP:?build lanecp first (or set LANECP)}"
-export LANECP
+. "$LC_SRC_DIR/bench/lib.sh"
+lc_bench_lanecp
 . "$LC_SRC_DIR/tests/integration/lib.sh"
 lc_sshd_start
 lc_sshd_extra two

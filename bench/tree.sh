@@ -444,6 +444,21 @@ tree_wan_dirs() {
 	TREE_T=$TREE_DST/tree
 }
 
+# tree_wan_up PROFILE: bring up bench/wan.sh's PROFILE pair and the sshd
+# in $WAN_PFX-b, make the first connection untimed (known_hosts,
+# page-cached binaries: TREE_SRC's first file to TREE_DST/warmup, then
+# removed) and wait until the server is idle.
+tree_wan_up() {
+	local prof=$1
+	wan_sh up "$prof" >&2 || die "bench/wan.sh up $prof failed"
+	wan_sshd_start
+	ip netns exec "$WAN_PFX-a" "$LANECP" -F "$W/ssh_config_wan" -q "$TREE_SRC/d000/f000000" "lcwan:$TREE_DST/warmup" \
+	    </dev/null >/dev/null 2>"$W/warmup.err" ||
+		die "lanecp to $WAN_PFX-b failed (untimed warm-up): $(cat "$W/warmup.err")"
+	rm -f "$TREE_DST/warmup"
+	server_idle
+}
+
 # case_tree_wan PROFILE: the case TREE_WAN_CASE over PROFILE (lfn1g or
 # wan200m), with the two big files when TREE_WAN_BIG is set.
 case_tree_wan() {
@@ -480,14 +495,7 @@ case_tree_wan() {
 	WAN_UP=1
 	lc_on_exit wan_down
 	lc_on_exit tree_wan_down
-	wan_sh up "$prof" >&2 || die "bench/wan.sh up $prof failed"
-	wan_sshd_start
-	# untimed: the first connection (known_hosts, page-cached binaries)
-	ip netns exec "$WAN_PFX-a" "$LANECP" -F "$W/ssh_config_wan" -q "$TREE_SRC/d000/f000000" "lcwan:$d/warmup" \
-	    </dev/null >/dev/null 2>"$W/warmup.err" ||
-		die "lanecp to $WAN_PFX-b failed (untimed warm-up): $(cat "$W/warmup.err")"
-	rm -f "$d/warmup"
-	server_idle
+	tree_wan_up "$prof"
 	: >"$W/tree-wan.runs"
 	TREE_WAN_LOG=$RESULTS/$STAMP-$tc.txt
 	echo "# case config run rc t0 t1 first_data_s link_bytes busy_pct_after_first_data" >"$TREE_WAN_LOG"
@@ -632,13 +640,7 @@ case_shard_lfn1g() {
 	TREE_NFILES=$(tree_files "$TREE_SRC")
 	WAN_UP=1
 	lc_on_exit wan_down
-	wan_sh up lfn1g >&2 || die "bench/wan.sh up lfn1g failed"
-	wan_sshd_start
-	ip netns exec "$WAN_PFX-a" "$LANECP" -F "$W/ssh_config_wan" -q "$TREE_SRC/d000/f000000" "lcwan:$d/warmup" \
-	    </dev/null >/dev/null 2>"$W/warmup.err" ||
-		die "lanecp to $WAN_PFX-b failed (untimed warm-up): $(cat "$W/warmup.err")"
-	rm -f "$d/warmup"
-	server_idle
+	tree_wan_up lfn1g
 	RUNS=$SHARD_WAN_RUNS
 	run_case shard-lfn1g set_shard_wan "${SHARD_WAN_CFGS[@]}"
 	RUNS=$saved

@@ -3,8 +3,7 @@
 #include "buf.h"
 #include "err.h"
 #include "wire.h"
-
-/* Split one frame off b, check its type, return payload view. */
+#include "wire_frame.h"
 
 /*
  * Two decoded FILEs are the same: the decoder fills the fixed fields and
@@ -30,18 +29,6 @@ t_mem_same(const void *a, const void *b, size_t n)
 #define T_SAME(a, b) _Generic((a), \
 	struct lc_msg_file *: t_file_same((const void *)(a), (const void *)(b)), \
 	default: t_mem_same((a), (b), sizeof(*(a))))
-
-static void
-one_frame(struct lc_buf *b, uint8_t want, const uint8_t **p, size_t *n)
-{
-	uint8_t type;
-	size_t flen;
-
-	LC_CHECK(lc_msg_peek(lc_buf_ptr(b), lc_buf_len(b), &type, p, n,
-	    &flen) == 1);
-	LC_CHECK_EQ_U(type, want);
-	LC_CHECK_EQ_U(flen, lc_buf_len(b));
-}
 
 LC_TEST(hello_roundtrip_and_version_mismatch)
 {

@@ -17,6 +17,7 @@
 #include "buf.h"
 #include "err.h"
 #include "wire.h"
+#include "wire_frame.h"
 
 struct t_golden {
 	const char *name;
@@ -739,19 +740,6 @@ LC_TEST(generic_is_named)
 	lc_buf_free(&b);
 }
 
-/* the one frame in b, of type want: its payload */
-static void
-t_one_frame(struct lc_buf *b, uint8_t want, const uint8_t **p, size_t *n)
-{
-	uint8_t type;
-	size_t flen;
-
-	LC_CHECK(lc_msg_peek(lc_buf_ptr(b), lc_buf_len(b), &type, p, n,
-	    &flen) == 1);
-	LC_CHECK_EQ_U(type, want);
-	LC_CHECK_EQ_U(flen, lc_buf_len(b));
-}
-
 /*
  * FILE_DONE's flags (issue 24, LC_HELLO_COUNTS): with and without the
  * byte, no flag beyond LC_DONE_MASK, never two bytes.
@@ -769,7 +757,7 @@ LC_TEST(file_done_flags)
 	m.bytes = 10;
 	/* from a sink before it: no byte, no flags */
 	LC_CHECK(lc_msg_put_file_done(&b, &m) == 0);
-	t_one_frame(&b, LC_MSG_FILE_DONE, &p, &n);
+	one_frame(&b, LC_MSG_FILE_DONE, &p, &n);
 	LC_CHECK(lc_msg_get_file_done(p, n, &m2) == 0);
 	LC_CHECK(m2.has_flags == 0 && m2.flags == 0);
 	/* with it: one byte more, decoded as sent */
@@ -777,7 +765,7 @@ LC_TEST(file_done_flags)
 	m.flags = LC_DONE_REPLACED;
 	lc_buf_reset(&b);
 	LC_CHECK(lc_msg_put_file_done(&b, &m) == 0);
-	t_one_frame(&b, LC_MSG_FILE_DONE, &p, &n);
+	one_frame(&b, LC_MSG_FILE_DONE, &p, &n);
 	LC_CHECK(lc_msg_get_file_done(p, n, &m2) == 0);
 	LC_CHECK(m2.has_flags == 1 && m2.flags == LC_DONE_REPLACED);
 	/* an unknown flag, and a byte past the flags */
@@ -785,7 +773,7 @@ LC_TEST(file_done_flags)
 		m.flags = (uint8_t)f;
 		lc_buf_reset(&b);
 		LC_CHECK(lc_msg_put_file_done(&b, &m) == 0);
-		t_one_frame(&b, LC_MSG_FILE_DONE, &p, &n);
+		one_frame(&b, LC_MSG_FILE_DONE, &p, &n);
 		LC_CHECK(lc_msg_get_file_done(p, n, &m2) == -LC_ERR_PROTO);
 	}
 	m.flags = 0;
@@ -793,7 +781,7 @@ LC_TEST(file_done_flags)
 	LC_CHECK(lc_msg_put_file_done(&b, &m) == 0);
 	LC_CHECK(lc_buf_put_u8(&b, 0) == 0);
 	lc_buf_poke_u32(&b, 0, (uint32_t)lc_buf_len(&b) - 4);
-	t_one_frame(&b, LC_MSG_FILE_DONE, &p, &n);
+	one_frame(&b, LC_MSG_FILE_DONE, &p, &n);
 	LC_CHECK(lc_msg_get_file_done(p, n, &m2) == -LC_ERR_PROTO);
 	lc_buf_free(&b);
 }

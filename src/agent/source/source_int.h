@@ -244,11 +244,19 @@ int lc__source_filter(struct lc_source *s, const struct lc_msg_src_filter *m,
     struct lc_err *e);
 
 /*
+ * 1 if the SRC_FILTER rules leave a walked entry out (an excluded
+ * directory is pruned from w too: what is below it is not read); 0 if it
+ * is listed.  The listing and --shard's pre-walk both ask this.
+ */
+struct lc_walk_entry;
+int lc__source_excluded(const struct lc_source *s, struct lc_walk *w,
+    const struct lc_walk_entry *ent);
+
+/*
  * --shard (source_shard.c): list the root path (walk flags as the
  * request's) to deal its large files among the shards, before the
  * request's first entry is announced.  Fatal errors only.
  */
-struct lc_walk_entry;
 int lc__source_shard_plan(struct lc_source *s, const char *path,
     unsigned flags, struct lc_err *e);
 /* 1 if a walk entry is another shard's (and must not be announced). */

@@ -142,6 +142,20 @@ lc_source_announce(struct lc_source *s, const struct lc_walk_entry *ent,
 	return 0;
 }
 
+int
+lc__source_excluded(const struct lc_source *s, struct lc_walk *w,
+    const struct lc_walk_entry *ent)
+{
+	if (s->list.filters.n == 0 ||
+	    !lc_filters_excluded(&s->list.filters, ent->name,
+	    ent->kind == LC_KIND_DIR))
+		return 0;
+	/* left out, and an excluded directory is not read */
+	if (ent->kind == LC_KIND_DIR)
+		lc_walk_prune(w);
+	return 1;
+}
+
 /*
  * List as far as the credit reaches.  The walk runs one entry ahead of
  * the credit, so that the end of a request is seen (and SRC_LISTED sent)
@@ -200,13 +214,9 @@ lc_source_list(struct lc_source *s, struct lc_err *e)
 		r = lc_walk_next(s->list.walk, &ent, e);
 		if (r < 0)
 			return r;
-		if (r == LC_WALK_ENTRY && s->list.filters.n > 0 &&
-		    lc_filters_excluded(&s->list.filters, ent.name,
-		    ent.kind == LC_KIND_DIR)) {
-			/* left out, and an excluded directory is not read */
+		if (r == LC_WALK_ENTRY &&
+		    lc__source_excluded(s, s->list.walk, &ent)) {
 			lc_log_debug("excluded: %s", ent.name);
-			if (ent.kind == LC_KIND_DIR)
-				lc_walk_prune(s->list.walk);
 			if (ent.fd >= 0)
 				close(ent.fd);
 			continue;

@@ -31,13 +31,8 @@ lc__source_shard_plan(struct lc_source *s, const char *path, unsigned flags,
 		}
 		if (ent.fd >= 0)
 			close(ent.fd);
-		if (s->list.filters.n > 0 &&
-		    lc_filters_excluded(&s->list.filters, ent.name,
-			ent.kind == LC_KIND_DIR)) {
-			if (ent.kind == LC_KIND_DIR)
-				lc_walk_prune(w);
+		if (lc__source_excluded(s, w, &ent))
 			continue;
-		}
 		if (ent.kind == LC_KIND_REG &&
 		    (uint64_t)ent.st.st_size >= LC_SHARD_LARGE &&
 		    (r = lc_shard_plan_add(&s->list.plan, ent.name,
