@@ -85,14 +85,16 @@ uint32_t lc_sock_sndbuf(int fd);
 
 /*
  * The path under a TCP socket, as the kernel sees it: rtt_us, the least
- * round trip measured (the smoothed one on old kernels), and ooo_packets,
+ * round trip measured (the smoothed one on old kernels), ooo_packets,
  * segments that arrived out of order (a loss or reordering on the path;
- * 0 where the kernel does not count them).  0, or -1 when fd is not a
- * TCP socket or no round trip was measured yet (tcpinfo.c).
+ * 0 where the kernel does not count them), and segs_in, the segments
+ * received (0 where not counted).  0, or -1 when fd is not a TCP socket
+ * or no round trip was measured yet (tcpinfo.c).
  */
 struct lc_sock_path {
 	uint32_t rtt_us;
 	uint32_t ooo_packets;
+	uint32_t segs_in;
 };
 int lc_sock_path(int fd, struct lc_sock_path *out);
 

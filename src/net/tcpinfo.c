@@ -42,5 +42,7 @@ lc_sock_path(int fd, struct lc_sock_path *out)
 		return -1;
 	if (LC_HAS(tcpi_rcv_ooopack))
 		out->ooo_packets = ti.tcpi_rcv_ooopack;
+	if (LC_HAS(tcpi_segs_in))
+		out->segs_in = ti.tcpi_segs_in;
 	return 0;
 }

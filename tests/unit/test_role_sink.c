@@ -1004,6 +1004,36 @@ LC_TEST(sink_stall_read_after_clock)
 }
 
 /*
+ * Quotas grow where the path holds blocks up, not where the CPU does
+ * (issue 23 item 3): a -s 16 pull over a busy loopback saw 1 to 4
+ * segments out of order a stream and grew its quotas from 32 to 46 MiB
+ * (77 MiB resident); a long or lossy path still grows them.
+ */
+LC_TEST(sink_grow_pays_on_long_or_lossy_paths)
+{
+	static const struct {
+		struct lc_sock_path p;
+		int want;
+	} c[] = {
+		{ { 10, 0, 2000 }, LC_GROW_HELD },	/* loopback */
+		{ { 13, 4, 2000 }, LC_GROW_HELD },	/* busy loopback */
+		{ { 13, 1, 50 }, LC_GROW_HELD },	/* ... early */
+		{ { 13, 7, 0 }, LC_GROW_HELD },		/* few, uncounted */
+		{ { 1999, 0, 100 }, LC_GROW_HELD },	/* a LAN */
+		{ { 2000, 0, 100 }, LC_GROW_LONG },
+		{ { 50000, 0, 0 }, LC_GROW_LONG },	/* lfn1g */
+		{ { 300, 8, 800 }, LC_GROW_LOSSY },	/* 1 % */
+		{ { 300, 8, 801 }, LC_GROW_HELD },
+		{ { 300, 9, 0 }, LC_GROW_LOSSY },	/* no segment count */
+		{ { 300, 1000, 100000 }, LC_GROW_LOSSY },
+		{ { 300, 999, 100000 }, LC_GROW_HELD },
+	};
+
+	for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++)
+		LC_CHECK_EQ_I(lc__sink_grow_pays(&c[i].p), c[i].want);
+}
+
+/*
  * Finish batches are capped (issue 23): 300 empty files announced while
  * the first one's batch is busy wait together; each later batch takes at
  * most an eighth of the window (64 of 512), oldest first, and every file

@@ -248,6 +248,9 @@ struct lc_sink_mem {
 	atomic_bool hole_wait_said;	/* -v: said once that holes wait */
 	atomic_uint grow_held;	/* growths refused on a short clean path */
 	atomic_uint path_rtt_us;	/* -v: the last round trip seen there */
+	atomic_uint grow_why[3];	/* -v: growths let, by LC_GROW_* */
+	atomic_uint grow_rtt_us;	/* -v: the path of the last one let */
+	atomic_uint grow_ooo;
 	/*
 	 * Head-of-line blocking, measured (receiver.c): receivers waiting
 	 * for a buffer of their quota.  Under hol_mu; reported with -v at
@@ -569,6 +572,15 @@ int lc__sink_batch_done(struct lc_sink *s);
 void lc__sink_mem_setup(struct lc_sink *s, const struct lc_msg_listen *m);
 void lc__sink_quota_wait(struct lc_sink *s, int waiting);
 int lc__sink_quota_grow(struct lc_sink *s, struct lc_receiver *rv);
+
+/*
+ * Whether more buffers pay on a stream's path: LC_GROW_LONG (a round trip
+ * of 2 ms or more) or LC_GROW_LOSSY (8 segments or more out of order,
+ * and one in 100 received or more where the kernel counts them), else
+ * LC_GROW_HELD (a short clean path: the CPU, not the path, is late).
+ */
+enum { LC_GROW_LONG, LC_GROW_LOSSY, LC_GROW_NOT_TCP, LC_GROW_HELD };
+int lc__sink_grow_pays(const struct lc_sock_path *p);
 void lc__sink_hol_report(struct lc_sink *s);
 
 /*

@@ -35,27 +35,55 @@
 /* a round trip from which a lost segment holds a stream up long enough
    for more buffers to pay (loopback: tens of us; a LAN: well under) */
 #define LC_SINK_GROW_RTT_US 2000
+/* segments out of order, at least this many and one in this many
+   received or more: a lossy path */
+#define LC_SINK_GROW_OOO_MIN 8
+#define LC_SINK_GROW_OOO_PER 100
+
+/* See sink_int.h. */
+int
+lc__sink_grow_pays(const struct lc_sock_path *p)
+{
+	if (p->rtt_us >= LC_SINK_GROW_RTT_US)
+		return LC_GROW_LONG;
+	/* a loss puts a round trip's worth of segments out of order; a
+	   busy loopback a few (1 to 4 of some 2,000 64 KiB segments a
+	   stream in a 2 GiB -s 16 copy) */
+	if (p->ooo_packets >= LC_SINK_GROW_OOO_MIN && (p->segs_in == 0 ||
+	    (uint64_t)p->ooo_packets * LC_SINK_GROW_OOO_PER >= p->segs_in))
+		return LC_GROW_LOSSY;
+	return LC_GROW_HELD;
+}
 
 /*
- * Does a bigger quota pay on rv's path?  Only where the path itself can
- * hold a block up: a long round trip (a lost segment takes at least one
- * to recover, while the other streams fill their quotas) or segments
- * seen out of order (losses).  On a short clean path (loopback, a LAN) a
- * starving writer waits for a stream the CPU has not got to yet: more
- * buffers only fill up, the memory grows and the copy is no faster (on
- * two busy cores a -s 16 copy took every block the bound left, 104 MiB
- * against 41).  A path the kernel does not show us (not TCP: the data
- * streams over SSH channels) keeps growing as before.
+ * Does a bigger quota pay on rv's path (lc__sink_grow_pays)?  Only where
+ * the path itself can hold a block up: a long round trip (a lost segment
+ * takes at least one to recover, while the other streams fill their
+ * quotas) or losses (segments out of order, more than a busy CPU puts
+ * there).  On a short clean path (loopback, a LAN) a starving writer
+ * waits for a stream the CPU has not got to yet: more buffers only fill
+ * up, the memory grows and the copy is no faster (on two busy cores a
+ * -s 16 copy took every block the bound left, 104 MiB against 41).  A
+ * path the kernel does not show us (not TCP: the data streams over SSH
+ * channels) keeps growing as before.
  */
 static int
 lc_sink_path_pays(struct lc_sink *s, struct lc_receiver *rv)
 {
 	struct lc_sock_path p;
+	int why;
 
-	if (lc_sock_path(rv->conn.fd, &p) != 0)
+	if (lc_sock_path(rv->conn.fd, &p) != 0) {
+		atomic_fetch_add(&s->mem.grow_why[LC_GROW_NOT_TCP], 1);
 		return 1;
-	if (p.rtt_us >= LC_SINK_GROW_RTT_US || p.ooo_packets > 0)
+	}
+	why = lc__sink_grow_pays(&p);
+	if (why != LC_GROW_HELD) {
+		atomic_fetch_add(&s->mem.grow_why[why], 1);
+		atomic_store(&s->mem.grow_rtt_us, p.rtt_us);
+		atomic_store(&s->mem.grow_ooo, p.ooo_packets);
 		return 1;
+	}
 	atomic_fetch_add(&s->mem.grow_held, 1);
 	atomic_store(&s->mem.path_rtt_us, p.rtt_us);
 	return 0;
@@ -132,6 +160,17 @@ lc__sink_hol_report(struct lc_sink *s)
 		    "path, kept the writers waiting",
 		    (unsigned)atomic_load(&s->mem.grow_held),
 		    (unsigned)atomic_load(&s->mem.path_rtt_us));
+	if (atomic_load(&s->mem.grow_why[LC_GROW_LONG]) +
+	    atomic_load(&s->mem.grow_why[LC_GROW_LOSSY]) +
+	    atomic_load(&s->mem.grow_why[LC_GROW_NOT_TCP]) > 0)
+		lc_log_verbose("sink: quotas let grow %u times for a long "
+		    "round trip, %u for losses, %u off TCP (last: round trip "
+		    "%u us, %u segments out of order)",
+		    (unsigned)atomic_load(&s->mem.grow_why[LC_GROW_LONG]),
+		    (unsigned)atomic_load(&s->mem.grow_why[LC_GROW_LOSSY]),
+		    (unsigned)atomic_load(&s->mem.grow_why[LC_GROW_NOT_TCP]),
+		    (unsigned)atomic_load(&s->mem.grow_rtt_us),
+		    (unsigned)atomic_load(&s->mem.grow_ooo));
 }
 
 /*
