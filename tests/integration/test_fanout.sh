@@ -22,7 +22,8 @@
 # naming the value, nothing copied.  Without --also, --json stays one
 # object.  With --also, -n's lines start "target I of N TARGET: " and
 # --json-progress's objects carry "target", "target_index" and "targets";
-# without it, neither.  (The targets that cannot reach each other: test_netns_star.)
+# without it, neither.  (Targets that cannot reach each other:
+# test_netns_star, test_netns_fanout; one killed mid-hop: test_netns_fanout.)
 set -euo pipefail
 . "$LC_SRC_DIR/tests/integration/lib.sh"
 umask 022
