@@ -93,7 +93,7 @@ LC_NS_DIR=
 LC_NS_SSH_CONFIG=
 
 lc__netns_skip() {
-	printf 'SKIP: %s\n' "$*"
+	printf 'SKIPPED: %s\n' "$*"
 	exit 77
 }
 
@@ -237,6 +237,8 @@ lc_netns_spoke() {
 	ip -n "$c" link set lccd up
 	ip -n "$ns" link set lcwd up
 	if [[ -n $rate ]]; then
+		command -v tc >/dev/null 2>&1 ||
+			lc__netns_skip "no tc (iproute2) for the link to $x"
 		for dev in "$c lccd" "$ns lcwd"; do
 			# shellcheck disable=SC2086
 			tc -n ${dev% *} qdisc add dev ${dev#* } root tbf \
