@@ -517,7 +517,8 @@ const struct lc_opt lc_opts[] = {
 	    LC_FUNC(lc_opt_include_from) },
 	{ "dry-run", 'n', NULL,
 	    "list what would be sent, updated and deleted; "
-	    "move no data, change nothing at the target",
+	    "move no data, change nothing at the target "
+	    "(--also: each line starts \"target I of N TARGET: \")",
 	    LC_FLAG(copy.dry_run) },
 	{ "delete", 0, NULL,
 	    "with -r, after a complete copy remove from the "
@@ -607,7 +608,8 @@ const struct lc_opt lc_opts[] = {
 	    LC_FLAG(copy.json) },
 	{ "json-progress", 0, NULL,
 	    "a JSON progress line on stdout every "
-	    "second, then the --json summary",
+	    "second, then the --json summary (--also: each "
+	    "names its \"target\")",
 	    LC_FLAG(copy.json_progress) },
 	{ "log", 'l', "FILE",
 	    "append a timestamped record of the run to "

@@ -469,12 +469,21 @@ void
 lc__ctl_dry_line(struct lc_ctl *c, const char *what, const char *name,
     uint8_t kind)
 {
-	char shown[LC_PATH_MAX + 8];
+	char shown[LC_PATH_MAX + 8], tgt[LC_PATH_MAX + 8],
+	    pre[LC_PATH_MAX + 64];
 
 	if (c->o->json)
 		return;
 	lc_printable(name, shown, sizeof(shown));
-	printf("%s %s%s\n", what, shown, lc_del_slash(kind));
+	pre[0] = '\0';
+	if (c->o->target_name != NULL) {
+		/* --also: which target the line is about */
+		lc_printable(c->o->target_name, tgt, sizeof(tgt));
+		snprintf(pre, sizeof(pre),
+		    "target %zu of %zu %s: ", c->o->target_i, c->o->target_n,
+		    tgt);
+	}
+	printf("%s%s %s%s\n", pre, what, shown, lc_del_slash(kind));
 	fflush(stdout);
 }
 

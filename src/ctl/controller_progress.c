@@ -242,6 +242,9 @@ lc_ctl_json_tick(struct lc_ctl *c, uint64_t now_ms)
 	jp.files = c->files.done;
 	jp.files_total = c->files.total;
 	jp.streams = c->dp.state != LC_CTL_DP_NONE ? c->streams : 0;
+	jp.target = c->o->target_name;
+	jp.target_i = c->o->target_i;
+	jp.target_n = c->o->target_n;
 	c->prog.json_ns = ns;
 	c->prog.json_bytes = done;
 	lc_log_status_clear();	/* stdout may be that terminal too */

@@ -54,6 +54,14 @@ struct lc_copy_opts {
 				   two targets; the automatic data path
 				   stops after reverse (the relay and via
 				   SSH would carry it through this host) */
+	/*
+	 * internal (fanout.c): with --also, the target this copy is, target
+	 * target_i of target_n (1-based): -n's lines start "target I of N
+	 * NAME: " and --json-progress objects carry "target",
+	 * "target_index" and "targets".  NULL without --also.
+	 */
+	const char *target_name;
+	size_t target_i, target_n;
 	uint32_t streams;	/* requested (-s) */
 	uint32_t window;	/* -w, 0 = leave autotuning on */
 	uint32_t block;		/* -B */
@@ -423,6 +431,9 @@ struct lc_json_progress {
 	uint32_t files;		/* entries done, of files_total listed */
 	uint32_t files_total;
 	uint32_t streams;	/* data streams (0 until they connect) */
+	const char *target;	/* --also: the target (as written), else
+				   NULL (no target members) */
+	size_t target_i, target_n;	/* it is target i of n (1-based) */
 };
 void lc_json_progress(int fd, const struct lc_json_progress *p);
 

@@ -251,13 +251,17 @@ lc_fanout_canceled(struct lc_fanout_target *t, size_t i, size_t n,
 	return -LC_ERR_CANCELED;
 }
 
-/* One copy of oo into t (lc_copy), its error set when it failed. */
+/* One copy of oo into t (of the n at t0: lc_copy), t->e set on error. */
 static void
 lc_fanout_run_one(struct lc_copy_opts *oo, int signal_fd,
-    struct lc_fanout_target *t)
+    struct lc_fanout_target *t0, size_t n, struct lc_fanout_target *t)
 {
 	/* each copy its own transfer id and takeover key (lc_copy) */
 	oo->transfer[0] = '\0';
+	/* -n's lines and --json-progress's objects name the target */
+	oo->target_name = t->dest;
+	oo->target_i = (size_t)(t - t0) + 1;
+	oo->target_n = n;
 	t->started = 1;
 	lc_err_clear(&t->e);
 	t->r = lc_copy(oo, signal_fd, &t->res, &t->e);
@@ -290,7 +294,7 @@ lc_fanout_hop(const struct lc_copy_opts *o, struct lc_copy_opts *oo, size_t i,
 	oo->hop = 1;
 	lc_log_info("target %zu of %zu: %s, from %s (chain)", i + 1, n,
 	    t[i].dest, prev);
-	lc_fanout_run_one(oo, signal_fd, &t[i]);
+	lc_fanout_run_one(oo, signal_fd, t, n, &t[i]);
 	oo->sources = o->sources;
 	oo->nsources = o->nsources;
 	oo->hop = 0;
@@ -368,7 +372,7 @@ lc_copy_fanout(const struct lc_copy_opts *o, int signal_fd,
 				lc_log_info("target %zu of %zu: %s, from this "
 					    "host: %s",
 				    i + 1, n, t[i].dest, t[i].from_why);
-			lc_fanout_run_one(&oo, signal_fd, &t[i]);
+			lc_fanout_run_one(&oo, signal_fd, t, n, &t[i]);
 		}
 		if (t[i].r == 0)
 			continue;

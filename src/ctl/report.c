@@ -306,17 +306,27 @@ lc_copy_summary(const struct lc_copy_opts *o, const struct lc_copy_result *res,
 void
 lc_json_progress(int fd, const struct lc_json_progress *p)
 {
-	char line[512];
-	int n;
+	struct lc_buf b;
+	int r;
 
-	n = snprintf(line, sizeof(line), "{\"type\":\"progress\","
-	    "\"elapsed\":%.3f,\"bytes\":%llu,\"total\":%llu,"
-	    "\"total_final\":%s,\"rate\":%llu,\"files\":%u,"
-	    "\"files_total\":%u,\"streams\":%u}\n",
-	    (double)p->elapsed_ns / 1e9, (unsigned long long)p->bytes,
-	    (unsigned long long)p->total, p->total_final ? "true" : "false",
-	    (unsigned long long)p->rate, p->files, p->files_total,
-	    p->streams);
-	if (n > 0 && (size_t)n < sizeof(line))
-		(void)lc_write_all(fd, line, (size_t)n);
+	/* a target's name is a path: up to LC_PATH_MAX, escaped 6 x */
+	lc_buf_init(&b, LC_JSON_MAX);
+	r = lc_json_raw(&b, "{\"type\":\"progress\",");
+	if (r == 0 && p->target != NULL)
+		(void)((r = lc_json_raw(&b, "\"target\":")) != 0 ||
+		    (r = lc_json_put_str(&b, p->target)) != 0 ||
+		    (r = lc_json_raw(&b, ",\"target_index\":%zu,"
+		    "\"targets\":%zu,", p->target_i, p->target_n)) != 0);
+	if (r == 0)
+		r = lc_json_raw(&b, "\"elapsed\":%.3f,\"bytes\":%llu,"
+		    "\"total\":%llu,\"total_final\":%s,\"rate\":%llu,"
+		    "\"files\":%u,\"files_total\":%u,\"streams\":%u}\n",
+		    (double)p->elapsed_ns / 1e9, (unsigned long long)p->bytes,
+		    (unsigned long long)p->total,
+		    p->total_final ? "true" : "false",
+		    (unsigned long long)p->rate, p->files, p->files_total,
+		    p->streams);
+	if (r == 0)
+		(void)lc_write_all(fd, lc_buf_ptr(&b), lc_buf_len(&b));
+	lc_buf_free(&b);
 }

@@ -35,7 +35,27 @@
 #   the sshds in them stay).  Sets LC_NS_TOPO, LC_NS_ADDR_X and
 #   LC_NS_ADDR6_X for X in a b (c: both of its addresses, space-separated),
 #   LC_NS_DIR (a temp dir for the test, removed on exit).
-# lc_netns_name X        prints the namespace name of host X (a, b, c).
+# lc_netns_spoke X [RATE]
+#   After lc_netns_up star: one more host X (only d) on the star, joined to
+#   c by a veth pair (not wanem; with RATE, e.g. 20mbit, a tc tbf at each
+#   end): c 10.77.3.1 fd77:3::1 (lccd) <-> d 10.77.3.2 fd77:3::2 (lcwd).
+#   Sets LC_NS_ADDR_d, LC_NS_ADDR6_d and adds to LC_NS_ADDR_c; the
+#   namespace is deleted on exit.
+# lc_netns_forward
+#   After lc_netns_up star (and lc_netns_spoke): c forwards IPv4 between
+#   its links and a, b (and d) route each other's networks through c, so
+#   the targets of a --also chain reach each other.
+# lc_netns_block X Y / lc_netns_unblock X Y
+#   With lc_netns_forward: X's route to Y's network and Y's to X's become
+#   "unreachable" (again through c): a connect between them fails at once
+#   with "No route to host" either way (no ICMP, so no rate limit), while
+#   c still reaches both.
+# lc_netns_sshd_kill X
+#   Kills X's sshd (lc_netns_sshd) with every session under it, and every
+#   "lanecp --agent" in X's namespace: the host is gone, a new SSH
+#   connection to it is refused.  lc_netns_sshd_again X starts it again
+#   with the same config, keys and port.
+# lc_netns_name X        prints the namespace name of host X (a, b, c, d).
 # lc_netns_exec X CMD... runs CMD in X's namespace.
 # lc_netns_sshd X [PORT]
 #   Starts a fixture sshd (lib.sh lc_sshd_start: own config, host keys,
@@ -73,7 +93,7 @@ LC_NS_DIR=
 LC_NS_SSH_CONFIG=
 
 lc__netns_skip() {
-	printf 'SKIP: %s\n' "$*"
+	printf 'SKIPPED: %s\n' "$*"
 	exit 77
 }
 
@@ -99,7 +119,7 @@ lc__netns_wan() {
 
 lc_netns_name() {
 	case $1 in
-	a | b | c) echo "$LC_NS_PFX-$1" ;;
+	a | b | c | d) echo "$LC_NS_PFX-$1" ;;
 	*) lc_fail "lc_netns_name: no host '$1'" ;;
 	esac
 }
@@ -167,7 +187,10 @@ lc_netns_sshd() {
 	    LC_SSHD_NETNS=$(lc_netns_name "$x") LC_SSHD_LISTEN_PORT=$port \
 	    lc_sshd_start
 	printf -v "LC_NS_SSHD_PID_$x" '%s' "$LC_SSHD_PID"
-	export "LC_NS_SSHD_PID_$x"
+	# shellcheck disable=SC2153 # set by lc_sshd_start
+	printf -v "LC_NS_SSHD_CFG_$x" '%s' "$LC_SSHD_CONFIG"
+	printf -v "LC_NS_SSHD_LOG_$x" '%s' "$LC_SSHD_LOG"
+	export "LC_NS_SSHD_PID_$x" "LC_NS_SSHD_CFG_$x" "LC_NS_SSHD_LOG_$x"
 	blk=$LC_NS_DIR/ssh_config.$x
 	LC_SSH_HOST=$x LC_SSHD_ADDR=$first lc_ssh_config "$blk"
 	cat "$blk" >>"$LC_NS_SSH_CONFIG"
@@ -195,6 +218,121 @@ lc_netns_lanecp_expect() {
 	shift
 	local -a LC_LANECP_WRAP=(ip netns exec "$(lc_netns_name "$x")")
 	LC_SSH_CONFIG=$LC_NS_SSH_CONFIG lc_lanecp_expect "$@"
+}
+
+lc_netns_spoke() {
+	local x=$1 rate=${2-} ns c dev
+	[[ $LC_NS_TOPO == star ]] || lc_fail "lc_netns_spoke: not on a star"
+	[[ $x == d ]] || lc_fail "lc_netns_spoke: host '$x' (only d)"
+	ns=$(lc_netns_name d) c=$(lc_netns_name c)
+	ip netns add "$ns" || lc_fail "ip netns add $ns"
+	lc_on_exit "ip netns del '$ns'"
+	ip -n "$ns" link set lo up
+	ip link add lccd netns "$c" type veth peer name lcwd netns "$ns" ||
+		lc_fail "lc_netns_spoke: veth lccd-lcwd"
+	ip -n "$c" addr add 10.77.3.1/24 dev lccd
+	ip -n "$c" -6 addr add fd77:3::1/64 dev lccd nodad
+	ip -n "$ns" addr add 10.77.3.2/24 dev lcwd
+	ip -n "$ns" -6 addr add fd77:3::2/64 dev lcwd nodad
+	ip -n "$c" link set lccd up
+	ip -n "$ns" link set lcwd up
+	if [[ -n $rate ]]; then
+		command -v tc >/dev/null 2>&1 ||
+			lc__netns_skip "no tc (iproute2) for the link to $x"
+		for dev in "$c lccd" "$ns lcwd"; do
+			# shellcheck disable=SC2086
+			tc -n ${dev% *} qdisc add dev ${dev#* } root tbf \
+			    rate "$rate" burst 32k latency 50ms ||
+				lc_fail "tc tbf $rate on ${dev#* }"
+		done
+	fi
+	LC_NS_ADDR_d=10.77.3.2 LC_NS_ADDR6_d=fd77:3::2
+	LC_NS_ADDR_c="$LC_NS_ADDR_c 10.77.3.1"
+	LC_NS_ADDR6_c="$LC_NS_ADDR6_c fd77:3::1"
+	export LC_NS_ADDR_c LC_NS_ADDR6_c LC_NS_ADDR_d LC_NS_ADDR6_d
+}
+
+# x's network and c's address on it (lc_netns_forward, lc_netns_block)
+lc__netns_net() {
+	case $1 in
+	a) echo 10.77.1.0/24 10.77.1.1 ;;
+	b) echo 10.77.2.0/24 10.77.2.1 ;;
+	d) echo 10.77.3.0/24 10.77.3.1 ;;
+	*) lc_fail "no star host '$1' (a, b, d)" ;;
+	esac
+}
+
+lc_netns_forward() {
+	local x y xs=a\ b
+	[[ $LC_NS_TOPO == star ]] || lc_fail "lc_netns_forward: not on a star"
+	[[ -n ${LC_NS_ADDR_d-} ]] && xs+=\ d
+	lc_netns_exec c sysctl -qw net.ipv4.ip_forward=1 >/dev/null ||
+		lc_fail "lc_netns_forward: ip_forward in c"
+	for x in $xs; do
+		for y in $xs; do
+			[[ $x == "$y" ]] || lc__netns_route "$x" "$y" via ||
+				lc_fail "lc_netns_forward: $x's route to $y"
+		done
+	done
+}
+
+# lc__netns_route X Y unreachable|via: X's route to Y's network
+lc__netns_route() {
+	local net gw
+	read -r _ gw < <(lc__netns_net "$1")
+	read -r net _ < <(lc__netns_net "$2")
+	if [[ $3 == via ]]; then
+		ip -n "$(lc_netns_name "$1")" route replace "$net" via "$gw"
+	else
+		ip -n "$(lc_netns_name "$1")" route replace unreachable "$net"
+	fi
+}
+
+lc_netns_block() {
+	{ lc__netns_route "$1" "$2" unreachable &&
+	    lc__netns_route "$2" "$1" unreachable; } ||
+		lc_fail "lc_netns_block $*"
+}
+
+lc_netns_unblock() {
+	{ lc__netns_route "$1" "$2" via && lc__netns_route "$2" "$1" via; } ||
+		lc_fail "lc_netns_unblock $*"
+}
+
+lc_netns_sshd_kill() {
+	local x=$1 v p ino
+	v=LC_NS_SSHD_PID_$x
+	[[ -n ${!v-} ]] || lc_fail "lc_netns_sshd_kill: no sshd in $x"
+	lc__kill_tree "${!v}"
+	ino=$(stat -L -c %i "/run/netns/$(lc_netns_name "$x")") ||
+		lc_fail "lc_netns_sshd_kill: no namespace for $x"
+	for p in $(lc_netns_agents); do
+		[[ $(readlink "/proc/$p/ns/net" 2>/dev/null) == "net:[$ino]" ]] &&
+			kill -KILL "$p" 2>/dev/null
+	done
+	return 0
+}
+
+lc_netns_sshd_again() {
+	local x=$1 cfg log pid n i
+	cfg=LC_NS_SSHD_CFG_$x log=LC_NS_SSHD_LOG_$x
+	cfg=${!cfg-} log=${!log-}
+	[[ -n $cfg ]] || lc_fail "lc_netns_sshd_again: no sshd in $x"
+	n=$(grep -c 'Server listening' "$log" || true)
+	# not through a shell function: $! must be sshd itself
+	ip netns exec "$(lc_netns_name "$x")" "$(lc__sshd_bin)" -D -f "$cfg" \
+	    -E "$log" </dev/null &
+	pid=$!
+	lc_on_exit "lc__kill_tree $pid"
+	for ((i = 0; i < 100; i++)); do
+		(($(grep -c 'Server listening' "$log" || true) > n)) && break
+		kill -0 "$pid" 2>/dev/null || break
+		sleep 0.1
+	done
+	(($(grep -c 'Server listening' "$log" || true) > n)) ||
+		{ lc__show "$log"; lc_fail "sshd in $x did not start again"; }
+	printf -v "LC_NS_SSHD_PID_$x" '%s' "$pid"
+	export "LC_NS_SSHD_PID_$x"
 }
 
 lc_netns_tcp() {
@@ -232,7 +370,7 @@ lc_netns_stat() {
 lc_netns_agents() {
 	local x ino p cmd
 	local -A ours=()
-	for x in a b c; do
+	for x in a b c d; do
 		ino=$(stat -L -c %i "/run/netns/$LC_NS_PFX-$x" 2>/dev/null) ||
 			continue
 		ours["net:[$ino]"]=1

@@ -20,7 +20,10 @@
 # started.  The -l log has a line per target.  Every target failing the
 # same way exits with that status.  Bad --also values: exit 2, one line
 # naming the value, nothing copied.  Without --also, --json stays one
-# object.  (The targets that cannot reach each other: test_netns_star.)
+# object.  With --also, -n's lines start "target I of N TARGET: " and
+# --json-progress's objects carry "target", "target_index" and "targets";
+# without it, neither.  (Targets that cannot reach each other:
+# test_netns_star, test_netns_fanout; one killed mid-hop: test_netns_fanout.)
 set -euo pipefail
 . "$LC_SRC_DIR/tests/integration/lib.sh"
 umask 022
@@ -175,6 +178,45 @@ run 0 -n -r --json "$src" "$H:$d/n1/" --also "$H2:$d/n2/"
 json_check "$d/out" '
 assert [o["from"] for o in j] == ["this host"] * 2, j
 assert j[1]["from_why"].startswith("-n changes no target"), j[1]'
+
+CASE="-n's lines name their target with --also, not without"
+run 0 -n -r "$src" "$H:$d/n1/" --also "$H2:$d/n2/"
+for i in 1 2; do
+	h=$H
+	[[ $i == 2 ]] && h=$H2
+	lc_log_has "^target $i of 2 $h:$(lc_re "$d")/n$i/: new src/big\$" \
+	    "$d/out"
+	lc_log_has "^target $i of 2 $h:$(lc_re "$d")/n$i/: new src/sub/\$" \
+	    "$d/out"
+done
+# each entry once per target, every line prefixed
+[[ $(grep -c ': new src/one$' "$d/out") == 2 ]] || lc_fail "-n: $(cat "$d/out")"
+lc_log_lacks '^(new|update|attrs|delete) ' "$d/out"
+run 0 -n -r "$src" "$H:$d/n1/"
+lc_log_has '^new src/big$' "$d/out"
+lc_log_lacks '^target ' "$d/out"
+
+CASE="--json-progress objects name their target with --also"
+head -c $((1 << 20)) /dev/urandom >"$d/jp"
+run 0 --json-progress -x 1m "$d/jp" "$H:$d/p1/" --also "$H2:$d/p2/"
+python3 - "$d/out" "$H:$d/p1/" "$H2:$d/p2/" <<'PY' ||
+import json, sys
+lines = open(sys.argv[1]).read().splitlines()
+prog = [json.loads(l) for l in lines[:-1]]
+res = json.loads(lines[-1])
+assert isinstance(res, list) and len(res) == 2, res
+assert all(o["type"] == "progress" for o in prog), prog
+for o in prog:
+    assert list(o)[1:4] == ["target", "target_index", "targets"], o
+    assert o["targets"] == 2, o
+    assert o["target"] == sys.argv[1 + o["target_index"]], o
+idx = [o["target_index"] for o in prog]
+assert idx == sorted(idx) and set(idx) == {1, 2}, idx
+PY
+	{ lc__show "$d/out"; lc_fail "--json-progress with --also"; }
+cmp "$d/jp" "$d/p2/jp" || lc_fail "--json-progress: p2/jp differs"
+run 0 --json-progress "$d/jp" "$H:$d/p3/"
+lc_log_lacks '"target' "$d/out"
 
 CASE="--also-direct: every target from this host (stage 1)"
 LC_LANECP_WRAP=(python3 "$d/wrote.py" "$d/wrote")

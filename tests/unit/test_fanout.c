@@ -244,6 +244,65 @@ LC_TEST(json_is_an_array_of_targets)
 	free(s);
 }
 
+/* What one lc_json_progress line of p was, in out (NUL-terminated). */
+static int
+capture_progress(const struct lc_json_progress *p, char *out, size_t outsz)
+{
+	char path[] = "/tmp/test_fanout.XXXXXX";
+	int fd = mkstemp(path);
+	ssize_t len;
+
+	if (fd < 0)
+		return -1;
+	unlink(path);
+	lc_json_progress(fd, p);
+	len = pread(fd, out, outsz - 1, 0);
+	close(fd);
+	if (len < 0)
+		return -1;
+	out[len] = '\0';
+	return 0;
+}
+
+LC_TEST(json_progress_names_the_target)
+{
+	static const char plain[] =
+	    "{\"type\":\"progress\",\"elapsed\":1.500,"
+	    "\"bytes\":10,\"total\":20,\"total_final\":"
+	    "true,\"rate\":5,\"files\":1,\"files_total\":"
+	    "2,\"streams\":4}\n";
+	struct lc_json_progress p;
+	char s[1024];
+
+	memset(&p, 0, sizeof(p));
+	p.elapsed_ns = 1500000000;
+	p.bytes = 10;
+	p.total = 20;
+	p.total_final = 1;
+	p.rate = 5;
+	p.files = 1;
+	p.files_total = 2;
+	p.streams = 4;
+	/* without --also: as before, no target members */
+	LC_CHECK_EQ_I(capture_progress(&p, s, sizeof(s)), 0);
+	LC_CHECK_STR(s, plain);
+	/* --also: the target right after the type, escaped */
+	p.target = "h3:/\"z/";
+	p.target_i = 3;
+	p.target_n = 3;
+	LC_CHECK_EQ_I(capture_progress(&p, s, sizeof(s)), 0);
+	LC_CHECK(
+	    strncmp(s,
+		"{\"type\":\"progress\",\"target\":\"h3:/\\\"z/\","
+		"\"target_index\":3,\"targets\":3,\"elapsed\":1.500,",
+		strlen(
+		    "{\"type\":\"progress\",\"target\":\"h3:/\\\"z/\","
+		    "\"target_index\":3,\"targets\":3,\"elapsed\":1.500,")) ==
+	    0);
+	LC_CHECK(strcmp(s + strlen(s) - strlen("\"streams\":4}\n"),
+		     "\"streams\":4}\n") == 0);
+}
+
 /* hop h's sources are want[0..n), each once */
 static int
 hop_is(const struct lc_copy_opts *o, const char *target,
