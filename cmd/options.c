@@ -516,9 +516,8 @@ const struct lc_opt lc_opts[] = {
 	{ "include-from", 0, "FILE", "--include each line of FILE",
 	    LC_FUNC(lc_opt_include_from) },
 	{ "dry-run", 'n', NULL,
-	    "list what would be sent, updated and deleted; "
-	    "move no data, change nothing at the target "
-	    "(--also: each line starts \"target I of N TARGET: \")",
+	    "list what would be sent, updated and deleted (per "
+	    "--also target); move no data, change nothing",
 	    LC_FLAG(copy.dry_run) },
 	{ "delete", 0, NULL,
 	    "with -r, after a complete copy remove from the "
@@ -607,9 +606,8 @@ const struct lc_opt lc_opts[] = {
 	{ "json", 0, NULL, "print a JSON summary on stdout at the end",
 	    LC_FLAG(copy.json) },
 	{ "json-progress", 0, NULL,
-	    "a JSON progress line on stdout every "
-	    "second, then the --json summary (--also: each "
-	    "names its \"target\")",
+	    "a JSON progress line (naming its --also target) "
+	    "every second on stdout, then the --json summary",
 	    LC_FLAG(copy.json_progress) },
 	{ "log", 'l', "FILE",
 	    "append a timestamped record of the run to "
