@@ -604,13 +604,11 @@ lc_copy_run(const struct lc_copy_opts *o, int signal_fd,
 	memset(&c, 0, sizeof(c));
 	memset(res, 0, sizeof(*res));
 	c.dp.test_proxy = -1;
-	c.files.lo = 1;
 	c.o = o;
 	c.res = res;
 	lc_endpoint_init(&c.src);
 	lc_endpoint_init(&c.dst_ep);
-	c.files.ring = calloc(LC_FILES_INFLIGHT_MAX, sizeof(*c.files.ring));
-	if (c.files.ring == NULL) {
+	if (lc__ctl_files_init(&c) != 0) {
 		r = lc_err_set(e, LC_ERR_NOMEM, "out of memory");
 		goto out;
 	}

@@ -303,7 +303,12 @@ lc_ctl_dst_progress(struct lc_ctl *c, const struct lc_msg_progress *m,
 		return 0;
 	ack.file = m->file;
 	ack.written = m->written;
-	return lc_msg_put_ack(&c->src.out, &ack);
+	/* the source lets go of what is below the mark, then the credit
+	   may move (controller_ring.c) */
+	if ((r = lc_msg_put_ack(&c->src.out, &ack)) != 0 ||
+	    (r = lc__ctl_credit_move(c)) != 0)
+		return lc_err_set(e, -r, "control output");
+	return 0;
 }
 
 int

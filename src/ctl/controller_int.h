@@ -12,6 +12,7 @@
 
 #include "copy.h"
 #include "endpoint.h"
+#include "idmap.h"
 #include "location.h"
 #include "progress.h"
 #include "relay.h"
@@ -36,13 +37,13 @@ struct lc_ctl_req {
 
 /*
  * A file in flight: announced and not yet done.  The controller keeps
- * them in a ring of LC_FILES_INFLIGHT_MAX slots indexed by id (the source
- * may only announce ids below the credit it was given, lo + the window
- * the sink granted, at most LC_FILES_INFLIGHT_MAX), so its memory does
- * not grow with the tree.
+ * them in a map by id of at most LC_FILES_INFLIGHT_MAX entries (the
+ * source may only announce ids below the credit it was given, which
+ * keeps the files in flight within the window the sink granted, at most
+ * LC_FILES_INFLIGHT_MAX), so its memory does not grow with the tree.
  */
 struct lc_ctl_file {
-	uint32_t id;		/* 0: free slot */
+	uint32_t id;
 	uint8_t kind;		/* LC_KIND_* */
 	uint32_t req;		/* the request (SRC_ADD) it answers */
 	uint64_t size;
@@ -89,13 +90,14 @@ enum lc_ctl_dp_state {
 	LC_CTL_DP_CONNECTED,	/* the source's CONNECTED came */
 };
 
-/* The file ring and credit (controller_ring.c). */
+/* The files in flight and credit (controller_ring.c). */
 struct lc_ctl_files {
-	struct lc_ctl_file *ring;	/* LC_FILES_INFLIGHT_MAX slots */
+	struct lc_idmap map;	/* id -> struct lc_ctl_file (owned), at
+				   most LC_FILES_INFLIGHT_MAX */
 	uint32_t window;	/* files in flight: LC_FILES_INFLIGHT, then
 				   TARGET_OK's grant */
 	uint32_t asked;		/* SINK_TARGET's inflight */
-	uint32_t lo;		/* lowest id not done */
+	uint32_t lo;		/* lowest id not done (total + 1: none) */
 	uint32_t credit;	/* SRC_CREDIT sent: ids below it */
 	uint32_t total;		/* ids announced: 1 .. total */
 	uint32_t settled;	/* ready, or done without data */
@@ -335,24 +337,45 @@ void lc__ctl_path_lost(struct lc_ctl *c, uint32_t i);
 /* Stop the relay and close what the path opened. */
 void lc__ctl_path_free(struct lc_ctl *c);
 
-/* The file ring and credit (controller_ring.c). */
+/* The files in flight and credit (controller_ring.c). */
 
+/* The empty map of files in flight, lo 1.  0 or -LC_ERR_NOMEM. */
+int lc__ctl_files_init(struct lc_ctl *c);
 /* The file in flight with this id, or NULL (not announced, or done). */
 struct lc_ctl_file *lc__ctl_file_find(struct lc_ctl *c, uint32_t id);
-/* Take m (checked) into its ring slot.  0 or -LC_ERR_NOMEM. */
+/*
+ * Take m (checked: its id is below the credit) into the map.  0,
+ * -LC_ERR_NOMEM, or -LC_ERR_TOOBIG / -LC_ERR_EXISTS (a broken credit
+ * check: more files in flight than LC_FILES_INFLIGHT_MAX, or an id twice).
+ */
 int lc__ctl_file_add(struct lc_ctl *c, const struct lc_msg_file *m);
 /*
- * f is done: free the done slots at the low end and move the source's
+ * f is done: free it (f is invalid after the call) and move the source's
  * credit on (SRC_CREDIT).  0 or -LC_ERR_* (control output).
  */
 int lc__ctl_file_finish(struct lc_ctl *c, struct lc_ctl_file *f);
+/*
+ * The credit (ids below it may be announced) for lo (the lowest id in
+ * flight, or the next one), done (files done) and the window.  held_max
+ * 0 (a sink without LC_HELLO_COUNT_INFLIGHT): lo + window, which keeps
+ * every id in flight less than the window above lo (what such a sink
+ * checks).  Else done + 1 + window, which keeps the files in flight at
+ * most the window wherever their ids are, but no more than held_max above
+ * held_from or lo, whichever is higher (the sink's mark: the source holds
+ * what it sent from there on), and never less than lo + window.
+ */
+uint32_t lc__ctl_credit(uint32_t lo, uint32_t done, uint32_t window,
+    uint32_t held_from, uint32_t held_max);
+/* SRC_CREDIT if the credit moved by an eighth of the window, or at all
+ * when nothing is in flight.  0 or -LC_ERR_* (control output). */
+int lc__ctl_credit_move(struct lc_ctl *c);
 /*
  * TARGET_OK's grant (checked: LC_FILES_INFLIGHT .. SINK_TARGET's ask)
  * becomes the window; SRC_CREDIT at once if it moved the credit on.
  * 0 or -LC_ERR_* (control output).
  */
 int lc__ctl_files_window(struct lc_ctl *c, uint32_t granted);
-/* Free the names the ring and the requests hold. */
+/* Free the files in flight and the names the requests hold. */
 void lc__ctl_files_free(struct lc_ctl *c);
 /* SRC_NOMORE once every request is listed and every file settled; else 0. */
 int lc__ctl_maybe_nomore(struct lc_ctl *c);

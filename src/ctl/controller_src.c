@@ -185,7 +185,10 @@ lc_ctl_src_file(struct lc_ctl *c, struct lc_msg_file *m, struct lc_err *e)
 	if ((r = lc_ctl_check_file(c, m, e)) != 0)
 		return r;
 	rq = &c->chk.reqs[c->chk.listed];
-	if ((r = lc__ctl_file_add(c, m)) != 0 ||
+	if ((r = lc__ctl_file_add(c, m)) != 0 && r != -LC_ERR_NOMEM)
+		return lc_err_set(e, LC_ERR_INTERNAL, "file %u: %s in the "
+		    "files in flight", m->id, lc_strerror(r));
+	if (r != 0 ||
 	    (r = lc__ctl_del_listed(c, m->name, m->kind)) != 0 ||
 	    (r = lc_ctl_keep_name(&rq->last, m->name)) != 0 ||
 	    (m->kind == LC_KIND_DIR &&

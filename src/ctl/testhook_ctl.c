@@ -135,8 +135,8 @@ lc_testhook_dst_flags(uint32_t flags)
 	if (v == NULL || strcmp(v, "1") != 0)
 		return flags;
 	lc_log_verbose("test hook: the sink is taken for one without "
-		       "SINK_NOMORE");
-	return flags & ~LC_HELLO_NOMORE;
+		       "SINK_NOMORE or a count of files in flight");
+	return flags & ~(LC_HELLO_NOMORE | LC_HELLO_COUNT_INFLIGHT);
 }
 
 int

@@ -19,9 +19,11 @@
  * controller's refusal of FILE_HASHES) with today's agents.  A hook: it
  * makes the controller believe what no peer said.
  *
- * LANECP_TEST_OLD_SINK=1: likewise the sink's HELLO without flag 0x20
- * (LC_HELLO_NOMORE), as from a sink built before SINK_NOMORE: no
- * SINK_NOMORE is sent and the sink ends at the streams' END, as before.
+ * LANECP_TEST_OLD_SINK=1: likewise the sink's HELLO without flags 0x20
+ * (LC_HELLO_NOMORE) and 0x100 (LC_HELLO_COUNT_INFLIGHT), as from a sink
+ * built before both: no SINK_NOMORE is sent and the sink ends at the
+ * streams' END, and the source's credit is the lowest id in flight plus
+ * the window, as before.
  *
  * lc_copy_opts.allow_local: both ends on this host, data over loopback
  * (tests/unit/test_copy.c).  The field is in every build (one layout);

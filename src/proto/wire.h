@@ -71,6 +71,14 @@ enum lc_msg_owner {
 				   (issue 23, nomore23) */
 #define LC_HELLO_SHARD 0x80u	/* agent knows SRC_FILTER kind 3,
 				   LC_FILTER_SHARD (issue 25, --shard) */
+#define LC_HELLO_COUNT_INFLIGHT 0x100u	/* as a sink, the agent bounds the
+					   files in flight by their count
+					   (TARGET_OK inflight not done),
+					   not by their ids' distance from
+					   the lowest not done: the
+					   controller's credit may follow
+					   the files done (issue 23,
+					   credit23) */
 
 /* File kinds in LC_MSG_FILE */
 enum lc_file_kind {
@@ -126,8 +134,10 @@ int lc_skip_set_get(const char *msg, unsigned *set);
 
 /*
  * Files in flight: the controller lets the source announce file ids only
- * a window beyond the lowest one not yet done, and the sink holds at most
- * that many (each may hold a descriptor at both ends).  The controller
+ * while at most a window of them is not yet done (a window beyond the
+ * lowest one not done, to a sink without LC_HELLO_COUNT_INFLIGHT), and
+ * the sink holds at most that many (each may hold a descriptor at both
+ * ends).  The controller
  * asks SINK_TARGET for LC_FILES_INFLIGHT_MAX; the sink grants (TARGET_OK
  * inflight) at most that, at most LC_FILES_INFLIGHT when --restrict, and
  * never less than LC_FILES_INFLIGHT or the ask, whichever is smaller: the
@@ -135,6 +145,12 @@ int lc_skip_set_get(const char *msg, unsigned *set);
  */
 #define LC_FILES_INFLIGHT 512u
 #define LC_FILES_INFLIGHT_MAX 4096u
+/*
+ * With LC_HELLO_COUNT_INFLIGHT, the ids the source may have announced
+ * above the sink's mark (it keeps each file it sent open until the mark
+ * passes it): its HELLO max_files, at most this, at least the window.
+ */
+#define LC_FILES_HELD_MAX 32768u
 
 /* SINK_TARGET flags */
 #define LC_TGT_FORCE 0x1u	/* overwrite an existing target (-f) */

@@ -523,6 +523,31 @@ LC_TEST(source_copy_tls)
 	t_copy(LC_XFER_ENCRYPT);
 }
 
+/*
+ * The sink's mark moves through the file in steps (an ACK per block
+ * written, some twice, some passing nothing new): each releases the
+ * prefix of each stream's kept blocks below it (source_send.c), and the
+ * last one everything, so SRC_DONE comes.
+ */
+LC_TEST(source_copy_acks_in_steps)
+{
+	struct lc_msg_ack ack;
+	struct t_src t;
+
+	t_start(&t, 37 * T_BLOCK + 1000, 3, 0);
+	t_connect(&t);
+	host_wait_for(&t.h, t_all_blocks, &t, "all blocks");
+	for (uint64_t k = 0; k <= 37; k++) {
+		ack.file = 1;
+		ack.written = k * T_BLOCK + (k % 3 == 0 ? 100 : 0);
+		host_send(&t.h, lc_msg_put_ack, &ack);
+		if (k % 5 == 0)	/* the same mark again: nothing to release */
+			host_send(&t.h, lc_msg_put_ack, &ack);
+	}
+	t_finish(&t, t.size);
+	t_stop(&t);
+}
+
 /* An empty file still ends with SRC_DONE (nothing to send). */
 LC_TEST(source_copy_empty_file)
 {

@@ -31,6 +31,7 @@ struct t_agent {
 	int rc;
 	struct lc_buf in;
 	char dir[64];
+	uint32_t hello_flags;	/* the agent's HELLO */
 };
 
 static void *
@@ -169,21 +170,29 @@ t_hello(struct t_agent *t)
 	LC_CHECK_EQ_U(t_recv(t, t_payload, sizeof(t_payload), &n),
 	    LC_MSG_HELLO);
 	LC_CHECK(lc_msg_get_hello(t_payload, n, &h) == 0);
+	t->hello_flags = h.flags;
 	return h.max_streams;
 }
 
 static void
-t_target(struct t_agent *t, uint32_t nsources)
+t_target_f(struct t_agent *t, uint32_t nsources, uint32_t flags)
 {
 	struct lc_msg_sink_target m;
 	struct lc_buf b;
 
 	memset(&m, 0, sizeof(m));
+	m.flags = flags;
 	m.inflight = nsources;
 	snprintf(m.target, sizeof(m.target), "%s/", t->dir);
 	lc_buf_init(&b, LC_CTL_MAX + 16);
 	LC_CHECK(lc_msg_put_sink_target(&b, &m) == 0);
 	t_send(t, &b);
+}
+
+static void
+t_target(struct t_agent *t, uint32_t nsources)
+{
+	t_target_f(t, nsources, 0);
 }
 
 static void
@@ -227,7 +236,7 @@ t_listening(struct t_agent *t, struct lc_msg_listening *l)
 }
 
 static void
-t_file(struct t_agent *t, uint32_t id, const char *name)
+t_file_size(struct t_agent *t, uint32_t id, const char *name, uint64_t size)
 {
 	struct lc_msg_file m;
 	struct lc_buf b;
@@ -236,11 +245,17 @@ t_file(struct t_agent *t, uint32_t id, const char *name)
 	m.id = id;
 	m.kind = LC_KIND_REG;
 	m.mode = 0644;
-	m.size = 10;
+	m.size = size;
 	snprintf(m.name, sizeof(m.name), "%s", name);
 	lc_buf_init(&b, LC_CTL_MAX + 16);
 	LC_CHECK(lc_msg_put_file(&b, &m) == 0);
 	t_send(t, &b);
+}
+
+static void
+t_file(struct t_agent *t, uint32_t id, const char *name)
+{
+	t_file_size(t, id, name, 10);
 }
 
 /* HELLO, SINK_TARGET (one source), LISTEN (1 stream, 64 KiB blocks). */
@@ -366,7 +381,46 @@ LC_TEST(sink_target_grants_inflight)
 		t_file(&t, id, name);
 		t_expect(&t, LC_MSG_FILE_READY);
 	}
-	t_file(&t, 101, "g");	/* 101 - lo (1) is not below 100 */
+	t_file(&t, 101, "g");	/* 100 in flight already */
+	t_expect_error(&t, LC_ERR_PROTO);
+	t_stop(&t);
+}
+
+/*
+ * The grant bounds the files the sink holds, not how far apart their
+ * ids are (LC_HELLO_COUNT_INFLIGHT, issue 23): with file 1 still waiting
+ * for its data, 199 empty files (each done at once) take ids to 200,
+ * twice the grant of 100; then 99 more files waiting for data fill it,
+ * and one more is refused, however many ids have passed.
+ */
+LC_TEST(sink_inflight_by_count)
+{
+	struct lc_msg_listening l;
+	struct t_agent t;
+	char name[16];
+	uint32_t id;
+
+	t_start(&t, 0);
+	(void)t_hello(&t);
+	LC_CHECK(t.hello_flags & LC_HELLO_COUNT_INFLIGHT);
+	t_target_f(&t, 100, LC_TGT_NO_FSYNC);
+	LC_CHECK_EQ_U(t_target_ok(&t), 100);
+	t_listen(&t, 1, 64u << 10);
+	t_listening(&t, &l);
+	t_file(&t, 1, "held");
+	t_expect(&t, LC_MSG_FILE_READY);
+	for (id = 2; id <= 200; id++) {
+		snprintf(name, sizeof(name), "e%03u", id);
+		t_file_size(&t, id, name, 0);
+		t_expect(&t, LC_MSG_FILE_READY);
+		t_expect(&t, LC_MSG_FILE_DONE);	/* freed: one in flight */
+	}
+	for (; id <= 299; id++) {	/* 1 and these 99: the grant's 100 */
+		snprintf(name, sizeof(name), "w%03u", id);
+		t_file(&t, id, name);
+		t_expect(&t, LC_MSG_FILE_READY);
+	}
+	t_file(&t, 300, "over");
 	t_expect_error(&t, LC_ERR_PROTO);
 	t_stop(&t);
 }

@@ -63,9 +63,9 @@
 #include <openssl/crypto.h>
 
 /*
- * Files in flight: ids come in order, at most SINK_TARGET's inflight
- * beyond the lowest one not yet done, which is at most this (the ring of
- * files is 8 bytes a slot).
+ * Files in flight: ids come in order, at most SINK_TARGET's inflight of
+ * them not yet done, which is at most this (the table of files is 24
+ * bytes an entry: twice as many slots of an id and a pointer).
  */
 #define LC_SINK_MAX_FILES 65536u
 
@@ -173,8 +173,8 @@ lc_sink_target(struct lc_sink *s, const struct lc_msg_sink_target *m,
 		    "flight asked for (1 to %u)", m->inflight,
 		    LC_SINK_MAX_FILES);
 	s->files_max = lc_sink_grant(s, m->inflight);
-	if ((s->files = calloc(s->files_max, sizeof(*s->files))) == NULL)
-		return -LC_ERR_NOMEM;
+	if ((r = lc_idmap_init(&s->files, s->files_max)) != 0)
+		return r;
 	if (m->flags & (LC_TGT_STDOUT | LC_TGT_PROGRAM)) {
 		/* a command line or "-", not a path: no ~ to expand */
 		r = lc__sink_pipe_target(s, m, e);
@@ -370,6 +370,10 @@ lc_sink_progress(struct lc_sink *s)
 			continue;
 		}
 		f = lc__sink_table_get(s, s->lw_file);
+		if (f == NULL && s->lw_file <= s->files_total) {
+			s->lw_file++;	/* announced, not in it: done, freed */
+			continue;
+		}
 		if (f == NULL || (f->state != LC_SF_DONE && (f->wf == NULL ||
 		    !f->written)))
 			break;
@@ -512,9 +516,9 @@ lc_sink_free(void *role)
 	/* and an unfinished tree's complete directories get their modes */
 	lc__sink_dirs_partial(s);
 	/* files first: their waiting blocks go back to the pools */
-	for (uint32_t i = 0; s->files != NULL && i < s->files_max; i++)
-		lc__sink_sfile_free(s->files[i]);
-	free(s->files);
+	for (uint32_t i = 0; i < lc_idmap_slots(&s->files); i++)
+		lc__sink_sfile_free(lc_idmap_slot(&s->files, i));
+	lc_idmap_free(&s->files);
 	free(s->fin.wait);
 	lc__sink_tree_free(s);
 	lc__sink_del_free(s);

@@ -1,13 +1,14 @@
 /*
- * The sink's files in flight: the table of file records (a ring indexed
- * by id, SINK_TARGET's inflight slots, under lc_sink.mu because the
+ * The sink's files in flight: the table of file records (a map by id of
+ * at most SINK_TARGET's inflight entries, under lc_sink.mu because the
  * receivers look writers up), FILE (a regular file, or a tree entry
  * handed to sink_tree.c, or the one file of a pipe target handed to
  * sink_pipe.c), FILE_SUM and FILE_ABORT, starting a file's writer, and
  * the answers for entries done without data.  Main thread, except
- * lc_sink_writer (any thread, takes mu).  A file's record is freed when
- * it and every lower id are done (lc__sink_retire), which lets the
- * controller announce more.
+ * lc_sink_writer (any thread, takes mu).  A file's record is freed as soon
+ * as it is done (lc__sink_retire), which lets the controller announce one
+ * more: the grant bounds how many records the sink holds, not how far
+ * apart their ids are.
  */
 #include "sink_int.h"
 
@@ -23,37 +24,21 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-/* Put f (the next id, within the window) in the table. */
+/* Put f (the next id, within the grant) in the table. */
 int
 lc__sink_table_put(struct lc_sink *s, struct lc_sfile *f)
 {
-	struct lc_sfile **slot;
-	int r = 0;
+	int r;
 
-	if (f->id != s->files_total + 1 || f->id - s->lo >= s->files_max)
+	if (f->id != s->files_total + 1)
 		return -LC_ERR_PROTO;
 	pthread_mutex_lock(&s->mu);
-	slot = &s->files[f->id % s->files_max];
-	if (*slot != NULL)
-		r = -LC_ERR_PROTO;
-	else
-		*slot = f;
+	/* full (the grant's count in flight) or the id twice: refused */
+	r = lc_idmap_put(&s->files, f->id, f) != 0 ? -LC_ERR_PROTO : 0;
 	pthread_mutex_unlock(&s->mu);
 	if (r == 0)
 		s->files_total++;
 	return r;
-}
-
-/* Under mu. */
-static struct lc_sfile *
-lc_sink_table_get_locked(struct lc_sink *s, uint32_t id)
-{
-	struct lc_sfile *f;
-
-	if (s->files == NULL || id == 0)
-		return NULL;
-	f = s->files[id % s->files_max];
-	return f != NULL && f->id == id ? f : NULL;
 }
 
 struct lc_sfile *
@@ -62,7 +47,7 @@ lc__sink_table_get(struct lc_sink *s, uint32_t id)
 	struct lc_sfile *f;
 
 	pthread_mutex_lock(&s->mu);
-	f = lc_sink_table_get_locked(s, id);
+	f = lc_idmap_get(&s->files, id);
 	pthread_mutex_unlock(&s->mu);
 	return f;
 }
@@ -75,7 +60,7 @@ lc_sink_writer(struct lc_sink *s, uint32_t id)
 	struct lc_sfile *f;
 
 	pthread_mutex_lock(&s->mu);
-	if ((f = lc_sink_table_get_locked(s, id)) != NULL && f->wf != NULL)
+	if ((f = lc_idmap_get(&s->files, id)) != NULL && f->wf != NULL)
 		wf = lc_wfile_ref(f->wf);
 	pthread_mutex_unlock(&s->mu);
 	return wf;
@@ -98,26 +83,19 @@ lc__sink_sfile_free(struct lc_sfile *f)
 }
 
 /*
- * Free the done files at the low end of the window (main thread), which
- * lets the controller announce more.
+ * f is done: free its record (main thread), which lets the controller
+ * announce one more, and move lo past every id announced and freed.
  */
 void
-lc__sink_retire(struct lc_sink *s)
+lc__sink_retire(struct lc_sink *s, struct lc_sfile *f)
 {
-	struct lc_sfile *f;
-
-	for (;;) {
-		pthread_mutex_lock(&s->mu);
-		f = lc_sink_table_get_locked(s, s->lo);
-		if (f == NULL || f->state != LC_SF_DONE) {
-			pthread_mutex_unlock(&s->mu);
-			return;
-		}
-		s->files[s->lo % s->files_max] = NULL;
+	pthread_mutex_lock(&s->mu);
+	(void)lc_idmap_del(&s->files, f->id);
+	while (s->lo <= s->files_total &&
+	    lc_idmap_get(&s->files, s->lo) == NULL)
 		s->lo++;
-		pthread_mutex_unlock(&s->mu);
-		lc__sink_sfile_free(f);
-	}
+	pthread_mutex_unlock(&s->mu);
+	lc__sink_sfile_free(f);
 }
 
 /* Ready to receive from f->start on. */
@@ -163,8 +141,8 @@ lc__sink_start_file(struct lc_sink *s, struct lc_sfile *f, struct lc_err *e)
 
 /*
  * An entry that is done without data (a directory, a link, a file skipped
- * or failed): answer for it (FILE_DONE, or FILE_SKIP why) and keep its
- * place in the window until the ones before it are done too.
+ * or failed): answer for it (FILE_DONE, or FILE_SKIP why) and free its
+ * record (f is invalid after the call).
  */
 static int
 lc_sink_answer(struct lc_sink *s, struct lc_sfile *f, int why,
@@ -189,7 +167,7 @@ lc_sink_answer(struct lc_sink *s, struct lc_sfile *f, int why,
 		d.has_flags = s->port.set.done_flags != 0;
 		r = lc_msg_put_file_done(s->port.out, &d);
 	}
-	lc__sink_retire(s);
+	lc__sink_retire(s, f);
 	return r;
 }
 
@@ -305,7 +283,8 @@ lc__sink_file(struct lc_sink *s, const struct lc_msg_file *m, struct lc_err *e)
 
 	if (!s->target_set || !s->listening)
 		return lc_err_set(e, LC_ERR_PROTO, "FILE before target/LISTEN");
-	if (m->id != s->files_total + 1 || m->id - s->lo >= s->files_max)
+	if (m->id != s->files_total + 1 ||
+	    lc_idmap_count(&s->files) >= s->files_max)
 		return lc_err_set(e, LC_ERR_PROTO, "FILE: id %u is out of "
 		    "order or beyond the %u files in flight", m->id,
 		    s->files_max);
@@ -493,8 +472,8 @@ lc__sink_drop_parts(struct lc_sink *s, int all)
 {
 	unsigned n = 0;
 
-	for (uint32_t i = 0; s->files != NULL && i < s->files_max; i++) {
-		struct lc_sfile *f = s->files[i];
+	for (uint32_t i = 0; i < lc_idmap_slots(&s->files); i++) {
+		struct lc_sfile *f = lc_idmap_slot(&s->files, i);
 		struct stat st;
 
 		/* as after FILE_ABORT: an empty new one is not worth keeping */

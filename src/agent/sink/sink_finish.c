@@ -213,7 +213,7 @@ lc__sink_file_finished(struct lc_sink *s, struct lc_sfile *f,
 		fd.flags = LC_DONE_REPLACED;
 	if ((r = lc_msg_put_file_done(s->port.out, &fd)) != 0)
 		return r;
-	lc__sink_retire(s);
+	lc__sink_retire(s, f);
 	return 0;
 }
 

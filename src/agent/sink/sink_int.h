@@ -18,6 +18,7 @@
 #include "role.h"
 
 #include "checksum.h"
+#include "idmap.h"
 #include "jobq.h"
 #include "partfile.h"
 #include "stream.h"
@@ -300,14 +301,16 @@ struct lc_sink {
 	struct lc_takeover *takeover;	/* main: answers a later attempt of
 					   this run (takeover.h), or NULL */
 	/*
-	 * Files in flight (sink_file.c), by id modulo files_max
-	 * (SINK_TARGET's inflight): ids lo .. files_total, each freed when
-	 * it is done and every lower one is too.  Under mu (receivers look
-	 * writers up).
+	 * Files in flight (sink_file.c), by id: at most files_max
+	 * (SINK_TARGET's inflight, granted) records, each freed when it is
+	 * done, whatever their ids (one below lo + files_max or far
+	 * above it).  Every id up to files_total not in it is done.  Under
+	 * mu (receivers look writers up).
 	 */
-	struct lc_sfile **files;
+	struct lc_idmap files;
 	uint32_t files_max;
-	uint32_t lo;		/* lowest id not yet freed (main) */
+	uint32_t lo;		/* lowest id not yet freed (files_total + 1:
+				   none); main writes it under mu */
 	uint32_t files_total;	/* main */
 	uint32_t files_done;	/* main */
 	size_t delta_mem;	/* main: chunk hashes held for -u deltas in
@@ -373,12 +376,14 @@ int lc__sink_maybe_done(struct lc_sink *s);
 /*
  * sink_file.c, files in flight (main thread unless said).
  *
- * lc__sink_table_put: f (the next id, within the window) into the table;
+ * lc__sink_table_put: f (the next id, within the grant's count of records
+ * in flight) into the table;
  * -LC_ERR_PROTO for an id out of order or a slot still taken.
  * lc__sink_table_get: file id's record, or NULL (takes mu).
  * lc__sink_sfile_free: a record and all it holds (NULL is fine); its
  * writer is closed before its descriptor.
- * lc__sink_retire: free the done records at the low end of the window.
+ * lc__sink_retire: f is done: take it out of the table and free it (f is
+ * invalid after the call), moving lo on.
  * lc__sink_start_file: make f's writer and answer FILE_READY; a file with
  * nothing to receive goes on to finish.  0, or an error in e.
  * lc__sink_file, lc__sink_file_sum, lc__sink_file_abort: the messages
@@ -388,7 +393,7 @@ int lc__sink_maybe_done(struct lc_sink *s);
 int lc__sink_table_put(struct lc_sink *s, struct lc_sfile *f);
 struct lc_sfile *lc__sink_table_get(struct lc_sink *s, uint32_t id);
 void lc__sink_sfile_free(struct lc_sfile *f);
-void lc__sink_retire(struct lc_sink *s);
+void lc__sink_retire(struct lc_sink *s, struct lc_sfile *f);
 int lc__sink_start_file(struct lc_sink *s, struct lc_sfile *f,
     struct lc_err *e);
 int lc__sink_file(struct lc_sink *s, const struct lc_msg_file *m,

@@ -95,23 +95,29 @@ lc__source_connect(struct lc_source *s, const struct lc_msg_connect *m,
 	return 0;
 }
 
-/* Release every kept block before the sink's watermark. */
+/*
+ * Release every kept block before the sink's watermark.  A stream's kept
+ * blocks are in the order it sent them, which is increasing (file,
+ * offset) order (a resend keeps it), so those below the mark are a
+ * prefix: an ACK that passes nothing costs a comparison a stream, not a
+ * walk over every block kept (thousands while one early file's data is
+ * slow, and the sink sends a PROGRESS per file written).
+ */
 void
 lc__source_ack(struct lc_source *s, const struct lc_msg_ack *m)
 {
 	pthread_mutex_lock(&s->mu);
 	for (uint32_t i = 0; i < s->nstreams; i++) {
 		struct lc_sent *l = &s->send.senders[i].sent;
-		size_t keep = 0;
-		for (size_t j = 0; j < l->n; j++) {
-			struct lc_block *b = &l->v[j];
-			if (lc_block_cmp(b->file_id, b->offset + b->len,
-			    m->file, m->written) <= 0)
-				lc_dispenser_release(s->disp, b);
-			else
-				l->v[keep++] = *b;
-		}
-		l->n = keep;
+		size_t j = 0;
+
+		while (j < l->n && lc_block_cmp(l->v[j].file_id,
+		    l->v[j].offset + l->v[j].len, m->file, m->written) <= 0)
+			lc_dispenser_release(s->disp, &l->v[j++]);
+		if (j == 0)
+			continue;
+		memmove(l->v, l->v + j, (l->n - j) * sizeof(l->v[0]));
+		l->n -= j;
 	}
 	pthread_mutex_unlock(&s->mu);
 }
