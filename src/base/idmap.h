@@ -15,12 +15,12 @@
 #include <stdint.h>
 
 struct lc_idmap {
-	uint32_t *keys;		/* 0: an empty slot */
+	uint32_t *keys; /* 0: an empty slot */
 	void **vals;
-	uint32_t mask;		/* slots - 1 */
-	uint32_t shift;		/* 32 - log2(slots) */
-	uint32_t n;		/* entries */
-	uint32_t max;		/* at most this many */
+	uint32_t mask;	/* slots - 1 */
+	uint32_t shift; /* 32 - log2(slots) */
+	uint32_t n;	/* entries */
+	uint32_t max;	/* at most this many */
 };
 
 /* Room for max entries (1 .. 2^29).  0, -LC_ERR_NOMEM or -LC_ERR_INTERNAL

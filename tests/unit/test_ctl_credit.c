@@ -23,7 +23,7 @@ struct t_ctl {
 	struct lc_ctl c;
 	struct lc_copy_opts o;
 	struct lc_copy_result res;
-	uint32_t last_credit;	/* the last SRC_CREDIT sent */
+	uint32_t last_credit; /* the last SRC_CREDIT sent */
 };
 
 /* The SRC_CREDITs sent since the last call: each above the one before. */
@@ -36,7 +36,7 @@ t_credits(struct t_ctl *t)
 	uint8_t type;
 
 	while (lc_msg_peek(lc_buf_ptr(out), lc_buf_len(out), &type, &p, &n,
-	    &flen) == 1) {
+		   &flen) == 1) {
 		struct lc_msg_src_credit cr;
 
 		LC_CHECK_EQ_U(type, LC_MSG_SRC_CREDIT);
@@ -51,8 +51,7 @@ t_credits(struct t_ctl *t)
 /* What negotiate.c and TARGET_OK set up, with this sink and window, and
  * a source whose descriptors cover max_files. */
 static void
-t_init_held(struct t_ctl *t, int by_count, uint32_t window,
-    uint32_t max_files)
+t_init_held(struct t_ctl *t, int by_count, uint32_t window, uint32_t max_files)
 {
 	memset(t, 0, sizeof(*t));
 	t->c.o = &t->o;
@@ -62,11 +61,11 @@ t_init_held(struct t_ctl *t, int by_count, uint32_t window,
 	snprintf(t->c.dst_ep.name, sizeof(t->c.dst_ep.name), "sink");
 	LC_CHECK(lc__ctl_files_init(&t->c) == 0);
 	t->c.phase = LC_CTL_LISTING;
-	t->c.chk.adds_sent = 1;		/* still listing: no SRC_NOMORE */
+	t->c.chk.adds_sent = 1; /* still listing: no SRC_NOMORE */
 	t->c.dst_ep.hello_seen = 1;
 	t->c.dst_ep.hello.flags = by_count ? LC_HELLO_COUNT_INFLIGHT : 0;
 	t->c.src.hello.max_files = max_files;
-	t->c.dp.state = LC_CTL_DP_CONNECTED;	/* PROGRESS is ACKed */
+	t->c.dp.state = LC_CTL_DP_CONNECTED; /* PROGRESS is ACKed */
 	t->c.files.window = LC_FILES_INFLIGHT;
 	t->c.files.credit = 1 + LC_FILES_INFLIGHT;
 	t->last_credit = t->c.files.credit;
@@ -100,7 +99,7 @@ t_announce(struct t_ctl *t)
 	m.id = t->c.files.total + 1;
 	if (m.id >= t->c.files.credit)
 		return 0;
-	m.kind = LC_KIND_DIR;	/* done without FILE_READY or data */
+	m.kind = LC_KIND_DIR; /* done without FILE_READY or data */
 	snprintf(m.name, sizeof(m.name), "d%u", m.id);
 	LC_CHECK(lc__ctl_file_add(&t->c, &m) == 0);
 	t->c.files.total++;
@@ -124,7 +123,7 @@ t_done(struct t_ctl *t, uint32_t id)
 	lc_buf_init(&b, LC_CTL_MAX + 16);
 	LC_CHECK(lc_msg_put_file_done(&b, &d) == 0);
 	LC_CHECK(lc_msg_peek(lc_buf_ptr(&b), lc_buf_len(&b), &type, &p, &n,
-	    &flen) == 1);
+		     &flen) == 1);
 	lc_err_clear(&e);
 	r = lc__ctl_from_dst(&t->c, type, p, n, &e);
 	if (r != 0)
@@ -150,7 +149,7 @@ t_progress(struct t_ctl *t, uint32_t id)
 	lc_buf_init(&b, LC_CTL_MAX + 16);
 	LC_CHECK(lc_msg_put_progress(&b, &m) == 0);
 	LC_CHECK(lc_msg_peek(lc_buf_ptr(&b), lc_buf_len(&b), &type, &p, &n,
-	    &flen) == 1);
+		     &flen) == 1);
 	lc_err_clear(&e);
 	r = lc__ctl_from_dst(&t->c, type, p, n, &e);
 	if (r != 0)
@@ -170,7 +169,7 @@ t_credits_acks(struct t_ctl *t, uint32_t *acked)
 	uint8_t type;
 
 	while (lc_msg_peek(lc_buf_ptr(out), lc_buf_len(out), &type, &p, &n,
-	    &flen) == 1) {
+		   &flen) == 1) {
 		if (type == LC_MSG_ACK) {
 			struct lc_msg_ack a;
 			LC_CHECK(lc_msg_get_ack(p, n, &a) == 0);
@@ -181,8 +180,7 @@ t_credits_acks(struct t_ctl *t, uint32_t *acked)
 			LC_CHECK(lc_msg_get_src_credit(p, n, &cr) == 0);
 			LC_CHECK(cr.upto > t->last_credit);
 			/* what the source holds: from its last ACK on */
-			LC_CHECK(cr.upto - (*acked > 1 ? *acked : 1) <=
-			    32768u);
+			LC_CHECK(cr.upto - (*acked > 1 ? *acked : 1) <= 32768u);
 			t->last_credit = cr.upto;
 		}
 		lc_buf_consume(out, flen);
@@ -222,7 +220,7 @@ t_run_with_held_file(struct t_ctl *t, uint32_t upto)
 		last = t->c.files.total;
 		t_check_window(t);
 		if (last < first && next_done > last)
-			break;	/* nothing new and nothing left to finish */
+			break; /* nothing new and nothing left to finish */
 		/* the batch's files, odd ids first, then even, backwards */
 		for (uint32_t id = last; id >= next_done && id >= 2; id--)
 			if (id % 2 == 1)
@@ -334,7 +332,7 @@ LC_TEST(ctl_credit_steps)
 		LC_CHECK(t_done(&t, id) == 0);
 		LC_CHECK_EQ_U(t.c.files.credit, before);
 	}
-	LC_CHECK(t_done(&t, window / 8 + 1) == 0);	/* the 100th done */
+	LC_CHECK(t_done(&t, window / 8 + 1) == 0); /* the 100th done */
 	t_check_window(&t);
 	LC_CHECK_EQ_U(t.c.files.credit, before + window / 8);
 	t_free(&t);
@@ -351,7 +349,7 @@ LC_TEST(ctl_credit_done_not_in_flight_refused)
 		;
 	LC_CHECK(t_done(&t, 5) == 0);
 	done = t.c.files.done;
-	LC_CHECK(t_done(&t, 5) == -LC_ERR_PROTO);	/* twice */
+	LC_CHECK(t_done(&t, 5) == -LC_ERR_PROTO); /* twice */
 	LC_CHECK(t_done(&t, t.c.files.total + 1) == -LC_ERR_PROTO);
 	LC_CHECK(t_done(&t, 0) == -LC_ERR_PROTO);
 	LC_CHECK(t_done(&t, UINT32_MAX) == -LC_ERR_PROTO);
@@ -377,7 +375,8 @@ LC_TEST(ctl_credit_formula)
 	/* never below the old rule, never past 2^32 - 1 */
 	LC_CHECK_EQ_U(lc__ctl_credit(10, 0, 512, 0, 100), 522);
 	LC_CHECK_EQ_U(lc__ctl_credit(UINT32_MAX - 10, UINT32_MAX - 20, 512,
-	    UINT32_MAX, 4096), UINT32_MAX);
+			  UINT32_MAX, 4096),
+	    UINT32_MAX);
 }
 
 LC_TEST_MAIN()

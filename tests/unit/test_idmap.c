@@ -51,13 +51,13 @@ LC_TEST(idmap_put_get_del)
 	LC_CHECK(lc_idmap_put(&m, 5, NULL) == -LC_ERR_INTERNAL);
 	t_walk_count(&m, 2);
 	LC_CHECK(lc_idmap_del(&m, 1) == t_val(1));
-	LC_CHECK(lc_idmap_del(&m, 1) == NULL);	/* not in it any more */
-	LC_CHECK(lc_idmap_del(&m, 7) == NULL);	/* never in it */
+	LC_CHECK(lc_idmap_del(&m, 1) == NULL); /* not in it any more */
+	LC_CHECK(lc_idmap_del(&m, 7) == NULL); /* never in it */
 	LC_CHECK(lc_idmap_get(&m, 1) == NULL);
 	LC_CHECK(lc_idmap_get(&m, 2) == t_val(2));
 	t_walk_count(&m, 1);
 	lc_idmap_free(&m);
-	LC_CHECK(lc_idmap_get(&m, 2) == NULL);	/* freed: empty */
+	LC_CHECK(lc_idmap_get(&m, 2) == NULL); /* freed: empty */
 	LC_CHECK_EQ_U(lc_idmap_slots(&m), 0);
 	LC_CHECK(lc_idmap_init(&m, 0) == -LC_ERR_INTERNAL);
 	LC_CHECK(lc_idmap_init(&m, (1u << 29) + 1) == -LC_ERR_INTERNAL);
