@@ -564,6 +564,22 @@ lc_ok_cfg() {
 lc_same() {
 	cmp -s "$1" "$2" || lc_fail "$2 differs from $1"
 }
+# lc_same_tree A B: B has A's names, contents, modes, mtimes and link
+# targets
+lc__tree_meta() {
+	(cd "$1" && find . -mindepth 1 -printf '%y %p %m %T@ %l\n' | sort)
+}
+lc_same_tree() {
+	diff -r "$1" "$2" >/dev/null || lc_fail "$2 differs from $1"
+	diff <(lc__tree_meta "$1") <(lc__tree_meta "$2") >&2 ||
+		lc_fail "$2: modes or mtimes differ from $1"
+}
+# lc_json_check FILE PYTHON: PYTHON's asserts on j, the parsed FILE
+lc_json_check() {
+	python3 -c 'import json, sys
+j = json.load(open(sys.argv[1]))
+exec(sys.argv[2])' "$1" "$2" || lc_fail "--json: $(cat "$1")"
+}
 lc__lanecp_run() {
 	LC_ERR=$LC_SSHD_DIR/lanecp.err
 	lc_run_cfg "$LC_SSH_CONFIG" - "$LC_ERR" "$@"

@@ -55,22 +55,6 @@ run() {
 	fi
 }
 
-# same_tree A B: the same names, contents, modes and mtimes
-tree_meta() {
-	(cd "$1" && find . -mindepth 1 -printf '%y %p %m %T@ %l\n' | sort)
-}
-same_tree() {
-	diff -r "$1" "$2" >/dev/null || lc_fail "$2 differs from $1"
-	diff <(tree_meta "$1") <(tree_meta "$2") >&2 ||
-		lc_fail "$2: modes or mtimes differ from $1"
-}
-
-# json_check FILE PYTHON: PYTHON's asserts on j, the parsed FILE
-json_check() {
-	python3 -c 'import json, sys
-j = json.load(open(sys.argv[1]))
-exec(sys.argv[2])' "$1" "$2" || lc_fail "--json: $(cat "$1")"
-}
 
 src=$d/src
 mkdir -p "$src/sub/deeper"
@@ -116,7 +100,7 @@ run 0 -v -r -p --json -l "$d/run.log" "$src" "$H:$d/t1/" \
     --also "$H2:$d/t2/" --also "$H:$d/t3/"
 LC_LANECP_WRAP=()
 for t in t1 t2 t3; do
-	same_tree "$src" "$d/$t/src"
+	lc_same_tree "$src" "$d/$t/src"
 done
 lc_log_has 'a chain: this host to the first, then each target from' "$d/err"
 lc_log_has "target 1 of 3 [^ ]*t1/: ok, from this host, copied 4 files" \
@@ -125,7 +109,7 @@ lc_log_has "target 2 of 3 [^ ]*t2/: ok, from [^ ]*t1/ \\(chain\\), copied 4" \
     "$d/err"
 lc_log_has "target 3 of 3 [^ ]*t3/: ok, from two:[^ ]*t2/ \\(chain\\), copi" \
     "$d/err"
-json_check "$d/out" '
+lc_json_check "$d/out" '
 assert isinstance(j, list) and len(j) == 3, j
 for i, o in enumerate(j):
     assert list(o)[:3] == ["target", "from", "from_why"], o
@@ -167,7 +151,7 @@ for x in x1 x2 x3; do
 done
 [[ ! -e $d/x2/stale ]] || lc_fail "--delete left x2/stale"
 [[ -e $d/x3/mine.tmp ]] || lc_fail "--delete removed the excluded x3/mine.tmp"
-json_check "$d/out" '
+lc_json_check "$d/out" '
 assert j[1]["from"] == j[0]["target"] and j[2]["from"] == j[1]["target"], j
 assert j[1]["deleted"] == 1, j[1]'
 
@@ -175,7 +159,7 @@ CASE="-n lists every target against the source, not a chain"
 rm -rf "$d/n1" "$d/n2"
 run 0 -n -r --json "$src" "$H:$d/n1/" --also "$H2:$d/n2/"
 [[ ! -e $d/n1 && ! -e $d/n2 ]] || lc_fail "-n made a target"
-json_check "$d/out" '
+lc_json_check "$d/out" '
 assert [o["from"] for o in j] == ["this host"] * 2, j
 assert j[1]["from_why"].startswith("-n changes no target"), j[1]'
 
@@ -224,13 +208,13 @@ run 0 -v -r -p --json --also-direct "$src" "$H:$d/d1/" \
     --also "$H2:$d/d2/" --also "$H:$d/d3/"
 LC_LANECP_WRAP=()
 for t in d1 d2 d3; do
-	same_tree "$src" "$d/$t/src"
+	lc_same_tree "$src" "$d/$t/src"
 done
 lc_log_has 'each from this host, one after the other \(--also-direct' \
     "$d/err"
 lc_log_has "target 3 of 3 [^ ]*d3/: ok, from this host: --also-direct, cop" \
     "$d/err"
-json_check "$d/out" '
+lc_json_check "$d/out" '
 assert [o["from"] for o in j] == ["this host"] * 3, j
 assert [o["from_why"] for o in j] == ["", "--also-direct", "--also-direct"], j'
 read -r direct_wrote <"$d/wrote"
@@ -255,13 +239,13 @@ wait "$pid" || rc=$?
 lc_log_has 'target 2 of 3 [^ ]*s2/: not started, exit 143' "$d/err"
 lc_log_has 'target 3 of 3 [^ ]*s3/: not started, exit 143' "$d/err"
 [[ ! -e $d/s2 && ! -e $d/s3 ]] || lc_fail "a target after the signal was made"
-json_check "$d/out" '
+lc_json_check "$d/out" '
 assert [o["exit_status"] for o in j] == [143, 143, 143], j
 assert not any(o["ok"] for o in j), j'
 
 CASE="without --also, --json is one object"
 run 0 -r --json "$src" "$H:$d/single/"
-json_check "$d/out" 'assert isinstance(j, dict) and "target" not in j, j'
+lc_json_check "$d/out" 'assert isinstance(j, dict) and "target" not in j, j'
 
 CASE="every target failing the same way: its status"
 echo file >"$d/plain"
@@ -288,14 +272,14 @@ chmod 0555 "$d/ro"
 if [[ $(id -u) != 0 || ${#AGENT[@]} != 0 ]]; then
 	run 23 -r -p --json "${AGENT[@]}" "$src" "$H:$d/u1/" \
 	    --also "$H2:$d/ro/in/" --also "$H:$d/u3/"
-	same_tree "$src" "$d/u1/src"
-	same_tree "$src" "$d/u3/src"
+	lc_same_tree "$src" "$d/u1/src"
+	lc_same_tree "$src" "$d/u3/src"
 	[[ ! -e $d/ro/in ]] || lc_fail "$d/ro/in was made"
 	lc_log_has 'target 2 of 3 .*ro/in/: incomplete, exit [0-9]+' "$d/err"
 	lc_log_has 'target 2 of 3 .*ro/in/: .*going on with the next' \
 	    "$d/err"
 	lc_log_has 'target 3 of 3 .*u3/: ok, from this host: target 2 [^ ]*ro/in/ incomplete' "$d/err"
-	json_check "$d/out" '
+	lc_json_check "$d/out" '
 assert [o["ok"] for o in j] == [True, False, True], j
 assert [o["from"] for o in j] == ["this host"] * 3, j
 assert "the hop from %s failed" % j[0]["target"] in j[1]["from_why"], j[1]
@@ -313,22 +297,22 @@ if [[ $(id -u) == 0 ]] && mount -t tmpfs -o size=256k tmpfs "$d/full" \
 	lc_on_exit "umount -l '$d/full'"
 	run 23 -r -p --json --no-space-check "$src" "$H:$d/f1/" \
 	    --also "$H2:$d/full/" --also "$H:$d/f3/"
-	same_tree "$src" "$d/f1/src"
-	same_tree "$src" "$d/f3/src"
+	lc_same_tree "$src" "$d/f1/src"
+	lc_same_tree "$src" "$d/f3/src"
 	lc_log_has 'target 2 of 3 .*full/: incomplete, exit 10' "$d/err"
 	lc_log_has 'target 2 of 3 .*full/: the hop from .*f1/ failed: .*copying it from this host' "$d/err"
 	lc_log_has 'target 3 of 3: .*f3/, from this host: target 2 .*full/ incomplete' "$d/err"
 	[[ -z $(find "$d/full" -name '*lanecp-part*') ]] ||
 		lc_fail "a partial file was left in $d/full without -a"
-	json_check "$d/out" '
+	lc_json_check "$d/out" '
 assert [o["exit_status"] for o in j] == [0, 10, 0], j
 assert [o["from"] for o in j] == ["this host"] * 3, j
 assert "incomplete" in j[2]["from_why"], j[2]'
 	mount -o remount,size=64m "$d/full"
 	run 0 -r -p -a -u --json "$src" "$H:$d/f1/" --also "$H2:$d/full/" \
 	    --also "$H:$d/f3/"
-	same_tree "$src" "$d/full/src"
-	json_check "$d/out" '
+	lc_same_tree "$src" "$d/full/src"
+	lc_json_check "$d/out" '
 assert all(o["ok"] for o in j), j
 assert j[0]["copied"] == 0 and j[0]["skipped"] == 4, j[0]
 assert j[2]["copied"] == 0 and j[2]["skipped"] == 4, j[2]

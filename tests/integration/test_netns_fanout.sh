@@ -41,22 +41,6 @@ echo two >"$src/sub/two"
 chmod 0640 "$src/one"
 touch -d '2020-01-02 03:04:05' "$src/sub/two"
 
-# same_tree A B: the same names, contents, modes and mtimes
-tree_meta() {
-	(cd "$1" && find . -mindepth 1 -printf '%y %p %m %T@\n' | sort)
-}
-same_tree() {
-	diff -r "$1" "$2" >/dev/null || lc_fail "$2 differs from $1"
-	diff <(tree_meta "$1") <(tree_meta "$2") >&2 ||
-		lc_fail "$2: modes or mtimes differ from $1"
-}
-
-# json_check FILE PYTHON: PYTHON's asserts on j, the parsed FILE
-json_check() {
-	python3 -c 'import json, sys
-j = json.load(open(sys.argv[1]))
-exec(sys.argv[2])' "$1" "$2" || lc_fail "--json: $(cat "$1")"
-}
 
 lc_note "the targets reach each other through c"
 for t in "a $LC_NS_ADDR_b" "b $LC_NS_ADDR_d" "d $LC_NS_ADDR_a"; do
@@ -74,7 +58,7 @@ lc_netns_tcp b "$LC_NS_ADDR_d" || lc_fail "b cannot reach d"
 lc_netns_lanecp c -v -r -p -s 2 --json "$src" "a:$d/u1/" \
     --also "b:$d/u2/" --also "d:$d/u3/" >"$d/out"
 for t in u1 u2 u3; do
-	same_tree "$src" "$d/$t/src"
+	lc_same_tree "$src" "$d/$t/src"
 done
 lc_log_has "target 2 of 3: b:$(lc_re "$d")/u2/, from a:$(lc_re "$d")/u1/ \\(chain\\)" \
     "$LC_ERR"
@@ -87,7 +71,7 @@ lc_log_has "target 3 of 3 d:$(lc_re "$d")/u3/: ok, from b:$(lc_re "$d")/u2/ \\(c
 lc_log_lacks 'data path: (relay|ssh)' "$LC_ERR"
 [[ -z $(find "$d/u2" -name '*lanecp-part*') ]] ||
 	lc_fail "the failed hop left a partial file in $d/u2"
-json_check "$d/out" '
+lc_json_check "$d/out" '
 assert [o["ok"] for o in j] == [True] * 3, j
 assert [o["exit_status"] for o in j] == [0] * 3, j
 assert [o["from"] for o in j] == ["this host", "this host", j[1]["target"]], j
@@ -125,8 +109,8 @@ lc_netns_sshd_kill b
 rc=0
 wait "$pid" || rc=$?
 [[ $rc == 23 ]] || { lc__show "$err"; lc_fail "exit $rc, want 23"; }
-same_tree "$src" "$d/k1/src"
-same_tree "$src" "$d/k3/src"
+lc_same_tree "$src" "$d/k1/src"
+lc_same_tree "$src" "$d/k3/src"
 if diff -r "$src" "$d/k2/src" >/dev/null 2>&1; then
 	lc_fail "b's tree is complete after its kill"
 fi
@@ -138,7 +122,7 @@ lc_log_has "target 3 of 3: d:$(lc_re "$d")/k3/, from this host: target 2 b:$(lc_
     "$err"
 lc_log_has "target 3 of 3 d:$(lc_re "$d")/k3/: ok, from this host: target 2 " \
     "$err"
-json_check "$d/out" '
+lc_json_check "$d/out" '
 assert [o["ok"] for o in j] == [True, False, True], j
 assert [o["exit_status"] for o in j] == [0, 3, 0], j
 assert [o["from"] for o in j] == ["this host"] * 3, j
@@ -152,11 +136,11 @@ lc_netns_sshd_again b
 lc_netns_lanecp c -v -r -p -a -u -s 2 -B 256k --json "$src" "a:$d/k1/" \
     --also "b:$d/k2/" --also "d:$d/k3/" >"$d/out"
 for t in k1 k2 k3; do
-	same_tree "$src" "$d/$t/src"
+	lc_same_tree "$src" "$d/$t/src"
 done
 [[ -z $(find "$d/k2" -name '*lanecp-part*') ]] ||
 	lc_fail "a partial file was left in $d/k2"
-json_check "$d/out" '
+lc_json_check "$d/out" '
 assert all(o["ok"] for o in j), j
 assert j[0]["from"] == "this host", j[0]
 assert j[1]["from"] == j[0]["target"] and j[2]["from"] == j[1]["target"], j

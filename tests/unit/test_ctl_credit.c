@@ -106,30 +106,38 @@ t_announce(struct t_ctl *t)
 	return 1;
 }
 
-/* The sink's FILE_DONE for id: 0 or the controller's error. */
+/* The sink's message in b (freed here) to the controller: 0 or its error. */
 static int
-t_done(struct t_ctl *t, uint32_t id)
+t_feed(struct t_ctl *t, struct lc_buf *b, const char *what, uint32_t id)
 {
-	struct lc_msg_file_done d;
 	const uint8_t *p;
-	struct lc_buf b;
 	struct lc_err e;
 	size_t n, flen;
 	uint8_t type;
 	int r;
 
-	memset(&d, 0, sizeof(d));
-	d.id = id;
-	lc_buf_init(&b, LC_CTL_MAX + 16);
-	LC_CHECK(lc_msg_put_file_done(&b, &d) == 0);
-	LC_CHECK(lc_msg_peek(lc_buf_ptr(&b), lc_buf_len(&b), &type, &p, &n,
+	LC_CHECK(lc_msg_peek(lc_buf_ptr(b), lc_buf_len(b), &type, &p, &n,
 		     &flen) == 1);
 	lc_err_clear(&e);
 	r = lc__ctl_from_dst(&t->c, type, p, n, &e);
 	if (r != 0)
-		fprintf(stderr, "FILE_DONE %u: %s\n", id, e.msg);
-	lc_buf_free(&b);
+		fprintf(stderr, "%s %u: %s\n", what, id, e.msg);
+	lc_buf_free(b);
 	return r;
+}
+
+/* The sink's FILE_DONE for id: 0 or the controller's error. */
+static int
+t_done(struct t_ctl *t, uint32_t id)
+{
+	struct lc_msg_file_done d;
+	struct lc_buf b;
+
+	memset(&d, 0, sizeof(d));
+	d.id = id;
+	lc_buf_init(&b, LC_CTL_MAX + 16);
+	LC_CHECK(lc_msg_put_file_done(&b, &d) == 0);
+	return t_feed(t, &b, "FILE_DONE", id);
 }
 
 /* The sink's PROGRESS: its mark at file id, nothing of it written. */
@@ -137,25 +145,13 @@ static int
 t_progress(struct t_ctl *t, uint32_t id)
 {
 	struct lc_msg_progress m;
-	const uint8_t *p;
 	struct lc_buf b;
-	struct lc_err e;
-	size_t n, flen;
-	uint8_t type;
-	int r;
 
 	memset(&m, 0, sizeof(m));
 	m.file = id;
 	lc_buf_init(&b, LC_CTL_MAX + 16);
 	LC_CHECK(lc_msg_put_progress(&b, &m) == 0);
-	LC_CHECK(lc_msg_peek(lc_buf_ptr(&b), lc_buf_len(&b), &type, &p, &n,
-		     &flen) == 1);
-	lc_err_clear(&e);
-	r = lc__ctl_from_dst(&t->c, type, p, n, &e);
-	if (r != 0)
-		fprintf(stderr, "PROGRESS %u: %s\n", id, e.msg);
-	lc_buf_free(&b);
-	return r;
+	return t_feed(t, &b, "PROGRESS", id);
 }
 
 /* The SRC_CREDITs and ACKs sent: each credit above the one before, and
