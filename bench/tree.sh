@@ -382,8 +382,11 @@ TREE_WAN_CFGS=(lanecp-r-s16 rsync-a-gcm tar-ssh-gcm)
 # tree's du -sb).  bench/treewait.py reads its copy phase from the
 # TREE_WAN_PCAP capture.  (Not iperf3 -n: it counts bytes written into
 # the client's socket buffers, and its server resets the data
-# connections at the end with bytes still in flight.)
-[[ -n ${TREE_WAN_FLOOR-} ]] && TREE_WAN_CFGS+=(ssh-true tcp-p16)
+# connections at the end with bytes still in flight.)  And lanecp with
+# -T "$LANECP" (the agent run by its path, as when lanecp is on the
+# remote PATH: no start script checking and hashing the cached agent).
+[[ -n ${TREE_WAN_FLOOR-} ]] && TREE_WAN_CFGS+=(ssh-true tcp-p16 lanecp-T-s16)
+DESC[lanecp-T-s16]="lanecp -r -s 16 -T (agent by path)"
 DESC[ssh-true]="ssh lcwan true (aes128-gcm)"
 DESC[tcp-p16]="16 cold TCP flows, the tree's bytes (tcpfloor.py)"
 DESC[lanecp-b-s16]="lanecp -r -s 16, build B (${TREE_WAN_B-})"
@@ -402,6 +405,10 @@ set_tree_wan() {
 		CMD=("${ns[@]}" "$LANECP" -F "$W/ssh_config_wan" -q -r -s 16 "$s/" "lcwan:$t/")
 		# an A/B: both builds their own agent, started the same way
 		[[ -n ${TREE_WAN_B-} ]] && CMD=("${ns[@]}" "$LANECP" -F "$W/ssh_config_wan" -T "$LANECP" -q -r -s 16 "$s/" "lcwan:$t/")
+		;;
+	lanecp-T-s16)
+		TOOL=lanecp STREAMS=16
+		CMD=("${ns[@]}" "$LANECP" -F "$W/ssh_config_wan" -T "$LANECP" -q -r -s 16 "$s/" "lcwan:$t/")
 		;;
 	lanecp-b-s16)
 		TOOL=lanecp STREAMS=16
