@@ -95,7 +95,7 @@ def main():
           'busy_s flights_in_copy ctl_bytes_c2s ctl_bytes_s2c data_bytes_c2s '
           'data_s data_10%%_s data_50%%_s data_90%%_s data_99%%_s data_syns '
           'data_syn_first_s data_syn_last_s retrans_segs retrans_flows bulk_start_s '
-          'ctl_50%%_s ctl_90%%_s ctl_99%%_s'
+          'ctl_50%%_s ctl_90%%_s ctl_99%%_s last_s2c_s'
           % (binw * 1000))
     for line in open(runs):
         f = line.split()
@@ -119,9 +119,13 @@ def main():
             start = next((p[0] for p in sl if p[1] and p[5] >= 4096), None)
         end = max((p[0] for p in sl if p[1] and p[5] > 0), default=None)
         dend = max((p[0] for p in data), default=None)
+        # the server's last payload (for ssh true: its exit status and
+        # close), since the fork, as it left the sink
+        ls2c = max((p[0] for p in sl if not p[1] and p[5] > 0), default=None)
+        ls2c = '-' if ls2c is None else '%.3f' % (ls2c - t0)
         if start is None or end is None:
             print(cfg, run, '%.3f' % (t1 - t0), '-' if syn is None else '%.3f' % syn,
-                  ' '.join(['-'] * 22))
+                  ' '.join(['-'] * 22), ls2c)
             continue
         # when the data (after start) reached the sink: 10/50/90/99 % of it
         dd = [p for p in data if p[0] >= start]
@@ -165,7 +169,7 @@ def main():
         bulk = next((p[0] - start for p in dd if p[5] > 2000), None)
         extra = qs + [str(len(dsyn)), '%.3f' % dsyn[0] if dsyn else '-',
                       '%.3f' % dsyn[-1] if dsyn else '-', str(rs), str(len(rf)),
-                      '-' if bulk is None else '%.3f' % bulk] + cq
+                      '-' if bulk is None else '%.3f' % bulk] + cq + [ls2c]
         busy, last, flights = set(), None, 0
         cb = sb = db = 0
         for t, fromc, cp, sp, fl, n, _ in sl:
