@@ -41,6 +41,9 @@
 #            sampled every 50 ms: first data byte, link busy after it, and
 #            a plot (results/tree-lfn1g-STAMP.png, bench/tree-lfn1g.png)
 #   tree-wan200m  the same over wan200m (200 Mbit/s, 100 ms RTT, 0.05 % loss)
+#   tree-clean1g  the same over clean1g (lfn1g without its loss; bound23);
+#            with TREE_WAN_FLOOR=1 (any tree-* WAN case) also `ssh true`
+#            and iperf3 -P 16 -n (the tree's bytes) in the same rounds
 #   tree-mixed-lfn1g  issue 23: the same with 2 x 256 MiB + 5,000 x 4 KiB in
 #            50 directories (--quick: 2 x 32 MiB + 1,000); target lanecp
 #            ≤ 0.5x rsync -a and the link ≥ 70 % busy after SSH setup
@@ -104,7 +107,7 @@
 #   --quick       small sizes, fewer configurations, lfn1g only
 #   --case NAME   mem|file|streams|rss|wan|wan-lfn1g|wan-wan200m (or a..e),
 #                 tree|tree-10k|tree-1k|tree-mixed|tree-one|tree-noop|tree-rss,
-#                 tree-lfn1g|tree-wan200m|tree-mixed-lfn1g, shard-lfn1g,
+#                 tree-lfn1g|tree-wan200m|tree-clean1g|tree-mixed-lfn1g, shard-lfn1g,
 #                 paths (alias wan-paths), relay, pipe, ramp|ramp-lfn1g|ramp-wan200m,
 #                 compress, startup
 #   --tree-big S  size of each of the 2 big files of tree-mixed (default 256M)
@@ -168,7 +171,7 @@ for c in "${CASES[@]}"; do
 	e | rss) SEL+="rss " ;;
 	f | aead) SEL+="aead " ;;
 	tree) SEL+="tree-10k tree-1k tree-mixed tree-one tree-noop tree-rss " ;;
-	tree-10k | tree-1k | tree-mixed | tree-one | tree-noop | tree-rss | tree-lfn1g | tree-wan200m | tree-mixed-lfn1g) SEL+="$c " ;;
+	tree-10k | tree-1k | tree-mixed | tree-one | tree-noop | tree-rss | tree-lfn1g | tree-wan200m | tree-clean1g | tree-mixed-lfn1g) SEL+="$c " ;;
 	shard-lfn1g) SEL+="$c " ;;
 	paths | wan-paths) SEL+="paths " ;;
 	relay) SEL+="relay " ;;
@@ -1417,6 +1420,7 @@ want tree-noop && case_tree_noop
 want tree-rss && case_tree_rss
 want tree-lfn1g && case_tree_lfn1g
 want tree-wan200m && case_tree_wan200m
+want tree-clean1g && case_tree_clean1g
 want tree-mixed-lfn1g && case_tree_mixed_lfn1g
 want shard-lfn1g && case_shard_lfn1g
 

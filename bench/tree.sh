@@ -374,6 +374,21 @@ TREE_WAN_CFGS=(lanecp-r-s16 rsync-a-gcm tar-ssh-gcm)
 # where rsync and tar take most of the time: their ratios show "-").
 [[ -n ${TREE_WAN_LANECP_ONLY-} ]] && TREE_WAN_CFGS=(lanecp-r-s16)
 [[ -n ${TREE_WAN_B-} ]] && TREE_WAN_CFGS+=(lanecp-b-s16)
+# TREE_WAN_FLOOR=1 (bound23) adds, interleaved in the same rounds, the
+# floor a copy of this tree cannot beat on the path: `ssh lcwan true`
+# (the SSH setup alone) and bench/tcpfloor.py send (16 cold TCP flows
+# opened at once carrying the tree's bytes, plain TCP, until the server
+# process has read them all; BYTES = TREE_WAN_FLOOR_BYTES, default the
+# tree's du -sb).  bench/treewait.py reads its copy phase from the
+# TREE_WAN_PCAP capture.  (Not iperf3 -n: it counts bytes written into
+# the client's socket buffers, and its server resets the data
+# connections at the end with bytes still in flight.)  And lanecp with
+# -T "$LANECP" (the agent run by its path, as when lanecp is on the
+# remote PATH: no start script checking and hashing the cached agent).
+[[ -n ${TREE_WAN_FLOOR-} ]] && TREE_WAN_CFGS+=(ssh-true tcp-p16 lanecp-T-s16)
+DESC[lanecp-T-s16]="lanecp -r -s 16 -T (agent by path)"
+DESC[ssh-true]="ssh lcwan true (aes128-gcm)"
+DESC[tcp-p16]="16 cold TCP flows, the tree's bytes (tcpfloor.py)"
 DESC[lanecp-b-s16]="lanecp -r -s 16, build B (${TREE_WAN_B-})"
 DESC[lanecp-r-s16]="lanecp -r -s 16 (TLS, durable)"
 DESC[rsync-a-gcm]="rsync -a (ssh, aes128-gcm)"
@@ -391,11 +406,26 @@ set_tree_wan() {
 		# an A/B: both builds their own agent, started the same way
 		[[ -n ${TREE_WAN_B-} ]] && CMD=("${ns[@]}" "$LANECP" -F "$W/ssh_config_wan" -T "$LANECP" -q -r -s 16 "$s/" "lcwan:$t/")
 		;;
+	lanecp-T-s16)
+		TOOL=lanecp STREAMS=16
+		CMD=("${ns[@]}" "$LANECP" -F "$W/ssh_config_wan" -T "$LANECP" -q -r -s 16 "$s/" "lcwan:$t/")
+		;;
 	lanecp-b-s16)
 		TOOL=lanecp STREAMS=16
 		CMD=("${ns[@]}" "$TREE_WAN_B" -F "$W/ssh_config_wan" -T "$TREE_WAN_B" -q -r -s 16 "$s/" "lcwan:$t/")
 		;;
 	rsync-a-gcm) TOOL=rsync; CMD=("${ns[@]}" rsync -a -e "$ssh" "$s/" "lcwan:$t/") ;;
+	ssh-true)
+		TOOL=ssh CMD=("${ns[@]}" ssh -F "$W/ssh_config_wan" -c aes128-gcm@openssh.com lcwan true)
+		PRE=tree_pre POST=tree_wan_post
+		return 0
+		;;
+	tcp-p16)
+		TOOL=tcpfloor STREAMS=16 BYTES=${TREE_WAN_FLOOR_BYTES:-$TREE_BYTES}
+		CMD=("${ns[@]}" python3 "$HERE/tcpfloor.py" send 10.77.0.2 "$TREE_FLOOR_PORT" 16 "$BYTES")
+		PRE=tree_pre POST=tree_wan_post
+		return 0
+		;;
 	tar-ssh-gcm)
 		TOOL=tar
 		CMD=("${ns[@]}" bash -c "tar -C '$s' -cf - . | $ssh lcwan 'mkdir -p $t && tar -C $t -xf -'")
@@ -424,6 +454,8 @@ tree_wan_vals() {
 tree_wan_down() {
 	[[ -n $TREE_WAN_CAP_PID ]] && stop_pid "$TREE_WAN_CAP_PID"
 	TREE_WAN_CAP_PID=
+	[[ -n $TREE_FLOOR_PID ]] && stop_pid "$TREE_FLOOR_PID"
+	TREE_FLOOR_PID=
 	return 0
 }
 
@@ -444,6 +476,19 @@ tree_wan_dirs() {
 	TREE_T=$TREE_DST/tree
 }
 
+# tree_floor_start: bench/tcpfloor.py serve on 10.77.0.2 in $WAN_PFX-b
+# (TREE_FLOOR_PORT), stopped with the sshd (a server-side resident).
+TREE_FLOOR_PID='' TREE_FLOOR_PORT=''
+tree_floor_start() {
+	TREE_FLOOR_PORT=$(lc_free_port)
+	(cg_join server; exec ip netns exec "$WAN_PFX-b" python3 "$HERE/tcpfloor.py" serve 10.77.0.2 "$TREE_FLOOR_PORT" \
+	    </dev/null >>"$W/tcpfloor.out" 2>&1) &
+	TREE_FLOOR_PID=$!
+	BG_PIDS+=("$TREE_FLOOR_PID")
+	SRV_RESIDENT+="$TREE_FLOOR_PID "
+	wait_listen "$TREE_FLOOR_PID" "$TREE_FLOOR_PORT" "tcpfloor.py serve"
+}
+
 # tree_wan_up PROFILE: bring up bench/wan.sh's PROFILE pair and the sshd
 # in $WAN_PFX-b, make the first connection untimed (known_hosts,
 # page-cached binaries: TREE_SRC's first file to TREE_DST/warmup, then
@@ -452,6 +497,7 @@ tree_wan_up() {
 	local prof=$1
 	wan_sh up "$prof" >&2 || die "bench/wan.sh up $prof failed"
 	wan_sshd_start
+	[[ -n ${TREE_WAN_FLOOR-} ]] && tree_floor_start
 	ip netns exec "$WAN_PFX-a" "$LANECP" -F "$W/ssh_config_wan" -q "$TREE_SRC/d000/f000000" "lcwan:$TREE_DST/warmup" \
 	    </dev/null >/dev/null 2>"$W/warmup.err" ||
 		die "lanecp to $WAN_PFX-b failed (untimed warm-up): $(cat "$W/warmup.err")"
@@ -470,7 +516,7 @@ case_tree_wan() {
 	else
 		what="$n x 4 KiB files in $nd directories"
 	fi
-	case $prof in lfn1g) TREE_WAN_MBIT=1000 ;; wan200m) TREE_WAN_MBIT=200 ;; *) die "no link rate for $prof" ;; esac
+	case $prof in lfn1g | clean1g) TREE_WAN_MBIT=1000 ;; wan200m) TREE_WAN_MBIT=200 ;; *) die "no link rate for $prof" ;; esac
 	out "## Tree over $prof (issue 23): $what ($("$HERE/wan.sh" profiles | awk -v p="$prof" '$1 == p { $1 = ""; sub(/^ +/, ""); print }'))"
 	out
 	out "Client in $WAN_PFX-a, sshd in $WAN_PFX-b, tmpfs to tmpfs (/dev/shm), a push into a new directory; the"
@@ -555,6 +601,7 @@ case_tree_wan() {
 	TREE_T=$saved_t
 }
 case_tree_lfn1g() { TREE_WAN_CASE=tree-lfn1g TREE_WAN_BIG='' case_tree_wan lfn1g; }
+case_tree_clean1g() { TREE_WAN_CASE=tree-clean1g TREE_WAN_BIG='' case_tree_wan clean1g; }
 case_tree_wan200m() { TREE_WAN_CASE=tree-wan200m TREE_WAN_BIG='' case_tree_wan wan200m; }
 case_tree_mixed_lfn1g() { TREE_WAN_CASE=tree-mixed-lfn1g TREE_WAN_BIG=$TREE_WAN_BIGSZ case_tree_wan lfn1g; }
 
