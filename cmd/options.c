@@ -458,7 +458,7 @@ const struct lc_opt lc_opts[] = {
 		LC_DEFAULT_STREAMS, "streams") },
 	{ "window", 'w', "SIZE",
 	    "TCP window per stream, e.g. 256k (default: "
-	    "kernel autotuning)",
+	    "autotuned, or fixed by the receiver)",
 	    LC_NUM(LC_OPT_SIZE, copy.window, 1024, LC_MAX_WINDOW, 0,
 		"window") },
 	{ "block", 'B', "SIZE", "block size",

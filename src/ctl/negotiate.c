@@ -243,7 +243,7 @@ lc__ctl_listening(struct lc_ctl *c, const struct lc_msg_listening *l,
 	struct lc_msg_connect m;
 	char daddr[LC_ADDR_MAX];
 	char ptext[600];
-	char win[32];
+	char win[64];
 	int r;
 
 	if (c->dp.state != LC_CTL_DP_NONE ||
@@ -291,8 +291,11 @@ lc__ctl_listening(struct lc_ctl *c, const struct lc_msg_listening *l,
 			    "%s%u", i ? "," : "", (unsigned)l->ports[i]);
 		lc_log_debug("data ports %s", ports);
 	}
-	if (c->window != 0)
+	if (l->window != 0)
 		lc_fmt_bytes(win, sizeof(win), l->window);
+	if (c->window == 0 && l->window != 0)	/* the sink's own choice */
+		snprintf(win + strlen(win), sizeof(win) - strlen(win),
+		    " (receiver's fixed buffer)");
 	lc__ctl_path_text(c, daddr, ptext, sizeof(ptext));
 	if (c->o->zlevel != 0)
 		lc_log_verbose("compression level %u (zlib per block; blocks "
@@ -301,7 +304,7 @@ lc__ctl_listening(struct lc_ctl *c, const struct lc_msg_listening *l,
 	    "window %s, block %u KiB, sink quota %u blocks per stream, "
 	    "data %s", l->streams,
 	    c->dst_ep.remote ? c->dst_ep.name : "this host", ptext,
-	    c->window != 0 ? win : "autotuned", c->block >> 10, l->quota,
+	    l->window != 0 ? win : "autotuned", c->block >> 10, l->quota,
 	    c->dp.tls ? "encrypted (TLS 1.3, AES-128-GCM)" :
 	    c->dp.path == LC_PATH_SSH && c->o->encrypt ? "encrypted by SSH "
 	    "(streams authenticated, no second encryption)" :

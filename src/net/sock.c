@@ -32,7 +32,7 @@
 #include <limits.h>
 
 /* bytes a data stream may hold unsent in its socket (TCP_NOTSENT_LOWAT) */
-#define LC_NOTSENT_LOWAT (256 << 10)
+#define LC_NOTSENT_LOWAT (64 << 10)
 
 
 static void
@@ -140,7 +140,10 @@ lc__sock_tune(int fd)
 	 * megabytes of them that the sink's ordered writer then waits for.
 	 * On the emulated 1 Gbit/s, 50 ms, 0.1% loss path at -s 16 this
 	 * took lanecp from ~640 to ~800 Mbit/s (iperf3 -P 16: ~800); on
-	 * loopback it is no slower.
+	 * loopback it is no slower.  64 KiB rather than 256: 10,000 small
+	 * files over that path finish about 6 % sooner (a stream that loses
+	 * a segment near the end holds less of the tail), one big file
+	 * takes as long (bench/RESULTS.md, issue 23).
 	 */
 	(void)setsockopt(fd, IPPROTO_TCP, TCP_NOTSENT_LOWAT, &lowat,
 	    sizeof(lowat));

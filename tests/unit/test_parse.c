@@ -2,6 +2,11 @@
 
 #include "err.h"
 #include "parse.h"
+#include "sysinfo.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
 
 LC_TEST(sizes)
 {
@@ -85,6 +90,26 @@ LC_TEST(counts)
 	LC_CHECK_STR(lc_fmt_count(b, sizeof(b), 4294967295u),
 	    "4,294,967,295");
 	LC_CHECK_STR(lc_fmt_count(b, 4, 21102), "21");	/* cut, terminated */
+}
+
+/* /proc files of one line of integers (tcp_rmem: "min default max") */
+LC_TEST(proc_fields)
+{
+	char path[] = "/tmp/lanecp-sysinfo.XXXXXX";
+	int fd = mkstemp(path);
+	FILE *f;
+
+	LC_CHECK(fd >= 0);
+	LC_CHECK((f = fdopen(fd, "w")) != NULL);
+	fputs("4096\t131072\t33554432\n", f);
+	fclose(f);
+	LC_CHECK_EQ_U(lc_proc_u64(path), 4096);
+	LC_CHECK_EQ_U(lc_proc_u64_field(path, 0), 4096);
+	LC_CHECK_EQ_U(lc_proc_u64_field(path, 1), 131072);
+	LC_CHECK_EQ_U(lc_proc_u64_field(path, 2), 33554432);
+	LC_CHECK_EQ_U(lc_proc_u64_field(path, 3), 0);	/* no fourth */
+	unlink(path);
+	LC_CHECK_EQ_U(lc_proc_u64_field(path, 2), 0);	/* gone */
 }
 
 LC_TEST_MAIN()

@@ -1034,6 +1034,39 @@ LC_TEST(sink_grow_pays_on_long_or_lossy_paths)
 }
 
 /*
+ * The sink's own receive buffer when no -w is given (issue 23): fixed
+ * only where the streams' buffers add up to 32 MiB, within rmem_max and
+ * tcp_rmem's ceiling, at most 16 MiB a stream; never on loopback.
+ */
+LC_TEST(sink_rcvbuf_fixed_only_where_generous)
+{
+	static const struct {
+		uint32_t streams;
+		uint64_t rmem, tcp, want;
+		int loop;
+	} c[] = {
+		{ 16, 212992, 6291456, 0, 0 },		/* stock Debian */
+		{ 16, 4u << 20, 32u << 20, 4u << 20, 0 },	/* this VM */
+		{ 16, 4u << 20, 32u << 20, 0, 1 },		/* loopback */
+		{ 8, 4u << 20, 32u << 20, 4u << 20, 0 },	/* 32 MiB */
+		{ 7, 4u << 20, 32u << 20, 0, 0 },
+		{ 4, 4u << 20, 32u << 20, 0, 0 },
+		{ 1, 4u << 20, 32u << 20, 0, 0 },
+		{ 16, 128u << 20, 128u << 20, 16u << 20, 0 },	/* a DTN */
+		{ 2, 128u << 20, 128u << 20, 16u << 20, 0 },
+		{ 1, 128u << 20, 128u << 20, 0, 0 },
+		{ 16, 64u << 20, 1u << 20, 0, 0 },	/* tcp_rmem caps */
+		{ 64, 64u << 20, 1u << 20, 1u << 20, 0 },
+		{ 16, 0, 0, 0, 0 },			/* /proc unreadable */
+		{ 0, 4u << 20, 32u << 20, 0, 0 },
+	};
+
+	for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++)
+		LC_CHECK_EQ_U(lc__sink_rcvbuf(c[i].streams, c[i].rmem,
+		    c[i].tcp, c[i].loop), c[i].want);
+}
+
+/*
  * Finish batches are capped (issue 23): 300 empty files announced while
  * the first one's batch is busy wait together; each later batch takes at
  * most an eighth of the window (64 of 512), oldest first, and every file

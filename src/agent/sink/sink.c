@@ -47,6 +47,7 @@
 #include "parse.h"
 #include "program.h"
 #include "secmem.h"
+#include "sysinfo.h"
 #include "takeover.h"
 #include "thread.h"
 
@@ -214,6 +215,16 @@ lc_sink_listen(struct lc_sink *s, const struct lc_msg_listen *m,
 	lc__sink_mem_setup(s, m);	/* streams, block, quota */
 	s->acc.window = m->window;
 	s->flags = m->flags;
+	if (m->window == 0) {
+		s->acc.window = lc__sink_rcvbuf(s->nstreams,
+		    lc_proc_u64("/proc/sys/net/core/rmem_max"),
+		    lc_proc_u64_field("/proc/sys/net/ipv4/tcp_rmem", 2),
+		    !!(s->flags & LC_XFER_LOOPBACK));
+		if (s->acc.window != 0)
+			lc_log_debug("receive buffer %u KiB per stream "
+			    "(fixed: the window opens with the sender)",
+			    s->acc.window >> 10);
+	}
 	s->csum = m->csum;
 	s->recv.stall_s = m->stall_s;
 	s->recv.quiet_s = m->quiet_s;

@@ -589,6 +589,25 @@ int lc__sink_grow_pays(const struct lc_sock_path *p);
 void lc__sink_hol_report(struct lc_sink *s);
 
 /*
+ * The receive buffer of each data stream when LISTEN leaves it to the
+ * sink (window 0): a fixed min(rmem_max, tcp_rmem's max, 16 MiB) where
+ * that adds up to at least 32 MiB over the streams, else 0 (the kernel
+ * autotunes).  Autotuning opens a new connection's window at about 64-84
+ * KiB and widens it only as reads show the application keeping up, so a
+ * fresh stream over a long path spends its first round trips there; a
+ * fixed buffer lets the window follow the sender's slow start, but caps
+ * it, so it is taken only where the cap is no lower than what
+ * autotuning could reach for these streams at the path rates lanecp is
+ * built for (the sum: 2.5 Gbit/s at 100 ms), and never above autotuning's
+ * own ceiling (tcp_rmem), so a stalled sink can queue no more in the
+ * kernel than it could before.  Loopback (LC_XFER_LOOPBACK): 0.
+ */
+#define LC_RCVBUF_FIXED_MAX (16u << 20)
+#define LC_RCVBUF_FIXED_SUM (32u << 20)
+uint32_t lc__sink_rcvbuf(uint32_t streams, uint64_t rmem_max,
+    uint64_t tcp_rmem_max, int loopback);
+
+/*
  * acceptor.c, accepting (main thread).
  *
  * lc__sink_accept_start: start the acceptor thread, which polls the

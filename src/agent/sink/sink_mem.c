@@ -244,3 +244,19 @@ lc__sink_mem_setup(struct lc_sink *s, const struct lc_msg_listen *m)
 		    m->block >> 10, s->nstreams, s->block >> 10,
 		    (unsigned long long)(s->port.set.max_memory >> 20));
 }
+
+/* See sink_int.h. */
+uint32_t
+lc__sink_rcvbuf(uint32_t streams, uint64_t rmem_max, uint64_t tcp_rmem_max,
+    int loopback)
+{
+	uint64_t v = rmem_max;
+
+	if (tcp_rmem_max < v)
+		v = tcp_rmem_max;
+	if (v > LC_RCVBUF_FIXED_MAX)
+		v = LC_RCVBUF_FIXED_MAX;
+	if (loopback || streams == 0 || v * streams < LC_RCVBUF_FIXED_SUM)
+		return 0;
+	return (uint32_t)v;
+}
