@@ -25,6 +25,25 @@ cmp "$d/src/f" "$d/dst/f" || lc_fail "push over the emulated link differs"
 lc_log_has 'data streams to 10\.77\.0\.2' "$LC_ERR"
 lc_netns_wait_no_agents 60
 
+# Without -w the sink fixes its receive buffer where rmem_max and
+# tcp_rmem allow 32 MiB over the streams (at most 16 MiB a stream), as
+# read in its own namespace; else autotuning, and --json says 0.
+lc_note "-s 16 without -w: the sink's own receive buffer, from its /proc"
+head -c $((1 << 20)) /dev/urandom >"$d/src/small"
+rm_max=$(lc_netns_exec b cat /proc/sys/net/core/rmem_max)
+tcp_max=$(lc_netns_exec b cat /proc/sys/net/ipv4/tcp_rmem | awk '{ print $3 }')
+want=$(awk -v a="$rm_max" -v b="$tcp_max" 'BEGIN { v = a < b ? a : b;
+    if (v > 16777216) v = 16777216; print (v * 16 >= 33554432 ? v : 0) }')
+lc_netns_lanecp a -v -s 16 --json "$d/src/small" "b:$d/dst/" >"$d/js16"
+cmp "$d/src/small" "$d/dst/small" || lc_fail "-s 16 push differs"
+lc_log_has "\"window\":$want," "$d/js16"
+if [[ $want == 0 ]]; then
+	lc_log_has 'window autotuned' "$LC_ERR"
+else
+	lc_log_has "window [0-9.]+ [KMG]iB \\(receiver's fixed buffer\\)" "$LC_ERR"
+fi
+lc_netns_wait_no_agents 60
+
 lc_note "filter a->b: TCP to port 22 only, dropped: --direct data streams cannot connect"
 lc_netns_up pair "$LINK" tcp=22,drop
 lc_netns_lanecp_expect a 8 \
