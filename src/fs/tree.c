@@ -69,6 +69,14 @@ lc_tree_mkdir(const struct lc_target *t, int dfd, const char *leaf,
 	return 0;
 }
 
+/*
+ * Shards (--shard) each make every symlink of the tree, at once: another
+ * maker may remove our temporary link as stale between our symlinkat and
+ * renameat (ENOENT), or make its own under the same name first (EEXIST).
+ * Either way look again: the link may be in place already; else retry.
+ */
+#define LC_SYMLINK_TRIES 8
+
 int
 lc_tree_symlink(const struct lc_target *t, int dfd, const char *leaf,
     const char *rel, const char *link, const struct lc_attrs *a,
@@ -77,8 +85,12 @@ lc_tree_symlink(const struct lc_target *t, int dfd, const char *leaf,
 	char shown[LC_PATH_MAX + 300], tmp[LC_PATH_MAX], cur[LC_PATH_MAX];
 	struct stat st;
 	ssize_t n;
+	int tries = 0, err;
 
 	lc_tree_shown(t, rel, shown, sizeof(shown));
+	if (lc_part_name(leaf, tmp, sizeof(tmp)) != 0)
+		return lc_err_set(e, LC_ERR_IO, "%s: name too long", shown);
+ again:
 	if (fstatat(dfd, leaf, &st, AT_SYMLINK_NOFOLLOW) == 0) {
 		if (S_ISLNK(st.st_mode) && (n = readlinkat(dfd, leaf, cur,
 		    sizeof(cur) - 1)) >= 0 && (cur[n] = '\0',
@@ -93,17 +105,21 @@ lc_tree_symlink(const struct lc_target *t, int dfd, const char *leaf,
 	} else if (errno != ENOENT) {
 		return lc_err_sys(e, LC_ERR_IO, errno, "%s", shown);
 	}
-	if (lc_part_name(leaf, tmp, sizeof(tmp)) != 0)
-		return lc_err_set(e, LC_ERR_IO, "%s: name too long", shown);
 	/* a stale temporary link of ours (only a symlink is removed) */
 	if (fstatat(dfd, tmp, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
 	    S_ISLNK(st.st_mode))
 		(void)unlinkat(dfd, tmp, 0);
-	if (symlinkat(link, dfd, tmp) != 0)
-		return lc_err_sys(e, errno == ENOSPC ? LC_ERR_NOSPACE :
-		    LC_ERR_IO, errno, "cannot make symlink %s", shown);
+	if (symlinkat(link, dfd, tmp) != 0) {
+		err = errno;
+		if (err == EEXIST && ++tries < LC_SYMLINK_TRIES)
+			goto again;
+		return lc_err_sys(e, err == ENOSPC ? LC_ERR_NOSPACE :
+		    LC_ERR_IO, err, "cannot make symlink %s", shown);
+	}
 	if (renameat(dfd, tmp, dfd, leaf) != 0) {
-		int err = errno;
+		err = errno;
+		if (err == ENOENT && ++tries < LC_SYMLINK_TRIES)
+			goto again;
 		(void)unlinkat(dfd, tmp, 0);
 		return lc_err_sys(e, LC_ERR_IO, err, "cannot make symlink %s",
 		    shown);

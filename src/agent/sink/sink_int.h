@@ -600,7 +600,8 @@ void lc__sink_hol_report(struct lc_sink *s);
  * autotuning could reach for these streams at the path rates lanecp is
  * built for (the sum: 2.5 Gbit/s at 100 ms), and never above autotuning's
  * own ceiling (tcp_rmem), so a stalled sink can queue no more in the
- * kernel than it could before.  Loopback (LC_XFER_LOOPBACK): 0.
+ * kernel than it could before.  The data path over SSH (LC_XFER_LOOPBACK:
+ * listeners on loopback): 0.
  */
 #define LC_RCVBUF_FIXED_MAX (16u << 20)
 #define LC_RCVBUF_FIXED_SUM (32u << 20)
