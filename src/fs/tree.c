@@ -88,8 +88,6 @@ lc_tree_symlink(const struct lc_target *t, int dfd, const char *leaf,
 	int tries = 0, err;
 
 	lc_tree_shown(t, rel, shown, sizeof(shown));
-	if (lc_part_name(leaf, tmp, sizeof(tmp)) != 0)
-		return lc_err_set(e, LC_ERR_IO, "%s: name too long", shown);
  again:
 	if (fstatat(dfd, leaf, &st, AT_SYMLINK_NOFOLLOW) == 0) {
 		if (S_ISLNK(st.st_mode) && (n = readlinkat(dfd, leaf, cur,
@@ -105,6 +103,8 @@ lc_tree_symlink(const struct lc_target *t, int dfd, const char *leaf,
 	} else if (errno != ENOENT) {
 		return lc_err_sys(e, LC_ERR_IO, errno, "%s", shown);
 	}
+	if (lc_part_name(leaf, tmp, sizeof(tmp)) != 0)
+		return lc_err_set(e, LC_ERR_IO, "%s: name too long", shown);
 	/* a stale temporary link of ours (only a symlink is removed) */
 	if (fstatat(dfd, tmp, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
 	    S_ISLNK(st.st_mode))
