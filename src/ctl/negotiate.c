@@ -291,11 +291,12 @@ lc__ctl_listening(struct lc_ctl *c, const struct lc_msg_listening *l,
 			    "%s%u", i ? "," : "", (unsigned)l->ports[i]);
 		lc_log_debug("data ports %s", ports);
 	}
-	if (l->window != 0)
+	if (l->window != 0) {
 		lc_fmt_bytes(win, sizeof(win), l->window);
-	if (c->window == 0 && l->window != 0)	/* the sink's own choice */
-		snprintf(win + strlen(win), sizeof(win) - strlen(win),
-		    " (receiver's fixed buffer)");
+		if (c->window == 0)	/* the sink's own choice */
+			snprintf(win + strlen(win), sizeof(win) - strlen(win),
+			    " (receiver's fixed buffer)");
+	}
 	lc__ctl_path_text(c, daddr, ptext, sizeof(ptext));
 	if (c->o->zlevel != 0)
 		lc_log_verbose("compression level %u (zlib per block; blocks "
