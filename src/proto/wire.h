@@ -69,6 +69,9 @@ enum lc_msg_owner {
 				   gets it sends SINK_DONE once every file
 				   is done, without the streams' END
 				   (issue 23, nomore23) */
+#define LC_HELLO_FED 0x40u	/* agent knows LC_ADD_FED and SRC_ENTRY:
+				   a source fed entry by entry (issue 25,
+				   the overlapped chain) */
 #define LC_HELLO_SHARD 0x80u	/* agent knows SRC_FILTER kind 3,
 				   LC_FILTER_SHARD (issue 25, --shard) */
 #define LC_HELLO_COUNT_INFLIGHT 0x100u	/* as a sink, the agent bounds the
@@ -103,7 +106,16 @@ enum lc_file_kind {
 #define LC_ADD_STDIN 0x10u	/* path "-": the local agent's stdin */
 #define LC_ADD_PROGRAM 0x20u	/* -N i: path is a command for /bin/sh -c,
 				   its stdout is the data */
-#define LC_ADD_MASK 0x3fu
+#define LC_ADD_FED 0x40u	/* (HELLO 0x40) the root, then only the
+				   entries SRC_ENTRY names, in that order,
+				   until SRC_ENTRY's end (--also's chain) */
+#define LC_ADD_MASK 0x7fu
+
+/* SRC_ENTRY flags */
+#define LC_ENTRY_END 0x1u	/* the fed request has no more (name "") */
+#define LC_ENTRY_MASK 0x1u
+/* SRC_ENTRY names the source may hold, not yet announced */
+#define LC_FED_QUEUE_MAX 8192u
 
 /* FILE_SKIP reasons */
 enum lc_skip_why {
@@ -225,6 +237,11 @@ struct lc_msg_error {
 struct lc_msg_src_add {
 	uint32_t flags;
 	char path[LC_PATH_MAX];
+};
+
+struct lc_msg_src_entry {
+	uint32_t flags;			/* LC_ENTRY_* */
+	char name[LC_PATH_MAX];		/* as the source announces it */
 };
 
 struct lc_msg_file {

@@ -96,6 +96,15 @@ lc__msg_check_src_add(const void *v)
 }
 
 int
+lc__msg_check_src_entry(const void *v)
+{
+	LC_BODY_OF(src_entry, v);
+
+	return (m->flags & ~LC_ENTRY_MASK) != 0 ||
+	    ((m->flags & LC_ENTRY_END) != 0) != (m->name[0] == '\0');
+}
+
+int
 lc__msg_check_file(const void *v)
 {
 	LC_BODY_OF(file, v);
