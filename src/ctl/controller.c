@@ -437,7 +437,7 @@ static int
 lc_ctl_loop(struct lc_ctl *c, int signal_fd, struct lc_err *e)
 {
 	struct lc_endpoint *eps[2] = { &c->src, &c->dst_ep };
-	struct pollfd pfd[3];
+	struct pollfd pfd[4];
 	int r;
 
 	c->prog.t_src_msg = c->prog.t_dst_msg = c->prog.t_progress =
@@ -454,8 +454,14 @@ lc_ctl_loop(struct lc_ctl *c, int signal_fd, struct lc_err *e)
 		}
 		pfd[2].fd = signal_fd;
 		pfd[2].events = POLLIN;
-		if (poll(pfd, 3, timeout) < 0 && errno != EINTR)
+		/* --also's chain: the target before has made more */
+		pfd[3].fd = lc__ctl_fed_open(c) ? lc_feed_fd(c->o->feed_in) :
+		    -1;
+		pfd[3].events = POLLIN;
+		if (poll(pfd, 4, timeout) < 0 && errno != EINTR)
 			return lc_err_sys(e, LC_ERR_INTERNAL, errno, "poll");
+		if (pfd[3].fd >= 0 && (pfd[3].revents & POLLIN))
+			lc_feed_drain(c->o->feed_in);
 		if (signal_fd >= 0 && (pfd[2].revents & POLLIN) &&
 		    (r = lc_ctl_signal(signal_fd, e)) != 0)
 			return r;
@@ -464,7 +470,8 @@ lc_ctl_loop(struct lc_ctl *c, int signal_fd, struct lc_err *e)
 			    (r = lc_ctl_serve(c, eps[i], pfd[i].revents, e)) != 0)
 				return r;
 		}
-		if ((r = lc_ctl_step(c, e)) != 0)
+		if ((r = lc_ctl_step(c, e)) != 0 ||
+		    (r = lc__ctl_fed_pump(c, e)) != 0)
 			return r;
 		for (int i = 0; i < 2; i++) {
 			if (lc_endpoint_flush(eps[i]) != 0)
@@ -622,11 +629,15 @@ lc_copy_run(const struct lc_copy_opts *o, int signal_fd,
 	}
 	/* the sink's errors first: a bad target is usually the cheaper
 	   mistake */
+	if (o->login_mu != NULL)
+		pthread_mutex_lock(o->login_mu);
 	r = lc_ctl_open_both(&c, e);
 	lc_ctl_ssh_why(&c);
-	if (r != 0 ||
-	    (r = lc_ctl_boot(&c, &c.dst_ep, signal_fd, e)) != 0 ||
-	    (r = lc_ctl_boot(&c, &c.src, signal_fd, e)) != 0)
+	if (r == 0 && (r = lc_ctl_boot(&c, &c.dst_ep, signal_fd, e)) == 0)
+		r = lc_ctl_boot(&c, &c.src, signal_fd, e);
+	if (o->login_mu != NULL)
+		pthread_mutex_unlock(o->login_mu);
+	if (r != 0)
 		goto out;
 	c.prog.t_start = lc_now_ns();
 	if ((r = lc_ctl_loop(&c, signal_fd, e)) != 0) {

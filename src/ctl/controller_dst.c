@@ -50,7 +50,8 @@ lc_ctl_file_done(struct lc_ctl *c, const struct lc_msg_file_done *m,
 	}
 	if (m->checksum[0] != '\0')
 		lc__ctl_record_sum(c, f, m->checksum);
-	if ((r = lc__ctl_file_finish(c, f)) != 0)
+	if ((r = lc__ctl_fed_publish(c, f)) != 0 ||
+	    (r = lc__ctl_file_finish(c, f)) != 0)
 		return lc_err_set(e, -r, "control output");
 	return lc__ctl_maybe_nomore(c);
 }
@@ -141,6 +142,10 @@ lc_ctl_dst_skip(struct lc_ctl *c, const struct lc_msg_file_skip *m,
 	if (f->kind == LC_KIND_REG &&
 	    (r = lc_msg_put_file_skip(&c->src.out, m)) != 0)
 		return lc_err_set(e, -r, "control output");
+	/* the target holds it as it is: the next target's copy takes it */
+	if ((m->why == LC_SKIP_UPTODATE || m->why == LC_SKIP_EXISTS) &&
+	    (r = lc__ctl_fed_publish(c, f)) != 0)
+		return lc_err_set(e, -r, "out of memory");
 	if ((r = lc__ctl_file_finish(c, f)) != 0)
 		return lc_err_set(e, -r, "control output");
 	return lc__ctl_maybe_nomore(c);

@@ -12,6 +12,7 @@
 
 #include "copy.h"
 #include "endpoint.h"
+#include "feed.h"
 #include "idmap.h"
 #include "location.h"
 #include "progress.h"
@@ -63,6 +64,9 @@ struct lc_ctl_file {
 				   bound) until FILE_LEN */
 	uint8_t len_known;	/* FILE_LEN forwarded: size is the length */
 	char *name;		/* as announced (owned) */
+	struct lc_feed_entry *pub;	/* --also's chain: what the next
+					   target's copy is fed once this
+					   one is made here (owned) */
 };
 
 /*
@@ -206,6 +210,25 @@ struct lc_ctl_del {
 	uint64_t seed;
 };
 
+/*
+ * --also's overlapped chain (controller_fed.c): this copy's source is the
+ * target before it, fed entry by entry from o->feed_in as that target's
+ * copy makes them: one fed request (SRC_ADD with LC_ADD_FED) then a
+ * SRC_ENTRY per entry.  sent and ann walk the feed: the last entry named
+ * to the source, and the last it announced (or reported it could not
+ * read); every FILE must be the entry after ann.
+ */
+struct lc_ctl_fed {
+	int on;			/* o->feed_in */
+	int fed;		/* the source takes LC_ADD_FED; else the
+				   ordinary request once the feed ends */
+	int added;		/* the request is out */
+	int ended;		/* its end is out (SRC_ENTRY END, or the
+				   ordinary request) */
+	const struct lc_feed_entry *sent, *ann;
+	uint32_t nsent, nann;
+};
+
 struct lc_ctl {
 	const struct lc_copy_opts *o;
 	struct lc_copy_result *res;
@@ -234,6 +257,7 @@ struct lc_ctl {
 	struct lc_ctl_prog prog;
 	struct lc_ctl_path dp;
 	struct lc_ctl_del del;
+	struct lc_ctl_fed fed;
 };
 
 /*
@@ -285,6 +309,26 @@ int lc__ctl_got_hello(struct lc_ctl *c, struct lc_endpoint *ep,
  * LISTEN to the sink and one SRC_ADD per source.  0 or -LC_ERR_* with e set.
  */
 int lc__ctl_negotiate(struct lc_ctl *c, struct lc_err *e);
+/* The SRC_ADDs of the user's sources, in order (negotiate.c). */
+int lc__ctl_send_adds(struct lc_ctl *c);
+
+/*
+ * --also's overlapped chain (controller_fed.c).  pump: name what the feed
+ * has to the source, within LC_FED_QUEUE_MAX / 2 not yet announced, and
+ * end the request once the feed ends (an error when the target before is
+ * incomplete); check: FILE m of the fed request must be the next entry
+ * named, and takes that entry's mode, times and owner; fail: the source
+ * could not read it; open: 1 while the request may still grow.
+ * pub_new and publish: the entry this copy made, for the next target's.
+ */
+int lc__ctl_fed_pump(struct lc_ctl *c, struct lc_err *e);
+int lc__ctl_fed_check(struct lc_ctl *c, struct lc_msg_file *m,
+    struct lc_err *e);
+int lc__ctl_fed_fail(struct lc_ctl *c, const char *name, struct lc_err *e);
+int lc__ctl_fed_open(const struct lc_ctl *c);
+int lc__ctl_fed_pub_new(struct lc_ctl *c, struct lc_ctl_file *f,
+    const struct lc_msg_file *m);
+int lc__ctl_fed_publish(struct lc_ctl *c, struct lc_ctl_file *f);
 
 /*
  * The sink's decoded LISTENING: take the streams and block it

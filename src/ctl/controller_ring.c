@@ -47,6 +47,11 @@ lc__ctl_file_add(struct lc_ctl *c, const struct lc_msg_file *m)
 		free(f);
 		return -LC_ERR_NOMEM;
 	}
+	if (lc__ctl_fed_pub_new(c, f, m) != 0) {
+		free(f->name);
+		free(f);
+		return -LC_ERR_NOMEM;
+	}
 	f->id = m->id;
 	f->kind = m->kind;
 	f->req = c->chk.listed;
@@ -57,6 +62,7 @@ lc__ctl_file_add(struct lc_ctl *c, const struct lc_msg_file *m)
 		f->size = LC_PIPE_MAX;
 	}
 	if ((r = lc_idmap_put(&c->files.map, f->id, f)) != 0) {
+		free(f->pub);
 		free(f->name);
 		free(f);
 		return r;
@@ -132,6 +138,7 @@ lc__ctl_file_finish(struct lc_ctl *c, struct lc_ctl_file *f)
 	f->done = 1;
 	c->files.done++;
 	(void)lc_idmap_del(&c->files.map, f->id);
+	free(f->pub);
 	free(f->name);
 	free(f);
 	while (c->files.lo <= c->files.total &&
@@ -146,6 +153,7 @@ lc__ctl_files_free(struct lc_ctl *c)
 	for (uint32_t i = 0; i < lc_idmap_slots(&c->files.map); i++) {
 		struct lc_ctl_file *f = lc_idmap_slot(&c->files.map, i);
 		if (f != NULL) {
+			free(f->pub);
 			free(f->name);
 			free(f);
 		}
@@ -176,7 +184,7 @@ lc__ctl_maybe_nomore(struct lc_ctl *c)
 	int r;
 
 	if (c->phase >= LC_CTL_NOMORE || c->chk.listed < c->chk.adds_sent ||
-	    c->files.settled < c->files.total)
+	    c->files.settled < c->files.total || lc__ctl_fed_open(c))
 		return 0;
 	c->phase = LC_CTL_NOMORE;
 	if ((r = lc_msg_put_empty(&c->src.out, LC_MSG_SRC_NOMORE)) != 0)

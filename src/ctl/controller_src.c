@@ -135,7 +135,12 @@ lc_ctl_check_file(struct lc_ctl *c, struct lc_msg_file *m, struct lc_err *e)
 		return lc_err_set(e, LC_ERR_PROTO, "%s: source announced "
 		    "file %u beyond its window (ids below %u)", h, m->id,
 		    c->files.credit);
-	if (!is_root) {
+	if (rq->flags & LC_ADD_FED) {
+		/* the chain's order, not the walk's: each the entry named */
+		int r = lc__ctl_fed_check(c, m, e);
+		if (r != 0)
+			return r;
+	} else if (!is_root) {
 		if (rq->last != NULL && lc_relname_cmp(rq->last, m->name) >= 0)
 			return lc_err_set(e, LC_ERR_PROTO, "%s: source "
 			    "announced \"%.200s\" out of order (after "
@@ -244,6 +249,9 @@ lc_ctl_src_fail(struct lc_ctl *c, const struct lc_msg_file_fail *m,
 		return lc_err_set(e, LC_ERR_PROTO, "%s: source reported "
 		    "\"%.200s\", which was not asked for", c->src.name,
 		    m->name);
+	if ((rq->flags & LC_ADD_FED) &&
+	    lc__ctl_fed_fail(c, m->name, e) != 0)
+		return -LC_ERR_PROTO;
 	lc_ctl_src_where(c, c->chk.listed, m->name, where, sizeof(where));
 	lc__ctl_failed(c, where, 0, m->msg);
 	return 0;

@@ -10,6 +10,7 @@
 #ifndef LANECP_COPY_H
 #define LANECP_COPY_H
 
+#include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -38,6 +39,8 @@ const char *lc_path_name(int path);
 /* --also: at most this many targets beside the last argument. */
 #define LC_ALSO_MAX 16
 
+struct lc_feed;
+
 struct lc_copy_opts {
 	const char *const *sources;
 	size_t nsources;
@@ -50,6 +53,16 @@ struct lc_copy_opts {
 	size_t nalso;		/* at most LC_ALSO_MAX */
 	int also_direct;	/* --also-direct: every target from this
 				   host (stage 1), not a chain of hops */
+	/*
+	 * internal (fanout.c), the overlapped chain: feed_in, this copy's
+	 * sources are fed entry by entry as the target before makes them
+	 * (controller_fed.c); feed_out, each entry made here is published
+	 * for the next target's copy; login_mu, held while this copy opens
+	 * its endpoints (a login may ask on the terminal, and the copies
+	 * run at once).
+	 */
+	struct lc_feed *feed_in, *feed_out;
+	pthread_mutex_t *login_mu;
 	int hop;		/* internal (fanout.c): a chain hop between
 				   two targets; the automatic data path
 				   stops after reverse (the relay and via

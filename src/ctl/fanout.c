@@ -24,13 +24,19 @@
  * does not stop the next one; a signal stops them all.
  */
 #include "copy.h"
+#include "feed.h"
 #include "location.h"
 #include "log.h"
 #include "path.h"
 
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* Target i: the last argument first, then each --also in order. */
 static const char *
@@ -312,6 +318,258 @@ lc_fanout_hop(const struct lc_copy_opts *o, struct lc_copy_opts *oo, size_t i,
 	return 0;
 }
 
+/*
+ * The overlapped chain: every target's copy at once, each in its own
+ * thread, target k+1's fed by target k's as it makes each entry (feed.h,
+ * controller_fed.c), so that the copies overlap as the hops of a pipeline
+ * do, file by file.  Each copy has its own signal pipe, fed from the
+ * caller's; the logins take turns (o->login_mu: one may ask on the
+ * terminal); only the first copy draws the progress line.
+ */
+struct lc_chain_run {
+	const struct lc_copy_opts *o; /* the user's */
+	struct lc_copy_opts oo;	      /* this copy's */
+	struct lc_fanout_hop h;
+	struct lc_fanout_target *t0, *t;
+	size_t n;
+	int sig[2];	     /* this copy's signal pipe */
+	int done_fd;	     /* a byte to it when this copy ends */
+	struct lc_feed *out; /* what the next target's copy is fed */
+	pthread_t th;
+	int running;
+};
+
+/*
+ * A hop that failed: this target from this host instead (its entries
+ * still published for the next target's copy, which waits on), as the
+ * chain hop after hop does.
+ */
+static void
+lc_chain_from_here(const struct lc_copy_opts *o, struct lc_chain_run *h)
+{
+	size_t i = (size_t)(h->t - h->t0);
+	int closed = 0, ok = 0;
+
+	(void)lc_feed_next(h->oo.feed_in, NULL, &closed, &ok);
+	if (closed && !ok) {
+		snprintf(h->t->from_why, sizeof(h->t->from_why),
+		    "target %zu %.150s incomplete", i, h->t0[i - 1].dest);
+		lc_log_info("target %zu of %zu: %s, from this host: %s", i + 1,
+		    h->n, h->t->dest, h->t->from_why);
+	} else {
+		snprintf(h->t->from_why, sizeof(h->t->from_why),
+		    "the hop from %.80s failed: %.120s", h->t0[i - 1].dest,
+		    h->t->e.msg);
+		lc_log_warn("target %zu of %zu %s: %s; copying it from this "
+			    "host%s",
+		    i + 1, h->n, h->t->dest, h->t->from_why,
+		    o->resume ? " (resuming)" : "");
+	}
+	lc_copy_result_free(&h->t->res);
+	memset(&h->t->res, 0, sizeof(h->t->res));
+	h->oo.sources = o->sources;
+	h->oo.nsources = o->nsources;
+	h->oo.hop = 0;
+	h->oo.feed_in = NULL;
+	lc_fanout_run_one(&h->oo, h->sig[0], h->t0, h->n, h->t);
+}
+
+static void *
+lc_chain_main(void *arg)
+{
+	struct lc_chain_run *h = arg;
+	size_t i = (size_t)(h->t - h->t0);
+	char b = 1;
+
+	lc_fanout_run_one(&h->oo, h->sig[0], h->t0, h->n, h->t);
+	if (h->t->r != 0 && h->t->r != -LC_ERR_CANCELED && i > 0)
+		lc_chain_from_here(h->o, h);
+	else if (i > 0)
+		h->t->from = h->t0[i - 1].dest;
+	if (h->t->r != 0 && h->t->r != -LC_ERR_CANCELED && i + 1 < h->n)
+		lc_log_warn("target %zu of %zu %s: %s; going on with the next",
+		    i + 1, h->n, h->t->dest, h->t->e.msg);
+	if (h->out != NULL)
+		lc_feed_close(h->out, h->t->r == 0);
+	if (write(h->done_fd, &b, 1) < 0)
+		lc_log_debug("--also: wake: %s", strerror(errno));
+	return NULL;
+}
+
+/* Wait for every copy; pass each signal on to all of them. */
+static void
+lc_chain_wait(struct lc_chain_run *h, size_t n, int signal_fd, int done_fd)
+{
+	size_t ended = 0;
+
+	while (ended < n) {
+		struct pollfd p[2] = { { .fd = done_fd, .events = POLLIN },
+			{ .fd = signal_fd, .events = POLLIN } };
+		unsigned char b;
+
+		if (poll(p, signal_fd >= 0 ? 2 : 1, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			break;
+		}
+		if ((p[0].revents & POLLIN) && read(done_fd, &b, 1) == 1)
+			ended++;
+		if (signal_fd >= 0 && (p[1].revents & POLLIN) &&
+		    read(signal_fd, &b, 1) == 1)
+			for (size_t i = 0; i < n; i++)
+				if (write(h[i].sig[1], &b, 1) < 0)
+					lc_log_debug("--also: signal: %s",
+					    strerror(errno));
+	}
+	for (size_t i = 0; i < n; i++)
+		if (h[i].running)
+			pthread_join(h[i].th, NULL);
+}
+
+/* Copy i of the chain: its target, its sources and its feeds. */
+static int
+lc_chain_prepare(const struct lc_copy_opts *o, struct lc_chain_run *h, size_t i,
+    size_t n, struct lc_fanout_target *t, struct lc_feed *feeds,
+    pthread_mutex_t *login, int done_fd)
+{
+	h->o = o;
+	h->oo = *o;
+	h->oo.also = NULL;
+	h->oo.nalso = 0;
+	h->oo.also_direct = 0;
+	h->oo.dest = t[i].dest;
+	h->oo.login_mu = login;
+	h->t0 = t;
+	h->t = &t[i];
+	h->n = n;
+	h->done_fd = done_fd;
+	h->sig[0] = h->sig[1] = -1;
+	if (i > 0) {
+		if (lc_copy_fanout_hop_sources(o, t[i - 1].dest, &h->h,
+			t[i].from_why, sizeof(t[i].from_why)) != 0)
+			return -1;
+		h->oo.sources = (const char *const *)h->h.src;
+		h->oo.nsources = h->h.n;
+		h->oo.hop = 1;
+		h->oo.feed_in = &feeds[i - 1];
+		/* one progress line: the first copy's */
+		h->oo.progress_ms = 0;
+		h->oo.live_progress = 0;
+	}
+	if (i + 1 < n) {
+		h->out = &feeds[i];
+		h->oo.feed_out = h->out;
+	}
+	return pipe2(h->sig, O_CLOEXEC | O_NONBLOCK);
+}
+
+/*
+ * Run the overlapped chain; 0 when it ran (t filled: a target whose
+ * copy failed is copied from this host by the caller), -1 when it could
+ * not start (nothing was tried; t[i].from_why may say why).
+ */
+static int
+lc_fanout_overlap(const struct lc_copy_opts *o, int signal_fd,
+    struct lc_fanout_target *t, size_t n)
+{
+	struct lc_chain_run *h = calloc(n, sizeof(*h));
+	struct lc_feed *feeds = calloc(n, sizeof(*feeds));
+	pthread_mutex_t login = PTHREAD_MUTEX_INITIALIZER;
+	int done[2] = { -1, -1 }, r = -1;
+	size_t nfeeds = 0, i;
+
+	if (h == NULL || feeds == NULL ||
+	    pipe2(done, O_CLOEXEC | O_NONBLOCK) != 0)
+		goto out;
+	for (i = 0; i < n; i++)
+		h[i].sig[0] = h[i].sig[1] = -1;
+	for (; nfeeds + 1 < n; nfeeds++)
+		if (lc_feed_init(&feeds[nfeeds]) != 0)
+			goto out;
+	for (i = 0; i < n; i++)
+		if (lc_chain_prepare(o, &h[i], i, n, t, feeds, &login,
+			done[1]) != 0)
+			goto out;
+	lc_log_verbose("--also: %zu targets, a chain whose hops run at once: "
+		       "this host to the first, each target from the one "
+		       "before as "
+		       "that one makes each file (each hop its own SSH "
+		       "connections, "
+		       "agents and stream keys)",
+	    n);
+	for (i = 0; i < n; i++) {
+		if (pthread_create(&h[i].th, NULL, lc_chain_main, &h[i]) != 0)
+			break;
+		h[i].running = 1;
+		if (i > 0)
+			lc_log_info("target %zu of %zu: %s, from %s (chain)",
+			    i + 1, n, t[i].dest, t[i - 1].dest);
+		else
+			lc_log_info("target 1 of %zu: %s", n, t[0].dest);
+	}
+	if (i < n) {
+		/* no thread for copy i: it and those after it fail */
+		for (size_t j = i; j < n; j++) {
+			t[j].started = 1;
+			t[j].r = -LC_ERR_NOMEM;
+			lc_err_set(&t[j].e, LC_ERR_NOMEM,
+			    "cannot start a "
+			    "thread for it");
+		}
+		if (i > 0)
+			lc_feed_close(&feeds[i - 1], 0);
+	}
+	lc_chain_wait(h, i, signal_fd, done[0]);
+	r = 0;
+out:
+	for (i = 0; h != NULL && i < n; i++) {
+		lc_copy_fanout_hop_free(&h[i].h);
+		if (h[i].sig[0] >= 0) {
+			close(h[i].sig[0]);
+			close(h[i].sig[1]);
+		}
+	}
+	for (i = 0; i < nfeeds; i++)
+		lc_feed_free(&feeds[i]);
+	if (done[0] >= 0) {
+		close(done[0]);
+		close(done[1]);
+	}
+	free(feeds);
+	free(h);
+	return r;
+}
+
+/*
+ * The overlapped chain takes one source copied with -r (a tree, or one
+ * file: a directory at each target holds its copy under the same name);
+ * several sources go hop after hop (their requests would each wait for
+ * the one before).
+ */
+static int
+lc_fanout_can_overlap(const struct lc_copy_opts *o)
+{
+	return o->recursive && o->nsources == 1;
+}
+
+/* After the overlapped chain: the result as lc_copy_fanout's. */
+static int
+lc_fanout_after_overlap(struct lc_fanout_target *t, size_t n, struct lc_err *e)
+{
+	size_t bad = 0;
+
+	for (size_t i = 0; i < n; i++)
+		if (t[i].r == -LC_ERR_CANCELED)
+			return lc_fanout_canceled(t, i, n, e);
+	for (size_t i = 0; i < n; i++)
+		if (t[i].r != 0)
+			bad++;
+	if (bad == 0)
+		return 0;
+	return lc_err_set(e, LC_ERR_PARTIAL, "%zu of %zu targets incomplete",
+	    bad, n);
+}
+
 /* Why no target copies from another (--also-direct, --via-ssh...): "". */
 static const char *
 lc_fanout_why_direct(const struct lc_copy_opts *o)
@@ -358,6 +616,9 @@ lc_copy_fanout(const struct lc_copy_opts *o, int signal_fd,
 	oo.also = NULL;
 	oo.nalso = 0;
 	oo.also_direct = 0;
+	if (direct[0] == '\0' && lc_fanout_can_overlap(o) &&
+	    lc_fanout_overlap(o, signal_fd, t, n) == 0)
+		return lc_fanout_after_overlap(t, n, e);
 	for (size_t i = 0; i < n; i++) {
 		oo.dest = t[i].dest;
 		if (i > 0 && direct[0] != '\0')

@@ -93,6 +93,22 @@ lc_min_u32(uint32_t a, uint64_t b)
 	return b != 0 && b < a ? (uint32_t)b : a;
 }
 
+int
+lc__ctl_send_adds(struct lc_ctl *c)
+{
+	struct lc_msg_src_add a;
+	int r = 0;
+
+	for (size_t i = 0; r == 0 && i < c->o->nsources; i++) {
+		memset(&a, 0, sizeof(a));
+		snprintf(a.path, sizeof(a.path), "%s", c->args.srcs[i].path);
+		a.flags = c->chk.reqs[i].flags;
+		r = lc_msg_put_src_add(&c->src.out, &a);
+		c->chk.adds_sent++;
+	}
+	return r;
+}
+
 /* The source has answered HELLO: settle parameters and start the work. */
 int
 lc__ctl_negotiate(struct lc_ctl *c, struct lc_err *e)
@@ -100,7 +116,6 @@ lc__ctl_negotiate(struct lc_ctl *c, struct lc_err *e)
 	const struct lc_copy_opts *o = c->o;
 	struct lc_msg_sink_target t;
 	struct lc_msg_listen l;
-	struct lc_msg_src_add a;
 	struct lc_msg_src_credit cr;
 	int r;
 
@@ -214,13 +229,11 @@ lc__ctl_negotiate(struct lc_ctl *c, struct lc_err *e)
 		    sizeof(fl.pattern));
 		r = lc_msg_put_src_filter(&c->src.out, &fl);
 	}
-	for (size_t i = 0; r == 0 && i < o->nsources; i++) {
-		memset(&a, 0, sizeof(a));
-		snprintf(a.path, sizeof(a.path), "%s", c->args.srcs[i].path);
-		a.flags = c->chk.reqs[i].flags;
-		r = lc_msg_put_src_add(&c->src.out, &a);
-		c->chk.adds_sent++;
-	}
+	/* --also's chain: the sources come as the target before has them */
+	c->fed.on = o->feed_in != NULL;
+	c->fed.fed = c->fed.on && (c->src.hello.flags & LC_HELLO_FED);
+	if (r == 0 && !c->fed.on)
+		r = lc__ctl_send_adds(c);
 	/*
 	 * The first window of file ids, what every sink grants (TARGET_OK
 	 * may widen it; controller_ring.c moves it on).

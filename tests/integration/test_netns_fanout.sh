@@ -118,9 +118,10 @@ lc_log_has "target 2 of 3 b:$(lc_re "$d")/k2/: the hop from a:$(lc_re "$d")/k1/ 
     "$err"
 lc_log_has "target 2 of 3 b:$(lc_re "$d")/k2/: incomplete, exit 3, from this host: the hop from a:$(lc_re "$d")/k1/ failed: .*: .*refused" \
     "$err"
-lc_log_has "target 3 of 3: d:$(lc_re "$d")/k3/, from this host: target 2 b:$(lc_re "$d")/k2/ incomplete" \
-    "$err"
-lc_log_has "target 3 of 3 d:$(lc_re "$d")/k3/: ok, from this host: target 2 " \
+# d's hop runs beside b's (the overlapped chain) from b's agent: it
+# loses b when b's does, or is told b is incomplete; either way d is
+# copied from this host
+lc_log_has "target 3 of 3 d:$(lc_re "$d")/k3/: ok, from this host: (target 2 b:$(lc_re "$d")/k2/ incomplete|the hop from b:$(lc_re "$d")/k2/ failed: )" \
     "$err"
 lc_json_check "$d/out" '
 assert [o["ok"] for o in j] == [True, False, True], j
@@ -129,7 +130,9 @@ assert [o["from"] for o in j] == ["this host"] * 3, j
 assert j[1]["from_why"].startswith("the hop from %s failed: " %
     j[0]["target"]), j[1]
 assert "refused" in j[1]["error"], j[1]
-assert j[2]["from_why"] == "target 2 %s incomplete" % j[1]["target"], j[2]'
+assert (j[2]["from_why"] == "target 2 %s incomplete" % j[1]["target"] or
+    j[2]["from_why"].startswith("the hop from %s failed: " %
+    j[1]["target"])), j[2]'
 lc_netns_wait_no_agents 60
 
 lc_netns_sshd_again b

@@ -1,0 +1,197 @@
+/*
+ * The chain's feed (feed.h): a list under a mutex, a set of the names in
+ * it, and a pipe that wakes the reader's poll.
+ */
+#include "feed.h"
+
+#include "err.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+int
+lc_feed_init(struct lc_feed *f)
+{
+	memset(f, 0, sizeof(*f));
+	f->wake[0] = f->wake[1] = -1;
+	if (pipe2(f->wake, O_CLOEXEC | O_NONBLOCK) != 0)
+		return -LC_ERR_NOMEM;
+	if (pthread_mutex_init(&f->mu, NULL) != 0) {
+		close(f->wake[0]);
+		close(f->wake[1]);
+		f->wake[0] = f->wake[1] = -1;
+		return -LC_ERR_NOMEM;
+	}
+	return 0;
+}
+
+void
+lc_feed_free(struct lc_feed *f)
+{
+	struct lc_feed_entry *x, *nx;
+
+	if (f->wake[0] < 0)
+		return;
+	for (x = f->head; x != NULL; x = nx) {
+		nx = x->next;
+		free(x);
+	}
+	free(f->set);
+	close(f->wake[0]);
+	close(f->wake[1]);
+	pthread_mutex_destroy(&f->mu);
+	memset(f, 0, sizeof(*f));
+	f->wake[0] = f->wake[1] = -1;
+}
+
+struct lc_feed_entry *
+lc_feed_entry_new(const struct lc_msg_file *m)
+{
+	size_t nl = strlen(m->name) + 1, ll = strlen(m->link) + 1,
+	       ul = strlen(m->user) + 1, gl = strlen(m->group) + 1;
+	struct lc_feed_entry *x = malloc(sizeof(*x) + nl + ll + ul + gl);
+
+	if (x == NULL)
+		return NULL;
+	x->next = NULL;
+	x->kind = m->kind;
+	x->mode = m->mode;
+	x->uid = m->uid;
+	x->gid = m->gid;
+	x->mtime_sec = m->mtime_sec;
+	x->mtime_nsec = m->mtime_nsec;
+	x->size = m->size;
+	memcpy(x->name, m->name, nl);
+	x->link = x->name + nl;
+	memcpy(x->link, m->link, ll);
+	x->user = x->link + ll;
+	memcpy(x->user, m->user, ul);
+	x->group = x->user + ul;
+	memcpy(x->group, m->group, gl);
+	return x;
+}
+
+static uint64_t
+lc_feed_hash(const char *s)
+{
+	uint64_t h = 1469598103934665603ull; /* FNV-1a */
+
+	for (; *s != '\0'; s++)
+		h = (h ^ (unsigned char)*s) * 1099511628211ull;
+	return h;
+}
+
+/* The slot of name in the set: its entry's, or the empty one it goes to. */
+static size_t
+lc_feed_slot(const struct lc_feed *f, const char *name)
+{
+	size_t i = (size_t)lc_feed_hash(name) & (f->setcap - 1);
+
+	while (f->set[i] != NULL && strcmp(f->set[i]->name, name) != 0)
+		i = (i + 1) & (f->setcap - 1);
+	return i;
+}
+
+/* Room for one more name: the set at most half full. */
+static int
+lc_feed_set_room(struct lc_feed *f)
+{
+	struct lc_feed_entry **old = f->set;
+	size_t oldcap = f->setcap, cap = oldcap == 0 ? 1024 : oldcap * 2;
+
+	if ((f->n + 1) * 2 <= f->setcap)
+		return 0;
+	if ((f->set = calloc(cap, sizeof(*f->set))) == NULL) {
+		f->set = old;
+		return -LC_ERR_NOMEM;
+	}
+	f->setcap = cap;
+	for (size_t i = 0; i < oldcap; i++)
+		if (old[i] != NULL)
+			f->set[lc_feed_slot(f, old[i]->name)] = old[i];
+	free(old);
+	return 0;
+}
+
+static void
+lc_feed_wake(struct lc_feed *f)
+{
+	char b = 1;
+
+	/* full (EAGAIN) is as good: the reader wakes and takes all */
+	if (write(f->wake[1], &b, 1) < 0 && errno != EAGAIN)
+		return;
+}
+
+int
+lc_feed_push(struct lc_feed *f, struct lc_feed_entry *x)
+{
+	size_t i;
+	int r = 0;
+
+	x->next = NULL;
+	pthread_mutex_lock(&f->mu);
+	if ((r = lc_feed_set_room(f)) != 0)
+		goto out;
+	i = lc_feed_slot(f, x->name);
+	if (f->set[i] != NULL) {
+		free(x); /* pushed before (a retried copy) */
+		x = NULL;
+		goto out;
+	}
+	f->set[i] = x;
+	if (f->tail != NULL)
+		f->tail->next = x;
+	else
+		f->head = x;
+	f->tail = x;
+	f->n++;
+	x = NULL;
+	lc_feed_wake(f);
+out:
+	pthread_mutex_unlock(&f->mu);
+	free(x);
+	return r;
+}
+
+void
+lc_feed_close(struct lc_feed *f, int ok)
+{
+	pthread_mutex_lock(&f->mu);
+	f->closed = 1;
+	f->ok = ok;
+	lc_feed_wake(f);
+	pthread_mutex_unlock(&f->mu);
+}
+
+const struct lc_feed_entry *
+lc_feed_next(struct lc_feed *f, const struct lc_feed_entry *cur, int *closed,
+    int *ok)
+{
+	const struct lc_feed_entry *x;
+
+	pthread_mutex_lock(&f->mu);
+	x = cur == NULL ? f->head : cur->next;
+	*closed = f->closed;
+	*ok = f->ok;
+	pthread_mutex_unlock(&f->mu);
+	return x;
+}
+
+int
+lc_feed_fd(const struct lc_feed *f)
+{
+	return f->wake[0];
+}
+
+void
+lc_feed_drain(struct lc_feed *f)
+{
+	char b[64];
+
+	while (read(f->wake[0], b, sizeof(b)) > 0)
+		;
+}
