@@ -18,10 +18,11 @@
  * changes, so each is compared with the source).  A hop never takes
  * the relay or via-SSH path (copy.c, datapath.c: o->hop).
  *
- * The targets run one after the other, not at once: a copy's SSH login
- * may ask on the terminal (a passphrase, a host key), the live progress
- * line is one line, and the signal pipe has one reader.  A failed target
- * does not stop the next one; a signal stops them all.
+ * A chain of one source copied with -r runs its hops at once, each
+ * target's copy in a thread of its own, target k+1's fed with what target
+ * k's copy makes, entry by entry (lc_fanout_overlap below; feed.h,
+ * controller_fed.c).  Otherwise the targets run one after the other.  A
+ * failed target does not stop the next one; a signal stops them all.
  */
 #include "copy.h"
 #include "feed.h"
@@ -365,6 +366,15 @@ lc_chain_from_here(const struct lc_copy_opts *o, struct lc_chain_run *h)
 		    i + 1, h->n, h->t->dest, h->t->from_why,
 		    o->resume ? " (resuming)" : "");
 	}
+	/* what the hop made is this run's: the copy from here replaces it
+	   rather than refuse it as a file in the way */
+	if (h->t->res.files > 0 && !h->oo.force) {
+		lc_log_verbose("target %zu of %zu %s: replacing the %llu "
+			       "files its hop made",
+		    i + 1, h->n, h->t->dest,
+		    (unsigned long long)h->t->res.files);
+		h->oo.force = 1;
+	}
 	lc_copy_result_free(&h->t->res);
 	memset(&h->t->res, 0, sizeof(h->t->res));
 	h->oo.sources = o->sources;
@@ -491,11 +501,9 @@ lc_fanout_overlap(const struct lc_copy_opts *o, int signal_fd,
 			done[1]) != 0)
 			goto out;
 	lc_log_verbose("--also: %zu targets, a chain whose hops run at once: "
-		       "this host to the first, each target from the one "
-		       "before as "
-		       "that one makes each file (each hop its own SSH "
-		       "connections, "
-		       "agents and stream keys)",
+		       "this host to the first, then each target from the one "
+		       "before as that one makes each file (each hop its own "
+		       "SSH connections, agents and stream keys)",
 	    n);
 	for (i = 0; i < n; i++) {
 		if (pthread_create(&h[i].th, NULL, lc_chain_main, &h[i]) != 0)
@@ -602,6 +610,9 @@ lc_copy_fanout(const struct lc_copy_opts *o, int signal_fd,
 	}
 	if ((r = lc_copy_fanout_check(o, e)) != 0)
 		return r;
+	if (direct[0] == '\0' && lc_fanout_can_overlap(o) &&
+	    lc_fanout_overlap(o, signal_fd, t, n) == 0)
+		return lc_fanout_after_overlap(t, n, e);
 	if (direct[0] != '\0')
 		lc_log_verbose("--also: %zu targets, each from this host, one "
 			       "after the other (%s; each its own SSH "
@@ -616,9 +627,6 @@ lc_copy_fanout(const struct lc_copy_opts *o, int signal_fd,
 	oo.also = NULL;
 	oo.nalso = 0;
 	oo.also_direct = 0;
-	if (direct[0] == '\0' && lc_fanout_can_overlap(o) &&
-	    lc_fanout_overlap(o, signal_fd, t, n) == 0)
-		return lc_fanout_after_overlap(t, n, e);
 	for (size_t i = 0; i < n; i++) {
 		oo.dest = t[i].dest;
 		if (i > 0 && direct[0] != '\0')

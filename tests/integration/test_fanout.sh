@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Fan-out (issue 25): --also TARGET copies the same sources to several
-# targets, one after the other, as a chain (this host to the first, then
-# each target from the one before: a host-to-host copy), each hop an
-# ordinary copy (its own SSH connections, agents and checks).
+# targets as a chain (this host to the first, then each target from the
+# one before: a host-to-host copy), each hop an ordinary copy (its own SSH
+# connections, agents and checks); with one source and -r the hops run at
+# once, each fed file by file as the target before makes them (the last
+# target has files before the first is complete: their mtimes say so).
 #
 # Three targets on two sshd servers (the fixture's and a second one):
 # each tree equal to the source with -p's modes and mtimes, --json an
@@ -102,7 +104,7 @@ LC_LANECP_WRAP=()
 for t in t1 t2 t3; do
 	lc_same_tree "$src" "$d/$t/src"
 done
-lc_log_has 'a chain: this host to the first, then each target from' "$d/err"
+lc_log_has 'a chain whose hops run at once: this host to the first, then each target from' "$d/err"
 lc_log_has "target 1 of 3 [^ ]*t1/: ok, from this host, copied 4 files" \
     "$d/err"
 lc_log_has "target 2 of 3 [^ ]*t2/: ok, from [^ ]*t1/ \\(chain\\), copied 4" \
@@ -133,6 +135,33 @@ for i in 1 2 3; do
 	    "$d/run.log"
 done
 lc_log_has 'result: ok, copied 12 files' "$d/run.log"
+
+CASE="the hops overlap: the last target has files before the first is complete"
+# 16 files of 256 KiB at -x 512k: each copy takes some 8 s.  Without -p a
+# file's mtime is when its copy was written, so the last target's oldest
+# file older than the first target's newest says the last target was
+# being written while the first still was: hop after hop, it would start
+# only once the one before is complete.
+ov=$d/ov
+mkdir -p "$ov/sub"
+for i in $(seq -w 1 16); do
+	head -c 262144 /dev/urandom >"$ov/sub/f$i"
+done
+run 0 -v -r -x 512k --json "$ov" "$H:$d/o1/" --also "$H2:$d/o2/" \
+    --also "$H:$d/o3/"
+for t in o1 o2 o3; do
+	diff -r "$ov" "$d/$t/ov" >/dev/null || lc_fail "$t/ov differs from the source"
+done
+lc_log_has 'a chain whose hops run at once' "$d/err"
+newest1=$(find "$d/o1/ov" -type f -printf '%T@\n' | sort -n | tail -1)
+oldest3=$(find "$d/o3/ov" -type f -printf '%T@\n' | sort -n | head -1)
+python3 -c "import sys; sys.exit(not float(sys.argv[1]) < float(sys.argv[2]))" \
+    "$oldest3" "$newest1" ||
+	lc_fail "target 3's first file ($oldest3) came after target 1's last ($newest1): the hops did not overlap"
+lc_json_check "$d/out" '
+assert [o["ok"] for o in j] == [True] * 3, j
+assert j[1]["from"] == j[0]["target"] and j[2]["from"] == j[1]["target"], j
+assert all(o["copied"] == 16 for o in j), j'
 
 CASE="a chain of a directory's contents with --delete and --exclude"
 src2=$d/src2
