@@ -180,6 +180,8 @@ lc_source_handle(void *role, uint8_t type, const uint8_t *p,
 		return lc__source_filter(s, &m.src_filter, e);
 	case LC_MSG_SRC_ADD:
 		return lc__source_add(s, &m.src_add, e);
+	case LC_MSG_SRC_ENTRY:
+		return lc__source_entry(s, &m.src_entry, e);
 	case LC_MSG_FILE_READY:
 		return lc_source_ready(s, &m.file_ready, e);
 	case LC_MSG_SRC_CREDIT:
