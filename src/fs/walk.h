@@ -67,9 +67,10 @@ struct lc_walk_entry {
  * from confinement), a root directory without LC_WALK_RECURSIVE ("PATH: is
  * a directory (use -r)"), a root that is not a regular file or directory
  * ("PATH: not a regular file"), a root whose basename is "", ".", ".." or
- * "/" without LC_WALK_CONTENTS (-LC_ERR_IO).  On success *out owns an open
- * descriptor of the root; free it with lc_walk_free().  *out is NULL on
- * error.
+ * "/" without LC_WALK_CONTENTS (-LC_ERR_IO).  LC_WALK_FED without
+ * LC_WALK_RECURSIVE or with LC_WALK_FOLLOW: -LC_ERR_INTERNAL.  On success
+ * *out owns an open descriptor of the root; free it with lc_walk_free().
+ * *out is NULL on error.
  */
 int lc_walk_open(const struct lc_confine *conf, const char *path,
     uint32_t flags, struct lc_walk **out, struct lc_err *e);
