@@ -22,7 +22,7 @@
  * call opens and lists it, so a failure to list is reported after the
  * entry, which the sink has already made.
  */
-#include "walk.h"
+#include "walk_int.h"
 #include "fdio.h"
 
 #include "path.h"
@@ -36,45 +36,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-
-#define LC_WALK_NAMEBUF (LC_PATH_MAX + NAME_MAX + 2)
-#define LC_WALK_DISP_MAX 400	/* longer paths in messages lose the front */
-
-struct lc_walk_level {
-	char *buf;		/* the names, NUL-terminated, back to back */
-	size_t *off;		/* sorted offsets into buf */
-	size_t n, next;
-	size_t len;		/* this directory's name length in path */
-	dev_t dev;
-	ino_t ino;
-	int fd;			/* -1: closed, reopen on return */
-	int link;		/* reached through a symlink (FOLLOW) */
-};
-
-struct lc_walk {
-	const struct lc_confine *conf;
-	uint32_t flags;
-	int state;		/* LC_WS_* */
-	int root_fd;		/* until handed out or pushed */
-	struct stat root_st;
-	struct lc_walk_level *lv;
-	size_t depth, cap;
-	int pending;		/* path names a directory to list next */
-	struct stat pend_st;	/* what it was when returned */
-	int pend_link;		/* reached through a symlink (FOLLOW) */
-	char root_disp[LC_PATH_MAX];	/* the user's path, for messages */
-	size_t base_len;	/* bytes of path that stand for the root */
-	char path[LC_WALK_NAMEBUF];
-	char full[LC_PATH_MAX + LC_WALK_NAMEBUF];
-	char disp[LC_PATH_MAX + LC_WALK_NAMEBUF];
-	char link[LC_PATH_MAX];
-};
-
-enum {
-	LC_WS_ROOT,		/* root entry not returned yet */
-	LC_WS_TREE,		/* walking the stack */
-	LC_WS_DONE
-};
 
 /* The current path as the user wrote it (a user path for confinement). */
 static const char *
@@ -93,8 +54,8 @@ lc_walk_full(struct lc_walk *w)
 }
 
 /* The current path as the user wrote it, for messages. */
-static const char *
-lc_walk_disp(struct lc_walk *w)
+const char *
+lc__walk_disp(struct lc_walk *w)
 {
 	size_t n;
 
@@ -271,21 +232,26 @@ lc_walk_skip(struct lc_walk *w, struct lc_walk_entry *ent, struct lc_err *e,
     const char *why)
 {
 	lc_walk_ent(w, ent, 0);
-	lc_err_set(e, LC_ERR_IO, "%s: %s, skipped", lc_walk_disp(w), why);
+	if (w->flags & LC_WALK_FED) {
+		/* the caller waits for an answer about every name it fed */
+		lc_err_set(e, LC_ERR_IO, "%s: %s", lc__walk_disp(w), why);
+		return LC_WALK_FAIL;
+	}
+	lc_err_set(e, LC_ERR_IO, "%s: %s, skipped", lc__walk_disp(w), why);
 	return LC_WALK_SKIP;
 }
 
 /* An entry that could not be read: LC_WALK_FAIL. */
-static int
-lc_walk_fail(struct lc_walk *w, struct lc_walk_entry *ent, struct lc_err *e,
+int
+lc__walk_fail(struct lc_walk *w, struct lc_walk_entry *ent, struct lc_err *e,
     int err)
 {
 	lc_walk_ent(w, ent, 0);
 	if (err == EXDEV && w->conf->root_fd >= 0)
 		lc_err_set(e, LC_ERR_IO, "%s: refused, it leads outside %s",
-		    lc_walk_disp(w), w->conf->root);
+		    lc__walk_disp(w), w->conf->root);
 	else
-		lc_err_sys(e, LC_ERR_IO, err, "%s", lc_walk_disp(w));
+		lc_err_sys(e, LC_ERR_IO, err, "%s", lc__walk_disp(w));
 	return LC_WALK_FAIL;
 }
 
@@ -335,8 +301,6 @@ lc_walk_stat_link(struct lc_walk *w, int dirfd, const char *name,
 	lc_confine_stat(w->conf, -1, lc_walk_full(w), st, &err, &e);
 	return err;
 }
-
-#define LC_WALK_DIRFLAGS (O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOCTTY)
 
 /*
  * Reopen the top level (its descriptor was given up) from the nearest
@@ -411,21 +375,21 @@ lc_walk_descend(struct lc_walk *w, struct lc_walk_entry *ent,
 	    w->pend_link, &fd)) != 0) {
 		if (err == ENOENT)
 			return 0;	/* vanished */
-		return lc_walk_fail(w, ent, e, err);
+		return lc__walk_fail(w, ent, e, err);
 	}
 	if (fstat(fd, &st) != 0 || st.st_dev != w->pend_st.st_dev ||
 	    st.st_ino != w->pend_st.st_ino) {
 		close(fd);
 		lc_walk_ent(w, ent, 0);
 		lc_err_set(e, LC_ERR_IO, "%s: changed during the copy",
-		    lc_walk_disp(w));
+		    lc__walk_disp(w));
 		return LC_WALK_FAIL;
 	}
 	if ((r = lc_walk_push(w, fd, &st, &err)) == -LC_ERR_NOMEM)
 		return lc_err_set(e, LC_ERR_NOMEM, "%s: out of memory",
-		    lc_walk_disp(w));
+		    lc__walk_disp(w));
 	if (r != 0)
-		return lc_walk_fail(w, ent, e, err);
+		return lc__walk_fail(w, ent, e, err);
 	w->lv[w->depth - 1].link = w->pend_link;
 	return 0;
 }
@@ -456,12 +420,12 @@ lc_walk_file(struct lc_walk *w, int dirfd, const char *name, int link,
 	    O_NONBLOCK, link, &fd)) != 0) {
 		if (fl == ENOENT)
 			return 0;	/* vanished */
-		return lc_walk_fail(w, ent, e, fl);
+		return lc__walk_fail(w, ent, e, fl);
 	}
 	if (fstat(fd, &st) != 0 || lc_set_nonblock(fd, 0) != 0) {
 		fl = errno;
 		close(fd);
-		return lc_walk_fail(w, ent, e, fl);
+		return lc__walk_fail(w, ent, e, fl);
 	}
 	if (!S_ISREG(st.st_mode)) {	/* replaced since the lstat */
 		close(fd);
@@ -485,12 +449,10 @@ lc_walk_on_path(const struct lc_walk *w, const struct stat *st)
 	return 0;
 }
 
-/* The entry name in the top level (w->path already names it). */
-static int
-lc_walk_one(struct lc_walk *w, const char *name, struct lc_walk_entry *ent,
-    struct lc_err *e)
+int
+lc__walk_child(struct lc_walk *w, int dirfd, const char *name,
+    struct lc_walk_entry *ent, struct lc_err *e)
 {
-	int dirfd = w->lv[w->depth - 1].fd;
 	struct stat st;
 	ssize_t n;
 	int err, link;
@@ -498,14 +460,14 @@ lc_walk_one(struct lc_walk *w, const char *name, struct lc_walk_entry *ent,
 	if (fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) != 0) {
 		if (errno == ENOENT)
 			return 0;
-		return lc_walk_fail(w, ent, e, errno);
+		return lc__walk_fail(w, ent, e, errno);
 	}
 	if (S_ISLNK(st.st_mode) && !(w->flags & LC_WALK_FOLLOW)) {
 		n = readlinkat(dirfd, name, w->link, sizeof(w->link));
 		if (n < 0 && errno == ENOENT)
 			return 0;
 		if (n < 0)
-			return lc_walk_fail(w, ent, e, errno);
+			return lc__walk_fail(w, ent, e, errno);
 		if (n == 0 || (size_t)n >= sizeof(w->link))
 			return lc_walk_skip(w, ent, e, n == 0 ?
 			    "empty symlink" : "symlink target too long");
@@ -524,7 +486,7 @@ lc_walk_one(struct lc_walk *w, const char *name, struct lc_walk_entry *ent,
 		    fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) != 0 &&
 		    errno == ENOENT)
 			return 0;	/* the link itself vanished */
-		return lc_walk_fail(w, ent, e, err);
+		return lc__walk_fail(w, ent, e, err);
 	}
 	if (S_ISREG(st.st_mode) && (w->flags & LC_WALK_NOOPEN)) {
 		/* the caller opens it when it needs the data */
@@ -555,7 +517,9 @@ lc_walk_root(struct lc_walk *w, struct lc_walk_entry *ent, struct lc_err *e)
 	w->root_fd = -1;
 	w->state = LC_WS_TREE;
 	if (S_ISREG(w->root_st.st_mode)) {
-		w->state = LC_WS_DONE;
+		/* fed names below a file fail, but they are still taken */
+		if (!(w->flags & LC_WALK_FED))
+			w->state = LC_WS_DONE;
 		lc_walk_ent(w, ent, LC_KIND_REG);
 		ent->st = w->root_st;
 		ent->fd = fd;
@@ -568,11 +532,15 @@ lc_walk_root(struct lc_walk *w, struct lc_walk_entry *ent, struct lc_err *e)
 		w->root_fd = fd;
 		return LC_WALK_ENTRY;
 	}
+	if (w->flags & LC_WALK_FED) {	/* never listed: names come fed */
+		w->root_fd = fd;
+		return 0;
+	}
 	if ((r = lc_walk_push(w, fd, &w->root_st, &err)) == -LC_ERR_NOMEM)
 		return lc_err_set(e, LC_ERR_NOMEM, "%s: out of memory",
 		    w->root_disp);
 	if (r != 0)
-		return lc_walk_fail(w, ent, e, err);
+		return lc__walk_fail(w, ent, e, err);
 	return 0;
 }
 
@@ -592,16 +560,18 @@ lc_walk_lost(struct lc_walk *w, size_t bad, int err,
 		return 0;	/* vanished */
 	w->path[w->lv[bad].len] = '\0';
 	if (err != ESTALE)
-		return lc_walk_fail(w, ent, e, err);
+		return lc__walk_fail(w, ent, e, err);
 	lc_walk_ent(w, ent, 0);
 	lc_err_set(e, LC_ERR_IO, "%s: changed during the copy",
-	    lc_walk_disp(w));
+	    lc__walk_disp(w));
 	return LC_WALK_FAIL;
 }
 
 void
 lc_walk_prune(struct lc_walk *w)
 {
+	if (w->flags & LC_WALK_FED)
+		return;	/* nothing is listed: no directory to leave out */
 	if (w->state == LC_WS_TREE && w->depth == 0 && w->root_fd >= 0) {
 		/* the root directory: nothing more */
 		close(w->root_fd);
@@ -621,8 +591,13 @@ lc_walk_next(struct lc_walk *w, struct lc_walk_entry *ent, struct lc_err *e)
 	int r, err;
 
 	lc_walk_ent(w, ent, 0);
+	w->fed_cur = 0;
 	if (w->state == LC_WS_ROOT && (r = lc_walk_root(w, ent, e)) != 0)
 		goto out;
+	if ((w->flags & LC_WALK_FED) && w->state == LC_WS_TREE) {
+		r = lc__walk_fed_next(w, ent, e);
+		goto out;
+	}
 	if (w->state == LC_WS_TREE && w->root_fd >= 0) {
 		/* the root directory, returned on the last call */
 		r = lc_walk_push(w, w->root_fd, &w->root_st, &err);
@@ -633,7 +608,7 @@ lc_walk_next(struct lc_walk *w, struct lc_walk_entry *ent, struct lc_err *e)
 			goto out;
 		}
 		if (r != 0) {
-			r = lc_walk_fail(w, ent, e, err);
+			r = lc__walk_fail(w, ent, e, err);
 			goto out;
 		}
 	}
@@ -664,7 +639,7 @@ lc_walk_next(struct lc_walk *w, struct lc_walk_entry *ent, struct lc_err *e)
 			r = lc_walk_skip(w, ent, e, "name too long");
 			goto out;
 		}
-		if ((r = lc_walk_one(w, name, ent, e)) != 0)
+		if ((r = lc__walk_child(w, l->fd, name, ent, e)) != 0)
 			goto out;
 	}
 	return 0;
@@ -695,7 +670,9 @@ lc_walk_open(const struct lc_confine *conf, const char *path, uint32_t flags,
 	int fd = -1, err, r;
 
 	*out = NULL;
-	if ((flags & ~LC_WALK_MASK) != 0)
+	if ((flags & ~LC_WALK_MASK) != 0 || ((flags & LC_WALK_FED) &&
+	    (flags & (LC_WALK_RECURSIVE | LC_WALK_FOLLOW)) !=
+	    LC_WALK_RECURSIVE))
 		return lc_err_set(e, LC_ERR_INTERNAL, "walk: bad flags %#x",
 		    flags);
 	if (strlen(path) >= LC_PATH_MAX)
@@ -765,6 +742,7 @@ lc_walk_free(struct lc_walk *w)
 	while (w->depth > 0)
 		lc_walk_level_free(&w->lv[--w->depth]);
 	free(w->lv);
+	lc__walk_fed_free(w);
 	if (w->root_fd >= 0)
 		close(w->root_fd);
 	free(w);

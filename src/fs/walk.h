@@ -11,6 +11,10 @@
  * open ancestor (O_NOFOLLOW, the (st_dev, st_ino) checked at each step), so
  * nothing is resolved through a symlink that appeared meanwhile.
  *
+ * A fed walk (LC_WALK_FED, walk_fed.c) lists nothing: after the root it
+ * returns only the entries the caller names (lc_walk_feed), in that order,
+ * each resolved below the root without following a symlink.
+ *
  * Not thread-safe: one walk belongs to one thread.
  */
 #ifndef LANECP_WALK_H
@@ -29,12 +33,16 @@
 #define LC_WALK_NOOPEN 0x8u	/* regular files below the root: stat only,
 				   fd -1 (the caller opens them by path and
 				   checks st_dev and st_ino) */
-#define LC_WALK_MASK 0xfu
+#define LC_WALK_FED 0x10u	/* with RECURSIVE, not FOLLOW: after the root,
+				   only the names lc_walk_feed() gives */
+#define LC_WALK_MASK 0x1fu
 
 /* lc_walk_next() results besides 0 (end) and -LC_ERR_* */
 #define LC_WALK_ENTRY 1		/* *ent filled */
 #define LC_WALK_SKIP 2		/* ent->name skipped; e says why (a warning) */
 #define LC_WALK_FAIL 3		/* ent->name could not be read; e says why */
+#define LC_WALK_WAIT 4		/* FED: no name queued yet; feed one (or the
+				   end) and call again */
 
 /* Directory descriptors a walk keeps open at most (plus one briefly). */
 #define LC_WALK_MAX_FDS 24
@@ -59,9 +67,10 @@ struct lc_walk_entry {
  * from confinement), a root directory without LC_WALK_RECURSIVE ("PATH: is
  * a directory (use -r)"), a root that is not a regular file or directory
  * ("PATH: not a regular file"), a root whose basename is "", ".", ".." or
- * "/" without LC_WALK_CONTENTS (-LC_ERR_IO).  On success *out owns an open
- * descriptor of the root; free it with lc_walk_free().  *out is NULL on
- * error.
+ * "/" without LC_WALK_CONTENTS (-LC_ERR_IO).  LC_WALK_FED without
+ * LC_WALK_RECURSIVE or with LC_WALK_FOLLOW: -LC_ERR_INTERNAL.  On success
+ * *out owns an open descriptor of the root; free it with lc_walk_free().
+ * *out is NULL on error.
  */
 int lc_walk_open(const struct lc_confine *conf, const char *path,
     uint32_t flags, struct lc_walk **out, struct lc_err *e);
@@ -78,6 +87,8 @@ int lc_walk_open(const struct lc_confine *conf, const char *path,
  * during the walk are left out silently.  A directory is returned before
  * it is listed: if listing it fails, the next call returns LC_WALK_FAIL
  * naming it.  -LC_ERR_NOMEM (fatal; the walk is then finished).
+ * LC_WALK_FED: after the root, LC_WALK_WAIT while no name is queued and
+ * the end was not fed, 0 once it was and the queue is empty.
  */
 int lc_walk_next(struct lc_walk *w, struct lc_walk_entry *ent,
     struct lc_err *e);
@@ -88,6 +99,34 @@ int lc_walk_next(struct lc_walk *w, struct lc_walk_entry *ent,
  * entry.
  */
 void lc_walk_prune(struct lc_walk *w);
+
+/*
+ * LC_WALK_FED: queue name, the entry's name as the tree walk would give
+ * it ("ROOTBASE/a/b", or "a/b" below a CONTENTS root): lc_walk_next()
+ * resolves it below the root, each directory on the way opened with
+ * O_NOFOLLOW (a symlink there fails the entry), the last component
+ * lstat'ed and returned as a child in the tree walk is (a directory is not
+ * listed).  A name that is missing, unreadable or of another kind comes
+ * back as LC_WALK_FAIL, never left out silently: the caller answers for
+ * every name.  Refused (the walk unchanged): a name that lc_relname_ok()
+ * refuses or that is not below the root (-LC_ERR_DENIED); a walk not fed
+ * or already ended (-LC_ERR_INTERNAL); -LC_ERR_NOMEM.  The caller bounds
+ * the queue (lc_walk_fed_held()).
+ */
+int lc_walk_feed(struct lc_walk *w, const char *name, struct lc_err *e);
+
+/* LC_WALK_FED: no more names; lc_walk_next() ends once the queue is. */
+void lc_walk_feed_end(struct lc_walk *w);
+
+/* LC_WALK_FED: lc_walk_feed_end() was called. */
+int lc_walk_fed_ended(const struct lc_walk *w);
+
+/*
+ * LC_WALK_FED: names fed and not passed yet: those queued, plus the one
+ * lc_walk_next() returned last (the caller holds it until it asks for
+ * the next).
+ */
+size_t lc_walk_fed_held(const struct lc_walk *w);
 
 /* Close every descriptor the walk holds (not those handed out) and free. */
 void lc_walk_free(struct lc_walk *w);

@@ -87,6 +87,64 @@ lc_fz_fix_connect(struct lc_msg_connect *m)
 		m->ports[i] = lc_fz_port[i % LC_FZ_PORTS];
 }
 
+/*
+ * A fed request's pieces (LC_ADD_FED, SRC_ENTRY), by the first byte: a
+ * SRC_ADD with FED and any other flags, one SRC_ENTRY (a name below
+ * "sub" or ".", one that is not, any text) or its end, or a whole
+ * sequence: SRC_CREDIT, SRC_ADD(FED) and up to 15 names, and the end.
+ */
+static int
+lc_fz_fed(struct lc_buf *b, struct lc_fz *f)
+{
+	static const char *roots[] = { "sub", ".", "src.bin", "sub/" };
+	static const char *names[] = { "sub/x", "src.bin", "sub",
+		"sub/../src.bin", "src.bin/x", "x/y", "sub/x/y", "sub/z" };
+	struct lc_msg_src_credit c;
+	struct lc_msg_src_add a;
+	struct lc_msg_src_entry e;
+	uint8_t op = (uint8_t)lc_fz_take(f, 1), n, pick;
+	int r = 0;
+
+	memset(&a, 0, sizeof(a));
+	a.flags = LC_ADD_FED | LC_ADD_RECURSIVE;
+	if (op & 0x80)	/* other flags too, the refused ones as well */
+		a.flags |= (uint32_t)lc_fz_take(f, 1) & LC_ADD_MASK;
+	pick = (uint8_t)lc_fz_take(f, 1) % 4;
+	if (pick == 1)
+		a.flags |= LC_ADD_CONTENTS;
+	snprintf(a.path, sizeof(a.path), "%s", roots[pick]);
+	if ((op & 3) == 0)
+		return lc_msg_put_src_add(b, &a);
+	memset(&e, 0, sizeof(e));
+	if ((op & 3) == 2) {
+		e.flags = LC_ENTRY_END;
+		return lc_msg_put_src_entry(b, &e);
+	}
+	if ((op & 3) == 3) {
+		c.upto = (uint32_t)lc_fz_take(f, 1);
+		if ((r = lc_msg_put_src_credit(b, &c)) != 0 ||
+		    (r = lc_msg_put_src_add(b, &a)) != 0)
+			return r;
+	}
+	n = (op & 3) == 3 ? (uint8_t)((op >> 2) & 15) : 1;
+	for (uint8_t i = 0; i < n && r == 0; i++) {
+		pick = (uint8_t)lc_fz_take(f, 1);
+		if (pick < 8)
+			snprintf(e.name, sizeof(e.name), "%s", names[pick]);
+		else
+			lc_fz_str(f, e.name, sizeof(e.name));
+		if (e.name[0] == '\0')
+			snprintf(e.name, sizeof(e.name), "sub/z");
+		r = lc_msg_put_src_entry(b, &e);
+	}
+	if (r == 0 && (op & 3) == 3) {
+		memset(&e, 0, sizeof(e));
+		e.flags = LC_ENTRY_END;
+		r = lc_msg_put_src_entry(b, &e);
+	}
+	return r;
+}
+
 static int
 lc_fz_build(struct lc_buf *b, uint8_t sel, struct lc_fz *f)
 {
@@ -107,6 +165,8 @@ lc_fz_build(struct lc_buf *b, uint8_t sel, struct lc_fz *f)
 		struct lc_msg_src_filter filter;
 		struct lc_msg_del_scan scan;
 		struct lc_msg_delete del;
+		struct lc_msg_src_entry entry;
+		struct lc_msg_src_credit credit;
 	} m;
 	static const char *paths[] = { "src.bin", "out", "out/", "dst.bin",
 		"sub", "sub/x", "/", ".", "..", "src.bin/x" };
@@ -114,7 +174,7 @@ lc_fz_build(struct lc_buf *b, uint8_t sel, struct lc_fz *f)
 	uint8_t pick;
 
 	memset(&m, 0, sizeof(m));
-	switch (sel % 21) {
+	switch (sel % 22) {
 	case 0:
 		m.hello.magic = LC_PROTO_MAGIC;
 		m.hello.proto = LC_PROTO_VERSION;
@@ -265,6 +325,8 @@ lc_fz_build(struct lc_buf *b, uint8_t sel, struct lc_fz *f)
 		return lc_msg_put_src_filter(b, &m.filter);
 	case 20:	/* the sink's end of the list, early, late or twice */
 		return lc_msg_put_empty(b, LC_MSG_SINK_NOMORE);
+	case 21:	/* a fed request: SRC_ADD(FED), SRC_ENTRY, or both */
+		return lc_fz_fed(b, f);
 	default:	/* a frame the agent never expects */
 		return lc_msg_put_empty(b, (uint8_t)lc_fz_take(f, 1));
 	}

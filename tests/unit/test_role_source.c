@@ -675,4 +675,298 @@ LC_TEST(source_reconnect_gives_up_tls)
 	t_give_up(LC_XFER_ENCRYPT);
 }
 
+/* ---- a fed request (LC_ADD_FED, SRC_ENTRY) ---- */
+
+struct t_fed {
+	struct host h;
+	char dir[64];
+	char root[128];
+};
+
+static void
+t_fed_file(struct t_fed *t, const char *name, const char *text)
+{
+	char p[256];
+	int fd;
+
+	snprintf(p, sizeof(p), "%s/%s", t->dir, name);
+	LC_CHECK((fd = open(p, O_WRONLY | O_CREAT | O_EXCL, 0644)) >= 0);
+	LC_CHECK(write(fd, text, strlen(text)) == (ssize_t)strlen(text));
+	close(fd);
+}
+
+static void
+t_fed_mkdir(struct t_fed *t, const char *name)
+{
+	char p[256];
+
+	snprintf(p, sizeof(p), "%s/%s", t->dir, name);
+	LC_CHECK(mkdir(p, 0755) == 0);
+}
+
+/* dir/{a, b/{x}, c -> a, d/{e}, skip/{f}} in a new host's temp dir */
+static void
+t_fed_start(struct t_fed *t)
+{
+	char p[256];
+
+	memset(t, 0, sizeof(*t));
+	host_tmpdir(t->dir, sizeof(t->dir), "role-fed");
+	snprintf(t->root, sizeof(t->root), "%s/dir", t->dir);
+	t_fed_mkdir(t, "dir");
+	t_fed_file(t, "dir/a", "abc");
+	t_fed_mkdir(t, "dir/b");
+	t_fed_file(t, "dir/b/x", "x");
+	snprintf(p, sizeof(p), "%s/dir/c", t->dir);
+	LC_CHECK(symlink("a", p) == 0);
+	t_fed_mkdir(t, "dir/d");
+	t_fed_file(t, "dir/d/e", "12345");
+	t_fed_mkdir(t, "dir/skip");
+	t_fed_file(t, "dir/skip/f", "");
+	host_init(&t->h, &lc_source_ops);
+}
+
+static void
+t_fed_stop(struct t_fed *t)
+{
+	host_free_role(&t->h);
+	host_fini(&t->h);
+	host_rmdir(t->dir);
+}
+
+static void
+t_fed_add(struct t_fed *t, uint32_t flags, const char *path, int *r)
+{
+	struct lc_msg_src_add add;
+
+	memset(&add, 0, sizeof(add));
+	add.flags = flags;
+	snprintf(add.path, sizeof(add.path), "%s", path);
+	host_send_r(&t->h, r, lc_msg_put_src_add, &add);
+}
+
+static void
+t_fed_credit(struct t_fed *t, uint32_t upto)
+{
+	struct lc_msg_src_credit c = { .upto = upto };
+
+	host_send(&t->h, lc_msg_put_src_credit, &c);
+}
+
+/* SRC_ENTRY name ("" with END); the handler's result. */
+static int
+t_fed_entry(struct t_fed *t, const char *name)
+{
+	struct lc_msg_src_entry m;
+	int r;
+
+	memset(&m, 0, sizeof(m));
+	m.flags = name[0] == '\0' ? LC_ENTRY_END : 0;
+	snprintf(m.name, sizeof(m.name), "%s", name);
+	host_send_r(&t->h, &r, lc_msg_put_src_entry, &m);
+	return r;
+}
+
+/*
+ * The messages the source wrote so far, one line each: "FILE id kind
+ * name size [-> link]", "FAIL name | msg", "LISTED files bytes".
+ */
+static void
+t_fed_out(struct t_fed *t, const char *want)
+{
+	char got[4096] = "";
+	size_t len = 0, n;
+	uint8_t type;
+	union lc_msg_any m;
+
+	while (host_next_msg(&t->h, &type, host_payload, sizeof(host_payload),
+	    &n)) {
+		if (type == LC_MSG_PROGRESS)
+			continue;
+		LC_CHECK(lc_msg_get(type, host_payload, n, &m) == 0);
+		if (type == LC_MSG_FILE)
+			len += (size_t)snprintf(got + len, sizeof(got) - len,
+			    "FILE %u %u %s %llu%s%s\n", m.file.id,
+			    m.file.kind, m.file.name,
+			    (unsigned long long)m.file.size,
+			    m.file.link[0] != '\0' ? " -> " : "", m.file.link);
+		else if (type == LC_MSG_FILE_FAIL)
+			len += (size_t)snprintf(got + len, sizeof(got) - len,
+			    "FAIL %s | %s\n", m.file_fail.name,
+			    strstr(m.file_fail.msg, "dir/"));
+		else if (type == LC_MSG_SRC_LISTED)
+			len += (size_t)snprintf(got + len, sizeof(got) - len,
+			    "LISTED %u %llu\n", m.src_listed.files,
+			    (unsigned long long)m.src_listed.bytes);
+		else
+			len += (size_t)snprintf(got + len, sizeof(got) - len,
+			    "%s\n", lc_msg_name(type));
+		LC_CHECK(len < sizeof(got));
+	}
+	LC_CHECK_STR(got, want);
+}
+
+/*
+ * The root, then exactly the entries named, in the order named, as far
+ * as the credit reaches; nothing below a directory named; a missing one
+ * fails; an excluded one (or one below an excluded directory) is left
+ * out; SRC_LISTED after the end, counting what was announced.
+ */
+LC_TEST(source_fed_request)
+{
+	struct lc_msg_src_filter flt;
+	struct t_fed t;
+	int r;
+
+	t_fed_start(&t);
+	memset(&flt, 0, sizeof(flt));
+	flt.kind = LC_FILTER_EXCLUDE;
+	snprintf(flt.pattern, sizeof(flt.pattern), "skip");
+	host_send(&t.h, lc_msg_put_src_filter, &flt);
+	t_fed_credit(&t, 3);	/* ids 1 and 2 */
+	t_fed_add(&t, LC_ADD_FED | LC_ADD_RECURSIVE, t.root, &r);
+	LC_CHECK_EQ_I(r, 0);
+	t_fed_out(&t, "FILE 1 2 dir 0\n");
+	LC_CHECK_EQ_I(t_fed_entry(&t, "dir/d/e"), 0);
+	t_fed_out(&t, "FILE 2 1 dir/d/e 5\n");
+	LC_CHECK_EQ_I(t_fed_entry(&t, "dir/b"), 0);
+	LC_CHECK_EQ_I(t_fed_entry(&t, "dir/skip/f"), 0);
+	LC_CHECK_EQ_I(t_fed_entry(&t, "dir/missing"), 0);
+	LC_CHECK_EQ_I(t_fed_entry(&t, "dir/c"), 0);
+	t_fed_out(&t, "");	/* no credit */
+	t_fed_credit(&t, 100);
+	t_fed_out(&t,
+	    "FILE 3 2 dir/b 0\n"
+	    "FAIL dir/missing | dir/missing: No such file or directory\n"
+	    "FILE 4 3 dir/c 0 -> a\n");
+	LC_CHECK_EQ_I(t_fed_entry(&t, "dir/a"), 0);
+	LC_CHECK_EQ_I(t_fed_entry(&t, "dir/skip"), 0);
+	t_fed_out(&t, "FILE 5 1 dir/a 3\n");
+	LC_CHECK_EQ_I(t_fed_entry(&t, ""), 0);
+	t_fed_out(&t, "LISTED 5 8\n");
+	/* the request is over: no name, no second end */
+	LC_CHECK(t_fed_entry(&t, "dir/a") != 0);
+	LC_CHECK_EQ_U(t.h.err.code, LC_ERR_PROTO);
+	LC_CHECK(strstr(t.h.err.msg, "SRC_ENTRY after the end") != NULL);
+	t_fed_stop(&t);
+
+	/* a contents request: no root entry, names below it; the end
+	   before the credit: SRC_LISTED only once all is announced */
+	t_fed_start(&t);
+	t_fed_add(&t, LC_ADD_FED | LC_ADD_RECURSIVE | LC_ADD_CONTENTS,
+	    t.root, &r);
+	LC_CHECK_EQ_I(r, 0);
+	LC_CHECK_EQ_I(t_fed_entry(&t, "b/x"), 0);
+	LC_CHECK_EQ_I(t_fed_entry(&t, ""), 0);
+	LC_CHECK(t_fed_entry(&t, "a") != 0);	/* a name after the end */
+	LC_CHECK_EQ_U(t.h.err.code, LC_ERR_PROTO);
+	t.h.failed = 0;
+	t_fed_out(&t, "");
+	t_fed_credit(&t, 2);
+	t_fed_out(&t, "FILE 1 1 b/x 1\nLISTED 1 1\n");
+	t_fed_stop(&t);
+}
+
+/* SRC_ENTRY without a fed request, or one that names no entry below it. */
+LC_TEST(source_fed_entry_refused)
+{
+	struct t_fed t;
+	int r;
+
+	t_fed_start(&t);
+	LC_CHECK(t_fed_entry(&t, "dir/a") != 0);
+	LC_CHECK_EQ_U(t.h.err.code, LC_ERR_PROTO);
+	LC_CHECK(strstr(t.h.err.msg, "without a fed request") != NULL);
+	t_fed_stop(&t);
+
+	t_fed_start(&t);	/* a request, not fed */
+	t_fed_add(&t, LC_ADD_RECURSIVE, t.root, &r);
+	LC_CHECK_EQ_I(r, 0);
+	LC_CHECK(t_fed_entry(&t, "") != 0);
+	LC_CHECK_EQ_U(t.h.err.code, LC_ERR_PROTO);
+	t_fed_stop(&t);
+
+	t_fed_start(&t);	/* not below the root */
+	t_fed_add(&t, LC_ADD_FED | LC_ADD_RECURSIVE, t.root, &r);
+	LC_CHECK_EQ_I(r, 0);
+	LC_CHECK(t_fed_entry(&t, "other/a") != 0);
+	LC_CHECK_EQ_U(t.h.err.code, LC_ERR_PROTO);
+	LC_CHECK(strstr(t.h.err.msg, "not a name below") != NULL);
+	t_fed_stop(&t);
+}
+
+/* A fed request is the only one, recursive, without -L or --shard. */
+LC_TEST(source_fed_only_request)
+{
+	static const uint32_t bad[] = { LC_ADD_FED,
+		LC_ADD_FED | LC_ADD_RECURSIVE | LC_ADD_FOLLOW,
+		LC_ADD_FED | LC_ADD_STDIN, LC_ADD_FED | LC_ADD_RECURSIVE |
+		LC_ADD_PROGRAM };
+	struct lc_msg_src_filter flt;
+	struct t_fed t;
+	int r;
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		t_fed_start(&t);
+		t_fed_add(&t, bad[i], t.root, &r);
+		LC_CHECK(r != 0);
+		LC_CHECK_EQ_U(t.h.err.code, LC_ERR_PROTO);
+		t_fed_stop(&t);
+	}
+	t_fed_start(&t);	/* after another request */
+	t_fed_add(&t, LC_ADD_RECURSIVE, t.root, &r);
+	LC_CHECK_EQ_I(r, 0);
+	t_fed_add(&t, LC_ADD_FED | LC_ADD_RECURSIVE, t.root, &r);
+	LC_CHECK(r != 0);
+	LC_CHECK_EQ_U(t.h.err.code, LC_ERR_PROTO);
+	t_fed_stop(&t);
+
+	t_fed_start(&t);	/* another after it */
+	t_fed_add(&t, LC_ADD_FED | LC_ADD_RECURSIVE, t.root, &r);
+	LC_CHECK_EQ_I(r, 0);
+	t_fed_add(&t, LC_ADD_RECURSIVE, t.root, &r);
+	LC_CHECK(r != 0);
+	LC_CHECK_EQ_U(t.h.err.code, LC_ERR_PROTO);
+	LC_CHECK(strstr(t.h.err.msg, "only request") != NULL);
+	t_fed_stop(&t);
+
+	t_fed_start(&t);	/* sharded */
+	memset(&flt, 0, sizeof(flt));
+	flt.kind = LC_FILTER_SHARD;
+	snprintf(flt.pattern, sizeof(flt.pattern), "1/2");
+	host_send(&t.h, lc_msg_put_src_filter, &flt);
+	t_fed_add(&t, LC_ADD_FED | LC_ADD_RECURSIVE, t.root, &r);
+	LC_CHECK(r != 0);
+	LC_CHECK_EQ_U(t.h.err.code, LC_ERR_PROTO);
+	t_fed_stop(&t);
+}
+
+/*
+ * Names held not yet announced are bounded: LC_FED_QUEUE_MAX of them (the
+ * one resolved and waiting for credit among them), not one more.
+ */
+LC_TEST(source_fed_queue_bound)
+{
+	struct t_fed t;
+	int r;
+
+	t_fed_start(&t);
+	t_fed_credit(&t, 2);	/* the root only */
+	t_fed_add(&t, LC_ADD_FED | LC_ADD_RECURSIVE, t.root, &r);
+	LC_CHECK_EQ_I(r, 0);
+	t_fed_out(&t, "FILE 1 2 dir 0\n");
+	for (uint32_t i = 0; i < LC_FED_QUEUE_MAX; i++)
+		LC_CHECK_EQ_I(t_fed_entry(&t, "dir/a"), 0);
+	LC_CHECK(t_fed_entry(&t, "dir/a") != 0);
+	LC_CHECK_EQ_U(t.h.err.code, LC_ERR_PROTO);
+	LC_CHECK(strstr(t.h.err.msg, "8192") != NULL);
+	t.h.failed = 0;
+	/* one announced makes room for one more */
+	t_fed_credit(&t, 3);
+	t_fed_out(&t, "FILE 2 1 dir/a 3\n");
+	LC_CHECK_EQ_I(t_fed_entry(&t, "dir/a"), 0);
+	LC_CHECK(t_fed_entry(&t, "dir/a") != 0);
+	t_fed_stop(&t);
+}
+
 LC_TEST_MAIN()

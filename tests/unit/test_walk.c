@@ -833,4 +833,260 @@ LC_TEST(dir_replaced_by_symlink)
 	lc_walk_free(w);
 }
 
+/* ---- a fed walk (LC_WALK_FED) ---- */
+
+/* One result of a fed walk as t_walk writes it ("W" for LC_WALK_WAIT). */
+static void
+t_fed_line(FILE *f, int r, const struct lc_walk_entry *ent)
+{
+	if (r == LC_WALK_WAIT) {
+		fputs("W\n", f);
+		return;
+	}
+	if (r == LC_WALK_FAIL || r == LC_WALK_SKIP) {
+		LC_CHECK_EQ_I(ent->fd, -1);
+		fprintf(f, "%c %s | %s\n", r == LC_WALK_FAIL ? 'F' : 'S',
+		    ent->name, env.e.msg);
+		lc_err_clear(&env.e);
+		return;
+	}
+	LC_CHECK_EQ_I(r, LC_WALK_ENTRY);
+	if (ent->kind == LC_KIND_REG) {
+		LC_CHECK(S_ISREG(ent->st.st_mode));
+		fprintf(f, "f %s %lld%s\n", ent->name,
+		    (long long)ent->st.st_size, ent->fd >= 0 ? " open" : "");
+		if (ent->fd >= 0)
+			close(ent->fd);
+	} else if (ent->kind == LC_KIND_DIR) {
+		LC_CHECK(S_ISDIR(ent->st.st_mode));
+		LC_CHECK_EQ_I(ent->fd, -1);
+		fprintf(f, "d %s\n", ent->name);
+	} else {
+		LC_CHECK_EQ_I(ent->kind, LC_KIND_SYMLINK);
+		LC_CHECK(S_ISLNK(ent->st.st_mode));
+		LC_CHECK_EQ_I(ent->st.st_size, 0);
+		fprintf(f, "l %s -> %s\n", ent->name, ent->link);
+	}
+}
+
+/* Results until the walk waits or ends, onto f. */
+static void
+t_fed_drain(struct lc_walk *w, FILE *f)
+{
+	struct lc_walk_entry ent;
+	int r, n = 0;
+
+	do {
+		LC_CHECK(n++ < 1000);
+		r = lc_walk_next(w, &ent, &env.e);
+		LC_CHECK(r >= 0);
+		if (r > 0)
+			t_fed_line(f, r, &ent);
+	} while (r != 0 && r != LC_WALK_WAIT);
+	if (r == 0)
+		fputs("E\n", f);
+}
+
+/*
+ * Open path fed (flags besides FED and RECURSIVE), feed names (NULL-ended)
+ * and drain, then the end and drain: the transcript.  No descriptor left.
+ */
+static char *
+t_fed(const char *path, uint32_t flags, const char *const *names)
+{
+	struct lc_walk *w;
+	char *out = NULL;
+	size_t outlen = 0;
+	FILE *f;
+	int base = lc_test_nfds();
+
+	LC_CHECK((f = open_memstream(&out, &outlen)) != NULL);
+	lc_err_clear(&env.e);
+	LC_CHECK_EQ_I(lc_walk_open(&env.conf, path, flags | LC_WALK_FED |
+	    LC_WALK_RECURSIVE, &w, &env.e), 0);
+	for (; *names != NULL; names++)
+		LC_CHECK_EQ_I(lc_walk_feed(w, *names, &env.e), 0);
+	t_fed_drain(w, f);
+	lc_walk_feed_end(w);
+	t_fed_drain(w, f);
+	lc_walk_free(w);
+	LC_CHECK_EQ_I(lc_test_nfds(), base);
+	LC_CHECK(fclose(f) == 0);
+	return out;
+}
+
+static void
+t_fed_expect(const char *path, uint32_t flags, const char *const *names,
+    const char *want)
+{
+	char *got = t_fed(path, flags, names);
+
+	LC_CHECK_STR(got, want);
+	free(got);
+}
+
+/* The names come back in the order fed, nothing else, no directory read. */
+LC_TEST(fed_order_and_kinds)
+{
+	static const char *const names[] = { "root/c/e/f", "root/b",
+		"root/l", "root/c", "root/a", "root/a", NULL };
+
+	t_env();
+	t_basic_tree();
+	t_file("root/b/inside", "");
+	t_link("a", "root/l");
+	t_fed_expect("root", LC_WALK_NOOPEN, names,
+	    "d root\n"
+	    "f root/c/e/f 1\n"
+	    "d root/b\n"
+	    "l root/l -> a\n"
+	    "d root/c\n"
+	    "f root/a 3\n"
+	    "f root/a 3\n"
+	    "W\n"
+	    "E\n");
+	/* without NOOPEN a regular file comes open, as in the tree walk */
+	static const char *const one[] = { "root/a", NULL };
+	t_fed_expect("root", 0, one, "d root\nf root/a 3 open\nW\nE\n");
+	/* a contents request: no root entry, names without the base */
+	static const char *const rel[] = { "c/d", "b", NULL };
+	t_fed_expect("root/", LC_WALK_CONTENTS | LC_WALK_NOOPEN, rel,
+	    "f c/d 0\nd b\nW\nE\n");
+}
+
+/*
+ * A symlink on the way is not followed, whether it leads inside the root
+ * or out of it; the link itself, named, is a symlink entry.
+ */
+LC_TEST(fed_symlinked_parent_fails)
+{
+	static const char *const names[] = { "root/in/a", "root/out/secret",
+		"root/out", "root/real/a", NULL };
+
+	t_env();
+	t_dir("root");
+	t_dir("root/real");
+	t_file("root/real/a", "x");
+	t_dir("other");
+	t_file("other/secret", "s");
+	t_link("real", "root/in");
+	t_link("../other", "root/out");
+	t_fed_expect("root", LC_WALK_NOOPEN, names,
+	    "d root\n"
+	    "F root/in/a | root/in/a: in on the way is a symlink, not "
+	    "followed\n"
+	    "F root/out/secret | root/out/secret: out on the way is a "
+	    "symlink, not followed\n"
+	    "l root/out -> ../other\n"
+	    "f root/real/a 1\n"
+	    "W\nE\n");
+}
+
+/* Missing names and those of another kind fail: every name is answered. */
+LC_TEST(fed_missing_and_special_fail)
+{
+	static const char *const names[] = { "root/nope", "root/a/x",
+		"root/none/x", "root/p", "root/c/d", NULL };
+
+	t_env();
+	t_basic_tree();
+	LC_CHECK(mkfifo("root/p", 0644) == 0);
+	t_fed_expect("root", LC_WALK_NOOPEN, names,
+	    "d root\n"
+	    "F root/nope | root/nope: No such file or directory\n"
+	    "F root/a/x | root/a/x: Not a directory\n"
+	    "F root/none/x | root/none/x: No such file or directory\n"
+	    "F root/p | root/p: a FIFO\n"
+	    "f root/c/d 0\n"
+	    "W\nE\n");
+	/* below a root that is a regular file nothing can be */
+	static const char *const below[] = { "a/x", NULL };
+	t_fed_expect("root/a", LC_WALK_NOOPEN, below,
+	    "f a 3 open\nF a/x | root/a/x: Not a directory\nW\nE\n");
+}
+
+/* Names not below the root are refused when fed, the walk unchanged. */
+LC_TEST(fed_refused_names)
+{
+	static const char *const bad[] = { "root", "root/", "rootx/a",
+		"other/a", "/root/a", "root/../a", "root/./a", "root//a", "",
+		"a", NULL };
+	struct lc_walk *w;
+	struct lc_walk_entry ent;
+	size_t i;
+
+	t_env();
+	t_basic_tree();
+	LC_CHECK_EQ_I(lc_walk_open(&env.conf, "root", LC_WALK_FED |
+	    LC_WALK_RECURSIVE | LC_WALK_NOOPEN, &w, &env.e), 0);
+	for (i = 0; bad[i] != NULL; i++) {
+		lc_err_clear(&env.e);
+		LC_CHECK_EQ_I(lc_walk_feed(w, bad[i], &env.e), -LC_ERR_DENIED);
+		LC_CHECK(strstr(env.e.msg, "not a name below root") != NULL);
+	}
+	LC_CHECK_EQ_U(lc_walk_fed_held(w), 0);
+	LC_CHECK_EQ_I(lc_walk_next(w, &ent, &env.e), LC_WALK_ENTRY);
+	LC_CHECK_STR(ent.name, "root");
+	LC_CHECK_EQ_I(lc_walk_next(w, &ent, &env.e), LC_WALK_WAIT);
+	lc_walk_free(w);
+	/* contents: no base, the names are relative ones */
+	LC_CHECK_EQ_I(lc_walk_open(&env.conf, "root/", LC_WALK_FED |
+	    LC_WALK_RECURSIVE | LC_WALK_CONTENTS, &w, &env.e), 0);
+	LC_CHECK_EQ_I(lc_walk_feed(w, "/a", &env.e), -LC_ERR_DENIED);
+	LC_CHECK_EQ_I(lc_walk_feed(w, "../a", &env.e), -LC_ERR_DENIED);
+	LC_CHECK_EQ_I(lc_walk_feed(w, "a", &env.e), 0);
+	lc_walk_free(w);	/* a name still queued is freed */
+	/* FED only recursive, never with FOLLOW */
+	LC_CHECK_EQ_I(lc_walk_open(&env.conf, "root", LC_WALK_FED, &w,
+	    &env.e), -LC_ERR_INTERNAL);
+	LC_CHECK_EQ_I(lc_walk_open(&env.conf, "root", LC_WALK_FED |
+	    LC_WALK_RECURSIVE | LC_WALK_FOLLOW, &w, &env.e),
+	    -LC_ERR_INTERNAL);
+}
+
+/*
+ * WAIT while nothing is queued, names held counted up to the one the
+ * caller was given last, the end after feed_end, no name after it.
+ */
+LC_TEST(fed_wait_held_end)
+{
+	struct lc_walk *w;
+	struct lc_walk_entry ent;
+
+	t_env();
+	t_basic_tree();
+	LC_CHECK_EQ_I(lc_walk_open(&env.conf, "root", LC_WALK_FED |
+	    LC_WALK_RECURSIVE | LC_WALK_NOOPEN, &w, &env.e), 0);
+	LC_CHECK_EQ_I(lc_walk_feed(w, "root/a", &env.e), 0);
+	LC_CHECK_EQ_I(lc_walk_feed(w, "root/b", &env.e), 0);
+	LC_CHECK_EQ_U(lc_walk_fed_held(w), 2);
+	LC_CHECK_EQ_I(lc_walk_next(w, &ent, &env.e), LC_WALK_ENTRY);
+	LC_CHECK_STR(ent.name, "root");	/* the root is not a fed name */
+	LC_CHECK_EQ_U(lc_walk_fed_held(w), 2);
+	LC_CHECK_EQ_I(lc_walk_next(w, &ent, &env.e), LC_WALK_ENTRY);
+	LC_CHECK_STR(ent.name, "root/a");
+	LC_CHECK_EQ_U(lc_walk_fed_held(w), 2);	/* 1 queued + root/a */
+	LC_CHECK_EQ_I(lc_walk_next(w, &ent, &env.e), LC_WALK_ENTRY);
+	LC_CHECK_STR(ent.name, "root/b");
+	LC_CHECK_EQ_U(lc_walk_fed_held(w), 1);
+	LC_CHECK_EQ_I(lc_walk_next(w, &ent, &env.e), LC_WALK_WAIT);
+	LC_CHECK_EQ_I(lc_walk_next(w, &ent, &env.e), LC_WALK_WAIT);
+	LC_CHECK_EQ_U(lc_walk_fed_held(w), 0);
+	LC_CHECK(!lc_walk_fed_ended(w));
+	LC_CHECK_EQ_I(lc_walk_feed(w, "root/c/d", &env.e), 0);
+	lc_walk_feed_end(w);
+	LC_CHECK(lc_walk_fed_ended(w));
+	LC_CHECK_EQ_I(lc_walk_feed(w, "root/a", &env.e), -LC_ERR_INTERNAL);
+	LC_CHECK_EQ_I(lc_walk_next(w, &ent, &env.e), LC_WALK_ENTRY);
+	LC_CHECK_STR(ent.name, "root/c/d");
+	LC_CHECK_EQ_I(lc_walk_next(w, &ent, &env.e), 0);
+	LC_CHECK_EQ_I(lc_walk_next(w, &ent, &env.e), 0);
+	lc_walk_free(w);
+	/* a tree walk is not fed */
+	LC_CHECK_EQ_I(lc_walk_open(&env.conf, "root", LC_WALK_RECURSIVE, &w,
+	    &env.e), 0);
+	LC_CHECK_EQ_I(lc_walk_feed(w, "root/a", &env.e), -LC_ERR_INTERNAL);
+	lc_walk_free(w);
+}
+
 LC_TEST_MAIN()

@@ -858,6 +858,62 @@ LC_TEST(file_fail)
 	lc_buf_free(&b);
 }
 
+/*
+ * SRC_ENTRY: a name without flags, or flag END with the name empty; END
+ * with a name, no END with none, or a flag outside the mask: rejected.
+ */
+LC_TEST(src_entry_checks)
+{
+	struct lc_buf b;
+	struct lc_msg_src_entry m, m2;
+	const uint8_t *p;
+	size_t n;
+
+	lc_buf_init(&b, LC_CTL_MAX + 8);
+	memset(&m, 0, sizeof(m));
+	snprintf(m.name, sizeof(m.name), "dir/a b/c");
+	LC_CHECK(lc_msg_put_src_entry(&b, &m) == 0);
+	one_frame(&b, LC_MSG_SRC_ENTRY, &p, &n);
+	LC_CHECK(lc_msg_get_src_entry(p, n, &m2) == 0);
+	LC_CHECK(memcmp(&m, &m2, sizeof(m)) == 0);
+	memset(&m, 0, sizeof(m));
+	m.flags = LC_ENTRY_END;
+	lc_buf_reset(&b);
+	LC_CHECK(lc_msg_put_src_entry(&b, &m) == 0);
+	one_frame(&b, LC_MSG_SRC_ENTRY, &p, &n);
+	LC_CHECK(lc_msg_get_src_entry(p, n, &m2) == 0);
+	LC_CHECK_EQ_U(m2.flags, LC_ENTRY_END);
+	LC_CHECK_STR(m2.name, "");
+	/* END with a name */
+	snprintf(m.name, sizeof(m.name), "dir/a");
+	lc_buf_reset(&b);
+	LC_CHECK(lc_msg_put_src_entry(&b, &m) == 0);
+	one_frame(&b, LC_MSG_SRC_ENTRY, &p, &n);
+	LC_CHECK(lc_msg_get_src_entry(p, n, &m2) == -LC_ERR_PROTO);
+	/* neither END nor a name */
+	memset(&m, 0, sizeof(m));
+	lc_buf_reset(&b);
+	LC_CHECK(lc_msg_put_src_entry(&b, &m) == 0);
+	one_frame(&b, LC_MSG_SRC_ENTRY, &p, &n);
+	LC_CHECK(lc_msg_get_src_entry(p, n, &m2) == -LC_ERR_PROTO);
+	/* every flag outside the mask, with a name and with the end */
+	LC_CHECK_EQ_U(LC_ENTRY_END, LC_ENTRY_MASK);
+	for (int bit = 1; bit < 32; bit++) {
+		for (int end = 0; end < 2; end++) {
+			m.flags = (1u << bit) | (end ? LC_ENTRY_END : 0);
+			snprintf(m.name, sizeof(m.name), "%s", end ? "" : "a");
+			lc_buf_reset(&b);
+			LC_CHECK(lc_msg_put_src_entry(&b, &m) == 0);
+			one_frame(&b, LC_MSG_SRC_ENTRY, &p, &n);
+			LC_CHECK(lc_msg_get_src_entry(p, n, &m2) ==
+			    -LC_ERR_PROTO);
+		}
+	}
+	LC_CHECK_STR(lc_msg_name(LC_MSG_SRC_ENTRY), "SRC_ENTRY");
+	LC_CHECK_EQ_I(lc_msg_owner(LC_MSG_SRC_ENTRY), LC_OWNER_SOURCE);
+	lc_buf_free(&b);
+}
+
 LC_TEST(src_add_and_sink_target_flags)
 {
 	struct lc_buf b;
@@ -878,8 +934,9 @@ LC_TEST(src_add_and_sink_target_flags)
 		LC_CHECK(memcmp(&a, &a2, sizeof(a)) == 0);
 	}
 	LC_CHECK_EQ_U(LC_ADD_RECURSIVE | LC_ADD_FOLLOW | LC_ADD_CONTENTS |
-	    LC_ADD_NAMES | LC_ADD_STDIN | LC_ADD_PROGRAM, LC_ADD_MASK);
-	for (int bit = 6; bit < 32; bit++) {
+	    LC_ADD_NAMES | LC_ADD_STDIN | LC_ADD_PROGRAM | LC_ADD_FED,
+	    LC_ADD_MASK);
+	for (int bit = 7; bit < 32; bit++) {
 		a.flags = LC_ADD_RECURSIVE | (1u << bit);
 		lc_buf_reset(&b);
 		LC_CHECK(lc_msg_put_src_add(&b, &a) == 0);

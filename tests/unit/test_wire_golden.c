@@ -90,6 +90,7 @@ t_build(size_t i, struct lc_buf *b)
 		struct lc_msg_del_scanned scanned;
 		struct lc_msg_delete del;
 		struct lc_msg_deleted deleted;
+		struct lc_msg_src_entry entry;
 	} m;
 	static char longmsg[3000];
 	uint8_t nonce[LC_TAKEOVER_NONCE_LEN];
@@ -429,6 +430,16 @@ t_build(size_t i, struct lc_buf *b)
 	case 50:
 		r = lc_msg_put_empty(b, LC_MSG_SINK_NOMORE);
 		return r == 0 ? "SINK_NOMORE" : "SINK_NOMORE!";
+	/* issue 25 (fed25): SRC_ENTRY, one name of a fed request, and its
+	   end (flag 1, the name empty) */
+	case 51:
+		snprintf(m.entry.name, sizeof(m.entry.name), "dir/sub/f");
+		r = lc_msg_put_src_entry(b, &m.entry);
+		return r == 0 ? "SRC_ENTRY" : "SRC_ENTRY!";
+	case 52:
+		m.entry.flags = LC_ENTRY_END;
+		r = lc_msg_put_src_entry(b, &m.entry);
+		return r == 0 ? "SRC_ENTRY end" : "SRC_ENTRY!";
 	default:
 		return NULL;
 	}
@@ -527,6 +538,7 @@ t_redo(uint8_t type, const uint8_t *p, size_t n, struct lc_buf *b)
 		struct lc_msg_del_scanned scanned;
 		struct lc_msg_delete del;
 		struct lc_msg_deleted deleted;
+		struct lc_msg_src_entry entry;
 	} m;
 
 	switch (type) {
@@ -624,6 +636,9 @@ t_redo(uint8_t type, const uint8_t *p, size_t n, struct lc_buf *b)
 	case LC_MSG_SRC_FILTER:
 		return lc_msg_get_src_filter(p, n, &m.filter) ||
 		    lc_msg_put_src_filter(b, &m.filter);
+	case LC_MSG_SRC_ENTRY:
+		return lc_msg_get_src_entry(p, n, &m.entry) ||
+		    lc_msg_put_src_entry(b, &m.entry);
 	case LC_MSG_DEL_SCAN:
 		return lc_msg_get_del_scan(p, n, &m.scan) ||
 		    lc_msg_put_del_scan(b, &m.scan);
@@ -682,7 +697,8 @@ LC_TEST(owners_from_the_table)
 	static const uint8_t source[] = { LC_MSG_SRC_ADD, LC_MSG_SRC_CREDIT,
 		LC_MSG_FILE_SKIP, LC_MSG_FILE_READY, LC_MSG_CONNECT,
 		LC_MSG_SRC_NOMORE, LC_MSG_FILE_PREFIX, LC_MSG_STREAM_LOST,
-		LC_MSG_ACK, LC_MSG_SRC_FILTER, LC_MSG_FILE_HASHES };
+		LC_MSG_ACK, LC_MSG_SRC_FILTER, LC_MSG_FILE_HASHES,
+		LC_MSG_SRC_ENTRY };
 	static const uint8_t sink[] = { LC_MSG_SINK_TARGET, LC_MSG_LISTEN,
 		LC_MSG_DIAL, LC_MSG_FILE, LC_MSG_FILE_SUM, LC_MSG_PREFIX_MATCH,
 		LC_MSG_FILE_ABORT, LC_MSG_STOP, LC_MSG_FILE_LEN,
@@ -702,7 +718,7 @@ LC_TEST(owners_from_the_table)
 	}
 	LC_CHECK_EQ_U(nsrc, sizeof(source));
 	LC_CHECK_EQ_U(nsink, sizeof(sink));
-	LC_CHECK_EQ_U(named, 40);
+	LC_CHECK_EQ_U(named, 41);
 	LC_CHECK_EQ_I(lc_msg_owner(LC_MSG_HELLO), LC_OWNER_AGENT);
 	LC_CHECK_EQ_I(lc_msg_owner(LC_MSG_PING), LC_OWNER_AGENT);
 	LC_CHECK_EQ_I(lc_msg_owner(LC_MSG_BYE), LC_OWNER_AGENT);

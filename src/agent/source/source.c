@@ -4,7 +4,7 @@
  * dispatched to its features, FILE_READY (listed files to the
  * dispenser), the events, the tick, abort and free.  The features each
  * have a file and a sub-struct of struct lc_source: listing
- * (source_list.c: SRC_ADD, SRC_CREDIT, FILE_SKIP), pipes (source_pipe.c:
+ * (source_list.c: SRC_ADD, SRC_ENTRY, SRC_CREDIT, FILE_SKIP), pipes (source_pipe.c:
  * stdin and -N i programs), resume checks (source_resume.c: FILE_PREFIX
  * and its job) and sending (source_send.c: CONNECT, ACK, STREAM_LOST;
  * sender.c: the sender threads).
@@ -180,6 +180,8 @@ lc_source_handle(void *role, uint8_t type, const uint8_t *p,
 		return lc__source_filter(s, &m.src_filter, e);
 	case LC_MSG_SRC_ADD:
 		return lc__source_add(s, &m.src_add, e);
+	case LC_MSG_SRC_ENTRY:
+		return lc__source_entry(s, &m.src_entry, e);
 	case LC_MSG_FILE_READY:
 		return lc_source_ready(s, &m.file_ready, e);
 	case LC_MSG_SRC_CREDIT:

@@ -266,6 +266,13 @@ int lc__source_shard_skip(const struct lc_source *s,
 /* SRC_ADD: queue a request and list as far as the credit reaches. */
 int lc__source_add(struct lc_source *s, const struct lc_msg_src_add *m,
     struct lc_err *e);
+/*
+ * SRC_ENTRY: queue one name of the fed request (or its end) and list on.
+ * Without a fed request, after its end, or with LC_FED_QUEUE_MAX names
+ * already held: LC_ERR_PROTO.
+ */
+int lc__source_entry(struct lc_source *s, const struct lc_msg_src_entry *m,
+    struct lc_err *e);
 /* SRC_CREDIT: raise the credit (never lower) and list on. */
 int lc__source_credit(struct lc_source *s, const struct lc_msg_src_credit *m,
     struct lc_err *e);

@@ -32,6 +32,12 @@
  * FILE_READY, stay few whatever the tree.  A request ends with
  * SRC_LISTED.  An entry that cannot be read is reported (FILE_FAIL) and
  * left out; special files are left out with a warning.
+ *
+ * A fed request (LC_ADD_FED, the copy's only one) is not walked: after
+ * its root, the walk gives only the entries SRC_ENTRY names, in that
+ * order, and waits (LC_WALK_WAIT) while none is queued; SRC_ENTRY's end
+ * lets it end.  Every name fed is answered, FILE or FILE_FAIL (a special
+ * file fails too), unless a filter leaves it out.
  */
 /*
  * --owner: the name of a user or group id ("" when it has none), from the
@@ -146,9 +152,16 @@ int
 lc__source_excluded(const struct lc_source *s, struct lc_walk *w,
     const struct lc_walk_entry *ent)
 {
-	if (s->list.filters.n == 0 ||
-	    !lc_filters_excluded(&s->list.filters, ent->name,
-	    ent->kind == LC_KIND_DIR))
+	int dir = ent->kind == LC_KIND_DIR;
+
+	if (s->list.filters.n == 0)
+		return 0;
+	/* a fed name was not reached through its directories: they are
+	   asked too, as the walk would have (an excluded one is not read) */
+	if (s->list.add_next < s->list.nadds &&
+	    (s->list.adds[s->list.add_next].flags & LC_ADD_FED) ?
+	    !lc_filters_excluded_path(&s->list.filters, ent->name, dir) :
+	    !lc_filters_excluded(&s->list.filters, ent->name, dir))
 		return 0;
 	/* left out, and an excluded directory is not read */
 	if (ent->kind == LC_KIND_DIR)
@@ -202,7 +215,8 @@ lc_source_list(struct lc_source *s, struct lc_err *e)
 			    ((a->flags & LC_ADD_RECURSIVE) ? LC_WALK_RECURSIVE :
 			    0) | ((a->flags & LC_ADD_FOLLOW) ? LC_WALK_FOLLOW :
 			    0) | ((a->flags & LC_ADD_CONTENTS) ?
-			    LC_WALK_CONTENTS : 0);
+			    LC_WALK_CONTENTS : 0) | ((a->flags & LC_ADD_FED) ?
+			    LC_WALK_FED : 0);
 			if ((s->list.shard.n > 1 &&
 			    (r = lc__source_shard_plan(s, a->path, wflags,
 			    e)) != 0) || (r = lc_walk_open(s->port.conf,
@@ -214,6 +228,8 @@ lc_source_list(struct lc_source *s, struct lc_err *e)
 		r = lc_walk_next(s->list.walk, &ent, e);
 		if (r < 0)
 			return r;
+		if (r == LC_WALK_WAIT)	/* for the next SRC_ENTRY */
+			return 0;
 		if (r == LC_WALK_ENTRY &&
 		    lc__source_excluded(s, s->list.walk, &ent)) {
 			lc_log_debug("excluded: %s", ent.name);
@@ -289,6 +305,37 @@ lc__source_filter(struct lc_source *s, const struct lc_msg_src_filter *m,
 	return lc_filters_add_wire(&s->list.filters, m->kind, m->pattern, e);
 }
 
+/*
+ * A fed request is the copy's only one (its entries come one by one, the
+ * end of the listing is its SRC_ENTRY end), recursive, without -L (no
+ * symlink is followed below its root) or --shard (whose plan lists the
+ * whole tree first).  0 or LC_ERR_PROTO.
+ */
+static int
+lc_source_add_fed_check(const struct lc_source *s, uint32_t flags,
+    struct lc_err *e)
+{
+	const uint32_t ok = LC_ADD_FED | LC_ADD_RECURSIVE | LC_ADD_CONTENTS |
+	    LC_ADD_NAMES;
+
+	if (s->list.nadds != 0 && (s->list.adds[0].flags & LC_ADD_FED))
+		return lc_err_set(e, LC_ERR_PROTO, "SRC_ADD after a fed "
+		    "request, which must be the only request");
+	if (!(flags & LC_ADD_FED))
+		return 0;
+	if ((flags & ~ok) != 0 || !(flags & LC_ADD_RECURSIVE))
+		return lc_err_set(e, LC_ERR_PROTO, "SRC_ADD: a fed request "
+		    "is recursive, without -L or a stream (flags %#x)",
+		    (unsigned)flags);
+	if (s->list.nadds != 0)
+		return lc_err_set(e, LC_ERR_PROTO, "SRC_ADD: a fed request "
+		    "must be the only request");
+	if (s->list.shard.n > 1)
+		return lc_err_set(e, LC_ERR_PROTO, "SRC_ADD: a fed request "
+		    "cannot be sharded");
+	return 0;
+}
+
 int
 lc__source_add(struct lc_source *s, const struct lc_msg_src_add *m,
     struct lc_err *e)
@@ -297,6 +344,9 @@ lc__source_add(struct lc_source *s, const struct lc_msg_src_add *m,
 	struct lc_add *a;
 	size_t n;
 	int r;
+
+	if ((r = lc_source_add_fed_check(s, m->flags, e)) != 0)
+		return r;
 
 	if (m->flags & (LC_ADD_STDIN | LC_ADD_PROGRAM)) {
 		if ((m->flags & ~(LC_ADD_STDIN | LC_ADD_PROGRAM)) != 0 ||
@@ -344,6 +394,36 @@ lc__source_add(struct lc_source *s, const struct lc_msg_src_add *m,
 	if ((a->path = strdup(path)) == NULL)
 		return -LC_ERR_NOMEM;
 	s->list.nadds++;
+	return lc_source_list(s, e);
+}
+
+int
+lc__source_entry(struct lc_source *s, const struct lc_msg_src_entry *m,
+    struct lc_err *e)
+{
+	struct lc_walk *w = s->list.walk;
+	struct lc_err fe;
+	int r;
+
+	if (s->list.nadds == 0 || !(s->list.adds[0].flags & LC_ADD_FED))
+		return lc_err_set(e, LC_ERR_PROTO, "SRC_ENTRY without a fed "
+		    "request (SRC_ADD with flag 0x40)");
+	if (s->list.add_next != 0 || w == NULL || lc_walk_fed_ended(w))
+		return lc_err_set(e, LC_ERR_PROTO, "SRC_ENTRY after the end "
+		    "of the fed request");
+	if (m->flags & LC_ENTRY_END) {
+		lc_walk_feed_end(w);
+		return lc_source_list(s, e);
+	}
+	/* bounded before the name is copied: the controller's count of
+	   names not yet answered is never below ours */
+	if (lc_walk_fed_held(w) >= LC_FED_QUEUE_MAX)
+		return lc_err_set(e, LC_ERR_PROTO, "SRC_ENTRY: more than %u "
+		    "names waiting to be announced", LC_FED_QUEUE_MAX);
+	lc_err_clear(&fe);
+	if ((r = lc_walk_feed(w, m->name, &fe)) != 0)
+		return lc_err_set(e, r == -LC_ERR_NOMEM ? LC_ERR_NOMEM :
+		    LC_ERR_PROTO, "SRC_ENTRY: %s", fe.msg);
 	return lc_source_list(s, e);
 }
 
