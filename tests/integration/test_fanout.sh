@@ -163,6 +163,22 @@ assert [o["ok"] for o in j] == [True] * 3, j
 assert j[1]["from"] == j[0]["target"] and j[2]["from"] == j[1]["target"], j
 assert all(o["copied"] == 16 for o in j), j'
 
+CASE="a target's agent that announces other than the chain named"
+# every remote agent wraps the real one and gives ov/sub/f05 5 bytes in
+# its FILE: the hop from target 1 (a source agent there) is refused for
+# it, and target 2 is copied from this host (whose local agent is real)
+evil="LC_EVIL_AT=ov/sub/f05 LC_EVIL_SIZE=5 LC_EVIL_REAL=$(printf '%q' "$LANECP") $(printf '%q' "$LC_TOOLS_DIR/lc_evil_agent")"
+run 0 -v -r --json -T "$evil" "$ov" "$H:$d/e1/" --also "$H2:$d/e2/"
+for t in e1 e2; do
+	diff -r "$ov" "$d/$t/ov" >/dev/null || lc_fail "$t/ov differs from the source"
+done
+lc_log_has "target 2 of 2 [^ ]*e2/: the hop from [^ ]*e1/ failed: .*\"ov/sub/f05\" \\(file, 5 bytes\\) where the chain named \"ov/sub/f05\" \\(file, 262144 bytes\\)" \
+    "$d/err"
+lc_json_check "$d/out" '
+assert [o["ok"] for o in j] == [True, True], j
+assert j[1]["from"] == "this host", j[1]
+assert "where the chain named" in j[1]["from_why"], j[1]'
+
 CASE="a chain of a directory's contents with --delete and --exclude"
 src2=$d/src2
 mkdir -p "$src2/sub" "$d/x2" "$d/x3"
