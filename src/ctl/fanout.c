@@ -566,9 +566,12 @@ lc_fanout_after_overlap(struct lc_fanout_target *t, size_t n, struct lc_err *e)
 {
 	size_t bad = 0;
 
+	/* every copy ran: each keeps its own result, a signal's too */
 	for (size_t i = 0; i < n; i++)
-		if (t[i].r == -LC_ERR_CANCELED)
-			return lc_fanout_canceled(t, i, n, e);
+		if (t[i].r == -LC_ERR_CANCELED) {
+			*e = t[i].e;
+			return -LC_ERR_CANCELED;
+		}
 	for (size_t i = 0; i < n; i++)
 		if (t[i].r != 0)
 			bad++;

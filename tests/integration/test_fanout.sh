@@ -288,6 +288,25 @@ lc_json_check "$d/out" '
 assert [o["exit_status"] for o in j] == [143, 143, 143], j
 assert not any(o["ok"] for o in j), j'
 
+CASE="a signal stops the overlapped chain's copies, each saying so"
+"$LANECP" -F "$CFG" -r -x 256k --json "$ov" "$H:$d/g1/" \
+    --also "$H2:$d/g2/" --also "$H:$d/g3/" >"$d/out" 2>"$d/err" &
+pid=$!
+lc_wait_for 'target 3 of 3: ' "$d/err" 60
+kill -TERM "$pid"
+rc=0
+wait "$pid" || rc=$?
+[[ $rc == 143 ]] || { lc__show "$d/err"; lc_fail "exit $rc, want 143"; }
+for i in 1 2 3; do
+	lc_log_has "target $i of 3 [^ ]*g$i/: incomplete, exit 143" "$d/err"
+done
+lc_log_lacks 'not started' "$d/err"
+[[ -z $(find "$d/g1" "$d/g2" "$d/g3" -name '*lanecp-part*' 2>/dev/null) ]] ||
+	lc_fail "a partial file was left after the signal"
+lc_json_check "$d/out" '
+assert [o["exit_status"] for o in j] == [143, 143, 143], j
+assert not any(o["ok"] for o in j), j'
+
 CASE="without --also, --json is one object"
 run 0 -r --json "$src" "$H:$d/single/"
 lc_json_check "$d/out" 'assert isinstance(j, dict) and "target" not in j, j'
