@@ -142,8 +142,9 @@ lc_ctl_dst_skip(struct lc_ctl *c, const struct lc_msg_file_skip *m,
 	if (f->kind == LC_KIND_REG &&
 	    (r = lc_msg_put_file_skip(&c->src.out, m)) != 0)
 		return lc_err_set(e, -r, "control output");
-	/* the target holds it as it is: the next target's copy takes it */
-	if ((m->why == LC_SKIP_UPTODATE || m->why == LC_SKIP_EXISTS) &&
+	/* the target holds it as listed: the next target's copy takes it
+	   (-O's own file there is not the source's: no overlapped chain) */
+	if (m->why == LC_SKIP_UPTODATE &&
 	    (r = lc__ctl_fed_publish(c, f)) != 0)
 		return lc_err_set(e, -r, "out of memory");
 	if ((r = lc__ctl_file_finish(c, f)) != 0)

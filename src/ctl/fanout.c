@@ -551,13 +551,15 @@ out:
 /*
  * The overlapped chain takes one source copied with -r (a tree, or one
  * file: a directory at each target holds its copy under the same name);
- * several sources go hop after hop (their requests would each wait for
- * the one before).
+ * several sources, and -O, go hop after hop (their requests would each
+ * wait for the one before).
  */
 static int
 lc_fanout_can_overlap(const struct lc_copy_opts *o)
 {
-	return o->recursive && o->nsources == 1;
+	/* -O leaves a target's own file where the source's would go: the
+	   next target's copy could not know its size from the feed */
+	return o->recursive && o->nsources == 1 && !o->skip_existing;
 }
 
 /* After the overlapped chain: the result as lc_copy_fanout's. */
