@@ -121,15 +121,23 @@ lc__ctl_fed_pump(struct lc_ctl *c, struct lc_err *e)
 	return 0;
 }
 
+/* The entry the source must answer next: named, not yet answered. */
+static const struct lc_feed_entry *
+lc_ctl_fed_expected(struct lc_ctl *c)
+{
+	int closed, ok;
+
+	if (c->fed.nann >= c->fed.nsent)
+		return NULL;
+	return lc_feed_next(c->o->feed_in, c->fed.ann, &closed, &ok);
+}
+
 int
 lc__ctl_fed_check(struct lc_ctl *c, struct lc_msg_file *m, struct lc_err *e)
 {
 	struct lc_ctl_fed *d = &c->fed;
-	const struct lc_feed_entry *x = NULL;
-	int closed, ok;
+	const struct lc_feed_entry *x = lc_ctl_fed_expected(c);
 
-	if (d->nann < d->nsent)
-		x = lc_feed_next(c->o->feed_in, d->ann, &closed, &ok);
 	if (x == NULL || strcmp(x->name, m->name) != 0 || x->kind != m->kind ||
 	    (x->kind == LC_KIND_REG && x->size != m->size) ||
 	    (x->kind == LC_KIND_SYMLINK && strcmp(x->link, m->link) != 0))
@@ -158,11 +166,8 @@ int
 lc__ctl_fed_fail(struct lc_ctl *c, const char *name, struct lc_err *e)
 {
 	struct lc_ctl_fed *d = &c->fed;
-	const struct lc_feed_entry *x = NULL;
-	int closed, ok;
+	const struct lc_feed_entry *x = lc_ctl_fed_expected(c);
 
-	if (d->nann < d->nsent)
-		x = lc_feed_next(c->o->feed_in, d->ann, &closed, &ok);
 	if (x == NULL || strcmp(x->name, name) != 0)
 		return lc_err_set(e, LC_ERR_PROTO,
 		    "%s: source reported "
