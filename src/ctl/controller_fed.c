@@ -97,6 +97,10 @@ lc__ctl_fed_pump(struct lc_ctl *c, struct lc_err *e)
 
 	if (!lc__ctl_fed_open(c) || c->phase < LC_CTL_LISTING)
 		return 0;
+	/* all named is done: waiting on the target before (one large file
+	   there may take longer than --timeout) is not a stall here */
+	if (c->files.done == c->files.total)
+		c->prog.t_progress = lc_now_ms();
 	for (;;) {
 		if (d->fed && d->nsent - d->nann >= LC_FED_QUEUE_MAX / 2)
 			return 0;

@@ -163,6 +163,16 @@ assert [o["ok"] for o in j] == [True] * 3, j
 assert j[1]["from"] == j[0]["target"] and j[2]["from"] == j[1]["target"], j
 assert all(o["copied"] == 16 for o in j), j'
 
+CASE="--timeout: a copy waiting on the target before is not stalled"
+# one 3 MiB file at -x 512k (blocks of 128 KiB, so that the first copy
+# moves every quarter second) keeps the first copy busy some 6 s; the
+# second has nothing to do meanwhile, which --timeout 2 must not fail
+mkdir -p "$d/tw/in"
+head -c $((3 << 20)) /dev/urandom >"$d/tw/in/big"
+run 0 -r -x 512k -B 128k --timeout 2 "$d/tw/in" "$H:$d/w1/" --also "$H2:$d/w2/"
+cmp "$d/tw/in/big" "$d/w2/in/big" || lc_fail "w2/in/big differs"
+lc_log_has "target 2 of 2 [^ ]*w2/: ok, from [^ ]*w1/ \\(chain\\)" "$d/err"
+
 CASE="a target's agent that announces other than the chain named"
 # every remote agent wraps the real one and gives ov/sub/f05 5 bytes in
 # its FILE: the hop from target 1 (a source agent there) is refused for
