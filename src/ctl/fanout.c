@@ -366,13 +366,13 @@ lc_chain_from_here(const struct lc_copy_opts *o, struct lc_chain_run *h)
 		    i + 1, h->n, h->t->dest, h->t->from_why,
 		    o->resume ? " (resuming)" : "");
 	}
-	/* what the hop made is this run's: the copy from here replaces it
-	   rather than refuse it as a file in the way */
-	if (h->t->res.files > 0 && !h->oo.force) {
-		lc_log_verbose("target %zu of %zu %s: replacing the %llu "
-			       "files its hop made",
-		    i + 1, h->n, h->t->dest,
-		    (unsigned long long)h->t->res.files);
+	/* what the hop made is this run's, and some of it may be complete
+	   at the target without its FILE_DONE having reached us: the copy
+	   from here replaces it rather than refuse it as a file in the way */
+	if (!h->oo.force) {
+		lc_log_verbose("target %zu of %zu %s: replacing what its hop "
+			       "made (as with -f)",
+		    i + 1, h->n, h->t->dest);
 		h->oo.force = 1;
 	}
 	lc_copy_result_free(&h->t->res);
