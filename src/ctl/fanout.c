@@ -276,6 +276,49 @@ lc_fanout_run_one(struct lc_copy_opts *oo, int signal_fd,
 		lc_err_set(&t->e, -t->r, "%s", lc_strerror(t->r));
 }
 
+/* Target i is copied from this host: the one before it is incomplete. */
+static void
+lc_fanout_upstream_bad(struct lc_fanout_target *t, size_t i)
+{
+	snprintf(t[i].from_why, sizeof(t[i].from_why),
+	    "target %zu %.150s incomplete", i, t[i - 1].dest);
+}
+
+/* The line that starts target i's copy from this host instead of a hop. */
+static void
+lc_fanout_say_from_here(const struct lc_fanout_target *t, size_t i, size_t n)
+{
+	lc_log_info("target %zu of %zu: %s, from this host: %s", i + 1, n,
+	    t[i].dest, t[i].from_why);
+}
+
+/* Target i's hop failed: why, and that it is copied from this host. */
+static void
+lc_fanout_hop_failed(const struct lc_copy_opts *o, struct lc_fanout_target *t,
+    size_t i, size_t n)
+{
+	snprintf(t[i].from_why, sizeof(t[i].from_why),
+	    "the hop from %.80s failed: %.120s", t[i - 1].dest, t[i].e.msg);
+	lc_log_warn("target %zu of %zu %s: %s; copying it from this host%s",
+	    i + 1, n, t[i].dest, t[i].from_why, o->resume ? " (resuming)" : "");
+}
+
+/* The run's result once every target has one: 0 or "K of N ...". */
+static int
+lc_fanout_incomplete(const struct lc_fanout_target *t, size_t n,
+    struct lc_err *e)
+{
+	size_t bad = 0;
+
+	for (size_t i = 0; i < n; i++)
+		if (t[i].r != 0)
+			bad++;
+	if (bad == 0)
+		return 0;
+	return lc_err_set(e, LC_ERR_PARTIAL, "%zu of %zu targets incomplete",
+	    bad, n);
+}
+
 /*
  * Target i from target i-1 (a chain hop): 1 when it ran (t[i] holds its
  * result, ok or a signal), 0 when it could not run or failed, t[i].from_why
@@ -289,8 +332,7 @@ lc_fanout_hop(const struct lc_copy_opts *o, struct lc_copy_opts *oo, size_t i,
 	const char *prev = t[i - 1].dest;
 
 	if (t[i - 1].r != 0) {
-		snprintf(t[i].from_why, sizeof(t[i].from_why),
-		    "target %zu %.150s incomplete", i, prev);
+		lc_fanout_upstream_bad(t, i);
 		return 0;
 	}
 	if (lc_copy_fanout_hop_sources(o, prev, &h, t[i].from_why,
@@ -310,10 +352,7 @@ lc_fanout_hop(const struct lc_copy_opts *o, struct lc_copy_opts *oo, size_t i,
 		t[i].from = prev;
 		return 1;
 	}
-	snprintf(t[i].from_why, sizeof(t[i].from_why),
-	    "the hop from %.80s failed: %.120s", prev, t[i].e.msg);
-	lc_log_warn("target %zu of %zu %s: %s; copying it from this host%s",
-	    i + 1, n, t[i].dest, t[i].from_why, o->resume ? " (resuming)" : "");
+	lc_fanout_hop_failed(o, t, i, n);
 	lc_copy_result_free(&t[i].res);
 	memset(&t[i].res, 0, sizeof(t[i].res));
 	return 0;
@@ -353,18 +392,10 @@ lc_chain_from_here(const struct lc_copy_opts *o, struct lc_chain_run *h)
 
 	(void)lc_feed_next(h->oo.feed_in, NULL, &closed, &ok);
 	if (closed && !ok) {
-		snprintf(h->t->from_why, sizeof(h->t->from_why),
-		    "target %zu %.150s incomplete", i, h->t0[i - 1].dest);
-		lc_log_info("target %zu of %zu: %s, from this host: %s", i + 1,
-		    h->n, h->t->dest, h->t->from_why);
+		lc_fanout_upstream_bad(h->t0, i);
+		lc_fanout_say_from_here(h->t0, i, h->n);
 	} else {
-		snprintf(h->t->from_why, sizeof(h->t->from_why),
-		    "the hop from %.80s failed: %.120s", h->t0[i - 1].dest,
-		    h->t->e.msg);
-		lc_log_warn("target %zu of %zu %s: %s; copying it from this "
-			    "host%s",
-		    i + 1, h->n, h->t->dest, h->t->from_why,
-		    o->resume ? " (resuming)" : "");
+		lc_fanout_hop_failed(o, h->t0, i, h->n);
 	}
 	/* what the hop made is this run's, and some of it may be complete
 	   at the target without its FILE_DONE having reached us: the copy
@@ -566,21 +597,13 @@ lc_fanout_can_overlap(const struct lc_copy_opts *o)
 static int
 lc_fanout_after_overlap(struct lc_fanout_target *t, size_t n, struct lc_err *e)
 {
-	size_t bad = 0;
-
 	/* every copy ran: each keeps its own result, a signal's too */
 	for (size_t i = 0; i < n; i++)
 		if (t[i].r == -LC_ERR_CANCELED) {
 			*e = t[i].e;
 			return -LC_ERR_CANCELED;
 		}
-	for (size_t i = 0; i < n; i++)
-		if (t[i].r != 0)
-			bad++;
-	if (bad == 0)
-		return 0;
-	return lc_err_set(e, LC_ERR_PARTIAL, "%zu of %zu targets incomplete",
-	    bad, n);
+	return lc_fanout_incomplete(t, n, e);
 }
 
 /* Why no target copies from another (--also-direct, --via-ssh...): "". */
@@ -604,7 +627,7 @@ lc_copy_fanout(const struct lc_copy_opts *o, int signal_fd,
     struct lc_fanout_target *t, struct lc_err *e)
 {
 	struct lc_copy_opts oo = *o;
-	size_t n = o->nalso + 1, bad = 0;
+	size_t n = o->nalso + 1;
 	const char *direct = lc_fanout_why_direct(o);
 	int r;
 
@@ -643,14 +666,11 @@ lc_copy_fanout(const struct lc_copy_opts *o, int signal_fd,
 				lc_log_info("target %zu of %zu: %s", i + 1, n,
 				    t[i].dest);
 			else
-				lc_log_info("target %zu of %zu: %s, from this "
-					    "host: %s",
-				    i + 1, n, t[i].dest, t[i].from_why);
+				lc_fanout_say_from_here(t, i, n);
 			lc_fanout_run_one(&oo, signal_fd, t, n, &t[i]);
 		}
 		if (t[i].r == 0)
 			continue;
-		bad++;
 		if (t[i].r == -LC_ERR_CANCELED)
 			return lc_fanout_canceled(t, i, n, e);
 		if (i + 1 < n)
@@ -658,10 +678,7 @@ lc_copy_fanout(const struct lc_copy_opts *o, int signal_fd,
 				    "the next",
 			    i + 1, n, t[i].dest, t[i].e.msg);
 	}
-	if (bad == 0)
-		return 0;
-	return lc_err_set(e, LC_ERR_PARTIAL, "%zu of %zu targets incomplete",
-	    bad, n);
+	return lc_fanout_incomplete(t, n, e);
 }
 
 int
