@@ -35,6 +35,17 @@ lc__ctl_file_find(struct lc_ctl *c, uint32_t id)
 	return lc_idmap_get(&c->files.map, id);
 }
 
+/* A file in flight and what it owns (f may be NULL). */
+static void
+lc_ctl_file_free(struct lc_ctl_file *f)
+{
+	if (f == NULL)
+		return;
+	free(f->pub);
+	free(f->name);
+	free(f);
+}
+
 int
 lc__ctl_file_add(struct lc_ctl *c, const struct lc_msg_file *m)
 {
@@ -43,13 +54,9 @@ lc__ctl_file_add(struct lc_ctl *c, const struct lc_msg_file *m)
 
 	/* m->id < credit: the files in flight are at most the window */
 	if ((f = calloc(1, sizeof(*f))) == NULL ||
-	    (f->name = strdup(m->name)) == NULL) {
-		free(f);
-		return -LC_ERR_NOMEM;
-	}
-	if (lc__ctl_fed_pub_new(c, f, m) != 0) {
-		free(f->name);
-		free(f);
+	    (f->name = strdup(m->name)) == NULL ||
+	    lc__ctl_fed_pub_new(c, f, m) != 0) {
+		lc_ctl_file_free(f);
 		return -LC_ERR_NOMEM;
 	}
 	f->id = m->id;
@@ -62,9 +69,7 @@ lc__ctl_file_add(struct lc_ctl *c, const struct lc_msg_file *m)
 		f->size = LC_PIPE_MAX;
 	}
 	if ((r = lc_idmap_put(&c->files.map, f->id, f)) != 0) {
-		free(f->pub);
-		free(f->name);
-		free(f);
+		lc_ctl_file_free(f);
 		return r;
 	}
 	return 0;
@@ -138,9 +143,7 @@ lc__ctl_file_finish(struct lc_ctl *c, struct lc_ctl_file *f)
 	f->done = 1;
 	c->files.done++;
 	(void)lc_idmap_del(&c->files.map, f->id);
-	free(f->pub);
-	free(f->name);
-	free(f);
+	lc_ctl_file_free(f);
 	while (c->files.lo <= c->files.total &&
 	    lc_idmap_get(&c->files.map, c->files.lo) == NULL)
 		c->files.lo++;
@@ -150,14 +153,8 @@ lc__ctl_file_finish(struct lc_ctl *c, struct lc_ctl_file *f)
 void
 lc__ctl_files_free(struct lc_ctl *c)
 {
-	for (uint32_t i = 0; i < lc_idmap_slots(&c->files.map); i++) {
-		struct lc_ctl_file *f = lc_idmap_slot(&c->files.map, i);
-		if (f != NULL) {
-			free(f->pub);
-			free(f->name);
-			free(f);
-		}
-	}
+	for (uint32_t i = 0; i < lc_idmap_slots(&c->files.map); i++)
+		lc_ctl_file_free(lc_idmap_slot(&c->files.map, i));
 	lc_idmap_free(&c->files.map);
 	for (size_t i = 0; c->chk.reqs != NULL && i < c->o->nsources; i++) {
 		free(c->chk.reqs[i].last);
