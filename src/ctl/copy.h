@@ -57,9 +57,9 @@ struct lc_copy_opts {
 	 * internal (fanout.c), the overlapped chain: feed_in, this copy's
 	 * sources are fed entry by entry as the target before makes them
 	 * (controller_fed.c); feed_out, each entry made here is published
-	 * for the next target's copy; login_mu, held while this copy opens
-	 * its endpoints (a login may ask on the terminal, and the copies
-	 * run at once).
+	 * for the next target's copy; login_mu (or NULL), held while this
+	 * copy opens its endpoints when a login may ask on the terminal
+	 * (the copies run at once).
 	 */
 	struct lc_feed *feed_in, *feed_out;
 	pthread_mutex_t *login_mu;

@@ -363,8 +363,9 @@ lc_fanout_hop(const struct lc_copy_opts *o, struct lc_copy_opts *oo, size_t i,
  * thread, target k+1's fed by target k's as it makes each entry (feed.h,
  * controller_fed.c), so that the copies overlap as the hops of a pipeline
  * do, file by file.  Each copy has its own signal pipe, fed from the
- * caller's; the logins take turns (o->login_mu: one may ask on the
- * terminal); only the first copy draws the progress line.
+ * caller's; the logins take turns when one may ask on the terminal
+ * (o->login_mu, lc_fanout_may_ask), else run at once; only the first copy
+ * draws the progress line.
  */
 struct lc_chain_run {
 	const struct lc_copy_opts *o; /* the user's */
@@ -505,6 +506,26 @@ lc_chain_prepare(const struct lc_copy_opts *o, struct lc_chain_run *h, size_t i,
 }
 
 /*
+ * Whether a login of this run may ask on a terminal: stdin is one, or the
+ * process has a controlling terminal (a ProxyCommand's ssh may ask on
+ * /dev/tty).  Only then do the chain's logins take turns; from cron they
+ * run at once, so that the last hop does not start its copy the others'
+ * logins later (on links of equal speed it never makes that time up).
+ */
+static int
+lc_fanout_may_ask(const struct lc_copy_opts *o)
+{
+	int fd;
+
+	if (!o->batch)
+		return 1;
+	if ((fd = open("/dev/tty", O_RDWR | O_NOCTTY | O_CLOEXEC)) < 0)
+		return 0;
+	close(fd);
+	return 1;
+}
+
+/*
  * Run the overlapped chain; 0 when it ran (t filled: a target whose
  * copy failed is copied from this host by the caller), -1 when it could
  * not start (nothing was tried; t[i].from_why may say why).
@@ -516,6 +537,7 @@ lc_fanout_overlap(const struct lc_copy_opts *o, int signal_fd,
 	struct lc_chain_run *h = calloc(n, sizeof(*h));
 	struct lc_feed *feeds = calloc(n, sizeof(*feeds));
 	pthread_mutex_t login = PTHREAD_MUTEX_INITIALIZER;
+	pthread_mutex_t *turns = lc_fanout_may_ask(o) ? &login : NULL;
 	int done[2] = { -1, -1 }, r = -1;
 	size_t nfeeds = 0, i;
 
@@ -528,14 +550,15 @@ lc_fanout_overlap(const struct lc_copy_opts *o, int signal_fd,
 		if (lc_feed_init(&feeds[nfeeds]) != 0)
 			goto out;
 	for (i = 0; i < n; i++)
-		if (lc_chain_prepare(o, &h[i], i, n, t, feeds, &login,
+		if (lc_chain_prepare(o, &h[i], i, n, t, feeds, turns,
 			done[1]) != 0)
 			goto out;
 	lc_log_verbose("--also: %zu targets, a chain whose hops run at once: "
 		       "this host to the first, then each target from the one "
 		       "before as that one makes each file (each hop its own "
-		       "SSH connections, agents and stream keys)",
-	    n);
+		       "SSH connections, agents and stream keys; logins %s)",
+	    n,
+	    turns != NULL ? "in turn: one may ask on the terminal" : "at once");
 	for (i = 0; i < n; i++) {
 		if (pthread_create(&h[i].th, NULL, lc_chain_main, &h[i]) != 0)
 			break;

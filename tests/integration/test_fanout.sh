@@ -105,6 +105,14 @@ for t in t1 t2 t3; do
 	lc_same_tree "$src" "$d/$t/src"
 done
 lc_log_has 'a chain whose hops run at once: this host to the first, then each target from' "$d/err"
+# with no terminal to ask on (stdin not one, no controlling terminal: CI,
+# cron) the three copies log in at once; else in turn
+if [[ -t 0 ]] || (exec 3<>/dev/tty) 2>/dev/null; then
+	lc_log_has 'stream keys; logins in turn: one may ask on the terminal\)' \
+	    "$d/err"
+else
+	lc_log_has 'stream keys; logins at once\)' "$d/err"
+fi
 lc_log_has "target 1 of 3 [^ ]*t1/: ok, from this host, copied 4 files" \
     "$d/err"
 lc_log_has "target 2 of 3 [^ ]*t2/: ok, from [^ ]*t1/ \\(chain\\), copied 4" \
