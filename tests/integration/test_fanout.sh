@@ -24,7 +24,8 @@
 # naming the value, nothing copied.  Without --also, --json stays one
 # object.  With --also, -n's lines start "target I of N TARGET: " and
 # --json-progress's objects carry "target", "target_index" and "targets";
-# without it, neither.  (Targets that cannot reach each other:
+# without it, neither.  The copies of the overlapped chain log in at once
+# without a terminal, in turn on one (script(1)).  (Targets that cannot reach each other:
 # test_netns_star, test_netns_fanout; one killed mid-hop: test_netns_fanout.)
 set -euo pipefail
 . "$LC_SRC_DIR/tests/integration/lib.sh"
@@ -170,6 +171,25 @@ lc_json_check "$d/out" '
 assert [o["ok"] for o in j] == [True] * 3, j
 assert j[1]["from"] == j[0]["target"] and j[2]["from"] == j[1]["target"], j
 assert all(o["copied"] == 16 for o in j), j'
+
+CASE="on a terminal the chain's logins take turns"
+# stdin a terminal (script(1)'s pty): a login may ask there, so the copies
+# log in one after the other (login_mu), and the chain still overlaps and
+# completes
+if command -v script >/dev/null 2>&1; then
+	: | script -qfec "$LANECP -F $CFG -v -r $ov $H:$d/p1/ \
+	    --also $H2:$d/p2/ --also $H:$d/p3/" "$d/typescript" \
+	    >"$d/tty.out" 2>&1 ||
+		{ lc__show "$d/typescript"; lc_fail "on a terminal: exit $?"; }
+	lc_log_has 'logins in turn: one may ask on the terminal\)' \
+	    "$d/typescript"
+	for t in p1 p2 p3; do
+		diff -r "$ov" "$d/$t/ov" >/dev/null ||
+			lc_fail "$t/ov differs from the source"
+	done
+else
+	lc_skip "logins on a terminal: no script(1) (bsdutils)"
+fi
 
 CASE="--timeout: a copy waiting on the target before is not stalled"
 # one 3 MiB file at -x 512k (blocks of 128 KiB, so that the first copy
