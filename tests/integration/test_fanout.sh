@@ -242,6 +242,26 @@ assert j[1]["from"] == j[0]["target"] and j[1]["from_why"] == "", j[1]
 assert j[2]["from"] == "this host", j[2]'
 done
 
+CASE="an empty directory's contents: nothing to copy, every target ok"
+# a nightly run of a spool that is empty tonight (or whose every file is
+# excluded): no entry is listed, which ends the listing before the data
+# streams are set up
+mkdir -p "$d/spool"
+run 0 -r "$d/spool/" "$H:$d/q0/"
+empty_spool() {
+	run 0 -r "$@" --json "$d/spool/" "$H:$d/q1/" --also "$H2:$d/q2/" \
+	    --also "$H:$d/q3/"
+	lc_log_has "target 3 of 3 [^ ]*q3/: ok, from two:[^ ]*q2/ \\(chain\\), copied 0 files" \
+	    "$d/err"
+	lc_json_check "$d/out" '
+assert [o["exit_status"] for o in j] == [0, 0, 0], j'
+}
+empty_spool
+mkdir -p "$d/spool/tmp"
+echo x >"$d/spool/tmp/a"
+empty_spool --exclude 'tmp/'
+[[ ! -e $d/q1/tmp && ! -e $d/q3/tmp ]] || lc_fail "the excluded tmp/ was copied"
+
 CASE="-n lists every target against the source, not a chain"
 rm -rf "$d/n1" "$d/n2"
 run 0 -n -r --json "$src" "$H:$d/n1/" --also "$H2:$d/n2/"
