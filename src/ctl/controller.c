@@ -644,6 +644,7 @@ lc_copy_run(const struct lc_copy_opts *o, int signal_fd,
 		r = lc_ctl_root_cause(&c, r, e);
 		goto out;
 	}
+	res->ran = 1;
 	if (res->nfailed > 0) {
 		char what[200];
 

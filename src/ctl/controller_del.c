@@ -426,6 +426,7 @@ lc_del_deleted(struct lc_ctl *c, const struct lc_msg_deleted *m,
 	snprintf(where, sizeof(where), "%s%s", k->name, lc_del_slash(k->kind));
 	if (m->msg[0] != '\0') {
 		lc__ctl_failed(c, where, (int)k->kind, m->msg);
+		c->res->nrefused++;
 	} else {
 		/* a deletion is named in the -l log even without -v: a
 		   nightly log says what the mirror removed */

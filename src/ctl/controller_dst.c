@@ -115,6 +115,7 @@ lc_ctl_dst_skip(struct lc_ctl *c, const struct lc_msg_file_skip *m,
 		char where[LC_PATH_MAX + 600];
 		lc__ctl_file_where(c, f, where, sizeof(where));
 		lc__ctl_failed(c, where, (int)f->kind, m->msg);
+		c->res->nrefused++;
 	}
 	else if (dry && m->why != LC_SKIP_DRY_SAME)
 		lc__ctl_dry_line(c, m->why == LC_SKIP_DRY_NEW ? "new" :

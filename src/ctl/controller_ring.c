@@ -180,8 +180,12 @@ lc__ctl_maybe_nomore(struct lc_ctl *c)
 {
 	int r;
 
+	/* not before CONNECT (a listing of nothing, such as an empty
+	   directory's contents, can end first): the source takes SRC_NOMORE
+	   once its streams are set up; lc__ctl_listening asks again */
 	if (c->phase >= LC_CTL_NOMORE || c->chk.listed < c->chk.adds_sent ||
-	    c->files.settled < c->files.total || lc__ctl_fed_open(c))
+	    c->files.settled < c->files.total || lc__ctl_fed_open(c) ||
+	    c->dp.state == LC_CTL_DP_NONE)
 		return 0;
 	c->phase = LC_CTL_NOMORE;
 	if ((r = lc_msg_put_empty(&c->src.out, LC_MSG_SRC_NOMORE)) != 0)

@@ -221,6 +221,11 @@ struct lc_copy_result {
 	uint32_t nfailed;	/* files that could not be copied */
 	uint32_t failed_kind[5];	/* of those, by enum lc_kind (0: a
 					   name the listing could not read) */
+	uint32_t nrefused;	/* of those, refused by the target's sink
+				   (a file in the way, no permission, no
+				   space; a deletion): the target's own */
+	int ran;		/* the copy ran to its end, every entry
+				   settled: its failures are per entry */
 	/*
 	 * The failures by their text (the name taken off): the first
 	 * LC_RESULT_FAILED_SHOWN of each are named, the rest only counted

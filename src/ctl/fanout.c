@@ -11,7 +11,8 @@
  * (lc_copy_fanout_hop_sources), so this host's link carries the data
  * once.  A target is copied from this host instead (stage 1's way) when
  * target k is incomplete, when the hop fails (with -a the copy from here
- * resumes what it left; without, its partial files were removed), when
+ * resumes what it left; without, its partial files were removed; not a
+ * hop that ran to its end whose only failures its target refused), when
  * the names target k holds cannot be known here, and for every target
  * with --also-direct, --via-ssh (each hop would run through this host),
  * --shard (it deals the files by the whole tree) or -n (no target
@@ -320,8 +321,22 @@ lc_fanout_incomplete(const struct lc_fanout_target *t, size_t n,
 }
 
 /*
+ * Target t's hop ran to its end and failed only for entries target t
+ * itself refused (a file of its own in the way without -f, no permission,
+ * no space): a copy from this host would be refused the same, or with -f
+ * overwrite what is the target's own, so the hop's result is the target's,
+ * as a copy to it without --also would end.
+ */
+static int
+lc_fanout_target_refused(const struct lc_fanout_target *t)
+{
+	return t->r == -LC_ERR_PARTIAL && t->res.ran && t->res.nfailed > 0 &&
+	    t->res.nrefused == t->res.nfailed;
+}
+
+/*
  * Target i from target i-1 (a chain hop): 1 when it ran (t[i] holds its
- * result, ok or a signal), 0 when it could not run or failed, t[i].from_why
+ * result, ok, a signal or entries the target refused), 0 when it could not run or failed, t[i].from_why
  * saying why (the caller copies from this host).
  */
 static int
@@ -348,7 +363,8 @@ lc_fanout_hop(const struct lc_copy_opts *o, struct lc_copy_opts *oo, size_t i,
 	oo->nsources = o->nsources;
 	oo->hop = 0;
 	lc_copy_fanout_hop_free(&h);
-	if (t[i].r == 0 || t[i].r == -LC_ERR_CANCELED) {
+	if (t[i].r == 0 || t[i].r == -LC_ERR_CANCELED ||
+	    lc_fanout_target_refused(&t[i])) {
 		t[i].from = prev;
 		return 1;
 	}
@@ -424,7 +440,8 @@ lc_chain_main(void *arg)
 	char b = 1;
 
 	lc_fanout_run_one(&h->oo, h->sig[0], h->t0, h->n, h->t);
-	if (h->t->r != 0 && h->t->r != -LC_ERR_CANCELED && i > 0)
+	if (h->t->r != 0 && h->t->r != -LC_ERR_CANCELED && i > 0 &&
+	    !lc_fanout_target_refused(h->t))
 		lc_chain_from_here(h->o, h);
 	else if (i > 0)
 		h->t->from = h->t0[i - 1].dest;

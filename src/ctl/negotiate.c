@@ -296,6 +296,9 @@ lc__ctl_listening(struct lc_ctl *c, const struct lc_msg_listening *l,
 	snprintf(daddr, sizeof(daddr), "%s", m.addr);
 	r = lc_msg_put_connect(&c->src.out, &m);
 	OPENSSL_cleanse(&m, sizeof(m));
+	/* a listing that ended before CONNECT: its SRC_NOMORE now */
+	if (r == 0)
+		r = lc__ctl_maybe_nomore(c);
 	if (lc_log_level() >= LC_LOG_DEBUG) {
 		char ports[LC_MAX_STREAMS * 6 + 1] = "";
 		size_t o = 0;

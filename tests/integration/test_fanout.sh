@@ -238,6 +238,58 @@ lc_json_check "$d/out" '
 assert j[1]["from"] == j[0]["target"] and j[2]["from"] == j[1]["target"], j
 assert j[1]["deleted"] == 1, j[1]'
 
+CASE="target 2's own files in the way: refused as without --also, kept"
+# without -f a copy leaves a file that is there (and a file where the
+# tree has a directory) and says so, exit 23; a hop that failed only for
+# what its target refused is not copied again from this host, which
+# would refuse the same (or, as with -f, overwrite the target's own)
+for shape in overlapped sequential; do
+	rm -rf "$d/y1" "$d/y2" "$d/y3"
+	mkdir -p "$d/y2/src"
+	echo mine >"$d/y2/src/one"
+	echo mine >"$d/y2/src/sub"
+	srcs=("$src")
+	[[ $shape == sequential ]] && srcs+=("$src2/keep")
+	run 23 -r -p --json "${srcs[@]}" "$H:$d/y1/" --also "$H2:$d/y2/" \
+	    --also "$H:$d/y3/"
+	[[ $(cat "$d/y2/src/one") == mine && $(cat "$d/y2/src/sub") == mine ]] ||
+		lc_fail "$shape: target 2's own files were replaced"
+	lc_same_tree "$src" "$d/y1/src"
+	lc_same_tree "$src" "$d/y3/src"
+	cmp "$src/big" "$d/y2/src/big" || lc_fail "$shape: y2/src/big differs"
+	lc_log_has 'y2/src/one: file exists \(use -f to overwrite\)' "$d/err"
+	lc_log_has 'y2/src/sub: exists and is not a directory' "$d/err"
+	lc_log_lacks 'target 2 of 3 .*copying it from this host' "$d/err"
+	lc_log_has "target 2 of 3 [^ ]*y2/: incomplete, exit 23, from [^ ]*y1/ \\(chain\\)" \
+	    "$d/err"
+	lc_log_has 'target 3 of 3 [^ ]*y3/: ok, from this host: target 2 [^ ]*y2/ incomplete' \
+	    "$d/err"
+	lc_json_check "$d/out" '
+assert [o["exit_status"] for o in j] == [0, 23, 0], j
+assert j[1]["from"] == j[0]["target"] and j[1]["from_why"] == "", j[1]
+assert j[2]["from"] == "this host", j[2]'
+done
+
+CASE="an empty directory's contents: nothing to copy, every target ok"
+# a nightly run of a spool that is empty tonight (or whose every file is
+# excluded): no entry is listed, which ends the listing before the data
+# streams are set up
+mkdir -p "$d/spool"
+run 0 -r "$d/spool/" "$H:$d/q0/"
+empty_spool() {
+	run 0 -r "$@" --json "$d/spool/" "$H:$d/q1/" --also "$H2:$d/q2/" \
+	    --also "$H:$d/q3/"
+	lc_log_has "target 3 of 3 [^ ]*q3/: ok, from two:[^ ]*q2/ \\(chain\\), copied 0 files" \
+	    "$d/err"
+	lc_json_check "$d/out" '
+assert [o["exit_status"] for o in j] == [0, 0, 0], j'
+}
+empty_spool
+mkdir -p "$d/spool/tmp"
+echo x >"$d/spool/tmp/a"
+empty_spool --exclude 'tmp/'
+[[ ! -e $d/q1/tmp && ! -e $d/q3/tmp ]] || lc_fail "the excluded tmp/ was copied"
+
 CASE="-n lists every target against the source, not a chain"
 rm -rf "$d/n1" "$d/n2"
 run 0 -n -r --json "$src" "$H:$d/n1/" --also "$H2:$d/n2/"
