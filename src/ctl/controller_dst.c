@@ -111,12 +111,19 @@ lc_ctl_dst_skip(struct lc_ctl *c, const struct lc_msg_file_skip *m,
 	    (f->prefixed && !f->matched))
 		return lc_err_set(e, LC_ERR_PROTO, "%s: sink sent an "
 		    "unexpected FILE_SKIP for file %u", c->dst_ep.name, m->id);
-	if (m->why == LC_SKIP_FAILED) {
+	/* after a failed chain hop (fanout.c): a file in the way that the
+	   hop did not make is the target's own, not replaced without -f */
+	int own = m->why == LC_SKIP_EXISTS && c->o->made != NULL &&
+	    !lc_feed_has(c->o->made, f->name);
+
+	if (m->why == LC_SKIP_FAILED || own) {
 		char where[LC_PATH_MAX + 600];
 		lc__ctl_file_where(c, f, where, sizeof(where));
-		lc__ctl_failed(c, where, (int)f->kind, m->msg);
+		lc__ctl_failed(c, where, (int)f->kind,
+		    own ? "file exists (use -f to overwrite)" : m->msg);
 		c->res->nrefused++;
-	}
+	} else if (m->why == LC_SKIP_EXISTS && c->o->made != NULL)
+		lc_log_verbose("%s: made by the chain's hop, kept", f->name);
 	else if (dry && m->why != LC_SKIP_DRY_SAME)
 		lc__ctl_dry_line(c, m->why == LC_SKIP_DRY_NEW ? "new" :
 		    "update", f->name, f->kind);
@@ -134,7 +141,7 @@ lc_ctl_dst_skip(struct lc_ctl *c, const struct lc_msg_file_skip *m,
 		c->res->dry_new++;
 	else if (m->why == LC_SKIP_DRY_UPDATE)
 		c->res->dry_update++;
-	else if (m->why != LC_SKIP_FAILED && !dry)
+	else if (m->why != LC_SKIP_FAILED && !dry && !own)
 		c->res->skipped++;
 	if (f->kind == LC_KIND_REG)
 		c->files.bytes_left += f->size;

@@ -63,6 +63,13 @@ struct lc_copy_opts {
 	 */
 	struct lc_feed *feed_in, *feed_out;
 	pthread_mutex_t *login_mu;
+	/*
+	 * internal (fanout.c): this target's copy from this host after its
+	 * chain hop failed, run with skip_existing set for it: the entries
+	 * the hop made there.  A file skipped as existing that is not one of
+	 * them is the target's own, refused as a copy without -f refuses it.
+	 */
+	struct lc_feed *made;
 	int hop;		/* internal (fanout.c): a chain hop between
 				   two targets; the automatic data path
 				   stops after reverse (the relay and via

@@ -375,6 +375,52 @@ lc_fanout_hop(const struct lc_copy_opts *o, struct lc_copy_opts *oo, size_t i,
 }
 
 /*
+ * Target i's copy from this host after its hop failed (or could not run):
+ * what the hop made (made) is this run's, so the copy keeps it (-O's way)
+ * and refuses only a file of the target's own in the way, as a copy
+ * without -f does; -f and -u need nothing (-u keeps what is up to date).
+ * A file the hop completed without its FILE_DONE reaching us counts as
+ * the target's own: the run says the target is incomplete, and a re-run
+ * with -u completes it.
+ */
+static void
+lc_fanout_keep_made(struct lc_copy_opts *oo, struct lc_feed *made, size_t i,
+    size_t n, const char *dest)
+{
+	if (made == NULL || oo->force || oo->update || oo->skip_existing)
+		return;
+	lc_log_verbose("target %zu of %zu %s: keeping what its hop made", i + 1,
+	    n, dest);
+	oo->skip_existing = 1;
+	oo->made = made;
+}
+
+/*
+ * Target i of the chain hop after hop: from target i-1, or, when that
+ * hop cannot run or fails, from this host (lc_fanout_keep_made).
+ */
+static void
+lc_fanout_seq_hop(const struct lc_copy_opts *o, struct lc_copy_opts *oo,
+    size_t i, size_t n, int signal_fd, struct lc_fanout_target *t)
+{
+	struct lc_feed made;
+	int have = lc_feed_init(&made) == 0;
+
+	oo->feed_out = have ? &made : NULL;
+	if (!lc_fanout_hop(o, oo, i, n, signal_fd, t)) {
+		lc_fanout_say_from_here(t, i, n);
+		oo->feed_out = NULL;
+		lc_fanout_keep_made(oo, have ? &made : NULL, i, n, t[i].dest);
+		lc_fanout_run_one(oo, signal_fd, t, n, &t[i]);
+		oo->skip_existing = o->skip_existing;
+		oo->made = NULL;
+	}
+	oo->feed_out = NULL;
+	if (have)
+		lc_feed_free(&made);
+}
+
+/*
  * The overlapped chain: every target's copy at once, each in its own
  * thread, target k+1's fed by target k's as it makes each entry (feed.h,
  * controller_fed.c), so that the copies overlap as the hops of a pipeline
@@ -391,7 +437,9 @@ struct lc_chain_run {
 	size_t n;
 	int sig[2];	     /* this copy's signal pipe */
 	int done_fd;	     /* a byte to it when this copy ends */
-	struct lc_feed *out; /* what the next target's copy is fed */
+	struct lc_feed *out; /* what this copy made: the next target's
+				copy is fed it (the last's is read by none
+				but its own copy from here, if any) */
 	pthread_t th;
 	int running;
 };
@@ -414,15 +462,7 @@ lc_chain_from_here(const struct lc_copy_opts *o, struct lc_chain_run *h)
 	} else {
 		lc_fanout_hop_failed(o, h->t0, i, h->n);
 	}
-	/* what the hop made is this run's, and some of it may be complete
-	   at the target without its FILE_DONE having reached us: the copy
-	   from here replaces it rather than refuse it as a file in the way */
-	if (!h->oo.force) {
-		lc_log_verbose("target %zu of %zu %s: replacing what its hop "
-			       "made (as with -f)",
-		    i + 1, h->n, h->t->dest);
-		h->oo.force = 1;
-	}
+	lc_fanout_keep_made(&h->oo, h->out, i, h->n, h->t->dest);
 	lc_copy_result_free(&h->t->res);
 	memset(&h->t->res, 0, sizeof(h->t->res));
 	h->oo.sources = o->sources;
@@ -515,10 +555,8 @@ lc_chain_prepare(const struct lc_copy_opts *o, struct lc_chain_run *h, size_t i,
 		h->oo.progress_ms = 0;
 		h->oo.live_progress = 0;
 	}
-	if (i + 1 < n) {
-		h->out = &feeds[i];
-		h->oo.feed_out = h->out;
-	}
+	h->out = &feeds[i];
+	h->oo.feed_out = h->out;
 	return pipe2(h->sig, O_CLOEXEC | O_NONBLOCK);
 }
 
@@ -563,7 +601,7 @@ lc_fanout_overlap(const struct lc_copy_opts *o, int signal_fd,
 		goto out;
 	for (i = 0; i < n; i++)
 		h[i].sig[0] = h[i].sig[1] = -1;
-	for (; nfeeds + 1 < n; nfeeds++)
+	for (; nfeeds < n; nfeeds++)
 		if (lc_feed_init(&feeds[nfeeds]) != 0)
 			goto out;
 	for (i = 0; i < n; i++)
@@ -700,15 +738,12 @@ lc_copy_fanout(const struct lc_copy_opts *o, int signal_fd,
 		if (i > 0 && direct[0] != '\0')
 			snprintf(t[i].from_why, sizeof(t[i].from_why), "%s",
 			    direct);
-		if (i == 0 || direct[0] != '\0' ||
-		    !lc_fanout_hop(o, &oo, i, n, signal_fd, t)) {
-			if (i == 0 || direct[0] != '\0')
-				lc_log_info("target %zu of %zu: %s", i + 1, n,
-				    t[i].dest);
-			else
-				lc_fanout_say_from_here(t, i, n);
+		if (i == 0 || direct[0] != '\0') {
+			lc_log_info("target %zu of %zu: %s", i + 1, n,
+			    t[i].dest);
 			lc_fanout_run_one(&oo, signal_fd, t, n, &t[i]);
-		}
+		} else
+			lc_fanout_seq_hop(o, &oo, i, n, signal_fd, t);
 		if (t[i].r == 0)
 			continue;
 		if (t[i].r == -LC_ERR_CANCELED)

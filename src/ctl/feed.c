@@ -116,6 +116,17 @@ lc_feed_set_room(struct lc_feed *f)
 	return 0;
 }
 
+int
+lc_feed_has(struct lc_feed *f, const char *name)
+{
+	int has;
+
+	pthread_mutex_lock(&f->mu);
+	has = f->setcap > 0 && f->set[lc_feed_slot(f, name)] != NULL;
+	pthread_mutex_unlock(&f->mu);
+	return has;
+}
+
 static void
 lc_feed_wake(struct lc_feed *f)
 {

@@ -49,6 +49,9 @@ struct lc_feed_entry *lc_feed_entry_new(const struct lc_msg_file *m);
 /* Push x (taken over; freed at once if its name is in); -LC_ERR_NOMEM. */
 int lc_feed_push(struct lc_feed *f, struct lc_feed_entry *x);
 
+/* Whether an entry named name was pushed. */
+int lc_feed_has(struct lc_feed *f, const char *name);
+
 /* The writing copy has ended; ok: its target holds every entry. */
 void lc_feed_close(struct lc_feed *f, int ok);
 

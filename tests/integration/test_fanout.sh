@@ -270,6 +270,45 @@ assert j[1]["from"] == j[0]["target"] and j[1]["from_why"] == "", j[1]
 assert j[2]["from"] == "this host", j[2]'
 done
 
+CASE="a hop that fails: the copy from here keeps what it made, not the target's own"
+# target 1 holds a file of its own (refused: incomplete), so target 2's
+# hop stops ("the chain stops here") or, hop after hop, does not run, and
+# target 2 is copied from this host: what the hop made there is kept, a
+# file of target 2's own in the way is refused as without -f (the copy
+# from here used to run as with -f and replace it), exit 23; target 3
+# from this host, whole
+for shape in overlapped sequential; do
+	rm -rf "$d/z1" "$d/z2" "$d/z3"
+	mkdir -p "$d/z1/src" "$d/z2/src/sub"
+	echo mine >"$d/z1/src/one"
+	echo mine2 >"$d/z2/src/sub/two"
+	srcs=("$src")
+	[[ $shape == sequential ]] && srcs+=("$src2/keep")
+	run 23 -v -r -p --json "${srcs[@]}" "$H:$d/z1/" --also "$H2:$d/z2/" \
+	    --also "$H:$d/z3/"
+	[[ $(cat "$d/z1/src/one") == mine ]] ||
+		lc_fail "$shape: target 1's own file was replaced"
+	[[ $(cat "$d/z2/src/sub/two") == mine2 ]] ||
+		lc_fail "$shape: target 2's own file was replaced"
+	for f in big one sub/deeper/mid; do
+		cmp "$src/$f" "$d/z2/src/$f" ||
+			lc_fail "$shape: z2/src/$f differs from the source"
+	done
+	[[ $(readlink "$d/z2/src/link") == one ]] ||
+		lc_fail "$shape: z2/src/link is not the source's link"
+	lc_same_tree "$src" "$d/z3/src"
+	lc_log_has 'z1/src/one: file exists \(use -f to overwrite\)' "$d/err"
+	lc_log_has 'z2/src/sub/two: file exists \(use -f to overwrite\)' "$d/err"
+	# what the hop made is this run's: kept, not refused
+	lc_log_lacks 'z2/src/(big|one|link|sub/deeper/mid): file exists' "$d/err"
+	lc_log_has "target 2 of 3 [^ ]*z2/: keeping what its hop made" "$d/err"
+	lc_log_has "target 2 of 3 [^ ]*z2/: incomplete, exit 23, from this host" \
+	    "$d/err"
+	lc_json_check "$d/out" '
+assert [o["exit_status"] for o in j] == [23, 23, 0], j
+assert j[1]["from"] == "this host" and j[2]["from"] == "this host", j'
+done
+
 CASE="an empty directory's contents: nothing to copy, every target ok"
 # a nightly run of a spool that is empty tonight (or whose every file is
 # excluded): no entry is listed, which ends the listing before the data

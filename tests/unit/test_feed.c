@@ -47,7 +47,10 @@ LC_TEST(order_kept_names_once)
 	LC_CHECK(!readable(&f));
 	LC_CHECK(lc_feed_next(&f, NULL, &closed, &ok) == NULL);
 	LC_CHECK(!closed);
+	LC_CHECK(!lc_feed_has(&f, "d"));
 	LC_CHECK_EQ_I(lc_feed_push(&f, entry("d", LC_KIND_DIR, 0)), 0);
+	LC_CHECK(lc_feed_has(&f, "d"));
+	LC_CHECK(!lc_feed_has(&f, "d/b"));
 	LC_CHECK(readable(&f));
 	lc_feed_drain(&f);
 	LC_CHECK(!readable(&f));
@@ -103,6 +106,8 @@ LC_TEST(many_names_grow_the_set)
 	}
 	LC_CHECK_EQ_U(n, 5000);
 	LC_CHECK(closed && ok);
+	LC_CHECK(lc_feed_has(&f, "f0") && lc_feed_has(&f, "f4999"));
+	LC_CHECK(!lc_feed_has(&f, "f5000") && !lc_feed_has(&f, "f"));
 	lc_feed_free(&f);
 }
 
