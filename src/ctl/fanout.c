@@ -330,8 +330,9 @@ lc__fanout_target_refused(const struct lc_fanout_target *t)
 
 /*
  * Target i from target i-1 (a chain hop): 1 when it ran (t[i] holds its
- * result, ok, a signal or entries the target refused), 0 when it could not run or failed, t[i].from_why
- * saying why (the caller copies from this host).
+ * result: ok, a signal, or entries the target refused), 0 when it could
+ * not run or failed, t[i].from_why saying why (the caller copies from
+ * this host).
  */
 static int
 lc_fanout_hop(const struct lc_copy_opts *o, struct lc_copy_opts *oo, size_t i,
