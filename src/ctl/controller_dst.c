@@ -50,6 +50,9 @@ lc_ctl_file_done(struct lc_ctl *c, const struct lc_msg_file_done *m,
 	}
 	if (m->checksum[0] != '\0')
 		lc__ctl_record_sum(c, f, m->checksum);
+	if (c->o->made_log != NULL &&
+	    (r = lc_feed_push_name(c->o->made_log, f->kind, f->name)) != 0)
+		return lc_err_set(e, -r, "out of memory");
 	if ((r = lc__ctl_fed_publish(c, f)) != 0 ||
 	    (r = lc__ctl_file_finish(c, f)) != 0)
 		return lc_err_set(e, -r, "control output");
@@ -177,6 +180,10 @@ lc_ctl_dst_ready(struct lc_ctl *c, const struct lc_msg_file_ready *m,
 	f->ready = 1;
 	c->files.settled++;
 	c->files.sent++;
+	/* the sink took the name: a file there later is this run's */
+	if (c->o->made_log != NULL &&
+	    (r = lc_feed_push_name(c->o->made_log, f->kind, f->name)) != 0)
+		return lc_err_set(e, -r, "out of memory");
 	if ((r = lc_msg_put_file_ready(&c->src.out, m)) != 0)
 		return lc_err_set(e, -r, "control output");
 	return lc__ctl_maybe_nomore(c);

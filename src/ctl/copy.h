@@ -64,12 +64,15 @@ struct lc_copy_opts {
 	struct lc_feed *feed_in, *feed_out;
 	pthread_mutex_t *login_mu;
 	/*
-	 * internal (fanout.c): this target's copy from this host after its
-	 * chain hop failed, run with skip_existing set for it: the entries
-	 * the hop made there.  A file skipped as existing that is not one of
-	 * them is the target's own, refused as a copy without -f refuses it.
+	 * internal (fanout.c): made_log, a chain hop records there each name
+	 * its sink took as new (a regular file at its FILE_READY: without
+	 * -f or -u the sink takes only a name that is free) or made (any
+	 * entry at its FILE_DONE); made, the target's copy from this host
+	 * after that hop failed, run with skip_existing set for it, reads
+	 * it: a file skipped as existing that is not in it is the target's
+	 * own, refused as a copy without -f refuses it.
 	 */
-	struct lc_feed *made;
+	struct lc_feed *made_log, *made;
 	int hop;		/* internal (fanout.c): a chain hop between
 				   two targets; the automatic data path
 				   stops after reverse (the relay and via

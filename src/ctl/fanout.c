@@ -371,12 +371,12 @@ lc_fanout_hop(const struct lc_copy_opts *o, struct lc_copy_opts *oo, size_t i,
 
 /*
  * Target i's copy from this host after its hop failed (or could not run):
- * what the hop made (made) is this run's, so the copy keeps it (-O's way)
- * and refuses only a file of the target's own in the way, as a copy
- * without -f does; -f and -u need nothing (-u keeps what is up to date).
- * A file the hop completed without its FILE_DONE reaching us counts as
- * the target's own: the run says the target is incomplete, and a re-run
- * with -u completes it.
+ * what the hop made is this run's, so the copy keeps it (-O's way) and
+ * refuses only a file of the target's own in the way, as a copy without
+ * -f does; -f and -u need nothing (-u keeps what is up to date).  made is
+ * the hop's made_log: each name its sink took as free (FILE_READY) or
+ * made, so a file the hop completed just before it failed, its FILE_DONE
+ * still on the way, is the hop's too.
  */
 void
 lc__fanout_keep_made(struct lc_copy_opts *oo, struct lc_feed *made, size_t i,
@@ -401,16 +401,16 @@ lc_fanout_seq_hop(const struct lc_copy_opts *o, struct lc_copy_opts *oo,
 	struct lc_feed made;
 	int have = lc_feed_init(&made) == 0;
 
-	oo->feed_out = have ? &made : NULL;
+	oo->made_log = have ? &made : NULL;
 	if (!lc_fanout_hop(o, oo, i, n, signal_fd, t)) {
 		lc__fanout_say_from_here(t, i, n);
-		oo->feed_out = NULL;
+		oo->made_log = NULL;
 		lc__fanout_keep_made(oo, have ? &made : NULL, i, n, t[i].dest);
 		lc__fanout_run_one(oo, signal_fd, t, n, &t[i]);
 		oo->skip_existing = o->skip_existing;
 		oo->made = NULL;
 	}
-	oo->feed_out = NULL;
+	oo->made_log = NULL;
 	if (have)
 		lc_feed_free(&made);
 }

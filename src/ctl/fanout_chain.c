@@ -31,11 +31,11 @@ struct lc_chain_run {
 	struct lc_fanout_hop h;
 	struct lc_fanout_target *t0, *t;
 	size_t n;
-	int sig[2];	     /* this copy's signal pipe */
-	int done_fd;	     /* a byte to it when this copy ends */
-	struct lc_feed *out; /* what this copy made: the next target's
-				copy is fed it (the last's is read by none
-				but its own copy from here, if any) */
+	int sig[2];	      /* this copy's signal pipe */
+	int done_fd;	      /* a byte to it when this copy ends */
+	struct lc_feed *out;  /* what the next target's copy is fed */
+	struct lc_feed *made; /* names this copy's sink took or made
+				 (made_log), for its copy from here */
 	pthread_t th;
 	int running;
 };
@@ -58,7 +58,8 @@ lc_chain_from_here(const struct lc_copy_opts *o, struct lc_chain_run *h)
 	} else {
 		lc__fanout_hop_failed(o, h->t0, i, h->n);
 	}
-	lc__fanout_keep_made(&h->oo, h->out, i, h->n, h->t->dest);
+	h->oo.made_log = NULL;
+	lc__fanout_keep_made(&h->oo, h->made, i, h->n, h->t->dest);
 	lc_copy_result_free(&h->t->res);
 	memset(&h->t->res, 0, sizeof(h->t->res));
 	h->oo.sources = o->sources;
@@ -151,8 +152,12 @@ lc_chain_prepare(const struct lc_copy_opts *o, struct lc_chain_run *h, size_t i,
 		h->oo.progress_ms = 0;
 		h->oo.live_progress = 0;
 	}
-	h->out = &feeds[i];
-	h->oo.feed_out = h->out;
+	if (i + 1 < n) {
+		h->out = &feeds[i];
+		h->oo.feed_out = h->out;
+	}
+	h->made = &feeds[n + i];
+	h->oo.made_log = h->made;
 	return pipe2(h->sig, O_CLOEXEC | O_NONBLOCK);
 }
 
@@ -186,7 +191,8 @@ lc__fanout_overlap(const struct lc_copy_opts *o, int signal_fd,
     struct lc_fanout_target *t, size_t n)
 {
 	struct lc_chain_run *h = calloc(n, sizeof(*h));
-	struct lc_feed *feeds = calloc(n, sizeof(*feeds));
+	/* feeds[i]: target i's to i+1's copy; feeds[n + i]: made_log i */
+	struct lc_feed *feeds = calloc(2 * n, sizeof(*feeds));
 	pthread_mutex_t login = PTHREAD_MUTEX_INITIALIZER;
 	pthread_mutex_t *turns = lc_fanout_may_ask(o) ? &login : NULL;
 	int done[2] = { -1, -1 }, r = -1;
@@ -197,7 +203,7 @@ lc__fanout_overlap(const struct lc_copy_opts *o, int signal_fd,
 		goto out;
 	for (i = 0; i < n; i++)
 		h[i].sig[0] = h[i].sig[1] = -1;
-	for (; nfeeds < n; nfeeds++)
+	for (; nfeeds < 2 * n; nfeeds++)
 		if (lc_feed_init(&feeds[nfeeds]) != 0)
 			goto out;
 	for (i = 0; i < n; i++)

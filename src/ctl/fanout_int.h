@@ -35,7 +35,7 @@ int lc__fanout_target_refused(const struct lc_fanout_target *t);
 
 /*
  * Before target i's copy from this host after its hop failed: keep what
- * the hop made there (made: its record), refuse the target's own files
+ * the hop made there (made: its made_log), refuse the target's own files
  * in the way as without -f (fanout.c).
  */
 void lc__fanout_keep_made(struct lc_copy_opts *oo, struct lc_feed *made,

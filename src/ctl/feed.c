@@ -117,6 +117,22 @@ lc_feed_set_room(struct lc_feed *f)
 }
 
 int
+lc_feed_push_name(struct lc_feed *f, uint8_t kind, const char *name)
+{
+	size_t nl = strlen(name) + 1;
+	struct lc_feed_entry *x = calloc(1, sizeof(*x) + nl + 3);
+
+	if (x == NULL)
+		return -LC_ERR_NOMEM;
+	x->kind = kind;
+	memcpy(x->name, name, nl);
+	x->link = x->name + nl; /* "", "" and "" after the name */
+	x->user = x->link + 1;
+	x->group = x->user + 1;
+	return lc_feed_push(f, x);
+}
+
+int
 lc_feed_has(struct lc_feed *f, const char *name)
 {
 	int has;

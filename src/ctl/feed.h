@@ -49,6 +49,9 @@ struct lc_feed_entry *lc_feed_entry_new(const struct lc_msg_file *m);
 /* Push x (taken over; freed at once if its name is in); -LC_ERR_NOMEM. */
 int lc_feed_push(struct lc_feed *f, struct lc_feed_entry *x);
 
+/* Push an entry of kind with only its name (a record of names). */
+int lc_feed_push_name(struct lc_feed *f, uint8_t kind, const char *name);
+
 /* Whether an entry named name was pushed. */
 int lc_feed_has(struct lc_feed *f, const char *name);
 

@@ -51,6 +51,18 @@ LC_TEST(order_kept_names_once)
 	LC_CHECK_EQ_I(lc_feed_push(&f, entry("d", LC_KIND_DIR, 0)), 0);
 	LC_CHECK(lc_feed_has(&f, "d"));
 	LC_CHECK(!lc_feed_has(&f, "d/b"));
+	/* a record of names only (made_log) */
+	struct lc_feed g;
+	LC_CHECK_EQ_I(lc_feed_init(&g), 0);
+	LC_CHECK_EQ_I(lc_feed_push_name(&g, LC_KIND_REG, "d/x y"), 0);
+	LC_CHECK_EQ_I(lc_feed_push_name(&g, LC_KIND_REG, "d/x y"), 0);
+	LC_CHECK(lc_feed_has(&g, "d/x y") && !lc_feed_has(&g, "d/x"));
+	x = lc_feed_next(&g, NULL, &closed, &ok);
+	LC_CHECK(x != NULL && strcmp(x->name, "d/x y") == 0);
+	LC_CHECK(x->size == 0 && x->link[0] == '\0' && x->user[0] == '\0' &&
+	    x->group[0] == '\0');
+	LC_CHECK(lc_feed_next(&g, x, &closed, &ok) == NULL);
+	lc_feed_free(&g);
 	LC_CHECK(readable(&f));
 	lc_feed_drain(&f);
 	LC_CHECK(!readable(&f));
