@@ -156,8 +156,10 @@ lc_chain_prepare(const struct lc_copy_opts *o, struct lc_chain_run *h, size_t i,
 		h->out = &feeds[i];
 		h->oo.feed_out = h->out;
 	}
-	h->made = &feeds[n + i];
-	h->oo.made_log = h->made;
+	if (i > 0) { /* the first target's copy is from this host already */
+		h->made = &feeds[n + i];
+		h->oo.made_log = h->made;
+	}
 	return pipe2(h->sig, O_CLOEXEC | O_NONBLOCK);
 }
 
@@ -191,7 +193,8 @@ lc__fanout_overlap(const struct lc_copy_opts *o, int signal_fd,
     struct lc_fanout_target *t, size_t n)
 {
 	struct lc_chain_run *h = calloc(n, sizeof(*h));
-	/* feeds[i]: target i's to i+1's copy; feeds[n + i]: made_log i */
+	/* feeds[i]: target i's to i+1's copy; feeds[n + i]: made_log i
+	   (from 1) */
 	struct lc_feed *feeds = calloc(2 * n, sizeof(*feeds));
 	pthread_mutex_t login = PTHREAD_MUTEX_INITIALIZER;
 	pthread_mutex_t *turns = lc_fanout_may_ask(o) ? &login : NULL;
