@@ -267,7 +267,11 @@ lc__ssh_proxy_command(const char *tmpl, const struct lc_sshconf *c,
 	*fd = -1;
 	if ((cmd = malloc(LC_SSH_PROXYCMD_MAX)) == NULL)
 		return lc_err_set(e, LC_ERR_NOMEM, "out of memory");
-	if ((r = lc_ssh_proxy_expand(tmpl, c, cmd, LC_SSH_PROXYCMD_MAX,
+	/* "exec CMD", as ssh runs it: the shell becomes the command, so the
+	   SIGKILL that ends the connection (lc__ssh_reap) ends the command,
+	   not a shell (dash forks it) whose child would outlive lanecp */
+	memcpy(cmd, "exec ", 5);
+	if ((r = lc_ssh_proxy_expand(tmpl, c, cmd + 5, LC_SSH_PROXYCMD_MAX - 5,
 	    e)) != 0) {
 		free(cmd);
 		return r;
