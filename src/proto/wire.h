@@ -83,6 +83,13 @@ enum lc_msg_owner {
 					   the files done (issue 23,
 					   credit23) */
 
+#define LC_HELLO_FOLLOW 0x200u	/* as a source, the agent knows SRC_PART
+				   and SRC_AVAIL: a fed entry read from the
+				   part file the target before is still
+				   writing, up to what is final there
+				   (issue 25, the chain's next hop follows
+				   the part file) */
+
 /* File kinds in LC_MSG_FILE */
 enum lc_file_kind {
 	LC_KIND_REG = 1,
@@ -242,6 +249,17 @@ struct lc_msg_src_add {
 struct lc_msg_src_entry {
 	uint32_t flags;			/* LC_ENTRY_* */
 	char name[LC_PATH_MAX];		/* as the source announces it */
+};
+
+struct lc_msg_src_part {
+	uint64_t size;			/* the file's length when whole */
+	char name[LC_PATH_MAX];		/* as the source announces it */
+};
+
+struct lc_msg_src_avail {
+	uint32_t id;			/* a file announced from SRC_PART */
+	uint64_t avail;			/* [0, avail) is final; never
+					   decreasing, at most its size */
 };
 
 struct lc_msg_file {

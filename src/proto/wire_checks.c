@@ -105,6 +105,22 @@ lc__msg_check_src_entry(const void *v)
 }
 
 int
+lc__msg_check_src_part(const void *v)
+{
+	LC_BODY_OF(src_part, v);
+
+	return m->name[0] == '\0' || m->size > (uint64_t)INT64_MAX;
+}
+
+int
+lc__msg_check_src_avail(const void *v)
+{
+	LC_BODY_OF(src_avail, v);
+
+	return m->id == 0 || m->avail > (uint64_t)INT64_MAX;
+}
+
+int
 lc__msg_check_file(const void *v)
 {
 	LC_BODY_OF(file, v);
