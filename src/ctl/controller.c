@@ -455,7 +455,7 @@ lc_ctl_loop(struct lc_ctl *c, int signal_fd, struct lc_err *e)
 		pfd[2].fd = signal_fd;
 		pfd[2].events = POLLIN;
 		/* --also's chain: the target before has made more */
-		pfd[3].fd = lc__ctl_fed_open(c) ? lc_feed_fd(c->o->feed_in) :
+		pfd[3].fd = lc__ctl_fed_watch(c) ? lc_feed_fd(c->o->feed_in) :
 		    -1;
 		pfd[3].events = POLLIN;
 		if (poll(pfd, 4, timeout) < 0 && errno != EINTR)

@@ -184,6 +184,9 @@ lc_ctl_dst_ready(struct lc_ctl *c, const struct lc_msg_file_ready *m,
 	if (c->o->made_log != NULL &&
 	    (r = lc_feed_push_name(c->o->made_log, f->kind, f->name)) != 0)
 		return lc_err_set(e, -r, "out of memory");
+	/* --also's chain: the next target may read it as it is written */
+	if (c->o->feed_out != NULL && (r = lc__ctl_fed_ready(c, f, m)) != 0)
+		return lc_err_set(e, -r, "out of memory");
 	if ((r = lc_msg_put_file_ready(&c->src.out, m)) != 0)
 		return lc_err_set(e, -r, "control output");
 	return lc__ctl_maybe_nomore(c);
@@ -318,6 +321,8 @@ lc_ctl_dst_progress(struct lc_ctl *c, const struct lc_msg_progress *m,
 		return r;
 	c->chk.mark_file = m->file;
 	c->chk.mark_written = m->written;
+	if (c->o->feed_out != NULL)
+		lc__ctl_fed_marks(c, m->file, m->written);
 	lc__ctl_moved(c, m->bytes);
 	c->bytes_done = m->bytes;
 	if (c->dp.state == LC_CTL_DP_NONE || c->src_done)

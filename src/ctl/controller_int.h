@@ -67,6 +67,9 @@ struct lc_ctl_file {
 	struct lc_feed_entry *pub;	/* --also's chain: what the next
 					   target's copy is fed once this
 					   one is made here (owned) */
+	struct lc_feed_entry *fent;	/* ... or was fed at FILE_READY and
+					   follows the sink's mark until
+					   FILE_DONE (the feed's) */
 };
 
 /*
@@ -210,6 +213,13 @@ struct lc_ctl_del {
 	uint64_t seed;
 };
 
+/* A file the source reads from the part file of the target before. */
+struct lc_ctl_fol {
+	const struct lc_feed_entry *x;
+	uint32_t id;
+	uint64_t sent;		/* the last SRC_AVAIL's */
+};
+
 /*
  * --also's overlapped chain (controller_fed.c): this copy's source is the
  * target before it, fed entry by entry from o->feed_in as that target's
@@ -227,7 +237,16 @@ struct lc_ctl_fed {
 				   ordinary request) */
 	const struct lc_feed_entry *sent, *ann;
 	uint32_t nsent, nann;
+	int follow;		/* the source takes SRC_PART (HELLO 0x200) */
+	struct lc_ctl_fol *fol;	/* files announced from a SRC_PART, not yet
+				   whole at the target before */
+	size_t nfol, capfol;
+	uint32_t npart;		/* SRC_PARTs not yet announced */
+	/* as the writing copy (o->feed_out): files fed at FILE_READY */
+	uint32_t out_follow;	/* in flight */
+	uint32_t out_mark;	/* the sink's mark's file, as last applied */
 };
+
 
 struct lc_ctl {
 	const struct lc_copy_opts *o;
@@ -326,6 +345,11 @@ int lc__ctl_fed_check(struct lc_ctl *c, struct lc_msg_file *m,
     struct lc_err *e);
 int lc__ctl_fed_fail(struct lc_ctl *c, const char *name, struct lc_err *e);
 int lc__ctl_fed_open(const struct lc_ctl *c);
+int lc__ctl_fed_watch(const struct lc_ctl *c);
+int lc__ctl_fed_ready(struct lc_ctl *c, struct lc_ctl_file *f,
+    const struct lc_msg_file_ready *m);
+void lc__ctl_fed_marks(struct lc_ctl *c, uint32_t file, uint64_t written);
+void lc__ctl_fed_unfinished(struct lc_ctl *c, struct lc_ctl_file *f);
 int lc__ctl_fed_pub_new(struct lc_ctl *c, struct lc_ctl_file *f,
     const struct lc_msg_file *m);
 int lc__ctl_fed_publish(struct lc_ctl *c, struct lc_ctl_file *f);

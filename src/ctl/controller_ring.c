@@ -142,6 +142,7 @@ lc__ctl_file_finish(struct lc_ctl *c, struct lc_ctl_file *f)
 {
 	f->done = 1;
 	c->files.done++;
+	lc__ctl_fed_unfinished(c, f);
 	(void)lc_idmap_del(&c->files.map, f->id);
 	lc_ctl_file_free(f);
 	while (c->files.lo <= c->files.total &&
@@ -153,8 +154,17 @@ lc__ctl_file_finish(struct lc_ctl *c, struct lc_ctl_file *f)
 void
 lc__ctl_files_free(struct lc_ctl *c)
 {
-	for (uint32_t i = 0; i < lc_idmap_slots(&c->files.map); i++)
-		lc_ctl_file_free(lc_idmap_slot(&c->files.map, i));
+	for (uint32_t i = 0; i < lc_idmap_slots(&c->files.map); i++) {
+		struct lc_ctl_file *f = lc_idmap_slot(&c->files.map, i);
+
+		/* --also's chain: a file fed at FILE_READY, never finished */
+		if (f != NULL)
+			lc__ctl_fed_unfinished(c, f);
+		lc_ctl_file_free(f);
+	}
+	free(c->fed.fol);
+	c->fed.fol = NULL;
+	c->fed.nfol = c->fed.capfol = 0;
 	lc_idmap_free(&c->files.map);
 	for (size_t i = 0; c->chk.reqs != NULL && i < c->o->nsources; i++) {
 		free(c->chk.reqs[i].last);

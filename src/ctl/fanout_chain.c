@@ -59,6 +59,13 @@ lc_chain_from_here(const struct lc_copy_opts *o, struct lc_chain_run *h)
 		lc__fanout_hop_failed(o, h->t0, i, h->n);
 	}
 	h->oo.made_log = NULL;
+	/* a file the next copy reads as it was written here is not what a
+	   copy from this host writes again: that copy stops */
+	if (h->out != NULL && lc_feed_bad_unfinished(h->out) > 0)
+		lc_log_verbose("--also: target %zu %s: files it was writing "
+			       "were being copied on from it; target %zu is "
+			       "copied from this host",
+		    i + 1, h->t->dest, i + 2);
 	lc__fanout_keep_made(&h->oo, h->made, i, h->n, h->t->dest);
 	lc_copy_result_free(&h->t->res);
 	memset(&h->t->res, 0, sizeof(h->t->res));

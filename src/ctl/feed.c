@@ -64,6 +64,9 @@ lc_feed_entry_new(const struct lc_msg_file *m)
 	x->mtime_sec = m->mtime_sec;
 	x->mtime_nsec = m->mtime_nsec;
 	x->size = m->size;
+	x->follow = x->bad = x->parted = 0;
+	x->done = 1;
+	x->avail = m->size;
 	memcpy(x->name, m->name, nl);
 	x->link = x->name + nl;
 	memcpy(x->link, m->link, ll);
@@ -125,6 +128,7 @@ lc_feed_push_name(struct lc_feed *f, uint8_t kind, const char *name)
 	if (x == NULL)
 		return -LC_ERR_NOMEM;
 	x->kind = kind;
+	x->done = 1;
 	memcpy(x->name, name, nl);
 	x->link = x->name + nl; /* "", "" and "" after the name */
 	x->user = x->link + 1;
@@ -153,13 +157,15 @@ lc_feed_wake(struct lc_feed *f)
 		return;
 }
 
-int
-lc_feed_push(struct lc_feed *f, struct lc_feed_entry *x)
+static int
+lc_feed_push_ref(struct lc_feed *f, struct lc_feed_entry *x,
+    struct lc_feed_entry **ref)
 {
 	size_t i;
 	int r = 0;
 
 	x->next = NULL;
+	*ref = NULL;
 	pthread_mutex_lock(&f->mu);
 	if ((r = lc_feed_set_room(f)) != 0)
 		goto out;
@@ -176,12 +182,87 @@ lc_feed_push(struct lc_feed *f, struct lc_feed_entry *x)
 		f->head = x;
 	f->tail = x;
 	f->n++;
+	*ref = x;
 	x = NULL;
 	lc_feed_wake(f);
 out:
 	pthread_mutex_unlock(&f->mu);
 	free(x);
 	return r;
+}
+
+int
+lc_feed_push(struct lc_feed *f, struct lc_feed_entry *x)
+{
+	struct lc_feed_entry *ref;
+
+	return lc_feed_push_ref(f, x, &ref);
+}
+
+int
+lc_feed_push_follow(struct lc_feed *f, struct lc_feed_entry *x,
+    struct lc_feed_entry **ref)
+{
+	x->follow = 1;
+	x->done = 0;
+	x->avail = 0;
+	return lc_feed_push_ref(f, x, ref);
+}
+
+void
+lc_feed_avail(struct lc_feed *f, struct lc_feed_entry *x, uint64_t avail,
+    int done)
+{
+	pthread_mutex_lock(&f->mu);
+	if (!x->bad && !x->done) {
+		if (done || avail > x->size)
+			avail = x->size;
+		if (avail > x->avail || done) {
+			x->avail = avail;
+			x->done = (uint8_t)(done != 0);
+			lc_feed_wake(f);
+		}
+	}
+	pthread_mutex_unlock(&f->mu);
+}
+
+void
+lc_feed_bad(struct lc_feed *f, struct lc_feed_entry *x)
+{
+	pthread_mutex_lock(&f->mu);
+	if (!x->done && !x->bad) {
+		x->bad = 1;
+		lc_feed_wake(f);
+	}
+	pthread_mutex_unlock(&f->mu);
+}
+
+size_t
+lc_feed_bad_unfinished(struct lc_feed *f)
+{
+	size_t n = 0;
+
+	pthread_mutex_lock(&f->mu);
+	for (struct lc_feed_entry *x = f->head; x != NULL; x = x->next)
+		if (x->follow && !x->done && !x->bad) {
+			x->bad = 1;
+			n++;
+		}
+	if (n > 0)
+		lc_feed_wake(f);
+	pthread_mutex_unlock(&f->mu);
+	return n;
+}
+
+void
+lc_feed_state(struct lc_feed *f, const struct lc_feed_entry *x, uint64_t *avail,
+    int *done, int *bad)
+{
+	pthread_mutex_lock(&f->mu);
+	*avail = x->avail;
+	*done = x->done;
+	*bad = x->bad;
+	pthread_mutex_unlock(&f->mu);
 }
 
 void

@@ -8,6 +8,15 @@
  * target (SRC_ENTRY).  Entries are kept until the feed is freed, so a
  * retried copy takes them again from the first; a name pushed twice (a
  * retry of the writing copy) is kept once.
+ *
+ * A regular file may be pushed before it is whole (lc_feed_push_follow):
+ * when the writing copy's sink writes it from byte 0 into its part file,
+ * it is pushed at FILE_READY, and its avail then follows the sink's
+ * low-water mark (PROGRESS) up to its size, so that the next target's
+ * source can read it while it is written (SRC_PART, SRC_AVAIL).  Such an
+ * entry ends done (FILE_DONE: renamed into place) or bad (the writing copy
+ * failed it, or ended without it: what its part file holds is not the
+ * file, and the next target's copy must stop).
  */
 #ifndef LANECP_FEED_H
 #define LANECP_FEED_H
@@ -25,7 +34,15 @@ struct lc_feed_entry {
 	int64_t mtime_sec;
 	uint64_t size;
 	char *link, *user, *group; /* "" when none (in this block) */
-	char name[];		   /* as the copy announced it */
+	/* under the feed's mu: */
+	uint8_t follow; /* pushed at FILE_READY, written from byte 0
+			   into its part file */
+	uint8_t done;	/* whole and under its name at the target */
+	uint8_t bad;	/* follow: failed or left unfinished there */
+	uint64_t avail; /* bytes [0, avail) final there (size when done) */
+	/* the reading copy's own, not under mu: */
+	uint8_t parted; /* named to its source as SRC_PART */
+	char name[];	/* as the copy announced it */
 };
 
 struct lc_feed {
@@ -48,6 +65,28 @@ struct lc_feed_entry *lc_feed_entry_new(const struct lc_msg_file *m);
 
 /* Push x (taken over; freed at once if its name is in); -LC_ERR_NOMEM. */
 int lc_feed_push(struct lc_feed *f, struct lc_feed_entry *x);
+
+/*
+ * Push x (taken over) as a regular file the writing copy's sink is still
+ * writing into its part file (avail 0, not done).  *ref: x, to pass to
+ * the calls below; NULL when its name was in (x freed).
+ */
+int lc_feed_push_follow(struct lc_feed *f, struct lc_feed_entry *x,
+    struct lc_feed_entry **ref);
+
+/* A followed entry's avail moved (never back); done: it is whole. */
+void lc_feed_avail(struct lc_feed *f, struct lc_feed_entry *x, uint64_t avail,
+    int done);
+
+/* A followed entry will not be finished there (no-op once done). */
+void lc_feed_bad(struct lc_feed *f, struct lc_feed_entry *x);
+
+/* Every followed entry not done is bad; how many were. */
+size_t lc_feed_bad_unfinished(struct lc_feed *f);
+
+/* x's state as it stands: *avail, *done, *bad. */
+void lc_feed_state(struct lc_feed *f, const struct lc_feed_entry *x,
+    uint64_t *avail, int *done, int *bad);
 
 /* Push an entry of kind with only its name (a record of names). */
 int lc_feed_push_name(struct lc_feed *f, uint8_t kind, const char *name);

@@ -232,6 +232,7 @@ lc__ctl_negotiate(struct lc_ctl *c, struct lc_err *e)
 	/* --also's chain: the sources come as the target before has them */
 	c->fed.on = o->feed_in != NULL;
 	c->fed.fed = c->fed.on && (c->src.hello.flags & LC_HELLO_FED);
+	c->fed.follow = c->fed.fed && (c->src.hello.flags & LC_HELLO_FOLLOW);
 	if (r == 0 && !c->fed.on)
 		r = lc__ctl_send_adds(c);
 	/*

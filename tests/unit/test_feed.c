@@ -169,4 +169,71 @@ LC_TEST(a_reader_in_another_thread_sees_all)
 	lc_feed_free(&f);
 }
 
+/*
+ * A file fed before it is whole (lc_feed_push_follow): its avail only
+ * moves forward and stops at its size, done makes it whole, bad sticks
+ * (not after done), each change wakes the reader, and
+ * lc_feed_bad_unfinished marks exactly the followed entries not done.
+ */
+LC_TEST(followed_entries_avail_done_bad)
+{
+	struct lc_feed f;
+	struct lc_feed_entry *a, *b, *c, *ref;
+	uint64_t avail;
+	int done, bad;
+
+	LC_CHECK_EQ_I(lc_feed_init(&f), 0);
+	LC_CHECK_EQ_I(lc_feed_push(&f, entry("d", LC_KIND_DIR, 0)), 0);
+	a = (struct lc_feed_entry *)lc_feed_next(&f, NULL, &done, &bad);
+	lc_feed_state(&f, a, &avail, &done, &bad);
+	LC_CHECK(done && !bad && !a->follow); /* pushed whole */
+	LC_CHECK_EQ_I(lc_feed_push_follow(&f, entry("d/a", LC_KIND_REG, 100),
+			  &a),
+	    0);
+	LC_CHECK(a != NULL && a->follow);
+	LC_CHECK_EQ_I(lc_feed_push_follow(&f, entry("d/b", LC_KIND_REG, 50),
+			  &b),
+	    0);
+	LC_CHECK_EQ_I(lc_feed_push_follow(&f, entry("d/c", LC_KIND_REG, 9), &c),
+	    0);
+	/* the same name again: not fed twice, no reference */
+	LC_CHECK_EQ_I(lc_feed_push_follow(&f, entry("d/a", LC_KIND_REG, 100),
+			  &ref),
+	    0);
+	LC_CHECK(ref == NULL);
+	lc_feed_state(&f, a, &avail, &done, &bad);
+	LC_CHECK(avail == 0 && !done && !bad);
+	lc_feed_drain(&f);
+	lc_feed_avail(&f, a, 40, 0);
+	LC_CHECK(readable(&f));
+	lc_feed_drain(&f);
+	lc_feed_avail(&f, a, 30, 0); /* never back, no wake */
+	LC_CHECK(!readable(&f));
+	lc_feed_state(&f, a, &avail, &done, &bad);
+	LC_CHECK_EQ_U(avail, 40);
+	lc_feed_avail(&f, a, 1000, 0); /* at most its size */
+	lc_feed_state(&f, a, &avail, &done, &bad);
+	LC_CHECK(avail == 100 && !done);
+	lc_feed_avail(&f, a, 100, 1);
+	lc_feed_state(&f, a, &avail, &done, &bad);
+	LC_CHECK(avail == 100 && done && !bad);
+	lc_feed_bad(&f, a); /* done stays done */
+	lc_feed_state(&f, a, &avail, &done, &bad);
+	LC_CHECK(done && !bad);
+	lc_feed_drain(&f);
+	lc_feed_bad(&f, b);
+	LC_CHECK(readable(&f));
+	lc_feed_state(&f, b, &avail, &done, &bad);
+	LC_CHECK(bad && !done);
+	lc_feed_avail(&f, b, 50, 1); /* bad stays bad */
+	lc_feed_state(&f, b, &avail, &done, &bad);
+	LC_CHECK(bad && !done && avail == 0);
+	/* c only is followed, not done and not bad yet */
+	LC_CHECK_EQ_U(lc_feed_bad_unfinished(&f), 1);
+	lc_feed_state(&f, c, &avail, &done, &bad);
+	LC_CHECK(bad && !done);
+	LC_CHECK_EQ_U(lc_feed_bad_unfinished(&f), 0);
+	lc_feed_free(&f);
+}
+
 LC_TEST_MAIN()
