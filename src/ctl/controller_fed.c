@@ -88,7 +88,6 @@ lc_ctl_fed_entry(struct lc_ctl *c, struct lc_feed_entry *x, int part)
 		memset(&p, 0, sizeof(p));
 		p.size = x->size;
 		snprintf(p.name, sizeof(p.name), "%s", x->name);
-		x->parted = 1; /* this copy's, the feed's only reader */
 		c->fed.npart++;
 		return lc_msg_put_src_part(&c->src.out, &p);
 	}
@@ -169,8 +168,7 @@ lc__ctl_fed_pump(struct lc_ctl *c, struct lc_err *e)
 {
 	struct lc_ctl_fed *d = &c->fed;
 	struct lc_feed_entry *x;
-	uint64_t avail;
-	int closed = 0, ok = 0, done, bad, r;
+	int closed = 0, ok = 0, take, part, r;
 
 	if (!c->fed.on || c->phase < LC_CTL_LISTING)
 		return 0;
@@ -189,23 +187,25 @@ lc__ctl_fed_pump(struct lc_ctl *c, struct lc_err *e)
 		if ((x = (struct lc_feed_entry *)lc_feed_next(c->o->feed_in,
 			 d->sent, &closed, &ok)) == NULL)
 			break;
-		lc_feed_state(c->o->feed_in, x, &avail, &done, &bad);
-		if (bad)
-			return lc_ctl_fed_unfinished(c, x, e);
 		/* one still written there: named now only to a source that
 		   can follow it (never the root: it comes with the request) */
-		if (!done &&
-		    (!d->fed || !d->follow || lc_ctl_fed_is_root(c, x)))
+		take = lc_feed_take(c->o->feed_in, x,
+		    d->fed && d->follow && !lc_ctl_fed_is_root(c, x), &part);
+		if (take == LC_FEED_BAD)
+			return lc_ctl_fed_unfinished(c, x, e);
+		if (take == LC_FEED_WAIT && !closed)
 			return 0;
+		if (take == LC_FEED_WAIT)
+			break; /* it never will be: incomplete */
 		d->sent = x;
 		/* the target before moving on is this copy's progress */
 		c->prog.t_progress = lc_now_ms();
-		if (d->fed && (r = lc_ctl_fed_entry(c, x, !done)) != 0)
+		if (d->fed && (r = lc_ctl_fed_entry(c, x, part)) != 0)
 			return lc_err_set(e, -r, "control output");
 	}
 	if (!closed)
 		return 0;
-	if (!ok)
+	if (!ok || x != NULL)
 		return lc_err_set(e, LC_ERR_PARTIAL,
 		    "the target this one is "
 		    "copied from (%s) is incomplete: the chain stops here",
@@ -352,13 +352,17 @@ lc__ctl_fed_marks(struct lc_ctl *c, uint32_t file, uint64_t written)
 	d->out_mark = file;
 }
 
-/* As the writing copy: f goes without FILE_DONE: the next copy stops. */
+/*
+ * As the writing copy: f goes without FILE_DONE.  The next copy stops if
+ * it reads it already, else waits for it to be written again (a copy from
+ * this host after this one failed) or for the end of the feed.
+ */
 void
 lc__ctl_fed_unfinished(struct lc_ctl *c, struct lc_ctl_file *f)
 {
 	if (f->fent == NULL)
 		return;
-	lc_feed_bad(c->o->feed_out, f->fent);
+	(void)lc_feed_unfinished(c->o->feed_out, f->fent);
 	f->fent = NULL;
 	c->fed.out_follow--;
 }

@@ -5,6 +5,7 @@
  * entry by entry (feed.h, controller_fed.c).
  */
 #include "fanout_int.h"
+#include "location.h"
 #include "log.h"
 
 #include <errno.h>
@@ -60,8 +61,9 @@ lc_chain_from_here(const struct lc_copy_opts *o, struct lc_chain_run *h)
 	}
 	h->oo.made_log = NULL;
 	/* a file the next copy reads as it was written here is not what a
-	   copy from this host writes again: that copy stops */
-	if (h->out != NULL && lc_feed_bad_unfinished(h->out) > 0)
+	   copy from this host writes again: that copy stops (one it has not
+	   taken yet it takes as the copy from here writes it) */
+	if (h->out != NULL && lc_feed_unfinished(h->out, NULL) > 0)
 		lc_log_verbose("--also: target %zu %s: files it was writing "
 			       "were being copied on from it; target %zu is "
 			       "copied from this host",
@@ -71,6 +73,7 @@ lc_chain_from_here(const struct lc_copy_opts *o, struct lc_chain_run *h)
 	memset(&h->t->res, 0, sizeof(h->t->res));
 	h->oo.sources = o->sources;
 	h->oo.nsources = o->nsources;
+	h->oo.recursive = o->recursive;
 	h->oo.hop = 0;
 	h->oo.feed_in = NULL;
 	lc__fanout_run_one(&h->oo, h->sig[0], h->t0, h->n, h->t);
@@ -151,6 +154,15 @@ lc_chain_prepare(const struct lc_copy_opts *o, struct lc_chain_run *h, size_t i,
 		if (lc_copy_fanout_hop_sources(o, t[i - 1].dest, &h->h,
 			t[i].from_why, sizeof(t[i].from_why)) != 0)
 			return -1;
+		if (!o->recursive) { /* one file: see lc_chain_one_file */
+			char *dir = strdup(t[i - 1].dest);
+
+			if (dir == NULL)
+				return -1;
+			free(h->h.src[0]);
+			h->h.src[0] = dir;
+			h->oo.recursive = 1;
+		}
 		h->oo.sources = (const char *const *)h->h.src;
 		h->oo.nsources = h->h.n;
 		h->oo.hop = 1;
@@ -271,16 +283,43 @@ out:
 
 /*
  * The overlapped chain takes one source copied with -r (a tree, or one
- * file: a directory at each target holds its copy under the same name);
- * several sources, and -O, go hop after hop (their requests would each
- * wait for the one before).
+ * file: a directory at each target holds its copy under the same name),
+ * or one file to a directory at each target (lc_chain_one_file); several
+ * sources, and -O, go hop after hop (their requests would each wait for
+ * the one before).
  */
+/*
+ * One file without -r, to a directory named as such at every target
+ * (T:DIR/): target k+1's copy is then of target k's DIR/, its contents,
+ * with -r, fed only that file's name, so that it can read the file as
+ * target k writes it (SRC_PART; a request's root could not be: it is
+ * announced with the request).
+ */
+static int
+lc_chain_one_file(const struct lc_copy_opts *o)
+{
+	struct lc_location l;
+	struct lc_err e;
+	size_t len = strlen(o->sources[0]);
+
+	if (o->nsources != 1 || len == 0 || o->sources[0][len - 1] == '/')
+		return 0;
+	for (size_t i = 0; i <= o->nalso; i++) {
+		if (lc_location_parse(i == 0 ? o->dest : o->also[i - 1], &l,
+			&e) != 0 ||
+		    (len = strlen(l.path)) == 0 || l.path[len - 1] != '/')
+			return 0;
+	}
+	return 1;
+}
+
 int
 lc__fanout_can_overlap(const struct lc_copy_opts *o)
 {
 	/* -O leaves a target's own file where the source's would go: the
 	   next target's copy could not know its size from the feed */
-	return o->recursive && o->nsources == 1 && !o->skip_existing;
+	return o->nsources == 1 && (o->recursive || lc_chain_one_file(o)) &&
+	    !o->skip_existing;
 }
 
 /* After the overlapped chain: the result as lc_copy_fanout's. */

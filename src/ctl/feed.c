@@ -157,10 +157,16 @@ lc_feed_wake(struct lc_feed *f)
 		return;
 }
 
+/*
+ * Push x, or, when its name is in (under mu): done, the entry there not
+ * done and not taken as followed is whole now; follow, it is followed
+ * again from 0 (*ref: it).  x is freed then.
+ */
 static int
-lc_feed_push_ref(struct lc_feed *f, struct lc_feed_entry *x,
+lc_feed_push_ref(struct lc_feed *f, struct lc_feed_entry *x, int follow,
     struct lc_feed_entry **ref)
 {
+	struct lc_feed_entry *y;
 	size_t i;
 	int r = 0;
 
@@ -170,10 +176,16 @@ lc_feed_push_ref(struct lc_feed *f, struct lc_feed_entry *x,
 	if ((r = lc_feed_set_room(f)) != 0)
 		goto out;
 	i = lc_feed_slot(f, x->name);
-	if (f->set[i] != NULL) {
-		free(x); /* pushed before (a retried copy) */
-		x = NULL;
-		goto out;
+	if ((y = f->set[i]) != NULL) {
+		/* pushed before: a copy from here after a failed hop */
+		if (!y->done && !y->parted && !y->bad) {
+			y->follow = (uint8_t)follow;
+			y->done = (uint8_t)!follow;
+			y->avail = follow ? 0 : y->size;
+			*ref = follow ? y : NULL;
+			lc_feed_wake(f);
+		}
+		goto out; /* x is freed */
 	}
 	f->set[i] = x;
 	if (f->tail != NULL)
@@ -196,7 +208,7 @@ lc_feed_push(struct lc_feed *f, struct lc_feed_entry *x)
 {
 	struct lc_feed_entry *ref;
 
-	return lc_feed_push_ref(f, x, &ref);
+	return lc_feed_push_ref(f, x, 0, &ref);
 }
 
 int
@@ -206,7 +218,7 @@ lc_feed_push_follow(struct lc_feed *f, struct lc_feed_entry *x,
 	x->follow = 1;
 	x->done = 0;
 	x->avail = 0;
-	return lc_feed_push_ref(f, x, ref);
+	return lc_feed_push_ref(f, x, 1, ref);
 }
 
 void
@@ -214,7 +226,7 @@ lc_feed_avail(struct lc_feed *f, struct lc_feed_entry *x, uint64_t avail,
     int done)
 {
 	pthread_mutex_lock(&f->mu);
-	if (!x->bad && !x->done) {
+	if (x->follow && !x->bad && !x->done) {
 		if (done || avail > x->size)
 			avail = x->size;
 		if (avail > x->avail || done) {
@@ -226,32 +238,54 @@ lc_feed_avail(struct lc_feed *f, struct lc_feed_entry *x, uint64_t avail,
 	pthread_mutex_unlock(&f->mu);
 }
 
-void
-lc_feed_bad(struct lc_feed *f, struct lc_feed_entry *x)
+/* One entry (under mu): 1 when it became bad. */
+static int
+lc_feed_unfinish(struct lc_feed_entry *x)
 {
-	pthread_mutex_lock(&f->mu);
-	if (!x->done && !x->bad) {
+	if (!x->follow || x->done || x->bad)
+		return 0;
+	if (x->parted) {
 		x->bad = 1;
-		lc_feed_wake(f);
+		return 1;
 	}
-	pthread_mutex_unlock(&f->mu);
+	x->follow = 0; /* waits, not whole, for a push again */
+	x->avail = 0;
+	return 0;
 }
 
 size_t
-lc_feed_bad_unfinished(struct lc_feed *f)
+lc_feed_unfinished(struct lc_feed *f, struct lc_feed_entry *x)
 {
 	size_t n = 0;
 
 	pthread_mutex_lock(&f->mu);
-	for (struct lc_feed_entry *x = f->head; x != NULL; x = x->next)
-		if (x->follow && !x->done && !x->bad) {
-			x->bad = 1;
-			n++;
-		}
-	if (n > 0)
-		lc_feed_wake(f);
+	if (x != NULL)
+		n = (size_t)lc_feed_unfinish(x);
+	else
+		for (x = f->head; x != NULL; x = x->next)
+			n += (size_t)lc_feed_unfinish(x);
+	lc_feed_wake(f);
 	pthread_mutex_unlock(&f->mu);
 	return n;
+}
+
+int
+lc_feed_take(struct lc_feed *f, struct lc_feed_entry *x, int follow, int *part)
+{
+	int r = LC_FEED_TAKE;
+
+	*part = 0;
+	pthread_mutex_lock(&f->mu);
+	if (x->bad)
+		r = LC_FEED_BAD;
+	else if (x->done)
+		*part = 0;
+	else if (x->follow && follow)
+		*part = x->parted = 1;
+	else
+		r = LC_FEED_WAIT;
+	pthread_mutex_unlock(&f->mu);
+	return r;
 }
 
 void

@@ -38,10 +38,9 @@ struct lc_feed_entry {
 	uint8_t follow; /* pushed at FILE_READY, written from byte 0
 			   into its part file */
 	uint8_t done;	/* whole and under its name at the target */
-	uint8_t bad;	/* follow: failed or left unfinished there */
+	uint8_t bad;	/* follow: taken, then left unfinished there */
+	uint8_t parted; /* taken by the reader as followed */
 	uint64_t avail; /* bytes [0, avail) final there (size when done) */
-	/* the reading copy's own, not under mu: */
-	uint8_t parted; /* named to its source as SRC_PART */
 	char name[];	/* as the copy announced it */
 };
 
@@ -68,8 +67,10 @@ int lc_feed_push(struct lc_feed *f, struct lc_feed_entry *x);
 
 /*
  * Push x (taken over) as a regular file the writing copy's sink is still
- * writing into its part file (avail 0, not done).  *ref: x, to pass to
- * the calls below; NULL when its name was in (x freed).
+ * writing into its part file (avail 0, not done).  *ref: the entry to
+ * pass to the calls below: x, or the entry of that name already in when
+ * it is neither done nor taken by the reader (a copy from this host after
+ * a failed hop writes it again: followed again, from 0); else NULL.
  */
 int lc_feed_push_follow(struct lc_feed *f, struct lc_feed_entry *x,
     struct lc_feed_entry **ref);
@@ -78,11 +79,25 @@ int lc_feed_push_follow(struct lc_feed *f, struct lc_feed_entry *x,
 void lc_feed_avail(struct lc_feed *f, struct lc_feed_entry *x, uint64_t avail,
     int done);
 
-/* A followed entry will not be finished there (no-op once done). */
-void lc_feed_bad(struct lc_feed *f, struct lc_feed_entry *x);
+/*
+ * The writing copy will not finish followed entry x (none: every followed
+ * entry not done).  One the reader took as followed (its source may hold
+ * that part file open) is bad: the reader must stop.  One it did not is
+ * no longer followed: it waits to be pushed again (lc_feed_push, done, or
+ * lc_feed_push_follow).  Returns how many became bad.
+ */
+size_t lc_feed_unfinished(struct lc_feed *f, struct lc_feed_entry *x);
 
-/* Every followed entry not done is bad; how many were. */
-size_t lc_feed_bad_unfinished(struct lc_feed *f);
+/*
+ * The reader takes x, the entry after its cursor: LC_FEED_TAKE (*part: to
+ * be read from its part file as it is written, else whole), LC_FEED_WAIT
+ * (not whole, not followed: again when the feed wakes) or LC_FEED_BAD
+ * (followed, then left unfinished).  follow: whether the reader can
+ * follow a part file at all.
+ */
+enum { LC_FEED_BAD = -1, LC_FEED_WAIT = 0, LC_FEED_TAKE = 1 };
+int
+lc_feed_take(struct lc_feed *f, struct lc_feed_entry *x, int follow, int *part);
 
 /* x's state as it stands: *avail, *done, *bad. */
 void lc_feed_state(struct lc_feed *f, const struct lc_feed_entry *x,

@@ -171,22 +171,24 @@ LC_TEST(a_reader_in_another_thread_sees_all)
 
 /*
  * A file fed before it is whole (lc_feed_push_follow): its avail only
- * moves forward and stops at its size, done makes it whole, bad sticks
- * (not after done), each change wakes the reader, and
- * lc_feed_bad_unfinished marks exactly the followed entries not done.
+ * moves forward and stops at its size, done makes it whole, each change
+ * wakes the reader; the reader takes it as followed only when it can
+ * follow, else waits for it to be whole; left unfinished, an entry the
+ * reader took is bad (and stays so), one it did not waits to be pushed
+ * again, whole or followed again from 0.
  */
-LC_TEST(followed_entries_avail_done_bad)
+LC_TEST(followed_entries_avail_done_unfinished)
 {
 	struct lc_feed f;
 	struct lc_feed_entry *a, *b, *c, *ref;
 	uint64_t avail;
-	int done, bad;
+	int done, bad, part;
 
 	LC_CHECK_EQ_I(lc_feed_init(&f), 0);
 	LC_CHECK_EQ_I(lc_feed_push(&f, entry("d", LC_KIND_DIR, 0)), 0);
 	a = (struct lc_feed_entry *)lc_feed_next(&f, NULL, &done, &bad);
-	lc_feed_state(&f, a, &avail, &done, &bad);
-	LC_CHECK(done && !bad && !a->follow); /* pushed whole */
+	LC_CHECK_EQ_I(lc_feed_take(&f, a, 1, &part), LC_FEED_TAKE);
+	LC_CHECK(!part && !a->follow); /* pushed whole */
 	LC_CHECK_EQ_I(lc_feed_push_follow(&f, entry("d/a", LC_KIND_REG, 100),
 			  &a),
 	    0);
@@ -196,11 +198,9 @@ LC_TEST(followed_entries_avail_done_bad)
 	    0);
 	LC_CHECK_EQ_I(lc_feed_push_follow(&f, entry("d/c", LC_KIND_REG, 9), &c),
 	    0);
-	/* the same name again: not fed twice, no reference */
-	LC_CHECK_EQ_I(lc_feed_push_follow(&f, entry("d/a", LC_KIND_REG, 100),
-			  &ref),
-	    0);
-	LC_CHECK(ref == NULL);
+	/* a reader that cannot follow waits for it to be whole */
+	LC_CHECK_EQ_I(lc_feed_take(&f, a, 0, &part), LC_FEED_WAIT);
+	LC_CHECK(!a->parted);
 	lc_feed_state(&f, a, &avail, &done, &bad);
 	LC_CHECK(avail == 0 && !done && !bad);
 	lc_feed_drain(&f);
@@ -214,25 +214,47 @@ LC_TEST(followed_entries_avail_done_bad)
 	lc_feed_avail(&f, a, 1000, 0); /* at most its size */
 	lc_feed_state(&f, a, &avail, &done, &bad);
 	LC_CHECK(avail == 100 && !done);
+	LC_CHECK_EQ_I(lc_feed_take(&f, a, 1, &part), LC_FEED_TAKE);
+	LC_CHECK(part && a->parted);
 	lc_feed_avail(&f, a, 100, 1);
 	lc_feed_state(&f, a, &avail, &done, &bad);
 	LC_CHECK(avail == 100 && done && !bad);
-	lc_feed_bad(&f, a); /* done stays done */
+	LC_CHECK_EQ_U(lc_feed_unfinished(&f, a), 0); /* done stays done */
 	lc_feed_state(&f, a, &avail, &done, &bad);
 	LC_CHECK(done && !bad);
+	/* b taken as followed, then left unfinished: bad, for good */
+	LC_CHECK_EQ_I(lc_feed_take(&f, b, 1, &part), LC_FEED_TAKE);
+	lc_feed_avail(&f, b, 20, 0);
 	lc_feed_drain(&f);
-	lc_feed_bad(&f, b);
+	LC_CHECK_EQ_U(lc_feed_unfinished(&f, NULL), 1);
 	LC_CHECK(readable(&f));
 	lc_feed_state(&f, b, &avail, &done, &bad);
 	LC_CHECK(bad && !done);
-	lc_feed_avail(&f, b, 50, 1); /* bad stays bad */
+	LC_CHECK_EQ_I(lc_feed_take(&f, b, 1, &part), LC_FEED_BAD);
+	lc_feed_avail(&f, b, 50, 1);
+	LC_CHECK_EQ_I(lc_feed_push(&f, entry("d/b", LC_KIND_REG, 50)), 0);
 	lc_feed_state(&f, b, &avail, &done, &bad);
-	LC_CHECK(bad && !done && avail == 0);
-	/* c only is followed, not done and not bad yet */
-	LC_CHECK_EQ_U(lc_feed_bad_unfinished(&f), 1);
-	lc_feed_state(&f, c, &avail, &done, &bad);
 	LC_CHECK(bad && !done);
-	LC_CHECK_EQ_U(lc_feed_bad_unfinished(&f), 0);
+	/* c, not taken: no longer followed, it waits to be pushed again */
+	lc_feed_state(&f, c, &avail, &done, &bad);
+	LC_CHECK(!bad && !done && !c->follow);
+	LC_CHECK_EQ_I(lc_feed_take(&f, c, 1, &part), LC_FEED_WAIT);
+	LC_CHECK_EQ_I(lc_feed_push_follow(&f, entry("d/c", LC_KIND_REG, 9),
+			  &ref),
+	    0);
+	LC_CHECK(ref == c && c->follow);
+	lc_feed_avail(&f, c, 4, 0);
+	LC_CHECK_EQ_U(lc_feed_unfinished(&f, c), 0);
+	LC_CHECK_EQ_I(lc_feed_push(&f, entry("d/c", LC_KIND_REG, 9)), 0);
+	lc_feed_state(&f, c, &avail, &done, &bad);
+	LC_CHECK(done && !bad && avail == 9);
+	LC_CHECK_EQ_I(lc_feed_take(&f, c, 1, &part), LC_FEED_TAKE);
+	LC_CHECK(!part);
+	/* a name pushed again when it is done: nothing changes */
+	LC_CHECK_EQ_I(lc_feed_push_follow(&f, entry("d/a", LC_KIND_REG, 100),
+			  &ref),
+	    0);
+	LC_CHECK(ref == NULL);
 	lc_feed_free(&f);
 }
 
