@@ -242,9 +242,9 @@ lc_receiver_frame(struct lc_receiver *rv, const uint8_t *hdr,
 	if (complete)
 		lc_role_post(&s->port, LC_EV_FILE_WRITTEN, fr->file_id, 0,
 		    NULL);
-	else if (fr->offset / LC_STREAM_ACK_STEP != (fr->offset +
-	    fr->raw_len) / LC_STREAM_ACK_STEP && lc_wfile_is_open(wf))
-		/* a stream's source holds its bytes until acked */
+	else if (fr->offset / LC_MARK_STEP != (fr->offset + fr->raw_len) /
+	    LC_MARK_STEP)
+		/* the mark moves on (LC_MARK_STEP) */
 		lc_role_post(&s->port, LC_EV_STREAM_ACK, fr->file_id, 0,
 		    NULL);
 	return 0;

@@ -45,11 +45,13 @@
 #define LC_AUTH_PER_HOST_SPARE 8
 
 /*
- * A stream's source keeps its bytes in memory until they are acked (it
- * cannot read them again): the sink sends its low-water mark whenever a
- * stream's writing crosses a multiple of this, not only once a second.
+ * The sink sends its low-water mark (PROGRESS) whenever a file's writing
+ * crosses a multiple of this, not only once a second: a stream's source
+ * keeps its bytes in memory until they are acked (it cannot read them
+ * again), every source keeps its blocks' descriptors, and --also's next
+ * hop reads a file as far as this target's mark says it is written.
  */
-#define LC_STREAM_ACK_STEP (8u << 20)
+#define LC_MARK_STEP (2u << 20)
 
 enum lc_sfile_state {
 	LC_SF_PREFIX,		/* hashing the partial file (resume) */

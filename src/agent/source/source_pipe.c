@@ -221,7 +221,7 @@ lc__source_pipe_ready(struct lc_source *s, struct lc_listed *l,
 	struct lc_source_pipe *rd = &s->pipe;
 	/*
 	 * Memory: 64 MiB of blocks (at least 4, for -B 64m), freed as the
-	 * sink's low-water mark passes them (every LC_STREAM_ACK_STEP, 8 MiB,
+	 * sink's low-water mark passes them (every LC_MARK_STEP, 2 MiB,
 	 * of a stream it writes).  Any count >= 1 is deadlock free: the
 	 * blocks out are sent, and the sink always takes the lowest one.
 	 */
