@@ -13,7 +13,10 @@
 #
 # The data is a tree (seeding backups): -f big random files totalling
 # -s MiB plus -k small ones (16 KiB each) in 8 directories, made once on
-# tmpfs (-t DIR, default /dev/shm), before the timed part.  Each round
+# tmpfs (-t DIR, default /dev/shm), before the timed part.  With -1 it is
+# one file of -s MiB instead, copied without -r to each target's
+# directory (TB/ and so on): the chain then forwards the file as each
+# target writes it (its part file), not file after file.  Each round
 # (-n R, default 5) runs every case once, in an order that rotates each
 # round; before each case the targets are removed and made again, no agent
 # is left, and `sync` runs (untimed):
@@ -39,7 +42,7 @@
 # and every run go to stdout and to bench/results/chainstar-STAMP.txt
 # (-o FILE).
 #
-#   sudo bench/chain_star.sh [-n R] [-s MiB] [-f FILES] [-k SMALL]
+#   sudo bench/chain_star.sh [-1] [-n R] [-s MiB] [-f FILES] [-k SMALL]
 #       [-p PROFILE] [-c 'one chain3 direct3 rsync3 hops3'] [-t DIR] [-o FILE]
 #
 # Needs what tests/integration/netns.sh needs (root, /dev/net/tun, ip,
@@ -52,15 +55,16 @@ set -euo pipefail
 LC_SRC_DIR=$(cd "$(dirname "$0")/.." && pwd)
 export LC_SRC_DIR
 RUNS=5 MIB=512 FILES=64 SMALL=300 PROFILE=rate=100m,delay=5ms
-CASES="one chain3 direct3 rsync3 hops3" TMP=/dev/shm OUT=
+CASES="one chain3 direct3 rsync3 hops3" TMP=/dev/shm OUT= ONE=0
 usage() {
 	echo "usage: $0 [-n runs] [-s MiB] [-f files] [-k small files]" \
 	    "[-p rate=R,delay=D[,loss=L][,queue=Q][,mtu=M]] [-c cases]" \
 	    "[-t tmpdir] [-o results file]" >&2
 	exit 2
 }
-while getopts n:s:f:k:p:c:t:o: o; do
+while getopts 1n:s:f:k:p:c:t:o: o; do
 	case $o in
+	1) ONE=1 ;;
 	n) RUNS=$OPTARG ;;
 	s) MIB=$OPTARG ;;
 	f) FILES=$OPTARG ;;
@@ -187,17 +191,24 @@ done
 # the last), SMALL files of 16 KiB in 8 directories.
 d=$LC_NS_DIR
 src=$d/tree
-mkdir -p "$src/big"
-per=$(((MIB << 20) / FILES))
-for ((i = 0; i < FILES; i++)); do
-	n=$per
-	((i < FILES - 1)) || n=$(((MIB << 20) - per * (FILES - 1)))
-	head -c "$n" /dev/urandom >"$src/big/f$i"
-done
-for ((i = 0; i < SMALL; i++)); do
-	mkdir -p "$src/s$((i % 8))"
-	head -c 16384 /dev/urandom >"$src/s$((i % 8))/f$i"
-done
+R=(-r)
+if ((ONE)); then
+	# one file, no -r (the chain follows each target's part file)
+	R=()
+	head -c $((MIB << 20)) /dev/urandom >"$src"
+else
+	mkdir -p "$src/big"
+	per=$(((MIB << 20) / FILES))
+	for ((i = 0; i < FILES; i++)); do
+		n=$per
+		((i < FILES - 1)) || n=$(((MIB << 20) - per * (FILES - 1)))
+		head -c "$n" /dev/urandom >"$src/big/f$i"
+	done
+	for ((i = 0; i < SMALL; i++)); do
+		mkdir -p "$src/s$((i % 8))"
+		head -c 16384 /dev/urandom >"$src/s$((i % 8))/f$i"
+	done
+fi
 data=$(find "$src" -type f -printf '%s\n' | awk '{ s += $1 } END { print s }')
 nfiles=$(find "$src" -type f | wc -l)
 
@@ -216,11 +227,14 @@ run_lanecp() {
 		lc_fail "lanecp $* (in $x) failed"
 	fi
 }
-t_one() { run_lanecp a -r "$src" "b:$d/tb/"; }
-t_chain3() { run_lanecp a -r "$src" "b:$d/tb/" --also "d:$d/td/" --also "e:$d/te/"; }
-t_direct3() {
-	run_lanecp a -r --also-direct "$src" "b:$d/tb/" --also "d:$d/td/" \
+t_one() { run_lanecp a "${R[@]}" "$src" "b:$d/tb/"; }
+t_chain3() {
+	run_lanecp a "${R[@]}" "$src" "b:$d/tb/" --also "d:$d/td/" \
 	    --also "e:$d/te/"
+}
+t_direct3() {
+	run_lanecp a "${R[@]}" --also-direct "$src" "b:$d/tb/" \
+	    --also "d:$d/td/" --also "e:$d/te/"
 }
 t_rsync3() {
 	local x
@@ -232,9 +246,9 @@ t_rsync3() {
 }
 t_hops3() {
 	local p1 p2 p3 rc=0
-	run_lanecp a -r "$src" "b:$d/tb/" & p1=$!
-	run_lanecp b -r "$src" "d:$d/td/" & p2=$!
-	run_lanecp d -r "$src" "e:$d/te/" & p3=$!
+	run_lanecp a "${R[@]}" "$src" "b:$d/tb/" & p1=$!
+	run_lanecp b "${R[@]}" "$src" "d:$d/td/" & p2=$!
+	run_lanecp d "${R[@]}" "$src" "e:$d/te/" & p3=$!
 	wait "$p1" || rc=1
 	wait "$p2" || rc=1
 	wait "$p3" || rc=1
@@ -278,11 +292,11 @@ $(awk -v c0="$c0" -v c1="$c1" 'BEGIN { split(c0, x, " "); split(c1, y, " ");
 rows=$d/rows
 : >"$rows"
 rev=$(git -C "$LC_SRC_DIR" describe --always --dirty 2>/dev/null || echo '?')
-say "# $0 -n $RUNS -s $MIB -f $FILES -k $SMALL -p $PROFILE -c '$CASES'"
+say "# $0$( ((ONE)) && echo ' -1') -n $RUNS -s $MIB -f $FILES -k $SMALL -p $PROFILE -c '$CASES'"
 say "# LANECP=$LANECP ($("$LANECP" --version 2>&1 | head -n 1)), tree at $rev," \
     "LC_WANEM=$LC_WANEM, $(nproc) CPUs, $(uname -r), $(date -u +%F)"
 say "# star: a (source), b, d, e, each on its own wanem link to hub c," \
-    "$PROFILE each; tree: $nfiles files, $data bytes, in $src"
+    "$PROFILE each; $( ((ONE)) && echo 'one file, no -r' || echo tree): $nfiles files, $data bytes, in $src"
 exec 9>/tmp/lanecp-bench.lock
 flock 9
 say "lock taken $(date -u +%T)"
