@@ -27,7 +27,8 @@
  * every other stream's window filled: 0.63-0.85x direct, bench/RESULTS.md.)
  * Descriptors: a leg's sockets and SSH connections belong to its thread;
  * the caller only shuts the sockets down (under the leg's mutex) and
- * signals the leg's wake pipe, which wakes its poll.
+ * signals the leg's wake pipe, which wakes its poll.  The leg closes them,
+ * with a reset where the agent may still send (lc_leg_drop).
  */
 #include "relay.h"
 
@@ -39,6 +40,8 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <poll.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -295,12 +298,50 @@ lc_leg_connect(struct lc_leg *l, struct lc_err *e)
 	return lc_leg_forward(l, ssh0 ? 0 : 1, &f0, e);
 }
 
-/* Close and free both ends. */
+/*
+ * 1 if the agent at TCP end fd may still send: it has not sent its FIN
+ * (or what it is cannot be told).
+ */
+static int
+lc_leg_peer_sending(int fd)
+{
+	struct tcp_info ti;
+	socklen_t len = sizeof(ti);
+
+	memset(&ti, 0, sizeof(ti));
+	if (getsockopt(fd, IPPROTO_TCP, TCP_INFO, &ti, &len) != 0 ||
+	    len < 1)
+		return 1;
+	return ti.tcpi_state == TCP_ESTABLISHED ||
+	    ti.tcpi_state == TCP_FIN_WAIT1 || ti.tcpi_state == TCP_FIN_WAIT2;
+}
+
+/*
+ * Close and free both ends.  A TCP end whose agent may still send is
+ * closed with a reset (SO_LINGER 0): nothing will read what it sends, and
+ * it must see the stream break at once.  A plain close does not always
+ * tell it.  lc_relay_free and lc_relay_redial shut the socket down first;
+ * when the leg was just then taking the last bytes of a full receive
+ * buffer (its window advertised as 0), the kernel sends no window update
+ * after SHUT_RD, the close finds nothing unread (so no reset), and with
+ * our FIN acknowledged the socket becomes a FIN-WAIT-2 timewait socket,
+ * which answers the agent's zero-window probes with that closed window
+ * until tcp_fin_timeout (60 s).  The agent's data never arrives to draw
+ * the reset, and its send waited all that time: test_relay's
+ * relay_free_while_blocked_mid_splice hit its 60 s timeout so under load.
+ * An agent that sent its FIN sends nothing more: its end is closed
+ * normally and still gets what is left in the socket.
+ */
 static void
 lc_leg_drop(struct lc_leg *l)
 {
+	static const struct linger rst = { .l_onoff = 1, .l_linger = 0 };
+
 	pthread_mutex_lock(&l->mu);
 	for (int k = 0; k < 2; k++) {
+		if (l->fd[k] >= 0 && lc_leg_peer_sending(l->fd[k]))
+			(void)setsockopt(l->fd[k], SOL_SOCKET, SO_LINGER, &rst,
+			    sizeof(rst));
 		if (l->fd[k] >= 0)
 			close(l->fd[k]);
 		l->fd[k] = -1;
