@@ -248,6 +248,7 @@ lc__ctl_fed_check(struct lc_ctl *c, struct lc_msg_file *m, struct lc_err *e)
 	d->nann++;
 	if (x->parted) {
 		d->npart--;
+		c->res->followed++;
 		if (d->nfol == d->capfol) {
 			size_t cap = d->capfol ? d->capfol * 2 : 16;
 			struct lc_ctl_fol *v = realloc(d->fol,

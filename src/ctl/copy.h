@@ -236,6 +236,9 @@ struct lc_copy_result {
 				   space; a deletion): the target's own */
 	int ran;		/* the copy ran to its end, every entry
 				   settled: its failures are per entry */
+	uint32_t followed;	/* --also's chain: files its source read
+				   from the target before's part files,
+				   as that target wrote them */
 	/*
 	 * The failures by their text (the name taken off): the first
 	 * LC_RESULT_FAILED_SHOWN of each are named, the rest only counted

@@ -56,6 +56,12 @@ lc_chain_from_here(const struct lc_copy_opts *o, struct lc_chain_run *h)
 	if (closed && !ok) {
 		lc__fanout_upstream_bad(h->t0, i);
 		lc__fanout_say_from_here(h->t0, i, h->n);
+	} else if (lc_feed_broken(h->oo.feed_in)) {
+		/* it was reading a file target i could not finish */
+		snprintf(h->t->from_why, sizeof(h->t->from_why),
+		    "target %zu %.150s failed a file this one was reading", i,
+		    h->t0[i - 1].dest);
+		lc__fanout_say_from_here(h->t0, i, h->n);
 	} else {
 		lc__fanout_hop_failed(o, h->t0, i, h->n);
 	}

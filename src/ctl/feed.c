@@ -264,9 +264,22 @@ lc_feed_unfinished(struct lc_feed *f, struct lc_feed_entry *x)
 	else
 		for (x = f->head; x != NULL; x = x->next)
 			n += (size_t)lc_feed_unfinish(x);
+	if (n > 0)
+		f->broken = 1;
 	lc_feed_wake(f);
 	pthread_mutex_unlock(&f->mu);
 	return n;
+}
+
+int
+lc_feed_broken(struct lc_feed *f)
+{
+	int b;
+
+	pthread_mutex_lock(&f->mu);
+	b = f->broken;
+	pthread_mutex_unlock(&f->mu);
+	return b;
 }
 
 int

@@ -54,6 +54,7 @@ struct lc_feed {
 	size_t setcap;
 	int closed; /* the writing copy has ended */
 	int ok;	    /* ... and its target is complete */
+	int broken; /* an entry went bad (lc_feed_unfinished) */
 };
 
 int lc_feed_init(struct lc_feed *f);
@@ -87,6 +88,9 @@ void lc_feed_avail(struct lc_feed *f, struct lc_feed_entry *x, uint64_t avail,
  * lc_feed_push_follow).  Returns how many became bad.
  */
 size_t lc_feed_unfinished(struct lc_feed *f, struct lc_feed_entry *x);
+
+/* Whether an entry the reader took as followed went bad. */
+int lc_feed_broken(struct lc_feed *f);
 
 /*
  * The reader takes x, the entry after its cursor: LC_FEED_TAKE (*part: to

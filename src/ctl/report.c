@@ -177,7 +177,8 @@ lc_copy_json_one(int fd, const struct lc_copy_opts *o,
 		    "this host")) != 0 ||
 		    (r = lc_json_raw(&b, ",\"from_why\":")) != 0 ||
 		    (r = lc_json_put_str(&b, t->from_why)) != 0 ||
-		    (r = lc_json_raw(&b, ",")) != 0);
+		    (r = lc_json_raw(&b, ",\"followed\":%u,",
+			 res->followed)) != 0);
 	if (r == 0)
 		r = lc_json_raw(&b, "\"type\":\"result\",\"ok\":%s,\"files\":%u,"
 	    "\"copied\":%u,\"updated\":%u,\"updated_bytes\":%llu,"

@@ -106,6 +106,11 @@ lc_testhook_src_flags(uint32_t flags)
 			       "--shard");
 		return flags & ~LC_HELLO_SHARD;
 	}
+	if (v != NULL && strcmp(v, "nofollow") == 0) {
+		lc_log_verbose("test hook: the source is taken for one without "
+			       "SRC_PART");
+		return flags & ~LC_HELLO_FOLLOW;
+	}
 	if (v == NULL || strcmp(v, "1") != 0)
 		return flags;
 	lc_log_verbose("test hook: the source is taken for one without "

@@ -17,7 +17,9 @@
  * one without flag 16 (LC_HELLO_HASHES), as from a source built before
  * FILE_HASHES, so a test reaches -u's delta in one FILE_PREFIX (and the
  * controller's refusal of FILE_HASHES) with today's agents.  A hook: it
- * makes the controller believe what no peer said.
+ * makes the controller believe what no peer said.  =noshard: without
+ * LC_HELLO_SHARD; =nofollow: without LC_HELLO_FOLLOW (--also's next hop
+ * waits for each file to be whole at the target before).
  *
  * LANECP_TEST_OLD_SINK=1: likewise the sink's HELLO without flags 0x20
  * (LC_HELLO_NOMORE) and 0x100 (LC_HELLO_COUNT_INFLIGHT), as from a sink

@@ -170,7 +170,57 @@ python3 -c "import sys; sys.exit(not float(sys.argv[1]) < float(sys.argv[2]))" \
 lc_json_check "$d/out" '
 assert [o["ok"] for o in j] == [True] * 3, j
 assert j[1]["from"] == j[0]["target"] and j[2]["from"] == j[1]["target"], j
-assert all(o["copied"] == 16 for o in j), j'
+assert all(o["copied"] == 16 for o in j), j
+# each file is named to the next hop at its FILE_READY there, and it
+# takes half a second to write: the later hops read them as written
+assert j[0]["followed"] == 0 and j[1]["followed"] >= 1, j
+assert j[2]["followed"] >= 1, j'
+
+CASE="one file without -r: the next hops read it as each target writes it"
+# 4 MiB at -x 512k takes some 8 s to write at target 1; it is named to
+# target 2's source at its FILE_READY there (SRC_PART), read as far as
+# target 1's mark says it is written (SRC_AVAIL), and so on to target 3.
+# -e: each hop's sum is of what its source read, zeros of holes included.
+head -c $((4 << 20)) /dev/urandom >"$d/one"
+run 0 -v -e -x 512k -B 128k --json "$d/one" "$H:$d/m1/" \
+    --also "$H2:$d/m2/" --also "$H:$d/m3/"
+for t in m1 m2 m3; do
+	cmp "$d/one" "$d/$t/one" || lc_fail "$t/one differs from the source"
+done
+[[ -z $(find "$d/m1" "$d/m2" "$d/m3" -name '*lanecp-part*') ]] ||
+	lc_fail "a part file was left"
+lc_log_has 'a chain whose hops run at once' "$d/err"
+lc_log_has "its source reads each file as the target before writes it" \
+    "$d/err"
+lc_json_check "$d/out" '
+assert [o["ok"] for o in j] == [True] * 3, j
+assert j[1]["from"] == j[0]["target"] and j[2]["from"] == j[1]["target"], j
+assert [o["followed"] for o in j] == [0, 1, 1], j
+assert all(o["copied"] == 1 and o["bytes"] == 4 << 20 for o in j), j'
+# a sparse file: the target before skips its holes, the next reads zeros
+truncate -s 6m "$d/sparse"
+head -c 65536 /dev/urandom | dd of="$d/sparse" bs=64k seek=40 conv=notrunc \
+    status=none
+run 0 -e -x 1m --json "$d/sparse" "$H:$d/m1/" --also "$H2:$d/m2/" \
+    --also "$H:$d/m3/"
+for t in m1 m2 m3; do
+	cmp "$d/sparse" "$d/$t/sparse" || lc_fail "$t/sparse differs from the source"
+done
+# a source that cannot follow (as before SRC_PART): each hop waits for
+# the file to be whole at the target before, the same copy (a test hook)
+if "$LANECP" --test-hooks >/dev/null 2>&1; then
+	rm -rf "$d/m1" "$d/m2" "$d/m3"
+	LANECP_TEST_OLD_SOURCE=nofollow run 0 -v --json "$d/one" \
+	    "$H:$d/m1/" --also "$H2:$d/m2/" --also "$H:$d/m3/"
+	for t in m1 m2 m3; do
+		cmp "$d/one" "$d/$t/one" || lc_fail "nofollow: $t/one differs"
+	done
+	lc_log_lacks "its source reads each file as the target before" \
+	    "$d/err"
+	lc_json_check "$d/out" '
+assert [o["followed"] for o in j] == [0, 0, 0], j
+assert [o["from"] for o in j][1:] == [j[0]["target"], j[1]["target"]], j'
+fi
 
 CASE="on a terminal the chain's logins take turns"
 # stdin a terminal (script(1)'s pty): a login may ask there, so the copies
@@ -500,13 +550,16 @@ if [[ $(id -u) == 0 ]] && mount -t tmpfs -o size=256k tmpfs "$d/full" \
 	lc_same_tree "$src" "$d/f3/src"
 	lc_log_has 'target 2 of 3 .*full/: incomplete, exit 10' "$d/err"
 	lc_log_has 'target 2 of 3 .*full/: the hop from .*f1/ failed: .*copying it from this host' "$d/err"
-	lc_log_has 'target 3 of 3: .*f3/, from this host: target 2 .*full/ incomplete' "$d/err"
+	# target 3 waited for a file target 2 could not write, or was
+	# reading it already (the chain follows part files)
+	lc_log_has 'target 3 of 3: .*f3/, from this host: target 2 .*full/ (incomplete|failed a file this one was reading)' "$d/err"
 	[[ -z $(find "$d/full" -name '*lanecp-part*') ]] ||
 		lc_fail "a partial file was left in $d/full without -a"
 	lc_json_check "$d/out" '
 assert [o["exit_status"] for o in j] == [0, 10, 0], j
 assert [o["from"] for o in j] == ["this host"] * 3, j
-assert "incomplete" in j[2]["from_why"], j[2]'
+assert ("incomplete" in j[2]["from_why"] or
+    "failed a file this one was reading" in j[2]["from_why"]), j[2]'
 	mount -o remount,size=64m "$d/full"
 	run 0 -r -p -a -u --json "$src" "$H:$d/f1/" --also "$H2:$d/full/" \
 	    --also "$H:$d/f3/"

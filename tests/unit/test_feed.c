@@ -226,7 +226,9 @@ LC_TEST(followed_entries_avail_done_unfinished)
 	LC_CHECK_EQ_I(lc_feed_take(&f, b, 1, &part), LC_FEED_TAKE);
 	lc_feed_avail(&f, b, 20, 0);
 	lc_feed_drain(&f);
+	LC_CHECK(!lc_feed_broken(&f));
 	LC_CHECK_EQ_U(lc_feed_unfinished(&f, NULL), 1);
+	LC_CHECK(lc_feed_broken(&f));
 	LC_CHECK(readable(&f));
 	lc_feed_state(&f, b, &avail, &done, &bad);
 	LC_CHECK(bad && !done);
