@@ -27,6 +27,12 @@
  * [start, end) is in exactly one block.  Where SEEK_DATA is not supported,
  * everything is data.
  *
+ * Followed files (issue 25, lc_dispenser_add_follow): a file the target
+ * before is still writing; only [0, avail) is final, and avail only grows
+ * (lc_dispenser_set_avail, by id: a late call for a file done with finds
+ * nothing).  While its next block is not final the queue stops at it, as
+ * at a stream with nothing read yet.  Dense, and its blocks carry zfill.
+ *
  * Thread safety: all functions may be called from any thread.
  */
 #ifndef LANECP_DISPENSER_H

@@ -1,7 +1,8 @@
 /*
  * The source role's shared state, for its feature files: source.c (the
  * role: messages and events dispatched, FILE_READY, the tick, abort and
- * free), source_list.c (listing), source_pipe.c (pipes: stdin and -N i
+ * free), source_list.c (listing), source_follow.c (following a part
+ * file: SRC_PART, SRC_AVAIL), source_pipe.c (pipes: stdin and -N i
  * programs), source_resume.c (resume checks), source_send.c (sending:
  * CONNECT, ACK, STREAM_LOST) and sender.c (the sender threads).  Each
  * feature's state is a sub-struct of struct lc_source.  Not for anyone
