@@ -44,6 +44,7 @@ struct t_lis {
 	uint64_t last_off;
 	uint64_t first_after;	/* first DATA offset after the reconnect */
 	int ended;
+	uint32_t idles;		/* IDLE frames received */
 	char fail[256];		/* a broken expectation, "" if none */
 };
 
@@ -172,8 +173,12 @@ t_receive(struct t_lis *l, struct lc_conn *c, int first)
 			fprintf(stderr, "stream %u: %s\n", l->idx, e.msg);
 			return;
 		}
-		if (fr.type == LC_FRAME_IDLE)
+		if (fr.type == LC_FRAME_IDLE) {
+			pthread_mutex_lock(&t->mu);
+			l->idles++;
+			pthread_mutex_unlock(&t->mu);
 			continue;
+		}
 		if (fr.type == LC_FRAME_END) {
 			pthread_mutex_lock(&t->mu);
 			l->ended = 1;
@@ -1174,10 +1179,12 @@ static void
 t_have_exactly(struct t_src *t, uint32_t n)
 {
 	struct t_have w = { t, n };
+	uint64_t until;
 
 	host_wait_for(&t->h, t_have_n, &w, "blocks");
-	for (int i = 0; i < 3; i++)	/* a little over an IDLE's second */
-		(void)host_pump_events(&t->h, 400);
+	until = lc_now_ms() + 1500;	/* a little over an IDLE's second */
+	while (lc_now_ms() < until)
+		(void)host_pump_until(&t->h, until);
 	pthread_mutex_lock(&t->mu);
 	LC_CHECK(t->lis[0].fail[0] == '\0');
 	LC_CHECK_EQ_U(t->nhave, n);
@@ -1272,6 +1279,10 @@ LC_TEST(source_follow_part_file)
 	host_send(&t.h, lc_msg_put_empty, LC_MSG_SRC_NOMORE);
 	host_wait_msg(&t.h, LC_MSG_CONNECTED, &n);
 	t_have_exactly(&t, 2);
+	/* waiting for avail, the stream says it is alive (LC_IDLE_MS) */
+	pthread_mutex_lock(&t.mu);
+	LC_CHECK(t.lis[0].idles >= 1);
+	pthread_mutex_unlock(&t.mu);
 
 	/* the writer goes on; avail follows it, one byte short of block 6 */
 	t_part_write(&t, 3 * T_BLOCK, 7 * T_BLOCK);
