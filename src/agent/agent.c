@@ -174,7 +174,7 @@ lc_agent_hello(struct lc_agent *a, const uint8_t *p, size_t n,
 	me.flags = (a->conf.root_fd >= 0 ? LC_HELLO_RESTRICTED : 0) |
 	    LC_HELLO_PIPES | LC_HELLO_MIRROR | LC_HELLO_COUNTS | LC_HELLO_HASHES |
 	    LC_HELLO_SHARD | LC_HELLO_NOMORE | LC_HELLO_COUNT_INFLIGHT |
-	    LC_HELLO_FED;
+	    LC_HELLO_FED | LC_HELLO_FOLLOW;
 	me.max_streams = lc_agent_max_streams();	/* raises the limit */
 	me.max_files = lc_agent_max_files();
 	a->max_streams = me.max_streams;	/* the sink holds us to it */

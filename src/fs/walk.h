@@ -58,7 +58,18 @@ struct lc_walk_entry {
 	int fd;			/* REG: O_RDONLY, blocking, owned by the
 				 * caller; else -1 */
 	const char *link;	/* SYMLINK: its target; else NULL */
+	int part;		/* LC_WALK_PART_*: how a name fed with
+				 * lc_walk_feed_part() was read */
+	uint64_t part_size;	/* LC_WALK_PART_FOLLOW: the size announced
+				 * with it */
 };
+
+/* lc_walk_entry.part */
+#define LC_WALK_PART_NONE 0	/* not fed with lc_walk_feed_part() */
+#define LC_WALK_PART_FOLLOW 1	/* read from the part file (REG, fd open,
+				   st its fstat): still being written */
+#define LC_WALK_PART_WHOLE 2	/* no part file: the final name, as
+				   lc_walk_feed() gives it (complete) */
 
 /*
  * Open a walk of the user path path (through lc_confine_open(conf, -1,
@@ -114,6 +125,21 @@ void lc_walk_prune(struct lc_walk *w);
  * the queue (lc_walk_fed_held()).
  */
 int lc_walk_feed(struct lc_walk *w, const char *name, struct lc_err *e);
+
+/*
+ * LC_WALK_FED: queue name as lc_walk_feed() does (the same checks, the
+ * same queue), but to be read from its part file as the target before
+ * writes it: lc_walk_next() resolves the directories on the way as for
+ * a fed name, then opens lc_part_name() of the last component in the last
+ * one (O_NOFOLLOW, a regular file: a symlink or anything else there fails
+ * the entry) and returns it under name, part LC_WALK_PART_FOLLOW,
+ * part_size size, fd open (even with LC_WALK_NOOPEN: the part file is
+ * renamed when complete, its descriptor stays good) and st its fstat.
+ * When there is no part file, name itself is returned as lc_walk_feed()
+ * would give it, part LC_WALK_PART_WHOLE (a regular file) or NONE.
+ */
+int lc_walk_feed_part(struct lc_walk *w, const char *name, uint64_t size,
+    struct lc_err *e);
 
 /* LC_WALK_FED: no more names; lc_walk_next() ends once the queue is. */
 void lc_walk_feed_end(struct lc_walk *w);

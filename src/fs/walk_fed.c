@@ -11,7 +11,8 @@
  */
 #include "walk_int.h"
 
-#include "wire.h" /* lc_relname_ok */
+#include "partfile.h" /* lc_part_name */
+#include "wire.h"     /* lc_relname_ok */
 
 #include <errno.h>
 #include <fcntl.h>
@@ -19,8 +20,9 @@
 #include <string.h>
 #include <unistd.h>
 
-int
-lc_walk_feed(struct lc_walk *w, const char *name, struct lc_err *e)
+static int
+lc_walk_feed_one(struct lc_walk *w, const char *name, int part, uint64_t size,
+    struct lc_err *e)
 {
 	struct lc_walk_fed *f;
 	size_t n = strlen(name);
@@ -39,6 +41,8 @@ lc_walk_feed(struct lc_walk *w, const char *name, struct lc_err *e)
 	if ((f = malloc(sizeof(*f) + n + 1)) == NULL)
 		return lc_err_set(e, LC_ERR_NOMEM, "walk: out of memory");
 	f->next = NULL;
+	f->part = part;
+	f->size = size;
 	memcpy(f->name, name, n + 1);
 	if (w->fed_tail != NULL)
 		w->fed_tail->next = f;
@@ -47,6 +51,19 @@ lc_walk_feed(struct lc_walk *w, const char *name, struct lc_err *e)
 	w->fed_tail = f;
 	w->fed_n++;
 	return 0;
+}
+
+int
+lc_walk_feed(struct lc_walk *w, const char *name, struct lc_err *e)
+{
+	return lc_walk_feed_one(w, name, 0, 0, e);
+}
+
+int
+lc_walk_feed_part(struct lc_walk *w, const char *name, uint64_t size,
+    struct lc_err *e)
+{
+	return lc_walk_feed_one(w, name, 1, size, e);
 }
 
 void
@@ -145,11 +162,75 @@ lc_walk_fed_one(struct lc_walk *w, struct lc_walk_entry *ent, struct lc_err *e)
 	return r;
 }
 
+/*
+ * The entry w->path names, fed with lc_walk_feed_part(): its part file
+ * in the same directory while there is one, else the name itself.
+ */
+static int
+lc_walk_fed_part(struct lc_walk *w, uint64_t size, struct lc_walk_entry *ent,
+    struct lc_err *e)
+{
+	char part[NAME_MAX + 1];
+	const char *last;
+	struct stat st;
+	int dirfd, fd, r;
+
+	if ((r = lc_walk_fed_parent(w, &dirfd, &last, ent, e)) != 0)
+		return r;
+	fd = -1;
+	if (lc_part_name(last, part, sizeof(part)) != 0)
+		r = lc__walk_fail(w, ent, e, ENAMETOOLONG);
+	else if ((fd = openat(dirfd, part,
+		      O_RDONLY | O_NOCTTY | O_NONBLOCK | O_NOFOLLOW |
+			  O_CLOEXEC)) < 0 &&
+	    errno == ENOENT) {
+		/* renamed in between: complete, read as any fed name */
+		r = lc__walk_child(w, dirfd, last, ent, e);
+		w->pending = 0;
+		if (r == 0)
+			r = lc__walk_fail(w, ent, e, ENOENT);
+		else if (r == LC_WALK_ENTRY && ent->kind == LC_KIND_REG)
+			ent->part = LC_WALK_PART_WHOLE;
+	} else if (fd < 0 && errno == ELOOP) {
+		(void)lc__walk_fail(w, ent, e, ELOOP); /* the entry, cleared */
+		lc_err_set(e, LC_ERR_IO, "%s: its part file %s is a symlink",
+		    lc__walk_disp(w), part);
+		r = LC_WALK_FAIL;
+	} else if (fd < 0) {
+		r = lc__walk_fail(w, ent, e, errno);
+	} else if (fstat(fd, &st) != 0) {
+		r = lc__walk_fail(w, ent, e, errno);
+	} else if (!S_ISREG(st.st_mode)) {
+		(void)lc__walk_fail(w, ent, e, EINVAL);
+		lc_err_set(e, LC_ERR_IO, "%s: %s is not a regular file",
+		    lc__walk_disp(w), part);
+		r = LC_WALK_FAIL;
+	} else {
+		memset(ent, 0, sizeof(*ent));
+		ent->name = w->path;
+		ent->link = NULL;
+		ent->kind = LC_KIND_REG;
+		ent->st = st;
+		ent->fd = fd;
+		ent->part = LC_WALK_PART_FOLLOW;
+		ent->part_size = size;
+		fd = -1;
+		r = LC_WALK_ENTRY;
+	}
+	if (fd >= 0)
+		close(fd);
+	if (dirfd != w->root_fd)
+		close(dirfd);
+	return r;
+}
+
 int
 lc__walk_fed_next(struct lc_walk *w, struct lc_walk_entry *ent,
     struct lc_err *e)
 {
 	struct lc_walk_fed *f = w->fed_head;
+	uint64_t size;
+	int part;
 
 	if (f == NULL && !w->fed_end)
 		return LC_WALK_WAIT;
@@ -166,8 +247,11 @@ lc__walk_fed_next(struct lc_walk *w, struct lc_walk_entry *ent,
 	w->fed_cur = 1;
 	/* names are below LC_PATH_MAX (lc_walk_feed): path holds them */
 	memcpy(w->path, f->name, strlen(f->name) + 1);
+	part = f->part;
+	size = f->size;
 	free(f);
-	return lc_walk_fed_one(w, ent, e);
+	return part ? lc_walk_fed_part(w, size, ent, e)
+		    : lc_walk_fed_one(w, ent, e);
 }
 
 void

@@ -29,6 +29,8 @@ struct lc_walk_level {
 /* A name fed (lc_walk_feed), waiting for its turn. */
 struct lc_walk_fed {
 	struct lc_walk_fed *next;
+	int part;      /* lc_walk_feed_part() */
+	uint64_t size; /* its size */
 	char name[];
 };
 

@@ -145,6 +145,94 @@ lc_fz_fed(struct lc_buf *b, struct lc_fz *f)
 	return r;
 }
 
+/*
+ * Following a part file (SRC_PART, SRC_AVAIL; issue 25), by the first
+ * byte: one SRC_PART (a name whose part file is there, is a symlink, is
+ * missing, or any text; any size), one SRC_AVAIL (any id, any avail), a
+ * whole fed request (SRC_CREDIT, SRC_ADD(FED) of "." or "sub", up to 7
+ * SRC_PARTs and SRC_ENTRYs, the end) or a run of SRC_AVAILs for one id,
+ * rising, with a step back now and then.  The temp dir holds
+ * sub/.x.lanecp-part (a part file) and sub/.y.lanecp-part (a symlink).
+ */
+static int
+lc_fz_follow(struct lc_buf *b, struct lc_fz *f)
+{
+	static const char *names[] = { "sub/x", "src.bin", "sub/y", "sub/z",
+		"x", "y", "sub", "sub/x/y" };
+	struct lc_msg_src_credit c;
+	struct lc_msg_src_add a;
+	struct lc_msg_src_entry e;
+	struct lc_msg_src_part p;
+	struct lc_msg_src_avail v;
+	uint8_t op = (uint8_t)lc_fz_take(f, 1), n, pick;
+	int r = 0;
+
+	memset(&p, 0, sizeof(p));
+	memset(&v, 0, sizeof(v));
+	switch (op & 3) {
+	case 0:
+		p.size = lc_fz_take(f, 3);
+		pick = (uint8_t)lc_fz_take(f, 1);
+		if (pick < 8)
+			snprintf(p.name, sizeof(p.name), "%s", names[pick]);
+		else
+			lc_fz_str(f, p.name, sizeof(p.name));
+		if (p.name[0] == '\0')
+			snprintf(p.name, sizeof(p.name), "sub/x");
+		return lc_msg_put_src_part(b, &p);
+	case 1:
+		v.id = (uint32_t)lc_fz_take(f, 1) + 1;
+		v.avail = lc_fz_take(f, 3);
+		return lc_msg_put_src_avail(b, &v);
+	case 2:
+		memset(&a, 0, sizeof(a));
+		a.flags = LC_ADD_FED | LC_ADD_RECURSIVE;
+		if (op & 0x80) {
+			a.flags |= LC_ADD_CONTENTS;
+			snprintf(a.path, sizeof(a.path), ".");
+		} else {
+			snprintf(a.path, sizeof(a.path), "sub");
+		}
+		c.upto = (uint32_t)lc_fz_take(f, 1);
+		if ((r = lc_msg_put_src_credit(b, &c)) != 0 ||
+		    (r = lc_msg_put_src_add(b, &a)) != 0)
+			return r;
+		n = (uint8_t)((op >> 2) & 7);
+		for (uint8_t i = 0; i < n && r == 0; i++) {
+			pick = (uint8_t)lc_fz_take(f, 1);
+			if (pick & 0x80) {
+				memset(&e, 0, sizeof(e));
+				snprintf(e.name, sizeof(e.name), "%s",
+				    names[pick & 7]);
+				r = lc_msg_put_src_entry(b, &e);
+			} else {
+				p.size = lc_fz_take(f, 2) << 4;
+				snprintf(p.name, sizeof(p.name), "%s",
+				    names[pick & 7]);
+				r = lc_msg_put_src_part(b, &p);
+			}
+		}
+		if (r == 0 && (op & 0x40)) {
+			memset(&e, 0, sizeof(e));
+			e.flags = LC_ENTRY_END;
+			r = lc_msg_put_src_entry(b, &e);
+		}
+		return r;
+	default:
+		v.id = (uint32_t)lc_fz_take(f, 1) % 8 + 1;
+		n = (uint8_t)((op >> 2) & 15) + 1;
+		for (uint8_t i = 0; i < n && r == 0; i++) {
+			uint64_t step = lc_fz_take(f, 2);
+			if (step == 0xffff && v.avail > 0)
+				v.avail--;	/* back: refused */
+			else
+				v.avail += step;
+			r = lc_msg_put_src_avail(b, &v);
+		}
+		return r;
+	}
+}
+
 static int
 lc_fz_build(struct lc_buf *b, uint8_t sel, struct lc_fz *f)
 {
@@ -174,7 +262,7 @@ lc_fz_build(struct lc_buf *b, uint8_t sel, struct lc_fz *f)
 	uint8_t pick;
 
 	memset(&m, 0, sizeof(m));
-	switch (sel % 22) {
+	switch (sel % 23) {
 	case 0:
 		m.hello.magic = LC_PROTO_MAGIC;
 		m.hello.proto = LC_PROTO_VERSION;
@@ -327,6 +415,8 @@ lc_fz_build(struct lc_buf *b, uint8_t sel, struct lc_fz *f)
 		return lc_msg_put_empty(b, LC_MSG_SINK_NOMORE);
 	case 21:	/* a fed request: SRC_ADD(FED), SRC_ENTRY, or both */
 		return lc_fz_fed(b, f);
+	case 22:	/* following a part file: SRC_PART, SRC_AVAIL */
+		return lc_fz_follow(b, f);
 	default:	/* a frame the agent never expects */
 		return lc_msg_put_empty(b, (uint8_t)lc_fz_take(f, 1));
 	}
@@ -401,7 +491,7 @@ lc_fz_rm(const char *path, const struct stat *st, int flag, struct FTW *ftw)
 static int
 lc_fz_setup(char *dir, size_t dirsz)
 {
-	char path[4096 + 16];
+	char path[4096 + 32];
 	uint8_t block[4096];
 	int fd;
 
@@ -421,6 +511,19 @@ lc_fz_setup(char *dir, size_t dirsz)
 	close(fd);
 	snprintf(path, sizeof(path), "%s/sub", dir);
 	(void)mkdir(path, 0755);
+	/* a part file being written (SRC_PART sub/x), one a symlink */
+	snprintf(path, sizeof(path), "%s/sub/.x.lanecp-part", dir);
+	if ((fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC,
+	    0644)) < 0)
+		return -1;
+	if (write(fd, block, 3000) != 3000) {
+		close(fd);
+		return -1;
+	}
+	close(fd);
+	snprintf(path, sizeof(path), "%s/sub/.y.lanecp-part", dir);
+	if (symlink("../src.bin", path) != 0)
+		return -1;
 	return 0;
 }
 

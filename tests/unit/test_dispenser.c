@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -676,5 +677,179 @@ LC_TEST(resume_spans_without_a_tail)
 	LC_CHECK_EQ_U(b.len, 50);
 	lc_dispenser_release(d, &b);
 	LC_CHECK(lc_dispenser_next(d, &b, NULL, -1) == 0);
+	lc_dispenser_free(d);
+}
+
+/*
+ * Following a part file (issue 25): a followed file hands out no block
+ * that ends past its avail, unless it is the last one and avail is the
+ * end; the files after it wait too (one order); set_avail only raises.
+ */
+LC_TEST(follow_hands_out_nothing_past_avail)
+{
+	struct lc_dispenser *d = lc_dispenser_new(100);
+	struct lc_block b;
+	uint64_t cur = 1, end = 1;
+
+	LC_CHECK(lc_dispenser_add_follow(d, 1, devnull(), NULL, 0, 0, 250, 0,
+	    NULL, NULL) == 0);
+	LC_CHECK(lc_dispenser_add(d, 2, devnull(), 0, 10, NULL, NULL) == 0);
+	LC_CHECK(lc_dispenser_next(d, &b, NULL, 0) == -LC_ERR_TIMEOUT);
+	LC_CHECK(lc_dispenser_try_small(d, &b, NULL, 1000) == 0);
+	LC_CHECK(lc_dispenser_set_avail(d, 1, 99, &cur, &end) == 1);
+	LC_CHECK(lc_dispenser_next(d, &b, NULL, 0) == -LC_ERR_TIMEOUT);
+	LC_CHECK(lc_dispenser_try_small(d, &b, NULL, 1000) == 0);
+	LC_CHECK(lc_dispenser_set_avail(d, 1, 100, &cur, &end) == 1);
+	LC_CHECK(lc_dispenser_next(d, &b, NULL, 0) == 1);
+	LC_CHECK_EQ_U(b.file_id, 1);
+	LC_CHECK_EQ_U(b.offset, 0);
+	LC_CHECK_EQ_U(b.len, 100);
+	LC_CHECK_EQ_U(b.zfill, 1);
+	LC_CHECK_EQ_U(b.hole, 0);
+	lc_dispenser_release(d, &b);
+	LC_CHECK(lc_dispenser_next(d, &b, NULL, 0) == -LC_ERR_TIMEOUT);
+	/* backwards, past the end: refused, nothing changes */
+	LC_CHECK(lc_dispenser_set_avail(d, 1, 50, &cur, &end) ==
+	    -LC_ERR_PROTO);
+	LC_CHECK_EQ_U(cur, 100);
+	LC_CHECK_EQ_U(end, 250);
+	LC_CHECK(lc_dispenser_set_avail(d, 1, 251, &cur, &end) ==
+	    -LC_ERR_PROTO);
+	/* not followed, or unknown: nothing held */
+	LC_CHECK(lc_dispenser_set_avail(d, 2, 5, &cur, &end) == 0);
+	LC_CHECK(lc_dispenser_set_avail(d, 9, 5, &cur, &end) == 0);
+	/* 240: the block [100, 200), not the short last one [200, 250) */
+	LC_CHECK(lc_dispenser_set_avail(d, 1, 240, &cur, &end) == 1);
+	LC_CHECK(lc_dispenser_try_small(d, &b, NULL, 100) == 1);
+	LC_CHECK_EQ_U(b.offset, 100);
+	LC_CHECK_EQ_U(b.len, 100);
+	lc_dispenser_release(d, &b);
+	LC_CHECK(lc_dispenser_next(d, &b, NULL, 0) == -LC_ERR_TIMEOUT);
+	LC_CHECK(lc_dispenser_try_small(d, &b, NULL, 1000) == 0);
+	LC_CHECK(lc_dispenser_set_avail(d, 1, 240, &cur, &end) == 1);
+	LC_CHECK(lc_dispenser_set_avail(d, 1, 250, &cur, &end) == 1);
+	LC_CHECK(lc_dispenser_next(d, &b, NULL, 0) == 1);
+	LC_CHECK_EQ_U(b.file_id, 1);
+	LC_CHECK_EQ_U(b.offset, 200);
+	LC_CHECK_EQ_U(b.len, 50);
+	lc_dispenser_release(d, &b);
+	/* released entirely: a late avail finds nothing (no error) */
+	LC_CHECK(lc_dispenser_set_avail(d, 1, 250, &cur, &end) == 0);
+	lc_dispenser_finish(d);
+	LC_CHECK(lc_dispenser_next(d, &b, NULL, 0) == 1);
+	LC_CHECK_EQ_U(b.file_id, 2);
+	LC_CHECK_EQ_U(b.zfill, 0);
+	lc_dispenser_release(d, &b);
+	LC_CHECK(lc_dispenser_next(d, &b, NULL, 0) == 0);
+	lc_dispenser_free(d);
+}
+
+/* A followed file's avail given at the add; avail past the end is the end */
+LC_TEST(follow_starts_at_the_avail_given)
+{
+	struct lc_dispenser *d = lc_dispenser_new(100);
+	struct lc_block b;
+	uint64_t cur, end;
+
+	LC_CHECK(lc_dispenser_add_follow(d, 3, devnull(), NULL, 0, 0, 150,
+	    150, NULL, NULL) == 0);
+	LC_CHECK(lc_dispenser_add_follow(d, 4, devnull(), NULL, 0, 0, 150,
+	    120, NULL, NULL) == 0);
+	lc_dispenser_finish(d);
+	LC_CHECK(lc_dispenser_next(d, &b, NULL, 0) == 1);
+	LC_CHECK_EQ_U(b.len, 100);
+	lc_dispenser_release(d, &b);
+	LC_CHECK(lc_dispenser_next(d, &b, NULL, 0) == 1);
+	LC_CHECK_EQ_U(b.len, 50);
+	lc_dispenser_release(d, &b);
+	LC_CHECK(lc_dispenser_next(d, &b, NULL, 0) == 1);
+	LC_CHECK_EQ_U(b.file_id, 4);
+	lc_dispenser_release(d, &b);
+	/* finished, but file 4's last block waits for its avail */
+	LC_CHECK(lc_dispenser_next(d, &b, NULL, 0) == -LC_ERR_TIMEOUT);
+	LC_CHECK(lc_dispenser_set_avail(d, 4, 150, &cur, &end) == 1);
+	LC_CHECK(lc_dispenser_next(d, &b, NULL, 0) == 1);
+	LC_CHECK_EQ_U(b.offset, 100);
+	lc_dispenser_release(d, &b);
+	LC_CHECK(lc_dispenser_next(d, &b, NULL, 0) == 0);
+	lc_dispenser_free(d);
+}
+
+struct follow_waiter {
+	struct lc_dispenser *d;
+	struct lc_block b;
+	atomic_int done;
+	int r;
+};
+
+static void *
+follow_wait(void *arg)
+{
+	struct follow_waiter *w = arg;
+
+	w->r = lc_dispenser_next(w->d, &w->b, NULL, -1);
+	atomic_store(&w->done, 1);
+	return NULL;
+}
+
+/* A sender asleep on a followed file wakes when its avail moves. */
+LC_TEST(follow_waiter_wakes_on_set_avail)
+{
+	struct follow_waiter w;
+	pthread_t t;
+	uint64_t cur, end;
+
+	memset(&w, 0, sizeof(w));
+	w.d = lc_dispenser_new(100);
+	atomic_init(&w.done, 0);
+	LC_CHECK(lc_dispenser_add_follow(w.d, 1, devnull(), NULL, 0, 0, 300,
+	    0, NULL, NULL) == 0);
+	LC_CHECK(pthread_create(&t, NULL, follow_wait, &w) == 0);
+	usleep(100 * 1000);
+	LC_CHECK_EQ_I(atomic_load(&w.done), 0);
+	LC_CHECK(lc_dispenser_set_avail(w.d, 1, 150, &cur, &end) == 1);
+	pthread_join(t, NULL);
+	LC_CHECK_EQ_I(w.r, 1);
+	LC_CHECK_EQ_U(w.b.offset, 0);
+	LC_CHECK_EQ_U(w.b.len, 100);
+	lc_dispenser_release(w.d, &w.b);
+	lc_dispenser_abort(w.d);
+	lc_dispenser_free(w.d);
+}
+
+/*
+ * A followed file is not probed for holes: its unwritten tail reads as
+ * one, so a sparse file followed goes out as data, every block whole.
+ */
+LC_TEST(follow_is_not_probed_for_holes)
+{
+	enum { MiB = 1 << 20 };
+	static const uint64_t runs[][2] = { { 0, 4096 },
+		{ 3 * MiB, 3 * MiB + 4096 } };
+	struct lc_dispenser *d;
+	struct lc_block b;
+	uint64_t next = 0;
+	int fd, holes = 0;
+
+	if (!fs_has_holes()) {
+		printf("skip: no SEEK_DATA holes in /tmp\n");
+		return;
+	}
+	fd = sparse_file(4 * MiB, runs, 2);
+	LC_CHECK(fd >= 0);
+	d = lc_dispenser_new(MiB);
+	LC_CHECK(lc_dispenser_add_follow(d, 1, fd, NULL, 0, 0, 4 * MiB,
+	    4 * MiB, NULL, NULL) == 0);
+	lc_dispenser_finish(d);
+	while (lc_dispenser_next(d, &b, NULL, 0) == 1) {
+		LC_CHECK_EQ_U(b.offset, next);
+		LC_CHECK_EQ_U(b.len, MiB);
+		LC_CHECK_EQ_U(b.zfill, 1);
+		holes += b.hole;
+		next += b.len;
+		lc_dispenser_release(d, &b);
+	}
+	LC_CHECK_EQ_U(next, 4 * MiB);
+	LC_CHECK_EQ_I(holes, 0);
 	lc_dispenser_free(d);
 }

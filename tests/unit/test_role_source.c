@@ -10,6 +10,7 @@
 #define LC_TEST_TIMEOUT 90
 #include "role_host.h"
 
+#include "checksum.h"
 #include "stream.h"
 #include "tls.h"
 
@@ -43,6 +44,7 @@ struct t_lis {
 	uint64_t last_off;
 	uint64_t first_after;	/* first DATA offset after the reconnect */
 	int ended;
+	uint32_t idles;		/* IDLE frames received */
 	char fail[256];		/* a broken expectation, "" if none */
 };
 
@@ -171,8 +173,12 @@ t_receive(struct t_lis *l, struct lc_conn *c, int first)
 			fprintf(stderr, "stream %u: %s\n", l->idx, e.msg);
 			return;
 		}
-		if (fr.type == LC_FRAME_IDLE)
+		if (fr.type == LC_FRAME_IDLE) {
+			pthread_mutex_lock(&t->mu);
+			l->idles++;
+			pthread_mutex_unlock(&t->mu);
 			continue;
+		}
 		if (fr.type == LC_FRAME_END) {
 			pthread_mutex_lock(&t->mu);
 			l->ended = 1;
@@ -967,6 +973,360 @@ LC_TEST(source_fed_queue_bound)
 	LC_CHECK_EQ_I(t_fed_entry(&t, "dir/a"), 0);
 	LC_CHECK(t_fed_entry(&t, "dir/a") != 0);
 	t_fed_stop(&t);
+}
+
+/* ---- following a part file (SRC_PART, SRC_AVAIL; issue 25) ---- */
+
+/* SRC_PART name size; the handler's result. */
+static int
+t_fed_part(struct t_fed *t, const char *name, uint64_t size)
+{
+	struct lc_msg_src_part m;
+	int r;
+
+	memset(&m, 0, sizeof(m));
+	m.size = size;
+	snprintf(m.name, sizeof(m.name), "%s", name);
+	host_send_r(&t->h, &r, lc_msg_put_src_part, &m);
+	return r;
+}
+
+/* SRC_AVAIL id avail; the handler's result. */
+static int
+t_avail(struct host *h, uint32_t id, uint64_t avail)
+{
+	struct lc_msg_src_avail m;
+	int r;
+
+	memset(&m, 0, sizeof(m));
+	m.id = id;
+	m.avail = avail;
+	host_send_r(h, &r, lc_msg_put_src_avail, &m);
+	return r;
+}
+
+/*
+ * SRC_PART reads the part file while there is one (announced with the
+ * size given, not its length); without one the final name as SRC_ENTRY
+ * would (complete: its own size, SRC_AVAIL for it ignored); a symlink or
+ * a directory as the part file fails the entry.  SRC_AVAIL: only for an
+ * id announced from SRC_PART, never back, never past the size.
+ */
+LC_TEST(source_fed_part_entries)
+{
+	char p[256];
+	struct lc_msg_file_skip sk;
+	struct t_fed t;
+	int r;
+
+	t_fed_start(&t);
+	t_fed_file(&t, "dir/.a.lanecp-part", "ab");	/* a is being written */
+	snprintf(p, sizeof(p), "%s/dir/b/.x.lanecp-part", t.dir);
+	LC_CHECK(symlink("../a", p) == 0);
+	t_fed_mkdir(&t, "dir/d/.e.lanecp-part");
+	t_fed_credit(&t, 100);
+	t_fed_add(&t, LC_ADD_FED | LC_ADD_RECURSIVE, t.root, &r);
+	LC_CHECK_EQ_I(r, 0);
+	t_fed_out(&t, "FILE 1 2 dir 0\n");
+	LC_CHECK_EQ_I(t_fed_part(&t, "dir/a", 5000), 0);
+	t_fed_out(&t, "FILE 2 1 dir/a 5000\n");
+	LC_CHECK_EQ_I(t_fed_part(&t, "dir/b/x", 10), 0);
+	t_fed_out(&t, "FAIL dir/b/x | dir/b/x: its part file .x.lanecp-part "
+	    "is a symlink\n");
+	LC_CHECK_EQ_I(t_fed_part(&t, "dir/d/e", 10), 0);
+	t_fed_out(&t, "FAIL dir/d/e | dir/d/e: .e.lanecp-part is not a "
+	    "regular file\n");
+	/* no part file: the final name, complete, its own size */
+	LC_CHECK_EQ_I(t_fed_part(&t, "dir/skip/f", 99), 0);
+	t_fed_out(&t, "FILE 3 1 dir/skip/f 0\n");
+	LC_CHECK_EQ_I(t_fed_part(&t, "dir/missing", 99), 0);
+	t_fed_out(&t, "FAIL dir/missing | dir/missing: No such file or "
+	    "directory\n");
+	LC_CHECK_EQ_I(t_fed_entry(&t, "dir/d/e"), 0);
+	t_fed_out(&t, "FILE 4 1 dir/d/e 5\n");
+	LC_CHECK_EQ_I(t_fed_entry(&t, "dir/b/x"), 0);
+	t_fed_out(&t, "FILE 5 1 dir/b/x 1\n");
+
+	/* the followed file: up, the same again, to its size */
+	LC_CHECK_EQ_I(t_avail(&t.h, 2, 0), 0);
+	LC_CHECK_EQ_I(t_avail(&t.h, 2, 2), 0);
+	LC_CHECK_EQ_I(t_avail(&t.h, 2, 2), 0);
+	LC_CHECK_EQ_I(t_avail(&t.h, 2, 4096), 0);
+	/* read whole (no part file): ignored, whatever the value */
+	LC_CHECK_EQ_I(t_avail(&t.h, 3, 12345), 0);
+	LC_CHECK_EQ_I(t_avail(&t.h, 3, 0), 0);
+	LC_CHECK(!t.h.failed);
+	LC_CHECK(t_avail(&t.h, 2, 100) != 0);	/* back */
+	LC_CHECK_EQ_U(t.h.err.code, LC_ERR_PROTO);
+	LC_CHECK(strstr(t.h.err.msg, "100 after 4096") != NULL);
+	t.h.failed = 0;
+	LC_CHECK(t_avail(&t.h, 2, 5001) != 0);	/* past the size */
+	LC_CHECK_EQ_U(t.h.err.code, LC_ERR_PROTO);
+	LC_CHECK(strstr(t.h.err.msg, "past its size 5000") != NULL);
+	t.h.failed = 0;
+	LC_CHECK(t_avail(&t.h, 4, 1) != 0);	/* from SRC_ENTRY */
+	LC_CHECK_EQ_U(t.h.err.code, LC_ERR_PROTO);
+	LC_CHECK(strstr(t.h.err.msg, "SRC_AVAIL for file 4, not followed") !=
+	    NULL);
+	t.h.failed = 0;
+	LC_CHECK(t_avail(&t.h, 1, 0) != 0);	/* the root directory */
+	LC_CHECK_EQ_U(t.h.err.code, LC_ERR_PROTO);
+	t.h.failed = 0;
+	LC_CHECK(t_avail(&t.h, 6, 1) != 0);	/* never announced */
+	LC_CHECK(strstr(t.h.err.msg, "file 6, not followed") != NULL);
+	t.h.failed = 0;
+	LC_CHECK(t_avail(&t.h, 70000, 1) != 0);
+	LC_CHECK(strstr(t.h.err.msg, "not followed") != NULL);
+	t.h.failed = 0;
+	/* done with (the sink leaves it): a late one is ignored */
+	memset(&sk, 0, sizeof(sk));
+	sk.id = 2;
+	sk.why = LC_SKIP_EXISTS;
+	host_send(&t.h, lc_msg_put_file_skip, &sk);
+	LC_CHECK_EQ_I(t_avail(&t.h, 2, 5000), 0);
+	LC_CHECK_EQ_I(t_avail(&t.h, 2, 1), 0);
+	/* the end; after it, no SRC_PART */
+	LC_CHECK_EQ_I(t_fed_entry(&t, ""), 0);
+	t_fed_out(&t, "LISTED 5 5006\n");
+	LC_CHECK(t_fed_part(&t, "dir/a", 3) != 0);
+	LC_CHECK_EQ_U(t.h.err.code, LC_ERR_PROTO);
+	LC_CHECK(strstr(t.h.err.msg, "SRC_PART after the end") != NULL);
+	t_fed_stop(&t);
+
+	/* without a fed request; a name not below the root */
+	t_fed_start(&t);
+	LC_CHECK(t_fed_part(&t, "dir/a", 3) != 0);
+	LC_CHECK_EQ_U(t.h.err.code, LC_ERR_PROTO);
+	LC_CHECK(strstr(t.h.err.msg, "SRC_PART without a fed request") !=
+	    NULL);
+	t.h.failed = 0;
+	LC_CHECK(t_avail(&t.h, 1, 0) != 0);
+	LC_CHECK(strstr(t.h.err.msg, "not followed") != NULL);
+	t_fed_stop(&t);
+	t_fed_start(&t);
+	t_fed_add(&t, LC_ADD_RECURSIVE, t.root, &r);
+	LC_CHECK_EQ_I(r, 0);
+	LC_CHECK(t_fed_part(&t, "dir/a", 3) != 0);
+	LC_CHECK(strstr(t.h.err.msg, "SRC_PART without a fed request") !=
+	    NULL);
+	t_fed_stop(&t);
+	t_fed_start(&t);
+	t_fed_add(&t, LC_ADD_FED | LC_ADD_RECURSIVE, t.root, &r);
+	LC_CHECK_EQ_I(r, 0);
+	LC_CHECK(t_fed_part(&t, "other/a", 3) != 0);
+	LC_CHECK(strstr(t.h.err.msg, "SRC_PART: ") != NULL);
+	LC_CHECK(strstr(t.h.err.msg, "not a name below") != NULL);
+	t_fed_stop(&t);
+}
+
+/* SRC_PART counts in the bound on names held, as SRC_ENTRY does. */
+LC_TEST(source_fed_part_queue_bound)
+{
+	struct t_fed t;
+	int r;
+
+	t_fed_start(&t);
+	t_fed_credit(&t, 2);	/* the root only */
+	t_fed_add(&t, LC_ADD_FED | LC_ADD_RECURSIVE, t.root, &r);
+	LC_CHECK_EQ_I(r, 0);
+	t_fed_out(&t, "FILE 1 2 dir 0\n");
+	for (uint32_t i = 0; i < LC_FED_QUEUE_MAX; i++)
+		LC_CHECK_EQ_I(i % 2 ? t_fed_entry(&t, "dir/a") :
+		    t_fed_part(&t, "dir/a", 7), 0);
+	LC_CHECK(t_fed_part(&t, "dir/a", 7) != 0);
+	LC_CHECK_EQ_U(t.h.err.code, LC_ERR_PROTO);
+	LC_CHECK(strstr(t.h.err.msg, "SRC_PART: more than 8192") != NULL);
+	t_fed_stop(&t);
+}
+
+/* The fake sink's file, as t_start's: the part file being written. */
+static void
+t_part_write(struct t_src *t, uint64_t from, uint64_t to)
+{
+	uint8_t buf[T_BLOCK];
+	int fd;
+
+	LC_CHECK((fd = open(t->path, O_WRONLY)) >= 0);
+	for (uint64_t off = from; off < to; off += sizeof(buf)) {
+		size_t k = to - off < sizeof(buf) ? (size_t)(to - off) :
+		    sizeof(buf);
+		for (size_t i = 0; i < k; i++)
+			buf[i] = t_byte(off + i);
+		LC_CHECK(pwrite(fd, buf, k, (off_t)off) == (ssize_t)k);
+	}
+	close(fd);
+}
+
+struct t_have {
+	struct t_src *t;
+	uint32_t n;
+};
+
+static int
+t_have_n(void *arg)
+{
+	struct t_have *w = arg;
+	int r;
+
+	pthread_mutex_lock(&w->t->mu);
+	r = w->t->nhave >= w->n || w->t->lis[0].fail[0] != '\0';
+	pthread_mutex_unlock(&w->t->mu);
+	return r;
+}
+
+/* Blocks received: exactly n, after a while for more to come. */
+static void
+t_have_exactly(struct t_src *t, uint32_t n)
+{
+	struct t_have w = { t, n };
+	uint64_t until;
+
+	host_wait_for(&t->h, t_have_n, &w, "blocks");
+	until = lc_now_ms() + 1500;	/* a little over an IDLE's second */
+	while (lc_now_ms() < until)
+		(void)host_pump_until(&t->h, until);
+	pthread_mutex_lock(&t->mu);
+	LC_CHECK(t->lis[0].fail[0] == '\0');
+	LC_CHECK_EQ_U(t->nhave, n);
+	for (uint32_t i = 0; i < t->nblocks; i++)
+		LC_CHECK_EQ_I(t->have[i], i < n);
+	pthread_mutex_unlock(&t->mu);
+}
+
+/*
+ * A part file followed as it grows (-e on): the blocks stop at avail
+ * (a block that would end past it waits), go on after each SRC_AVAIL
+ * (given before FILE_READY too), and the part the writer has not reached
+ * at the end (a hole it skipped, the file shorter than avail) is sent as
+ * zeros; the checksum is over the bytes sent.
+ */
+LC_TEST(source_follow_part_file)
+{
+	struct lc_msg_connect c;
+	struct lc_msg_file_ready rd;
+	struct lc_msg_file_sum fs;
+	struct lc_msg_xfer_done d;
+	struct lc_msg_ack ack;
+	struct lc_msg_src_part sp;
+	struct lc_msg_src_add add;
+	struct lc_msg_src_entry end;
+	struct lc_msg_src_credit credit = { .upto = 100 };
+	struct lc_msg_file f;
+	struct lc_csum *cs;
+	char want[LC_CSUM_TEXT_MAX];
+	struct t_src t;
+	struct lc_err e;
+	const uint64_t written = 10 * T_BLOCK;	/* the writer's last byte */
+	size_t n;
+	int fd;
+
+	memset(&t, 0, sizeof(t));
+	host_tmpdir(t.dir, sizeof(t.dir), "role-follow");
+	snprintf(t.path, sizeof(t.path), "%s/.f.lanecp-part", t.dir);
+	LC_CHECK((fd = open(t.path, O_WRONLY | O_CREAT | O_EXCL, 0640)) >= 0);
+	close(fd);
+	t_part_write(&t, 0, 3 * T_BLOCK);
+	t.size = written + 100;
+	t.nstreams = 1;
+	t.nblocks = (uint32_t)((t.size + T_BLOCK - 1) / T_BLOCK);
+	LC_CHECK((t.got = calloc(1, t.size + 1)) != NULL);
+	LC_CHECK((t.have = calloc(1, t.nblocks + 1)) != NULL);
+	pthread_mutex_init(&t.mu, NULL);
+	pthread_cond_init(&t.cv, NULL);
+	for (size_t i = 0; i < sizeof(t.key); i++)
+		t.key[i] = (uint8_t)(i * 53 + 3);
+	host_init(&t.h, &lc_source_ops);
+
+	memset(&add, 0, sizeof(add));
+	add.flags = LC_ADD_FED | LC_ADD_RECURSIVE | LC_ADD_CONTENTS;
+	snprintf(add.path, sizeof(add.path), "%s", t.dir);
+	host_send(&t.h, lc_msg_put_src_add, &add);
+	host_send(&t.h, lc_msg_put_src_credit, &credit);
+	memset(&sp, 0, sizeof(sp));
+	sp.size = t.size;
+	snprintf(sp.name, sizeof(sp.name), "f");
+	host_send(&t.h, lc_msg_put_src_part, &sp);
+	host_wait_msg(&t.h, LC_MSG_FILE, &n);
+	LC_CHECK(lc_msg_get_file(host_payload, n, &f) == 0);
+	LC_CHECK_EQ_U(f.id, 1);
+	LC_CHECK_EQ_U(f.kind, LC_KIND_REG);
+	LC_CHECK_EQ_U(f.size, t.size);	/* announced, not its length */
+	LC_CHECK_EQ_U(f.mode, 0640);
+	LC_CHECK_STR(f.name, "f");
+	memset(&end, 0, sizeof(end));
+	end.flags = LC_ENTRY_END;
+	host_send(&t.h, lc_msg_put_src_entry, &end);
+	host_wait_msg(&t.h, LC_MSG_SRC_LISTED, &n);
+	/* before FILE_READY: kept for it */
+	LC_CHECK_EQ_I(t_avail(&t.h, 1, 2 * T_BLOCK + 10), 0);
+
+	t.lis[0].t = &t;
+	lc_err_clear(&e);
+	LC_CHECK(lc_sock_listen(0, 0, &t.lis[0].fd, &t.lis[0].port, &e) == 0);
+	LC_CHECK(pthread_create(&t.lis[0].th, NULL, t_lis_main,
+	    &t.lis[0]) == 0);
+	memset(&c, 0, sizeof(c));
+	snprintf(c.addr, sizeof(c.addr), "127.0.0.1");
+	c.streams = 1;
+	c.block = T_BLOCK;
+	c.csum = LC_CSUM_SHA256;
+	memcpy(c.key, t.key, sizeof(c.key));
+	c.ports[0] = t.lis[0].port;
+	host_send(&t.h, lc_msg_put_connect, &c);
+	memset(&rd, 0, sizeof(rd));
+	rd.id = 1;
+	host_send(&t.h, lc_msg_put_file_ready, &rd);
+	host_send(&t.h, lc_msg_put_empty, LC_MSG_SRC_NOMORE);
+	host_wait_msg(&t.h, LC_MSG_CONNECTED, &n);
+	t_have_exactly(&t, 2);
+	/* waiting for avail, the stream says it is alive (LC_IDLE_MS) */
+	pthread_mutex_lock(&t.mu);
+	LC_CHECK(t.lis[0].idles >= 1);
+	pthread_mutex_unlock(&t.mu);
+
+	/* the writer goes on; avail follows it, one byte short of block 6 */
+	t_part_write(&t, 3 * T_BLOCK, 7 * T_BLOCK);
+	LC_CHECK_EQ_I(t_avail(&t.h, 1, 7 * T_BLOCK - 1), 0);
+	t_have_exactly(&t, 6);
+	LC_CHECK_EQ_I(t_avail(&t.h, 1, 7 * T_BLOCK), 0);
+	t_have_exactly(&t, 7);
+	/* the rest but the last 100 bytes, never written: the file ends
+	   there, whole (the writer's final ftruncate not done yet) */
+	t_part_write(&t, 7 * T_BLOCK, written);
+	LC_CHECK_EQ_I(t_avail(&t.h, 1, written + 99), 0);
+	t_have_exactly(&t, 10);	/* the last block only with all of it */
+	LC_CHECK_EQ_I(t_avail(&t.h, 1, t.size), 0);
+	host_wait_for(&t.h, t_all_blocks, &t, "all blocks");
+	for (uint64_t off = 0; off < t.size; off++) {
+		uint8_t b = off < written ? t_byte(off) : 0;
+		if (t.got[off] != b) {
+			fprintf(stderr, "byte %llu differs\n",
+			    (unsigned long long)off);
+			LC_CHECK_EQ_U(t.got[off], b);
+		}
+	}
+	host_wait_msg(&t.h, LC_MSG_FILE_SUM, &n);
+	LC_CHECK(lc_msg_get_file_sum(host_payload, n, &fs) == 0);
+	LC_CHECK((cs = lc_csum_new(LC_CSUM_SHA256)) != NULL);
+	lc_csum_update(cs, t.got, t.size);
+	lc_csum_text(cs, want);
+	lc_csum_free(cs);
+	LC_CHECK_EQ_U(fs.id, 1);
+	LC_CHECK_STR(fs.checksum, want);
+	/* a late SRC_AVAIL (sent and released, or not): ignored */
+	LC_CHECK_EQ_I(t_avail(&t.h, 1, t.size), 0);
+	ack.file = 1;
+	ack.written = t.size;
+	host_send(&t.h, lc_msg_put_ack, &ack);
+	host_wait_msg(&t.h, LC_MSG_SRC_DONE, &n);
+	LC_CHECK(lc_msg_get_xfer_done(host_payload, n, &d) == 0);
+	LC_CHECK_EQ_U(d.files, 1);
+	LC_CHECK_EQ_U(d.bytes, t.size);
+	LC_CHECK_EQ_I(t_avail(&t.h, 1, t.size), 0);
+	LC_CHECK_EQ_I(t_avail(&t.h, 1, 5), 0);
+	host_wait_for(&t.h, t_all_ended, &t, "END on the stream");
+	LC_CHECK(!t.h.failed);
+	t_stop(&t);
 }
 
 LC_TEST_MAIN()

@@ -403,6 +403,9 @@ LC_TEST(sink_inflight_by_count)
 	t_start(&t, 0);
 	(void)t_hello(&t);
 	LC_CHECK(t.hello_flags & LC_HELLO_COUNT_INFLIGHT);
+	/* and, as a source, follows part files (issue 25) */
+	LC_CHECK(t.hello_flags & LC_HELLO_FED);
+	LC_CHECK(t.hello_flags & LC_HELLO_FOLLOW);
 	t_target_f(&t, 100, LC_TGT_NO_FSYNC);
 	LC_CHECK_EQ_U(t_target_ok(&t), 100);
 	t_listen(&t, 1, 64u << 10);

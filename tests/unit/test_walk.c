@@ -8,6 +8,7 @@
 
 #include "confine.h"
 #include "err.h"
+#include "partfile.h"
 #include "walk.h"
 #include "wire.h"
 
@@ -853,8 +854,16 @@ t_fed_line(FILE *f, int r, const struct lc_walk_entry *ent)
 	LC_CHECK_EQ_I(r, LC_WALK_ENTRY);
 	if (ent->kind == LC_KIND_REG) {
 		LC_CHECK(S_ISREG(ent->st.st_mode));
-		fprintf(f, "f %s %lld%s\n", ent->name,
+		fprintf(f, "f %s %lld%s", ent->name,
 		    (long long)ent->st.st_size, ent->fd >= 0 ? " open" : "");
+		if (ent->part == LC_WALK_PART_FOLLOW)
+			fprintf(f, " part %llu",
+			    (unsigned long long)ent->part_size);
+		else if (ent->part == LC_WALK_PART_WHOLE)
+			fputs(" whole", f);
+		else
+			LC_CHECK_EQ_I(ent->part, LC_WALK_PART_NONE);
+		fputc('\n', f);
 		if (ent->fd >= 0)
 			close(ent->fd);
 	} else if (ent->kind == LC_KIND_DIR) {
@@ -904,8 +913,11 @@ t_fed(const char *path, uint32_t flags, const char *const *names)
 	lc_err_clear(&env.e);
 	LC_CHECK_EQ_I(lc_walk_open(&env.conf, path, flags | LC_WALK_FED |
 	    LC_WALK_RECURSIVE, &w, &env.e), 0);
+	/* "P:name": fed as a part file (lc_walk_feed_part), size 1000 */
 	for (; *names != NULL; names++)
-		LC_CHECK_EQ_I(lc_walk_feed(w, *names, &env.e), 0);
+		LC_CHECK_EQ_I(strncmp(*names, "P:", 2) == 0 ?
+		    lc_walk_feed_part(w, *names + 2, 1000, &env.e) :
+		    lc_walk_feed(w, *names, &env.e), 0);
 	t_fed_drain(w, f);
 	lc_walk_feed_end(w);
 	t_fed_drain(w, f);
@@ -1003,6 +1015,67 @@ LC_TEST(fed_missing_and_special_fail)
 	static const char *const below[] = { "a/x", NULL };
 	t_fed_expect("root/a", LC_WALK_NOOPEN, below,
 	    "f a 3 open\nF a/x | root/a/x: Not a directory\nW\nE\n");
+}
+
+/*
+ * Names fed as part files (issue 25): the part file beside the name while
+ * there is one (open, even with NOOPEN; its own length, the size fed
+ * kept), else the name as fed (whole); a part file that is a symlink or
+ * not a regular file fails the name, and so does a symlink on the way.
+ */
+LC_TEST(fed_part_files)
+{
+	static char longname[251], longpart[256], p1[300], p2[300];
+	static const char *names[] = { "P:root/a", "P:root/c/d", "P:root/e",
+		"P:root/f", "P:root/g", "P:root/in/d", "P:root/p", "root/a",
+		p1, NULL };
+	char want[2048];
+
+	t_env();
+	t_dir("root");
+	t_file("root/a", "abc");
+	t_file("root/.a.lanecp-part", "ab");
+	t_dir("root/c");
+	t_file("root/c/d", "d");
+	t_link("../a", "root/c/.d.lanecp-part");
+	t_file("root/e", "e");
+	t_dir("root/.e.lanecp-part");
+	t_file("root/f", "f");
+	t_link("c", "root/in");
+	t_file("root/p", "");
+	LC_CHECK(mkfifo("root/.p.lanecp-part", 0644) == 0);
+	/* a long name: its part file's name is hashed */
+	memset(longname, 'n', sizeof(longname) - 1);
+	LC_CHECK_EQ_I(lc_part_name(longname, longpart, sizeof(longpart)), 0);
+	LC_CHECK(strncmp(longpart, ".lanecp-", 8) == 0);
+	snprintf(p1, sizeof(p1), "P:root/%s", longname);
+	snprintf(p2, sizeof(p2), "root/%s", longpart);
+	t_file(p2, "0123");
+	snprintf(want, sizeof(want),
+	    "d root\n"
+	    "f root/a 2 open part 1000\n"
+	    "F root/c/d | root/c/d: its part file .d.lanecp-part is a "
+	    "symlink\n"
+	    "F root/e | root/e: .e.lanecp-part is not a regular file\n"
+	    "f root/f 1 whole\n"
+	    "F root/g | root/g: No such file or directory\n"
+	    "F root/in/d | root/in/d: in on the way is a symlink, not "
+	    "followed\n"
+	    "F root/p | root/p: .p.lanecp-part is not a regular file\n"
+	    "f root/a 3\n"
+	    "f root/%s 4 open part 1000\n"
+	    "W\nE\n", longname);
+	t_fed_expect("root", LC_WALK_NOOPEN, names, want);
+	/* the part file renamed: the name, whole */
+	LC_CHECK(rename("root/.a.lanecp-part", "root/a") == 0);
+	static const char *const again[] = { "P:root/a", NULL };
+	t_fed_expect("root", LC_WALK_NOOPEN, again,
+	    "d root\nf root/a 2 whole\nW\nE\n");
+	/* a contents root, without NOOPEN */
+	static const char *const rel[] = { "P:c/d", "P:f", NULL };
+	t_fed_expect("root/", LC_WALK_CONTENTS, rel,
+	    "F c/d | root/c/d: its part file .d.lanecp-part is a symlink\n"
+	    "f f 1 open whole\nW\nE\n");
 }
 
 /* Names not below the root are refused when fed, the walk unchanged. */

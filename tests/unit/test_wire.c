@@ -914,6 +914,77 @@ LC_TEST(src_entry_checks)
 	lc_buf_free(&b);
 }
 
+/* SRC_PART and SRC_AVAIL (issue 25): their bodies' checks. */
+LC_TEST(src_part_and_avail_checks)
+{
+	struct lc_buf b;
+	struct lc_msg_src_part m, m2;
+	struct lc_msg_src_avail a, a2;
+	const uint8_t *p;
+	size_t n;
+
+	lc_buf_init(&b, LC_CTL_MAX + 8);
+	memset(&m, 0, sizeof(m));
+	snprintf(m.name, sizeof(m.name), "dir/a b/c");
+	m.size = (uint64_t)INT64_MAX;
+	LC_CHECK(lc_msg_put_src_part(&b, &m) == 0);
+	one_frame(&b, LC_MSG_SRC_PART, &p, &n);
+	LC_CHECK(lc_msg_get_src_part(p, n, &m2) == 0);
+	LC_CHECK(memcmp(&m, &m2, sizeof(m)) == 0);
+	m.size = 0;	/* an empty file is a size */
+	lc_buf_reset(&b);
+	LC_CHECK(lc_msg_put_src_part(&b, &m) == 0);
+	one_frame(&b, LC_MSG_SRC_PART, &p, &n);
+	LC_CHECK(lc_msg_get_src_part(p, n, &m2) == 0);
+	LC_CHECK_EQ_U(m2.size, 0);
+	/* a size past INT64_MAX */
+	m.size = (uint64_t)INT64_MAX + 1;
+	lc_buf_reset(&b);
+	LC_CHECK(lc_msg_put_src_part(&b, &m) == 0);
+	one_frame(&b, LC_MSG_SRC_PART, &p, &n);
+	LC_CHECK(lc_msg_get_src_part(p, n, &m2) == -LC_ERR_PROTO);
+	/* no name */
+	m.size = 10;
+	m.name[0] = '\0';
+	lc_buf_reset(&b);
+	LC_CHECK(lc_msg_put_src_part(&b, &m) == 0);
+	one_frame(&b, LC_MSG_SRC_PART, &p, &n);
+	LC_CHECK(lc_msg_get_src_part(p, n, &m2) == -LC_ERR_PROTO);
+	LC_CHECK_STR(lc_msg_name(LC_MSG_SRC_PART), "SRC_PART");
+	LC_CHECK_EQ_I(lc_msg_owner(LC_MSG_SRC_PART), LC_OWNER_SOURCE);
+
+	memset(&a, 0, sizeof(a));
+	a.id = 1;
+	a.avail = (uint64_t)INT64_MAX;
+	lc_buf_reset(&b);
+	LC_CHECK(lc_msg_put_src_avail(&b, &a) == 0);
+	one_frame(&b, LC_MSG_SRC_AVAIL, &p, &n);
+	LC_CHECK(lc_msg_get_src_avail(p, n, &a2) == 0);
+	LC_CHECK(memcmp(&a, &a2, sizeof(a)) == 0);
+	a.avail = 0;	/* nothing final yet */
+	lc_buf_reset(&b);
+	LC_CHECK(lc_msg_put_src_avail(&b, &a) == 0);
+	one_frame(&b, LC_MSG_SRC_AVAIL, &p, &n);
+	LC_CHECK(lc_msg_get_src_avail(p, n, &a2) == 0);
+	/* an avail past INT64_MAX */
+	a.avail = (uint64_t)INT64_MAX + 1;
+	lc_buf_reset(&b);
+	LC_CHECK(lc_msg_put_src_avail(&b, &a) == 0);
+	one_frame(&b, LC_MSG_SRC_AVAIL, &p, &n);
+	LC_CHECK(lc_msg_get_src_avail(p, n, &a2) == -LC_ERR_PROTO);
+	/* id 0 */
+	a.avail = 5;
+	a.id = 0;
+	lc_buf_reset(&b);
+	LC_CHECK(lc_msg_put_src_avail(&b, &a) == 0);
+	one_frame(&b, LC_MSG_SRC_AVAIL, &p, &n);
+	LC_CHECK(lc_msg_get_src_avail(p, n, &a2) == -LC_ERR_PROTO);
+	LC_CHECK_STR(lc_msg_name(LC_MSG_SRC_AVAIL), "SRC_AVAIL");
+	LC_CHECK_EQ_I(lc_msg_owner(LC_MSG_SRC_AVAIL), LC_OWNER_SOURCE);
+	LC_CHECK_EQ_U(LC_HELLO_FOLLOW, 0x200u);
+	lc_buf_free(&b);
+}
+
 LC_TEST(src_add_and_sink_target_flags)
 {
 	struct lc_buf b;

@@ -91,6 +91,8 @@ t_build(size_t i, struct lc_buf *b)
 		struct lc_msg_delete del;
 		struct lc_msg_deleted deleted;
 		struct lc_msg_src_entry entry;
+		struct lc_msg_src_part part;
+		struct lc_msg_src_avail avail;
 	} m;
 	static char longmsg[3000];
 	uint8_t nonce[LC_TAKEOVER_NONCE_LEN];
@@ -440,6 +442,18 @@ t_build(size_t i, struct lc_buf *b)
 		m.entry.flags = LC_ENTRY_END;
 		r = lc_msg_put_src_entry(b, &m.entry);
 		return r == 0 ? "SRC_ENTRY end" : "SRC_ENTRY!";
+	/* issue 25 (the chain's next hop follows the part file): SRC_PART
+	   (u64 size, a string) and SRC_AVAIL (u32 id, u64 avail) */
+	case 53:
+		m.part.size = 0x123456789aULL;
+		snprintf(m.part.name, sizeof(m.part.name), "dir/sub/f");
+		r = lc_msg_put_src_part(b, &m.part);
+		return r == 0 ? "SRC_PART" : "SRC_PART!";
+	case 54:
+		m.avail.id = 7;
+		m.avail.avail = 0x100000001ULL;
+		r = lc_msg_put_src_avail(b, &m.avail);
+		return r == 0 ? "SRC_AVAIL" : "SRC_AVAIL!";
 	default:
 		return NULL;
 	}
@@ -539,6 +553,8 @@ t_redo(uint8_t type, const uint8_t *p, size_t n, struct lc_buf *b)
 		struct lc_msg_delete del;
 		struct lc_msg_deleted deleted;
 		struct lc_msg_src_entry entry;
+		struct lc_msg_src_part part;
+		struct lc_msg_src_avail avail;
 	} m;
 
 	switch (type) {
@@ -639,6 +655,12 @@ t_redo(uint8_t type, const uint8_t *p, size_t n, struct lc_buf *b)
 	case LC_MSG_SRC_ENTRY:
 		return lc_msg_get_src_entry(p, n, &m.entry) ||
 		    lc_msg_put_src_entry(b, &m.entry);
+	case LC_MSG_SRC_PART:
+		return lc_msg_get_src_part(p, n, &m.part) ||
+		    lc_msg_put_src_part(b, &m.part);
+	case LC_MSG_SRC_AVAIL:
+		return lc_msg_get_src_avail(p, n, &m.avail) ||
+		    lc_msg_put_src_avail(b, &m.avail);
 	case LC_MSG_DEL_SCAN:
 		return lc_msg_get_del_scan(p, n, &m.scan) ||
 		    lc_msg_put_del_scan(b, &m.scan);
@@ -698,7 +720,7 @@ LC_TEST(owners_from_the_table)
 		LC_MSG_FILE_SKIP, LC_MSG_FILE_READY, LC_MSG_CONNECT,
 		LC_MSG_SRC_NOMORE, LC_MSG_FILE_PREFIX, LC_MSG_STREAM_LOST,
 		LC_MSG_ACK, LC_MSG_SRC_FILTER, LC_MSG_FILE_HASHES,
-		LC_MSG_SRC_ENTRY };
+		LC_MSG_SRC_ENTRY, LC_MSG_SRC_PART, LC_MSG_SRC_AVAIL };
 	static const uint8_t sink[] = { LC_MSG_SINK_TARGET, LC_MSG_LISTEN,
 		LC_MSG_DIAL, LC_MSG_FILE, LC_MSG_FILE_SUM, LC_MSG_PREFIX_MATCH,
 		LC_MSG_FILE_ABORT, LC_MSG_STOP, LC_MSG_FILE_LEN,
@@ -718,7 +740,7 @@ LC_TEST(owners_from_the_table)
 	}
 	LC_CHECK_EQ_U(nsrc, sizeof(source));
 	LC_CHECK_EQ_U(nsink, sizeof(sink));
-	LC_CHECK_EQ_U(named, 41);
+	LC_CHECK_EQ_U(named, 43);
 	LC_CHECK_EQ_I(lc_msg_owner(LC_MSG_HELLO), LC_OWNER_AGENT);
 	LC_CHECK_EQ_I(lc_msg_owner(LC_MSG_PING), LC_OWNER_AGENT);
 	LC_CHECK_EQ_I(lc_msg_owner(LC_MSG_BYE), LC_OWNER_AGENT);

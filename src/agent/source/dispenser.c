@@ -28,6 +28,8 @@ struct lc_dfile {
 	uint64_t seg_end;	/* [pos, seg_end) is known data or hole */
 	int seg_hole;
 	int dense;		/* no more probing: all data up to end */
+	int follow;		/* a followed file: blocks up to avail */
+	uint64_t avail;		/* follow: [0, avail) is final */
 	uint32_t outstanding;	/* blocks handed out, not released */
 	int queued;		/* still in the queue (more to hand out) */
 	struct lc_csum *csum;	/* NULL: no checksum */
@@ -129,6 +131,16 @@ lc_dispenser_add_spans(struct lc_dispenser *d, uint32_t id, int fd,
     const struct lc_span *spans, uint32_t n, uint64_t start, uint64_t end,
     struct lc_csum *csum, char sum[LC_CSUM_TEXT_MAX])
 {
+	return lc_dispenser_add_follow(d, id, fd, spans, n, start, end,
+	    UINT64_MAX, csum, sum);
+}
+
+/* avail UINT64_MAX: not followed */
+int
+lc_dispenser_add_follow(struct lc_dispenser *d, uint32_t id, int fd,
+    const struct lc_span *spans, uint32_t n, uint64_t start, uint64_t end,
+    uint64_t avail, struct lc_csum *csum, char sum[LC_CSUM_TEXT_MAX])
+{
 	struct lc_dfile *f;
 
 	if (sum != NULL)
@@ -163,6 +175,12 @@ lc_dispenser_add_spans(struct lc_dispenser *d, uint32_t id, int fd,
 	f->seg_end = f->pos;
 	/* a hole in a short range is not worth a frame of its own */
 	f->dense = f->last - start < LC_HOLE_MIN;
+	if (avail != UINT64_MAX) {
+		/* its unwritten tail would be a hole to SEEK_DATA */
+		f->follow = 1;
+		f->dense = 1;
+		f->avail = avail < f->last ? avail : f->last;
+	}
 	f->queued = 1;
 	f->csum = csum;
 	f->hashed = start;
@@ -308,6 +326,7 @@ lc_dispenser_cut(struct lc_dispenser *d, struct lc_dfile *f,
 		b->offset = pb->off;
 		b->len = pb->len;
 		b->hole = 0;
+		b->zfill = 0;
 		b->data = pb->data;
 		b->pbuf = pb;
 		f->pos += pb->len;
@@ -328,6 +347,7 @@ lc_dispenser_cut(struct lc_dispenser *d, struct lc_dfile *f,
 	b->fd = f->fd;
 	b->offset = f->pos;
 	b->hole = (uint8_t)f->seg_hole;
+	b->zfill = (uint8_t)f->follow;
 	if (f->seg_hole)
 		b->len = left < LC_MAX_HOLE ? (uint32_t)left : LC_MAX_HOLE;
 	else
@@ -350,15 +370,60 @@ lc_dispenser_cut(struct lc_dispenser *d, struct lc_dfile *f,
 }
 
 /*
+ * A followed file's next block (whole: a block, or what is left of the
+ * span) is final (under d->mu).  Followed files are dense: the block is
+ * min(block, end - pos) bytes.
+ */
+static int
+lc_dfile_final(const struct lc_dfile *f, uint32_t block)
+{
+	uint64_t left = f->end - f->pos;
+
+	return !f->follow || f->avail >= f->pos + (left < block ? left : block);
+}
+
+/*
  * The file a block can be cut from now (under d->mu): the head of the
- * queue, unless it is a stream with nothing read yet.
+ * queue, unless it is a stream with nothing read yet or a followed file
+ * whose next block is not final yet.
  */
 static struct lc_dfile *
 lc_dispenser_head(struct lc_dispenser *d)
 {
 	struct lc_dfile *f = STAILQ_FIRST(&d->queue);
 
-	return f != NULL && f->stream && f->ready == NULL ? NULL : f;
+	if (f == NULL || (f->stream && f->ready == NULL) ||
+	    !lc_dfile_final(f, d->block))
+		return NULL;
+	return f;
+}
+
+int
+lc_dispenser_set_avail(struct lc_dispenser *d, uint32_t id, uint64_t avail,
+    uint64_t *cur, uint64_t *end)
+{
+	struct lc_dfile *f;
+	int r = 0;
+
+	pthread_mutex_lock(&d->mu);
+	LIST_FOREACH(f, &d->all, all_link) {
+		if (f->id != id || !f->follow)
+			continue;
+		*cur = f->avail;
+		*end = f->last;
+		if (avail < f->avail || avail > f->last) {
+			r = -LC_ERR_PROTO;
+		} else {
+			r = 1;
+			if (avail > f->avail) {
+				f->avail = avail;
+				pthread_cond_broadcast(&d->cv);
+			}
+		}
+		break;
+	}
+	pthread_mutex_unlock(&d->mu);
+	return r;
 }
 
 int

@@ -27,6 +27,12 @@
  * [start, end) is in exactly one block.  Where SEEK_DATA is not supported,
  * everything is data.
  *
+ * Followed files (issue 25, lc_dispenser_add_follow): a file the target
+ * before is still writing; only [0, avail) is final, and avail only grows
+ * (lc_dispenser_set_avail, by id: a late call for a file done with finds
+ * nothing).  While its next block is not final the queue stops at it, as
+ * at a stream with nothing read yet.  Dense, and its blocks carry zfill.
+ *
  * Thread safety: all functions may be called from any thread.
  */
 #ifndef LANECP_DISPENSER_H
@@ -50,6 +56,9 @@ struct lc_block {
 	uint64_t offset;
 	uint32_t len;		/* bytes of the file the block covers */
 	uint8_t hole;		/* 1: all zero, no data to read or send */
+	uint8_t zfill;		/* a followed file's: a read that ends short
+				   (EOF) is zeros to len (a hole the writer
+				   skipped), not a file that shrank */
 	const uint8_t *data;	/* a stream's block: its bytes, valid until
 				   the block is released; else NULL */
 	struct lc_pbuf *pbuf;	/* opaque: the buffer data is in */
@@ -124,6 +133,28 @@ struct lc_span;
 int lc_dispenser_add_spans(struct lc_dispenser *d, uint32_t id, int fd,
     const struct lc_span *spans, uint32_t n, uint64_t start, uint64_t end,
     struct lc_csum *csum, char sum[LC_CSUM_TEXT_MAX]);
+
+/*
+ * The same for a followed file (SRC_PART: read from a part file the
+ * target before is still writing): only bytes [0, avail) are final.  No
+ * block is handed out that would end past avail (unless it ends at the
+ * file's end and avail is that end): the senders wait for
+ * lc_dispenser_set_avail().  Never probed for holes (its unwritten tail
+ * reads as one); its blocks carry zfill.
+ */
+int lc_dispenser_add_follow(struct lc_dispenser *d, uint32_t id, int fd,
+    const struct lc_span *spans, uint32_t n, uint64_t start, uint64_t end,
+    uint64_t avail, struct lc_csum *csum, char sum[LC_CSUM_TEXT_MAX]);
+
+/*
+ * Raise followed file id's avail (never lowers it) and wake the senders.
+ * 1 when done (or avail is what it was); 0 when no followed file id is
+ * held (never added, or handed out and released entirely); -LC_ERR_PROTO
+ * when avail is below its current one or past its end (*cur and *end
+ * say what they are).
+ */
+int lc_dispenser_set_avail(struct lc_dispenser *d, uint32_t id,
+    uint64_t avail, uint64_t *cur, uint64_t *end);
 
 /* No more files will be added. */
 void lc_dispenser_finish(struct lc_dispenser *d);

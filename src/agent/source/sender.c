@@ -66,7 +66,8 @@
 
 /*
  * Read block b of its source file into p.  0, or -LC_ERR_IO with e filled
- * (the file shrank, or a read error with its errno).
+ * (the file shrank, or a read error with its errno).  A followed file's
+ * block (zfill) that reads short is zeros past the end read.
  */
 static int
 lc_sender_pread(const struct lc_block *b, uint8_t *p, struct lc_err *e)
@@ -86,6 +87,12 @@ lc_sender_pread(const struct lc_block *b, uint8_t *p, struct lc_err *e)
 			return lc_err_sys(e, LC_ERR_IO, errno, "read source "
 			    "file %u at offset %llu", b->file_id,
 			    (unsigned long long)b->offset);
+		}
+		if (n == 0 && b->zfill) {
+			/* a followed file: a hole its writer skipped and
+			   has not extended over yet (dispenser.h) */
+			memset(p + got, 0, b->len - got);
+			break;
 		}
 		if (n == 0)
 			return lc_err_set(e, LC_ERR_IO, "source file %u shrank "

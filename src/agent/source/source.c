@@ -4,7 +4,8 @@
  * dispatched to its features, FILE_READY (listed files to the
  * dispenser), the events, the tick, abort and free.  The features each
  * have a file and a sub-struct of struct lc_source: listing
- * (source_list.c: SRC_ADD, SRC_ENTRY, SRC_CREDIT, FILE_SKIP), pipes (source_pipe.c:
+ * (source_list.c: SRC_ADD, SRC_ENTRY, SRC_CREDIT, FILE_SKIP), following a
+ * part file (source_follow.c: SRC_PART, SRC_AVAIL), pipes (source_pipe.c:
  * stdin and -N i programs), resume checks (source_resume.c: FILE_PREFIX
  * and its job) and sending (source_send.c: CONNECT, ACK, STREAM_LOST;
  * sender.c: the sender threads).
@@ -148,8 +149,9 @@ lc_source_ready(struct lc_source *s, const struct lc_msg_file_ready *m,
 		}
 	}
 	lc__source_unlink(s, pp, l);
-	r = lc_dispenser_add_spans(s->disp, l->id, l->fd, spans, nspans,
-	    m->start, l->size, csum, sum);
+	/* a followed file goes as far as SRC_AVAIL said so far */
+	r = lc_dispenser_add_follow(s->disp, l->id, l->fd, spans, nspans,
+	    m->start, l->size, l->part ? l->avail : UINT64_MAX, csum, sum);
 	free(spans);
 	l->fd = -1;	/* the dispenser has it now */
 	lc__listed_free(l);
@@ -182,6 +184,10 @@ lc_source_handle(void *role, uint8_t type, const uint8_t *p,
 		return lc__source_add(s, &m.src_add, e);
 	case LC_MSG_SRC_ENTRY:
 		return lc__source_entry(s, &m.src_entry, e);
+	case LC_MSG_SRC_PART:
+		return lc__source_part(s, &m.src_part, e);
+	case LC_MSG_SRC_AVAIL:
+		return lc__source_avail(s, &m.src_avail, e);
 	case LC_MSG_FILE_READY:
 		return lc_source_ready(s, &m.file_ready, e);
 	case LC_MSG_SRC_CREDIT:

@@ -1,7 +1,8 @@
 /*
  * The source role's shared state, for its feature files: source.c (the
  * role: messages and events dispatched, FILE_READY, the tick, abort and
- * free), source_list.c (listing), source_pipe.c (pipes: stdin and -N i
+ * free), source_list.c (listing), source_follow.c (following a part
+ * file: SRC_PART, SRC_AVAIL), source_pipe.c (pipes: stdin and -N i
  * programs), source_resume.c (resume checks), source_send.c (sending:
  * CONNECT, ACK, STREAM_LOST) and sender.c (the sender threads).  Each
  * feature's state is a sub-struct of struct lc_source.  Not for anyone
@@ -82,6 +83,9 @@ struct lc_listed {
 	dev_t dev;		/* what was listed: opened later, it must be */
 	ino_t ino;		/* the same file */
 	int follow;		/* the path may end in a symlink (-L, root) */
+	int part;		/* SRC_PART: fd is the part file the target
+				   before is writing (size: as announced) */
+	uint64_t avail;		/* part: [0, avail) is final (SRC_AVAIL) */
 	char *failed;		/* why it could not be opened, or NULL */
 	uint64_t size;
 	struct lc_csum *csum;	/* seeded by a resume check, else NULL */
@@ -131,6 +135,8 @@ struct lc_source_list {
 		struct stat st;
 		char name[LC_PATH_MAX];
 		char link[LC_PATH_MAX];
+		int part;	/* LC_WALK_PART_* */
+		uint64_t part_size;
 	} pend;
 	struct lc_idname last_user, last_group;
 	int unnamed_warned;	/* --owner: an id without a name seen */
@@ -143,6 +149,9 @@ struct lc_source_list {
 	struct lc_shard shard;	/* SRC_FILTER kind 3: n 0, none */
 	struct lc_shard_plan plan;	/* the current request's large
 					   files (source_shard.c) */
+	uint8_t *parts;		/* SRC_PART: bit id set when file id was
+				   announced from one (source_follow.c) */
+	size_t parts_len;	/* bytes of parts */
 };
 
 /*
@@ -273,6 +282,13 @@ int lc__source_add(struct lc_source *s, const struct lc_msg_src_add *m,
  */
 int lc__source_entry(struct lc_source *s, const struct lc_msg_src_entry *m,
     struct lc_err *e);
+/*
+ * SRC_ENTRY's and SRC_PART's common part (what: the message's name for
+ * errors): queue name (part: to be read from its part file, announced
+ * with size), or the end, and list on.
+ */
+int lc__source_feed(struct lc_source *s, const char *what, const char *name,
+    int end, int part, uint64_t size, struct lc_err *e);
 /* SRC_CREDIT: raise the credit (never lower) and list on. */
 int lc__source_credit(struct lc_source *s, const struct lc_msg_src_credit *m,
     struct lc_err *e);
@@ -297,6 +313,27 @@ int lc__source_open(struct lc_source *s, struct lc_listed *l,
 void lc__listed_free(struct lc_listed *l);
 /* Free what the listing holds (the role is being freed). */
 void lc__source_list_free(struct lc_source *s);
+
+/* Following a part file (source_follow.c; issue 25). */
+
+/*
+ * SRC_PART: queue one name of the fed request to be read from its part
+ * file, as SRC_ENTRY queues one (the same checks, errors naming
+ * SRC_PART).
+ */
+int lc__source_part(struct lc_source *s, const struct lc_msg_src_part *m,
+    struct lc_err *e);
+/*
+ * SRC_AVAIL: raise a followed file's avail, listed (kept for its
+ * FILE_READY) or in the dispenser.  LC_ERR_PROTO for an id not announced
+ * from a SRC_PART, an avail going back or past the size announced;
+ * ignored for one announced from SRC_PART but read whole (its part file
+ * was gone) or already done with.
+ */
+int lc__source_avail(struct lc_source *s, const struct lc_msg_src_avail *m,
+    struct lc_err *e);
+/* Remember that file id was announced from a SRC_PART.  0 or -LC_ERR_NOMEM. */
+int lc__source_mark_part(struct lc_source *s, uint32_t id);
 
 /* Pipes (source_pipe.c). */
 

@@ -99,6 +99,8 @@ lc_source_announce(struct lc_source *s, const struct lc_walk_entry *ent,
 	f.kind = (uint8_t)ent->kind;
 	f.mode = (uint32_t)ent->st.st_mode & 07777u;
 	f.size = ent->kind == LC_KIND_REG ? (uint64_t)ent->st.st_size : 0;
+	if (ent->part == LC_WALK_PART_FOLLOW)	/* what it will be */
+		f.size = ent->part_size;
 	f.mtime_sec = (int64_t)ent->st.st_mtim.tv_sec;
 	f.mtime_nsec = (uint32_t)ent->st.st_mtim.tv_nsec;
 	snprintf(f.name, sizeof(f.name), "%s", ent->name);
@@ -132,8 +134,18 @@ lc_source_announce(struct lc_source *s, const struct lc_walk_entry *ent,
 		l->ino = ent->st.st_ino;
 		l->follow = (a->flags & LC_ADD_FOLLOW) || rest[0] == '\0';
 		l->size = f.size;
+		l->part = ent->part == LC_WALK_PART_FOLLOW;
 		l->src = s;
 		snprintf(l->path, plen + 1, "%s%s", a->path, rest);
+	}
+	/* SRC_AVAIL may name it from now on (or be ignored for it) */
+	if (ent->part != LC_WALK_PART_NONE &&
+	    (r = lc__source_mark_part(s, f.id)) != 0) {
+		if (l != NULL)
+			lc__listed_free(l);
+		else if (ent->fd >= 0)
+			close(ent->fd);
+		return lc_err_set(e, -r, "out of memory");
 	}
 	if ((r = lc_msg_put_file(s->port.out, &f)) != 0) {
 		if (l != NULL)
@@ -195,6 +207,8 @@ lc_source_list(struct lc_source *s, struct lc_err *e)
 			ent.name = s->list.pend.name;
 			ent.link = s->list.pend.link[0] != '\0' ?
 			    s->list.pend.link : NULL;
+			ent.part = s->list.pend.part;
+			ent.part_size = s->list.pend.part_size;
 			s->list.pending = 0;
 			if ((r = lc_source_announce(s, &ent, e)) != 0)
 				return r;
@@ -252,6 +266,8 @@ lc_source_list(struct lc_source *s, struct lc_err *e)
 			snprintf(s->list.pend.link,
 			    sizeof(s->list.pend.link), "%s",
 			    ent.link != NULL ? ent.link : "");
+			s->list.pend.part = ent.part;
+			s->list.pend.part_size = ent.part_size;
 			s->list.pending = 1;
 		} else if (r == LC_WALK_SKIP) {
 			lc_log_warn("skipping %s", e->msg);
@@ -398,33 +414,42 @@ lc__source_add(struct lc_source *s, const struct lc_msg_src_add *m,
 }
 
 int
-lc__source_entry(struct lc_source *s, const struct lc_msg_src_entry *m,
-    struct lc_err *e)
+lc__source_feed(struct lc_source *s, const char *what, const char *name,
+    int end, int part, uint64_t size, struct lc_err *e)
 {
 	struct lc_walk *w = s->list.walk;
 	struct lc_err fe;
 	int r;
 
 	if (s->list.nadds == 0 || !(s->list.adds[0].flags & LC_ADD_FED))
-		return lc_err_set(e, LC_ERR_PROTO, "SRC_ENTRY without a fed "
-		    "request (SRC_ADD with flag 0x40)");
+		return lc_err_set(e, LC_ERR_PROTO, "%s without a fed "
+		    "request (SRC_ADD with flag 0x40)", what);
 	if (s->list.add_next != 0 || w == NULL || lc_walk_fed_ended(w))
-		return lc_err_set(e, LC_ERR_PROTO, "SRC_ENTRY after the end "
-		    "of the fed request");
-	if (m->flags & LC_ENTRY_END) {
+		return lc_err_set(e, LC_ERR_PROTO, "%s after the end "
+		    "of the fed request", what);
+	if (end) {
 		lc_walk_feed_end(w);
 		return lc_source_list(s, e);
 	}
 	/* bounded before the name is copied: the controller's count of
 	   names not yet answered is never below ours */
 	if (lc_walk_fed_held(w) >= LC_FED_QUEUE_MAX)
-		return lc_err_set(e, LC_ERR_PROTO, "SRC_ENTRY: more than %u "
-		    "names waiting to be announced", LC_FED_QUEUE_MAX);
+		return lc_err_set(e, LC_ERR_PROTO, "%s: more than %u "
+		    "names waiting to be announced", what, LC_FED_QUEUE_MAX);
 	lc_err_clear(&fe);
-	if ((r = lc_walk_feed(w, m->name, &fe)) != 0)
+	if ((r = part ? lc_walk_feed_part(w, name, size, &fe) :
+	    lc_walk_feed(w, name, &fe)) != 0)
 		return lc_err_set(e, r == -LC_ERR_NOMEM ? LC_ERR_NOMEM :
-		    LC_ERR_PROTO, "SRC_ENTRY: %s", fe.msg);
+		    LC_ERR_PROTO, "%s: %s", what, fe.msg);
 	return lc_source_list(s, e);
+}
+
+int
+lc__source_entry(struct lc_source *s, const struct lc_msg_src_entry *m,
+    struct lc_err *e)
+{
+	return lc__source_feed(s, "SRC_ENTRY", m->name,
+	    (m->flags & LC_ENTRY_END) != 0, 0, 0, e);
 }
 
 /* SRC_CREDIT: the controller lets us announce ids below upto. */
@@ -553,4 +578,5 @@ lc__source_list_free(struct lc_source *s)
 	free(s->list.adds);
 	lc_filters_free(&s->list.filters);
 	lc_shard_plan_free(&s->list.plan);
+	free(s->list.parts);
 }
