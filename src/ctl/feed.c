@@ -293,7 +293,7 @@ lc_feed_take(struct lc_feed *f, struct lc_feed_entry *x, int follow, int *part)
 		r = LC_FEED_BAD;
 	else if (x->done)
 		*part = 0;
-	else if (x->follow && follow)
+	else if (x->follow && follow && x->avail > 0)
 		*part = x->parted = 1;
 	else
 		r = LC_FEED_WAIT;

@@ -95,9 +95,13 @@ int lc_feed_broken(struct lc_feed *f);
 /*
  * The reader takes x, the entry after its cursor: LC_FEED_TAKE (*part: to
  * be read from its part file as it is written, else whole), LC_FEED_WAIT
- * (not whole, not followed: again when the feed wakes) or LC_FEED_BAD
- * (followed, then left unfinished).  follow: whether the reader can
- * follow a part file at all.
+ * (not whole, and not followed or nothing of it written yet: again when
+ * the feed wakes) or LC_FEED_BAD (taken as followed, then left
+ * unfinished).  follow: whether the reader can follow a part file at all.
+ * A followed file is taken once some of it is written, not at once: a
+ * hop that fails before it writes a byte (its streams never connected)
+ * leaves the next copy free to take the file as the copy from this host
+ * writes it again.
  */
 enum { LC_FEED_BAD = -1, LC_FEED_WAIT = 0, LC_FEED_TAKE = 1 };
 int

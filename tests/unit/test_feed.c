@@ -222,9 +222,12 @@ LC_TEST(followed_entries_avail_done_unfinished)
 	LC_CHECK_EQ_U(lc_feed_unfinished(&f, a), 0); /* done stays done */
 	lc_feed_state(&f, a, &avail, &done, &bad);
 	LC_CHECK(done && !bad);
-	/* b taken as followed, then left unfinished: bad, for good */
-	LC_CHECK_EQ_I(lc_feed_take(&f, b, 1, &part), LC_FEED_TAKE);
+	/* b taken as followed once some is written, then left unfinished:
+	   bad, for good */
+	LC_CHECK_EQ_I(lc_feed_take(&f, b, 1, &part), LC_FEED_WAIT);
 	lc_feed_avail(&f, b, 20, 0);
+	LC_CHECK_EQ_I(lc_feed_take(&f, b, 1, &part), LC_FEED_TAKE);
+	LC_CHECK(part);
 	lc_feed_drain(&f);
 	LC_CHECK(!lc_feed_broken(&f));
 	LC_CHECK_EQ_U(lc_feed_unfinished(&f, NULL), 1);
