@@ -171,10 +171,9 @@ lc_json_check "$d/out" '
 assert [o["ok"] for o in j] == [True] * 3, j
 assert j[1]["from"] == j[0]["target"] and j[2]["from"] == j[1]["target"], j
 assert all(o["copied"] == 16 for o in j), j
-# each file is named to the next hop at its FILE_READY there, and it
-# takes half a second to write: the later hops read them as written
-assert j[0]["followed"] == 0 and j[1]["followed"] >= 1, j
-assert j[2]["followed"] >= 1, j'
+# whether a 256 KiB file is followed or taken whole depends on when a
+# mark comes (the next case checks following); the first never is
+assert j[0]["followed"] == 0, j'
 
 CASE="one file without -r: the next hops read it as each target writes it"
 # 4 MiB at -x 512k takes some 8 s to write at target 1; it is named to
